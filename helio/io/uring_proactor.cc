@@ -1,0 +1,166 @@
+#include "helio/io/uring_proactor.h"
+
+#include <glog/logging.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace helio::io {
+
+namespace {
+
+// user_data values that are not a Request*.
+constexpr uint64_t kIgnoreCompletion = 0;  // cancellations: the cancelled request reports
+constexpr uint64_t kWakeCompletion = 1;    // the eventfd read
+
+// Tries the setup flags that cut completion overhead (deferred task work on the
+// submitting thread), then plainer ones for older kernels.
+int InitRing(unsigned entries, io_uring* ring) {
+  const unsigned flag_sets[] = {
+      IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
+          IORING_SETUP_SINGLE_ISSUER,
+      IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+      IORING_SETUP_CQSIZE,
+  };
+  int res = -EINVAL;
+  for (unsigned flags : flag_sets) {
+    io_uring_params params{};
+    params.flags = flags;
+    params.cq_entries = entries * 4;  // room for many connections' pending receives
+    res = io_uring_queue_init_params(entries, ring, &params);
+    if (res != -EINVAL) return res;
+  }
+  return res;
+}
+
+}  // namespace
+
+UringProactor::UringProactor(unsigned index, size_t task_queue_capacity, unsigned ring_entries)
+    : Proactor(index, task_queue_capacity), ring_entries_(ring_entries) {}
+
+UringProactor::~UringProactor() {
+  if (ring_ready_) io_uring_queue_exit(&ring_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+absl::Status UringProactor::CheckAvailable() {
+  io_uring ring;
+  int res = io_uring_queue_init(8, &ring, 0);
+  if (res < 0) return absl::UnavailableError(absl::StrCat("io_uring_setup: ", strerror(-res)));
+  io_uring_probe* probe = io_uring_get_probe_ring(&ring);
+  absl::Status status;
+  if (probe == nullptr) {
+    status = absl::UnavailableError("io_uring cannot probe its operations (kernel too old)");
+  } else {
+    for (int op : {IORING_OP_RECV, IORING_OP_SEND, IORING_OP_SENDMSG, IORING_OP_ACCEPT,
+                   IORING_OP_CONNECT, IORING_OP_READ, IORING_OP_ASYNC_CANCEL}) {
+      if (!io_uring_opcode_supported(probe, op)) {
+        status = absl::UnavailableError(absl::StrCat("io_uring lacks operation ", op));
+        break;
+      }
+    }
+    io_uring_free_probe(probe);
+  }
+  io_uring_queue_exit(&ring);
+  return status;
+}
+
+absl::Status UringProactor::Init() {
+  int res = InitRing(ring_entries_, &ring_);
+  if (res < 0) return absl::UnavailableError(absl::StrCat("io_uring_setup: ", strerror(-res)));
+  ring_ready_ = true;
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return absl::InternalError(absl::StrCat("eventfd: ", strerror(errno)));
+  ArmWakeRead();
+  return absl::OkStatus();
+}
+
+io_uring_sqe* UringProactor::GetSqe() {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  while (sqe == nullptr) {
+    io_uring_submit(&ring_);
+    sqe = io_uring_get_sqe(&ring_);
+  }
+  return sqe;
+}
+
+int UringProactor::Execute(io_uring_sqe* sqe, Request* request) {
+  DCHECK(InMyThread());
+  DCHECK(!fibers::InDispatcherContext());
+  request->waiter = boost::fibers::context::active();
+  io_uring_sqe_set_data(sqe, request);
+  request->waiter->suspend();
+  return request->result;
+}
+
+void UringProactor::Cancel(Request* request) {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_cancel(sqe, request, 0);
+  io_uring_sqe_set_data64(sqe, kIgnoreCompletion);
+}
+
+void UringProactor::ArmWakeRead() {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_read(sqe, wake_fd_, &wake_value_, sizeof(wake_value_), 0);
+  io_uring_sqe_set_data64(sqe, kWakeCompletion);
+}
+
+void UringProactor::Interrupt() {
+  uint64_t one = 1;
+  // EAGAIN means the counter is saturated: a wake-up is pending anyway.
+  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
+}
+
+void UringProactor::PollEvents(fibers::Clock::time_point deadline, bool may_block) {
+  if (may_block) {
+    __kernel_timespec ts{};
+    __kernel_timespec* timeout = nullptr;
+    if (deadline != fibers::Clock::time_point::max()) {
+      auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    deadline - fibers::Clock::now())
+                    .count();
+      if (ns < 0) ns = 0;
+      ts.tv_sec = ns / 1000000000;
+      ts.tv_nsec = ns % 1000000000;
+      timeout = &ts;
+    }
+    io_uring_cqe* cqe = nullptr;
+    int res = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, timeout, nullptr);
+    if (res < 0 && res != -ETIME && res != -EINTR && res != -EBUSY) {
+      LOG(ERROR) << "io_uring wait: " << strerror(-res);
+    }
+  } else {
+    constexpr unsigned kNeedsEnter = IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW;
+    if (io_uring_sq_ready(&ring_) > 0 || (IO_URING_READ_ONCE(*ring_.sq.kflags) & kNeedsEnter)) {
+      io_uring_submit_and_get_events(&ring_);
+    }
+  }
+  ReapCompletions();
+}
+
+void UringProactor::ReapCompletions() {
+  boost::fibers::context* self = boost::fibers::context::active();
+  unsigned head, seen = 0;
+  io_uring_cqe* cqe;
+  bool rearm_wake = false;
+  io_uring_for_each_cqe(&ring_, head, cqe) {
+    ++seen;
+    uint64_t data = io_uring_cqe_get_data64(cqe);
+    if (data == kIgnoreCompletion) continue;
+    if (data == kWakeCompletion) {
+      rearm_wake = true;
+      continue;
+    }
+    auto* request = reinterpret_cast<Request*>(data);
+    request->result = cqe->res;
+    self->schedule(request->waiter);
+  }
+  io_uring_cq_advance(&ring_, seen);
+  if (rearm_wake) ArmWakeRead();
+}
+
+}  // namespace helio::io

@@ -1,0 +1,87 @@
+// FiberSocket: a TCP socket whose operations suspend the calling fiber, not the thread.
+//
+// Contracts:
+//  - A socket belongs to the proactor it was created on. All calls are for fibers of
+//    that proactor's thread, except Shutdown() and CancelIo(), which may also run in
+//    one of its tasks (so another thread can stop a connection through Dispatch/Await).
+//  - At most one fiber reads (Recv/Accept) and one fiber writes (Send/Writev/Connect)
+//    at a time: a connection may read and write concurrently from two fibers.
+//  - Writes use MSG_NOSIGNAL: a closed peer is an EPIPE, never a SIGPIPE.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <system_error>
+
+#include "absl/types/span.h"
+#include "helio/io/proactor.h"
+#include "helio/net/result.h"
+#include "helio/net/socket_address.h"
+
+namespace helio::net {
+
+class FiberSocket {
+ public:
+  virtual ~FiberSocket();  // closes the fd
+  FiberSocket(const FiberSocket&) = delete;
+  FiberSocket& operator=(const FiberSocket&) = delete;
+
+  int fd() const { return fd_; }
+  io::Proactor* proactor() const { return proactor_; }
+  bool is_open() const { return fd_ >= 0; }
+
+  // Receives up to buf.size() bytes; 0 means the peer closed its side.
+  virtual Result<size_t> Recv(absl::Span<uint8_t> buf) = 0;
+
+  // Sends some of the bytes in iov (at least one unless it fails); returns how many.
+  virtual Result<size_t> WriteSome(const iovec* iov, size_t iov_count) = 0;
+
+  // Accepts a connection on a listening socket; returns its fd (close-on-exec). Adopt
+  // it on any proactor with CreateSocket.
+  virtual Result<int> AcceptFd() = 0;
+
+  // Connects to `address`.
+  virtual std::error_code Connect(const SocketAddress& address) = 0;
+
+  // Fails the pending and all later I/O on this socket with ECANCELED.
+  virtual void CancelIo() = 0;
+
+  // Sends all of buf / all of the iovecs, across as many partial writes as it takes.
+  std::error_code Send(absl::Span<const uint8_t> buf);
+  std::error_code Writev(const iovec* iov, size_t iov_count);
+
+  // Receives exactly buf.size() bytes; an early close is ECONNRESET.
+  std::error_code RecvExact(absl::Span<uint8_t> buf);
+
+  // shutdown(2): a pending Recv returns 0, a pending or later write fails.
+  std::error_code Shutdown(int how);
+
+  // Closes the fd now (also done by the destructor).
+  void Close();
+
+ protected:
+  FiberSocket(io::Proactor* proactor, int fd) : proactor_(proactor), fd_(fd) {}
+  // Detaches the fd from the proactor (epoll registration) before close.
+  virtual void OnClose() {}
+
+  bool cancelled_ = false;
+
+ private:
+  io::Proactor* const proactor_;
+  int fd_;
+};
+
+// Wraps `fd` (a connected, listening or fresh TCP socket) for `proactor`. Call on that
+// proactor's thread.
+std::unique_ptr<FiberSocket> CreateSocket(io::Proactor* proactor, int fd);
+
+// Fiber on a proactor thread: connects a new socket of that proactor to `address`.
+Result<std::unique_ptr<FiberSocket>> ConnectTcp(const SocketAddress& address);
+
+// Fiber on a proactor thread: wraps a fresh listening socket.
+absl::StatusOr<std::unique_ptr<FiberSocket>> ListenOn(const SocketAddress& address,
+                                                      int backlog);
+
+}  // namespace helio::net

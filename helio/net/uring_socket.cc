@@ -1,0 +1,70 @@
+#include "helio/net/uring_socket.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+
+namespace helio::net {
+
+UringSocket::UringSocket(io::UringProactor* proactor, int fd) : FiberSocket(proactor, fd) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0 && (flags & O_NONBLOCK)) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+}
+
+int UringSocket::Execute(io_uring_sqe* sqe, io::UringProactor::Request** slot) {
+  io::UringProactor::Request request;
+  *slot = &request;
+  int res = uring()->Execute(sqe, &request);
+  *slot = nullptr;
+  return res;
+}
+
+Result<size_t> UringSocket::Recv(absl::Span<uint8_t> buf) {
+  if (cancelled_) return ErrnoCode(ECANCELED);
+  io_uring_sqe* sqe = uring()->GetSqe();
+  io_uring_prep_recv(sqe, fd(), buf.data(), buf.size(), 0);
+  int res = Execute(sqe, &pending_read_);
+  if (res < 0) return ErrnoCode(-res);
+  return size_t(res);
+}
+
+Result<size_t> UringSocket::WriteSome(const iovec* iov, size_t iov_count) {
+  if (cancelled_) return ErrnoCode(ECANCELED);
+  io_uring_sqe* sqe = uring()->GetSqe();
+  msghdr msg{};
+  if (iov_count == 1) {
+    io_uring_prep_send(sqe, fd(), iov->iov_base, iov->iov_len, MSG_NOSIGNAL);
+  } else {
+    msg.msg_iov = const_cast<iovec*>(iov);
+    msg.msg_iovlen = iov_count;
+    io_uring_prep_sendmsg(sqe, fd(), &msg, MSG_NOSIGNAL);
+  }
+  int res = Execute(sqe, &pending_write_);
+  if (res < 0) return ErrnoCode(-res);
+  return size_t(res);
+}
+
+Result<int> UringSocket::AcceptFd() {
+  if (cancelled_) return ErrnoCode(ECANCELED);
+  io_uring_sqe* sqe = uring()->GetSqe();
+  io_uring_prep_accept(sqe, fd(), nullptr, nullptr, SOCK_CLOEXEC);
+  int res = Execute(sqe, &pending_read_);
+  if (res < 0) return ErrnoCode(-res);
+  return res;
+}
+
+std::error_code UringSocket::Connect(const SocketAddress& address) {
+  if (cancelled_) return ErrnoCode(ECANCELED);
+  io_uring_sqe* sqe = uring()->GetSqe();
+  io_uring_prep_connect(sqe, fd(), address.sockaddr_ptr(), address.length());
+  int res = Execute(sqe, &pending_write_);
+  if (res < 0) return ErrnoCode(-res);
+  return {};
+}
+
+void UringSocket::CancelIo() {
+  cancelled_ = true;
+  if (pending_read_) uring()->Cancel(pending_read_);
+  if (pending_write_) uring()->Cancel(pending_write_);
+}
+
+}  // namespace helio::net

@@ -1,0 +1,32 @@
+// UringSocket: FiberSocket over io_uring requests (recv, sendmsg, accept, connect).
+// See fiber_socket.h for the threading contract.
+#pragma once
+
+#include "helio/io/uring_proactor.h"
+#include "helio/net/fiber_socket.h"
+
+namespace helio::net {
+
+class UringSocket final : public FiberSocket {
+ public:
+  // Takes ownership of `fd` and switches it to blocking mode: io_uring waits for
+  // readiness itself, while a non-blocking fd would hand EAGAIN back to us.
+  UringSocket(io::UringProactor* proactor, int fd);
+
+  Result<size_t> Recv(absl::Span<uint8_t> buf) override;
+  Result<size_t> WriteSome(const iovec* iov, size_t iov_count) override;
+  Result<int> AcceptFd() override;
+  std::error_code Connect(const SocketAddress& address) override;
+  void CancelIo() override;
+
+ private:
+  io::UringProactor* uring() const { return static_cast<io::UringProactor*>(proactor()); }
+  // Runs the request prepared in `sqe` as this socket's read or write request, so that
+  // CancelIo can find it.
+  int Execute(io_uring_sqe* sqe, io::UringProactor::Request** slot);
+
+  io::UringProactor::Request* pending_read_ = nullptr;
+  io::UringProactor::Request* pending_write_ = nullptr;
+};
+
+}  // namespace helio::net

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages damselfly needs to build and test. Idempotent and
+# non-interactive: packages already present are skipped, so running it twice is cheap.
+# Usage: tools/install-deps.sh [--runtime-only]
+set -euo pipefail
+
+BUILD_PKGS=(
+  build-essential cmake ninja-build ccache pkg-config
+  liburing-dev libboost-fiber-dev libboost-context-dev
+  libabsl-dev libmimalloc-dev libgoogle-glog-dev libgflags-dev libssl-dev
+  libgtest-dev libgmock-dev
+)
+# Peers and clients the tests and benchmarks drive.
+TEST_PKGS=(
+  redis-server redis-tools memcached libmemcached-tools prometheus
+  python3 python3-pytest python3-redis python3-pymemcache python3-prometheus-client
+  curl netcat-openbsd procps util-linux
+)
+
+pkgs=("${BUILD_PKGS[@]}")
+[[ "${1:-}" == "--runtime-only" ]] || pkgs+=("${TEST_PKGS[@]}")
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+SUDO=""
+[[ $(id -u) -eq 0 ]] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian's redis-server and memcached packages start system services; tests start their own.
+for svc in redis-server memcached prometheus; do
+  if command -v systemctl >/dev/null && systemctl is-active --quiet "$svc" 2>/dev/null; then
+    $SUDO systemctl stop "$svc" || true
+    $SUDO systemctl disable "$svc" >/dev/null 2>&1 || true
+  fi
+done
