@@ -33,7 +33,8 @@ std::vector<int> AllowedCpus() {
 ProactorKind ChooseKind(std::optional<ProactorKind> requested) {
   if (!requested && FLAGS_force_epoll) return ProactorKind::kEpoll;
   if (requested == ProactorKind::kEpoll) return ProactorKind::kEpoll;
-  absl::Status uring = UringProactor::CheckAvailable();
+  // Probed once per process: the answer cannot change, and each probe is a ring set-up.
+  static const absl::Status uring = UringProactor::CheckAvailable();
   if (uring.ok()) return ProactorKind::kUring;
   LOG(WARNING) << "io_uring is not available (" << uring.message()
                << "): falling back to epoll";

@@ -282,12 +282,16 @@ void RunPoolUnderSeccompBlockingUring(int errno_value) {
   _exit(ok ? 0 : 1);
 }
 
+// "threadsafe" death tests re-execute the binary, so the child probes io_uring afresh
+// instead of inheriting the parent's cached answer.
 TEST(ProactorPoolFallbackTest, FallsBackToEpollWhenSeccompReturnsEperm) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(RunPoolUnderSeccompBlockingUring(EPERM), testing::ExitedWithCode(0),
               "io_uring is not available .*: falling back to epoll");
 }
 
 TEST(ProactorPoolFallbackTest, FallsBackToEpollWhenSeccompReturnsEnosys) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(RunPoolUnderSeccompBlockingUring(ENOSYS), testing::ExitedWithCode(0),
               "io_uring is not available .*: falling back to epoll");
 }
