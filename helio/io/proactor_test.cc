@@ -14,6 +14,7 @@
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/mutex.hpp>
 #include <boost/fiber/operations.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -136,15 +137,23 @@ TEST_P(ProactorTest, FullQueueAppliesBackPressureToTheFiber) {
   EXPECT_GT(ticks_while_blocked.load(), 20) << "the producer's thread was blocked";
 }
 
+// Sleeps never end early. Their overshoot is small at best (the timer goes through the
+// kernel wait) and bounded at worst; the worst-case bound is loose because CI runs tests
+// in parallel on two cores.
 TEST_P(ProactorTest, FiberSleepIsAccurate) {
   auto pool = MakePool(2);
   pool->AwaitFiberOnAll([](unsigned, Proactor*) {
     for (auto want : {1ms, 5ms, 20ms, 50ms}) {
-      auto start = Clock::now();
-      boost::this_fiber::sleep_for(want);
-      auto slept = Clock::now() - start;
-      EXPECT_GE(slept, want);
-      EXPECT_LT(slept, want + 20ms) << "overslept";
+      auto best_overshoot = Clock::duration::max();
+      for (int attempt = 0; attempt < 5; ++attempt) {
+        auto start = Clock::now();
+        boost::this_fiber::sleep_for(want);
+        auto slept = Clock::now() - start;
+        EXPECT_GE(slept, want);
+        EXPECT_LT(slept, want + 200ms);
+        best_overshoot = std::min(best_overshoot, slept - want);
+      }
+      EXPECT_LT(best_overshoot, 3ms) << "sleep_for(" << want.count() << "ms)";
     }
   });
 }
@@ -172,27 +181,30 @@ TEST_P(ProactorTest, ManyTimersFireInDeadlineOrder) {
 }
 
 // A fiber parked on one thread is made ready by a fiber of another thread; the wake-up
-// must interrupt the sleeping loop promptly.
+// must interrupt the sleeping loop promptly (median), and always within a loose bound.
 TEST_P(ProactorTest, CrossThreadWakeUpIsPrompt) {
   auto pool = MakePool(2);
+  std::vector<int64_t> latencies_ns;
   for (int round = 0; round < 100; ++round) {
-    fibers::Done ready;
-    std::atomic<int64_t> woke_at_ns{0};
-    fibers::Done finished;
+    fibers::Done ready, finished;
+    int64_t woke_at_ns = 0;
     pool->at(0)->LaunchFiber([&] {
       ready.Wait();
       woke_at_ns = Clock::now().time_since_epoch().count();
       finished.Notify();
     });
     std::this_thread::sleep_for(200us);  // let proactor 0 go to sleep in the kernel
-    int64_t sent_at_ns = 0;
-    pool->at(1)->Await([&] {
-      sent_at_ns = Clock::now().time_since_epoch().count();
+    int64_t sent_at_ns = pool->at(1)->Await([&] {
+      int64_t now = Clock::now().time_since_epoch().count();
       ready.Notify();
+      return now;
     });
     finished.Wait();
-    EXPECT_LT(woke_at_ns - sent_at_ns, 50'000'000) << "wake-up took over 50ms";
+    latencies_ns.push_back(woke_at_ns - sent_at_ns);
   }
+  std::sort(latencies_ns.begin(), latencies_ns.end());
+  EXPECT_LT(latencies_ns[50], 2'000'000) << "median wake-up over 2 ms";
+  EXPECT_LT(latencies_ns.back(), 500'000'000) << "a wake-up took over 500 ms";
 }
 
 // Boost.Fiber's mutex and condition variable between fibers of one proactor: a bounded

@@ -12,6 +12,9 @@ class EpollSocket final : public FiberSocket {
   // Takes ownership of `fd`, makes it non-blocking and registers it with the proactor.
   EpollSocket(io::EpollProactor* proactor, int fd);
 
+  // Closes here, not in ~FiberSocket, where OnClose would no longer reach this class.
+  ~EpollSocket() override { Close(); }
+
   Result<size_t> Recv(absl::Span<uint8_t> buf) override;
   Result<size_t> WriteSome(const iovec* iov, size_t iov_count) override;
   Result<int> AcceptFd() override;

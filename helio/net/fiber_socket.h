@@ -24,7 +24,9 @@ namespace helio::net {
 
 class FiberSocket {
  public:
-  virtual ~FiberSocket();  // closes the fd
+  // Subclasses close in their own destructor (OnClose is virtual); this one only
+  // catches what they left open.
+  virtual ~FiberSocket();
   FiberSocket(const FiberSocket&) = delete;
   FiberSocket& operator=(const FiberSocket&) = delete;
 
@@ -63,7 +65,8 @@ class FiberSocket {
 
  protected:
   FiberSocket(io::Proactor* proactor, int fd) : proactor_(proactor), fd_(fd) {}
-  // Detaches the fd from the proactor (epoll registration) before close.
+  // Detaches the fd from the proactor (epoll registration, in-flight io_uring requests)
+  // just before close(2).
   virtual void OnClose() {}
 
   bool cancelled_ = false;

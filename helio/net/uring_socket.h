@@ -13,11 +13,19 @@ class UringSocket final : public FiberSocket {
   // readiness itself, while a non-blocking fd would hand EAGAIN back to us.
   UringSocket(io::UringProactor* proactor, int fd);
 
+  // Closes here, not in ~FiberSocket, where OnClose would no longer reach this class.
+  ~UringSocket() override { Close(); }
+
   Result<size_t> Recv(absl::Span<uint8_t> buf) override;
   Result<size_t> WriteSome(const iovec* iov, size_t iov_count) override;
   Result<int> AcceptFd() override;
   std::error_code Connect(const SocketAddress& address) override;
   void CancelIo() override;
+
+ protected:
+  // A request in flight holds its own reference to the file, so closing the fd would
+  // not end it: cancel it, and its fiber wakes with ECANCELED.
+  void OnClose() override { CancelIo(); }
 
  private:
   io::UringProactor* uring() const { return static_cast<io::UringProactor*>(proactor()); }
