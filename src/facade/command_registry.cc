@@ -1,0 +1,70 @@
+#include "src/facade/command_registry.h"
+
+#include <glog/logging.h>
+
+
+#include "helio/base/strings.h"
+
+namespace damselfly::facade {
+
+void CommandRegistry::Register(CommandId command) {
+  std::string name = command.name;
+  DCHECK_EQ(name, helio::AsciiStrToUpper(name));
+  DCHECK(command.handler) << name;
+  auto [it, inserted] = commands_.emplace(std::move(name), std::move(command));
+  CHECK(inserted) << "command registered twice: " << it->first;
+}
+
+const CommandId* CommandRegistry::Find(std::string_view name) const {
+  char upper[32];
+  if (name.size() > sizeof(upper)) return nullptr;  // no command name is that long
+  for (size_t i = 0; i < name.size(); ++i) upper[i] = helio::AsciiToUpper(name[i]);
+  auto it = commands_.find(std::string_view(upper, name.size()));
+  return it == commands_.end() ? nullptr : &it->second;
+}
+
+std::string CommandRegistry::UnknownCommandError(CmdArgList args) {
+  // As Redis: the name clipped to 128 bytes, then quoted arguments while the list is
+  // shorter than 128 bytes, the last one clipped to fit.
+  std::string quoted;
+  for (size_t i = 1; i < args.size() && quoted.size() < 128; ++i) {
+    helio::StrAppend(&quoted, "'", args[i].substr(0, 128 - quoted.size()), "' ");
+  }
+  return helio::StrCat("ERR unknown command '", args[0].substr(0, 128),
+                      "', with args beginning with: ", quoted);
+}
+
+std::string CommandRegistry::WrongArityError(std::string_view name) {
+  return helio::StrCat("ERR wrong number of arguments for '", helio::AsciiStrToLower(name),
+                      "' command");
+}
+
+std::vector<std::string_view> CommandRegistry::FlagNames(uint32_t flags) {
+  static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
+      {kCmdWrite, "write"},         {kCmdReadOnly, "readonly"}, {kCmdDenyOom, "denyoom"},
+      {kCmdAdmin, "admin"},         {kCmdNoScript, "noscript"}, {kCmdLoading, "loading"},
+      {kCmdStale, "stale"},         {kCmdSkipMonitor, "skip_monitor"},
+      {kCmdNoAuth, "no_auth"},      {kCmdAllowBusy, "allow_busy"}, {kCmdNoMulti, "no_multi"},
+      {kCmdFast, "fast"},
+  };
+  std::vector<std::string_view> names;
+  for (const auto& [bit, name] : kNames) {
+    if (flags & bit) names.push_back(name);
+  }
+  return names;
+}
+
+std::vector<std::string> CommandRegistry::AclNames(uint32_t acl) {
+  static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
+      {kAclKeyspace, "keyspace"}, {kAclRead, "read"},   {kAclWrite, "write"},
+      {kAclString, "string"},     {kAclFast, "fast"},   {kAclSlow, "slow"},
+      {kAclAdmin, "admin"},       {kAclDangerous, "dangerous"}, {kAclConnection, "connection"},
+  };
+  std::vector<std::string> names;
+  for (const auto& [bit, name] : kNames) {
+    if (acl & bit) names.push_back(helio::StrCat("@", name));
+  }
+  return names;
+}
+
+}  // namespace damselfly::facade

@@ -1,0 +1,120 @@
+// CommandRegistry: the commands a server knows, with the metadata Redis publishes for
+// them (arity, flags, key positions, ACL categories). It drives dispatch (lookup, arity
+// and unknown-command errors with Redis's texts) and the COMMAND command.
+//
+// Thread-safety: filled once at start-up, then read-only; lookups from any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "helio/base/strings.h"
+#include "src/facade/resp_parser.h"
+
+namespace damselfly::facade {
+
+class ConnectionContext;
+
+// Command flags; the names COMMAND INFO prints are in command_registry.cc.
+enum CommandFlag : uint32_t {
+  kCmdWrite = 1 << 0,
+  kCmdReadOnly = 1 << 1,
+  kCmdDenyOom = 1 << 2,
+  kCmdAdmin = 1 << 3,
+  kCmdFast = 1 << 4,
+  kCmdNoAuth = 1 << 5,      // allowed before AUTH
+  kCmdLoading = 1 << 6,
+  kCmdStale = 1 << 7,
+  kCmdNoScript = 1 << 8,
+  kCmdAllowBusy = 1 << 9,
+  kCmdSkipMonitor = 1 << 10,
+  kCmdNoMulti = 1 << 11,
+};
+
+// ACL categories (@keyspace, @read, ...); the names are in command_registry.cc.
+enum AclCategory : uint32_t {
+  kAclKeyspace = 1 << 0,
+  kAclRead = 1 << 1,
+  kAclWrite = 1 << 2,
+  kAclString = 1 << 3,
+  kAclFast = 1 << 4,
+  kAclSlow = 1 << 5,
+  kAclAdmin = 1 << 6,
+  kAclDangerous = 1 << 7,
+  kAclConnection = 1 << 8,
+};
+
+// A command implementation. args[0] is the command name as the client sent it.
+using CommandHandler = std::function<void(CmdArgList args, ConnectionContext* cntx)>;
+
+struct CommandId {
+  std::string name;  // upper case
+  // Redis arity: N means exactly N arguments (name included), -N means at least N.
+  int arity = 0;
+  uint32_t flags = 0;
+  // Key positions: first, last (-1: the last argument, -2: the one before...) and step.
+  // first_key 0 means the command takes no keys.
+  int first_key = 0;
+  int last_key = 0;
+  int key_step = 0;
+  uint32_t acl = 0;
+  std::string group;    // COMMAND DOCS group: "string", "generic", "connection", "server"
+  std::string summary;  // COMMAND DOCS summary
+  std::string since;    // first Redis version with the command
+
+  // Runs on the thread of the shard that owns all the command's keys (or, for commands
+  // without keys, on the connection's fiber). Must not suspend when it has keys.
+  CommandHandler handler = nullptr;
+  // Optional. Runs on the connection's fiber when the keys live on several shards.
+  CommandHandler cross_shard_handler = nullptr;
+
+  bool takes_keys() const { return first_key > 0; }
+  bool IsArityValid(size_t argc) const {
+    return arity >= 0 ? argc == size_t(arity) : argc >= size_t(-arity);
+  }
+  // Positions of the keys in a call with `argc` arguments, in order.
+  template <typename Fn>
+  void ForEachKeyIndex(size_t argc, Fn&& fn) const;
+};
+
+class CommandRegistry {
+ public:
+  // REQUIRES: a new name.
+  void Register(CommandId command);
+
+  // Case-insensitive; nullptr when unknown.
+  const CommandId* Find(std::string_view name) const;
+
+  size_t size() const { return commands_.size(); }
+
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    for (const auto& [name, command] : commands_) fn(command);
+  }
+
+  // Redis's errors: "ERR unknown command '<name>', with args beginning with: '<a>' ..."
+  // and "ERR wrong number of arguments for '<name>' command".
+  static std::string UnknownCommandError(CmdArgList args);
+  static std::string WrongArityError(std::string_view name);
+
+  // The flag and ACL category names, as COMMAND INFO lists them.
+  static std::vector<std::string_view> FlagNames(uint32_t flags);
+  static std::vector<std::string> AclNames(uint32_t acl);
+
+ private:
+  absl::flat_hash_map<std::string, CommandId, helio::StringViewHash, helio::StringViewEq>
+      commands_;
+};
+
+template <typename Fn>
+void CommandId::ForEachKeyIndex(size_t argc, Fn&& fn) const {
+  if (first_key <= 0) return;
+  int last = last_key >= 0 ? last_key : int(argc) + last_key;
+  for (int i = first_key; i <= last && i < int(argc); i += key_step) fn(size_t(i));
+}
+
+}  // namespace damselfly::facade

@@ -1,0 +1,43 @@
+// ConnectionContext: the per-connection state commands read and change (database,
+// authentication, name, protocol) plus the reply builder they write to.
+//
+// Owned by its RespConnection; lives on the connection's thread. A command running on a
+// shard thread may read it (and write replies) while the connection fiber waits for
+// that hop.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "src/facade/reply_builder.h"
+
+namespace damselfly::facade {
+
+class RespConnection;
+struct CommandId;
+using DbIndex = uint16_t;
+
+class ConnectionContext {
+ public:
+  ConnectionContext(RespConnection* owner, uint64_t id) : owner_(owner), id_(id) {}
+
+  uint64_t id() const { return id_; }
+  RespConnection* owner() const { return owner_; }
+  ReplyBuilder* reply_builder() { return &reply_builder_; }
+
+  // Connection fiber only: sends the replies built so far; false when the socket failed.
+  bool Flush();
+
+  DbIndex db_index = 0;
+  bool authenticated = false;
+  bool close_after_reply = false;  // QUIT, protocol errors, CLIENT KILL of itself
+  std::string name;                // CLIENT SETNAME
+  const CommandId* last_command = nullptr;  // for CLIENT LIST's cmd=
+
+ private:
+  RespConnection* const owner_;
+  const uint64_t id_;
+  ReplyBuilder reply_builder_;
+};
+
+}  // namespace damselfly::facade

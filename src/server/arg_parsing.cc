@@ -1,0 +1,65 @@
+#include "src/server/arg_parsing.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace damselfly {
+
+std::optional<int64_t> ParseInt64(std::string_view text) {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  size_t i = 0;
+  bool negative = text[0] == '-';
+  if (negative && text.size() == 1) return std::nullopt;
+  i = negative ? 1 : 0;
+  if (text[i] == '0') {
+    if (text.size() == 1) return 0;
+    return std::nullopt;  // "01", "-0" are not canonical
+  }
+  uint64_t magnitude = 0;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (c < '0' || c > '9') return std::nullopt;
+    uint64_t digit = c - '0';
+    if (magnitude > (UINT64_MAX - digit) / 10) return std::nullopt;
+    magnitude = magnitude * 10 + digit;
+  }
+  if (negative) {
+    if (magnitude > uint64_t(INT64_MAX) + 1) return std::nullopt;
+    return int64_t(0 - magnitude);
+  }
+  if (magnitude > uint64_t(INT64_MAX)) return std::nullopt;
+  return int64_t(magnitude);
+}
+
+std::optional<long double> ParseLongDouble(std::string_view text) {
+  constexpr size_t kMaxChars = 5 * 1024;
+  if (text.empty() || text.size() > kMaxChars || std::isspace(static_cast<unsigned char>(text[0]))) {
+    return std::nullopt;
+  }
+  std::string buf(text);  // strtold needs a terminator
+  char* end = nullptr;
+  errno = 0;
+  long double value = strtold(buf.c_str(), &end);
+  if (end != buf.c_str() + buf.size() || std::isnan(value)) return std::nullopt;
+  if (errno == ERANGE && (value == HUGE_VALL || value == -HUGE_VALL || value == 0)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::string FormatLongDouble(long double value) {
+  char buf[5 * 1024 + 32];
+  int len = snprintf(buf, sizeof(buf), "%.17Lf", value);
+  if (len <= 0 || size_t(len) >= sizeof(buf)) return "0";
+  std::string out(buf, len);
+  if (out.find('.') != std::string::npos) {
+    while (!out.empty() && out.back() == '0') out.pop_back();
+    if (!out.empty() && out.back() == '.') out.pop_back();
+  }
+  if (out == "-0") out = "0";
+  return out;
+}
+
+}  // namespace damselfly

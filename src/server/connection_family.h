@@ -1,0 +1,20 @@
+// Connection commands: PING, ECHO, QUIT, RESET, HELLO, AUTH, SELECT, CLIENT.
+// They run on the connection's fiber; CLIENT LIST/KILL visit every proactor thread.
+#pragma once
+
+#include <string>
+
+#include "src/facade/command_registry.h"
+
+namespace damselfly {
+
+// The server's identity as clients see it (HELLO, INFO).
+inline constexpr char kRedisCompatVersion[] = "7.0.15";  // the Redis we behave like
+inline constexpr char kDamselflyVersion[] = "0.1.0";
+
+class ConnectionFamily {
+ public:
+  static void Register(facade::CommandRegistry* registry);
+};
+
+}  // namespace damselfly

@@ -1,0 +1,116 @@
+// damselfly: the server binary. Starts the proactor pool, the shards and the listeners,
+// then waits for SHUTDOWN, SIGTERM or SIGINT and stops in order: listeners and
+// connections first, then the shards, then the threads.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <thread>
+
+#include "helio/base/strings.h"
+#include "helio/base/init.h"
+#include "helio/io/proactor_pool.h"
+#include "helio/net/accept_server.h"
+#include "src/facade/resp_connection.h"
+#include "src/server/connection_family.h"
+#include "src/server/engine_shard_set.h"
+#include "src/server/main_service.h"
+
+DEFINE_uint32(port, 6379, "TCP port for RESP clients");
+DEFINE_string(bind, "",
+              "Addresses to listen on, separated by spaces or commas (empty: every IPv4 and "
+              "IPv6 address)");
+DEFINE_uint32(proactor_threads, 0, "Proactor (I/O and shard) threads; 0: one per CPU");
+DEFINE_uint32(num_shards, 0, "Keyspace shards, at most one per thread; 0: one per thread");
+DEFINE_uint32(dbnum, 16, "Number of databases (SELECT 0 .. dbnum-1)");
+DEFINE_uint32(hz, 10, "Active expiry cycles per second on each shard");
+DEFINE_int32(tcp_backlog, 511, "Listen backlog");
+DECLARE_string(requirepass);
+
+namespace {
+
+// Listens on each address of --bind (or on 0.0.0.0 and ::); false when none could be
+// bound, or when an address given explicitly could not.
+bool AddListeners(helio::net::AcceptServer* server, damselfly::Service* service) {
+  std::vector<std::string> addresses;
+  for (std::string_view address : helio::SplitAny(FLAGS_bind, " ,")) addresses.emplace_back(address);
+  bool defaults = addresses.empty();
+  if (defaults) addresses = {"0.0.0.0", "::"};
+  bool requires_auth = !FLAGS_requirepass.empty();
+  int bound = 0;
+  for (const std::string& address : addresses) {
+    auto port = server->AddListener(
+        {.bind_address = address, .port = uint16_t(FLAGS_port), .backlog = FLAGS_tcp_backlog},
+        [service, requires_auth] {
+          return std::make_unique<damselfly::facade::RespConnection>(service, requires_auth);
+        });
+    if (port.ok()) {
+      ++bound;
+    } else if (defaults && address == "::") {
+      LOG(WARNING) << "no IPv6 listener: " << port.status().message();
+    } else {
+      LOG(ERROR) << port.status().message();
+      return false;
+    }
+  }
+  return bound > 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::SetVersionString(helio::StrCat(damselfly::kDamselflyVersion, " (Redis ",
+                                        damselfly::kRedisCompatVersion, " compatible)"));
+  gflags::SetUsageMessage("damselfly [--flag=value ...]: a Redis and Memcached compatible store");
+  helio::MainInitGuard init(&argc, &argv, "DAMSELFLY_");
+
+  // Signals go to one thread that turns them into a shutdown request; every other thread
+  // inherits the blocked mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  helio::io::ProactorPool pool(FLAGS_proactor_threads);
+  pool.Run();
+  unsigned num_shards = FLAGS_num_shards ? std::min(FLAGS_num_shards, pool.size()) : pool.size();
+  damselfly::EngineShardSet shards(&pool);
+  damselfly::shard_set = &shards;
+  shards.Init(num_shards, FLAGS_dbnum, FLAGS_hz);
+
+  damselfly::Service service(&pool);
+  service.RegisterCommands();
+  helio::net::AcceptServer server(&pool);
+  if (!AddListeners(&server, &service)) {
+    shards.Shutdown();
+    pool.Stop();
+    return 1;
+  }
+  server.Run();
+  LOG(INFO) << "damselfly " << damselfly::kDamselflyVersion << " serving on port " << FLAGS_port
+            << " with " << pool.size() << " " << helio::io::ProactorKindName(pool.kind())
+            << " threads and " << num_shards << " shards";
+
+  std::thread signal_waiter([&] {
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    if (signal_number == SIGINT || signal_number == SIGTERM) {
+      LOG(INFO) << "received " << strsignal(signal_number) << ", shutting down";
+    }
+    service.RequestShutdown();
+  });
+
+  service.WaitForShutdownRequest();
+  pthread_kill(signal_waiter.native_handle(), SIGTERM);  // wakes it if SHUTDOWN came first
+  signal_waiter.join();
+
+  server.Stop();
+  shards.Shutdown();
+  damselfly::shard_set = nullptr;
+  pool.Stop();
+  LOG(INFO) << "damselfly stopped";
+  return 0;
+}

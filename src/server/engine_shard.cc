@@ -1,0 +1,51 @@
+#include "src/server/engine_shard.h"
+
+#include <glog/logging.h>
+
+#include <chrono>
+
+#include "helio/fibers/fiber.h"
+
+namespace damselfly {
+
+namespace {
+thread_local EngineShard* tl_shard = nullptr;
+
+// Active expiry, as in Redis: sample keys with a TTL; while more than a quarter of a
+// sample had expired, the keyspace likely holds many more, so sample again, within a
+// time budget that keeps the shard's latency low.
+constexpr size_t kSamplesPerRound = 20;
+constexpr auto kCycleBudget = std::chrono::microseconds(1000);
+}  // namespace
+
+void EngineShard::InitThreadLocal(ShardId id, unsigned dbnum, unsigned hz) {
+  CHECK(tl_shard == nullptr);
+  tl_shard = new EngineShard(id, dbnum);
+  tl_shard->expiry_fiber_ =
+      helio::fibers::Launch([shard = tl_shard, hz] { shard->RunExpiryCycles(hz); });
+}
+
+void EngineShard::DestroyThreadLocal() {
+  EngineShard* shard = tl_shard;
+  if (!shard) return;
+  shard->stop_expiry_.Notify();
+  shard->expiry_fiber_.join();
+  tl_shard = nullptr;
+  delete shard;
+}
+
+EngineShard* EngineShard::tlocal() { return tl_shard; }
+
+void EngineShard::RunExpiryCycles(unsigned hz) {
+  const auto period = std::chrono::microseconds(1000000 / std::max(1u, hz));
+  while (!stop_expiry_.WaitFor(period)) {
+    auto start = std::chrono::steady_clock::now();
+    while (true) {
+      auto [checked, deleted] = db_slice_.ActiveExpire(kSamplesPerRound);
+      if (checked == 0 || deleted * 4 <= checked) break;
+      if (std::chrono::steady_clock::now() - start > kCycleBudget) break;
+    }
+  }
+}
+
+}  // namespace damselfly

@@ -1,0 +1,47 @@
+// EngineShard: the part of the keyspace one proactor thread owns, and the housekeeping
+// that runs beside it (active expiry).
+//
+// Thread-safety: an EngineShard is created, used and destroyed on its own thread only;
+// other threads reach it by hopping there (EngineShardSet::Await / RunOnAll), never
+// through a pointer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <boost/fiber/fiber.hpp>
+
+#include "absl/random/random.h"
+#include "helio/fibers/sync.h"
+#include "src/server/db_slice.h"
+
+namespace damselfly {
+
+using ShardId = uint16_t;
+
+class EngineShard {
+ public:
+  // Creates this thread's shard and starts its expiry fiber, which wakes `hz` times a
+  // second. Proactor thread, fiber context.
+  static void InitThreadLocal(ShardId id, unsigned dbnum, unsigned hz);
+  // Stops the expiry fiber (waits for it) and destroys the shard. Fiber context.
+  static void DestroyThreadLocal();
+  // This thread's shard, or nullptr on a thread without one.
+  static EngineShard* tlocal();
+
+  ShardId shard_id() const { return shard_id_; }
+  DbSlice& db_slice() { return db_slice_; }
+  absl::BitGen& rng() { return rng_; }
+
+ private:
+  EngineShard(ShardId id, unsigned dbnum) : shard_id_(id), db_slice_(dbnum) {}
+  void RunExpiryCycles(unsigned hz);
+
+  const ShardId shard_id_;
+  DbSlice db_slice_;
+  absl::BitGen rng_;
+  helio::fibers::Done stop_expiry_;
+  boost::fibers::fiber expiry_fiber_;
+};
+
+}  // namespace damselfly

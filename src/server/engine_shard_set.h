@@ -1,0 +1,67 @@
+// EngineShardSet: the shards of the process and how keys map to them.
+//
+// Shard i lives on proactor thread i. A key belongs to shard hash(key) % size(), where
+// only the part between the first '{' and the next '}' is hashed when it is not empty
+// (Redis Cluster's hash tags), so related keys can be placed together.
+//
+// Thread-safety: routing calls from any thread after Init().
+#pragma once
+
+#include <string_view>
+
+#include "helio/io/proactor_pool.h"
+#include "src/server/engine_shard.h"
+
+namespace damselfly {
+
+class EngineShardSet {
+ public:
+  explicit EngineShardSet(helio::io::ProactorPool* pool) : pool_(pool) {}
+
+  // Creates num_shards shards (at most one per proactor) and starts their housekeeping.
+  void Init(unsigned num_shards, unsigned dbnum, unsigned hz);
+  // Destroys the shards.
+  void Shutdown();
+
+  unsigned size() const { return size_; }
+  helio::io::ProactorPool* pool() const { return pool_; }
+
+  ShardId ShardOf(std::string_view key) const;
+  // The part of `key` that decides its shard.
+  static std::string_view HashTag(std::string_view key);
+
+  // True when the caller runs on shard `id`'s thread.
+  bool IsLocal(ShardId id) const { return pool_->at(id)->InMyThread(); }
+
+  // Runs fn() on shard `id`'s thread (inline when already there); see Proactor::Await.
+  template <typename Fn>
+  auto Await(ShardId id, Fn&& fn) {
+    return pool_->at(id)->Await(std::forward<Fn>(fn));
+  }
+
+  // Runs fn(EngineShard*) on every shard in parallel as tasks (must not suspend) and
+  // returns when all have finished. Fiber or plain thread; not from a task.
+  template <typename Fn>
+  void RunOnAll(Fn&& fn);
+
+ private:
+  helio::io::ProactorPool* pool_;
+  unsigned size_ = 0;
+};
+
+// The process's shard set, set by main() before serving and immutable afterwards.
+extern EngineShardSet* shard_set;
+
+template <typename Fn>
+void EngineShardSet::RunOnAll(Fn&& fn) {
+  helio::fibers::BlockingCounter pending(size_);
+  for (ShardId id = 0; id < size_; ++id) {
+    pool_->at(id)->Dispatch([&fn, &pending] {
+      fn(EngineShard::tlocal());
+      pending.Dec();
+    });
+  }
+  pending.Wait();
+}
+
+}  // namespace damselfly

@@ -1,0 +1,429 @@
+#include "src/server/generic_family.h"
+
+#include <gflags/gflags.h>
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+
+#include "helio/base/strings.h"
+#include "src/core/glob_matcher.h"
+#include "src/facade/conn_context.h"
+#include "src/facade/error.h"
+#include "src/server/arg_parsing.h"
+#include "src/server/engine_shard_set.h"
+
+DEFINE_uint32(keys_output_limit, 8192, "KEYS returns at most this many keys");
+
+namespace damselfly {
+
+namespace {
+
+using facade::CmdArgList;
+using facade::CommandHandler;
+using facade::CommandId;
+using facade::ConnectionContext;
+using facade::ReplyBuilder;
+
+DbSlice& Slice() { return EngineShard::tlocal()->db_slice(); }
+
+// --- DEL, UNLINK, EXISTS, TOUCH: a count over the keys, per shard then summed.
+
+int64_t DeleteKeys(DbIndex db, CmdArgList keys) {
+  int64_t deleted = 0;
+  for (std::string_view key : keys) deleted += Slice().Erase(db, key);
+  return deleted;
+}
+
+int64_t CountExisting(DbIndex db, CmdArgList keys) {
+  int64_t found = 0;
+  for (std::string_view key : keys) found += Slice().Find(db, key) != nullptr;
+  return found;
+}
+
+template <int64_t (*PerShard)(DbIndex, CmdArgList)>
+void CountHere(CmdArgList args, ConnectionContext* cntx) {
+  cntx->reply_builder()->SendLong(PerShard(cntx->db_index, args.subspan(1)));
+}
+
+// Groups the keys by shard and runs PerShard on each shard's group.
+template <int64_t (*PerShard)(DbIndex, CmdArgList)>
+void CountAcrossShards(CmdArgList args, ConnectionContext* cntx) {
+  std::vector<std::vector<std::string_view>> by_shard(shard_set->size());
+  for (std::string_view key : args.subspan(1)) by_shard[shard_set->ShardOf(key)].push_back(key);
+  int64_t total = 0;
+  DbIndex db = cntx->db_index;
+  for (ShardId shard = 0; shard < by_shard.size(); ++shard) {
+    if (by_shard[shard].empty()) continue;
+    total += shard_set->Await(shard, [&] { return PerShard(db, by_shard[shard]); });
+  }
+  cntx->reply_builder()->SendLong(total);
+}
+
+// --- TYPE, TTL & co, PERSIST, OBJECT
+
+void CmdType(CmdArgList args, ConnectionContext* cntx) {
+  const PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
+  cntx->reply_builder()->SendSimpleString(value ? ObjTypeName(value->type) : "none");
+}
+
+// TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 missing, -1 no deadline.
+void ReplyTtl(CmdArgList args, ConnectionContext* cntx, bool in_ms, bool absolute) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  if (!Slice().Find(cntx->db_index, args[1])) return rb->SendLong(-2);
+  int64_t deadline = Slice().GetExpire(cntx->db_index, args[1]);
+  if (deadline == 0) return rb->SendLong(-1);
+  if (absolute) return rb->SendLong(in_ms ? deadline : deadline / 1000);
+  int64_t left = std::max<int64_t>(0, deadline - UnixTimeMs());
+  rb->SendLong(in_ms ? left : (left + 500) / 1000);
+}
+
+void CmdTtl(CmdArgList args, ConnectionContext* cntx) { ReplyTtl(args, cntx, false, false); }
+void CmdPTtl(CmdArgList args, ConnectionContext* cntx) { ReplyTtl(args, cntx, true, false); }
+void CmdExpireTime(CmdArgList args, ConnectionContext* cntx) { ReplyTtl(args, cntx, false, true); }
+void CmdPExpireTime(CmdArgList args, ConnectionContext* cntx) { ReplyTtl(args, cntx, true, true); }
+
+void CmdPersist(CmdArgList args, ConnectionContext* cntx) {
+  PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
+  if (!value || !value->has_expire) return cntx->reply_builder()->SendLong(0);
+  Slice().SetExpire(cntx->db_index, args[1], 0);
+  cntx->reply_builder()->SendLong(1);
+}
+
+// EXPIRE key seconds [NX | XX | GT | LT], and PEXPIRE / EXPIREAT / PEXPIREAT.
+void SetExpiry(CmdArgList args, ConnectionContext* cntx, bool seconds, bool absolute) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::optional<int64_t> when = ParseInt64(args[2]);
+  if (!when) return rb->SendError(facade::kInvalidIntErr);
+  bool nx = false, xx = false, gt = false, lt = false;
+  for (size_t i = 3; i < args.size(); ++i) {
+    if (ArgIs(args[i], "NX")) {
+      nx = true;
+    } else if (ArgIs(args[i], "XX")) {
+      xx = true;
+    } else if (ArgIs(args[i], "GT")) {
+      gt = true;
+    } else if (ArgIs(args[i], "LT")) {
+      lt = true;
+    } else {
+      return rb->SendError(helio::StrCat("ERR Unsupported option ", args[i]));
+    }
+  }
+  if (nx && (xx || gt || lt)) {
+    return rb->SendError("ERR NX and XX, GT or LT options at the same time are not compatible");
+  }
+  if (gt && lt) return rb->SendError("ERR GT and LT options at the same time are not compatible");
+
+  const std::string invalid = helio::StrCat("ERR invalid expire time in '",
+                                           helio::AsciiStrToLower(args[0]), "' command");
+  int64_t deadline = *when;
+  if (seconds) {
+    if (deadline > INT64_MAX / 1000 || deadline < INT64_MIN / 1000) return rb->SendError(invalid);
+    deadline *= 1000;
+  }
+  if (!absolute) {
+    int64_t now = UnixTimeMs();
+    if ((deadline > 0 && deadline > INT64_MAX - now) || (deadline < 0 && deadline < INT64_MIN - now)) {
+      return rb->SendError(invalid);
+    }
+    deadline += now;
+  }
+
+  if (!Slice().Find(cntx->db_index, args[1])) return rb->SendLong(0);
+  int64_t current = Slice().GetExpire(cntx->db_index, args[1]);  // 0: none, i.e. infinite
+  if ((nx && current != 0) || (xx && current == 0) || (gt && (current == 0 || deadline <= current)) ||
+      (lt && current != 0 && deadline >= current)) {
+    return rb->SendLong(0);
+  }
+  if (deadline <= UnixTimeMs()) {
+    Slice().Erase(cntx->db_index, args[1]);
+  } else {
+    Slice().SetExpire(cntx->db_index, args[1], deadline);
+  }
+  rb->SendLong(1);
+}
+
+void CmdExpire(CmdArgList args, ConnectionContext* cntx) { SetExpiry(args, cntx, true, false); }
+void CmdPExpire(CmdArgList args, ConnectionContext* cntx) { SetExpiry(args, cntx, false, false); }
+void CmdExpireAt(CmdArgList args, ConnectionContext* cntx) { SetExpiry(args, cntx, true, true); }
+void CmdPExpireAt(CmdArgList args, ConnectionContext* cntx) { SetExpiry(args, cntx, false, true); }
+
+void CmdObject(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::string_view sub = args[1];
+  if (ArgIs(sub, "HELP") && args.size() == 2) {
+    static constexpr std::string_view kHelp[] = {
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Print this help.",
+    };
+    rb->StartArray(std::size(kHelp));
+    for (std::string_view line : kHelp) rb->SendSimpleString(line);
+    return;
+  }
+  bool known = ArgIs(sub, "ENCODING") || ArgIs(sub, "REFCOUNT") || ArgIs(sub, "IDLETIME") ||
+               ArgIs(sub, "FREQ");
+  if (!known || args.size() != 3) {
+    return rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '",
+                                      sub, "'. Try OBJECT HELP."));
+  }
+  const PrimeValue* value = Slice().Find(cntx->db_index, args[2]);
+  if (!value) return rb->SendNull();
+  if (ArgIs(sub, "ENCODING")) return rb->SendBulk(StrEncodingName(value->encoding));
+  if (ArgIs(sub, "REFCOUNT")) return rb->SendLong(value->encoding == StrEncoding::kInt ? 2147483647 : 1);
+  if (ArgIs(sub, "IDLETIME")) return rb->SendLong(0);
+  rb->SendError(
+      "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+      "that when switching between policies at runtime LRU and LFU data will take some time "
+      "to adjust.");
+}
+
+// --- RENAME, RENAMENX
+
+// The value and deadline of a key taken out of its shard, for a move between shards.
+struct TakenEntry {
+  PrimeValue value;
+  int64_t deadline_ms = 0;
+};
+
+std::optional<TakenEntry> TakeEntry(DbIndex db, std::string_view key) {
+  PrimeValue* value = Slice().Find(db, key);
+  if (!value) return std::nullopt;
+  TakenEntry taken{std::move(*value), Slice().GetExpire(db, key)};
+  taken.value.has_expire = false;
+  Slice().Erase(db, key);
+  return taken;
+}
+
+void PutEntry(DbIndex db, std::string_view key, TakenEntry entry) {
+  auto [value, inserted] = Slice().FindOrInsert(db, key);
+  if (!inserted && value->has_expire) Slice().SetExpire(db, key, 0);
+  *value = std::move(entry.value);
+  if (entry.deadline_ms) Slice().SetExpire(db, key, entry.deadline_ms);
+}
+
+// Both keys on this shard.
+void Rename(CmdArgList args, ConnectionContext* cntx, bool only_if_new) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  DbIndex db = cntx->db_index;
+  std::string_view from = args[1], to = args[2];
+  if (!Slice().Find(db, from)) return rb->SendError(facade::kNoSuchKeyErr);
+  if (from == to) return only_if_new ? rb->SendLong(0) : rb->SendOk();
+  if (only_if_new && Slice().Find(db, to)) return rb->SendLong(0);
+  PutEntry(db, to, *TakeEntry(db, from));
+  only_if_new ? rb->SendLong(1) : rb->SendOk();
+}
+
+void CmdRename(CmdArgList args, ConnectionContext* cntx) { Rename(args, cntx, false); }
+void CmdRenameNx(CmdArgList args, ConnectionContext* cntx) { Rename(args, cntx, true); }
+
+// Keys on two shards: check the target, take the source, put it. Not atomic: another
+// client may see neither key for a moment (the transaction issue makes it atomic).
+void RenameAcrossShards(CmdArgList args, ConnectionContext* cntx, bool only_if_new) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  DbIndex db = cntx->db_index;
+  std::string_view from = args[1], to = args[2];
+  ShardId from_shard = shard_set->ShardOf(from), to_shard = shard_set->ShardOf(to);
+  if (only_if_new && shard_set->Await(to_shard, [&] { return Slice().Find(db, to) != nullptr; })) {
+    bool source_exists = shard_set->Await(from_shard, [&] { return Slice().Find(db, from) != nullptr; });
+    return source_exists ? rb->SendLong(0) : rb->SendError(facade::kNoSuchKeyErr);
+  }
+  std::optional<TakenEntry> taken = shard_set->Await(from_shard, [&] { return TakeEntry(db, from); });
+  if (!taken) return rb->SendError(facade::kNoSuchKeyErr);
+  shard_set->Await(to_shard, [&] { PutEntry(db, to, std::move(*taken)); });
+  only_if_new ? rb->SendLong(1) : rb->SendOk();
+}
+
+void CmdRenameAcross(CmdArgList args, ConnectionContext* cntx) {
+  RenameAcrossShards(args, cntx, false);
+}
+void CmdRenameNxAcross(CmdArgList args, ConnectionContext* cntx) {
+  RenameAcrossShards(args, cntx, true);
+}
+
+// --- KEYS, SCAN, RANDOMKEY: every shard.
+
+void CmdKeys(CmdArgList args, ConnectionContext* cntx) {
+  std::string_view pattern = args[1];
+  DbIndex db = cntx->db_index;
+  const size_t limit = FLAGS_keys_output_limit;
+  std::vector<std::vector<std::string>> found(shard_set->size());
+  bool match_all = pattern == "*";
+  shard_set->RunOnAll([&](EngineShard* shard) {
+    auto& out = found[shard->shard_id()];
+    shard->db_slice().ForEach(db, [&](std::string_view key, const PrimeValue&) {
+      if (out.size() < limit && (match_all || core::GlobMatch(pattern, key))) out.emplace_back(key);
+    });
+  });
+  std::vector<std::string_view> keys;
+  for (auto& shard_keys : found) {
+    for (auto& key : shard_keys) {
+      if (keys.size() < limit) keys.push_back(key);
+    }
+  }
+  cntx->reply_builder()->SendBulkArray(keys);
+}
+
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]. The cursor's top 16 bits name
+// the shard, the rest is that shard's table cursor; shards are walked in order.
+void CmdScan(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  uint64_t cursor;
+  if (!helio::SimpleAtoi(args[1], &cursor)) return rb->SendError("ERR invalid cursor");
+  std::optional<std::string_view> pattern, type;
+  int64_t count = 10;
+  for (size_t i = 2; i < args.size(); ++i) {
+    bool has_next = i + 1 < args.size();
+    if (ArgIs(args[i], "MATCH") && has_next) {
+      pattern = args[++i];
+    } else if (ArgIs(args[i], "COUNT") && has_next) {
+      std::optional<int64_t> parsed = ParseInt64(args[++i]);
+      if (!parsed) return rb->SendError(facade::kInvalidIntErr);
+      if (*parsed < 1) return rb->SendError(facade::kSyntaxErr);
+      count = *parsed;
+    } else if (ArgIs(args[i], "TYPE") && has_next) {
+      type = args[++i];
+    } else {
+      return rb->SendError(facade::kSyntaxErr);
+    }
+  }
+  constexpr unsigned kShardShift = 48;
+  ShardId shard = cursor >> kShardShift;
+  uint64_t table_cursor = cursor & ((uint64_t(1) << kShardShift) - 1);
+  DbIndex db = cntx->db_index;
+  std::vector<std::string> keys;
+  while (shard < shard_set->size() && keys.size() < size_t(count)) {
+    table_cursor = shard_set->Await(shard, [&] {
+      return Slice().Scan(db, table_cursor, count - keys.size(),
+                          [&](std::string_view key, const PrimeValue& value) {
+                            if (pattern && !core::GlobMatch(*pattern, key)) return;
+                            if (type && !helio::EqualsIgnoreCase(*type, ObjTypeName(value.type))) return;
+                            keys.emplace_back(key);
+                          });
+    });
+    if (table_cursor == 0) ++shard;
+  }
+  uint64_t next = shard >= shard_set->size() ? 0 : (uint64_t(shard) << kShardShift) | table_cursor;
+  rb->StartArray(2);
+  rb->SendBulk(helio::StrCat(next));
+  rb->StartArray(keys.size());
+  for (const std::string& key : keys) rb->SendBulk(key);
+}
+
+void CmdRandomKey(CmdArgList args, ConnectionContext* cntx) {
+  DbIndex db = cntx->db_index;
+  std::vector<size_t> sizes(shard_set->size());
+  shard_set->RunOnAll([&](EngineShard* shard) { sizes[shard->shard_id()] = shard->db_slice().DbSize(db); });
+  // Pick a shard in proportion to its size, so every key is about equally likely.
+  size_t total = 0;
+  for (size_t size : sizes) total += size;
+  std::optional<std::string> key;
+  for (int attempt = 0; attempt < 8 && total > 0 && !key; ++attempt) {
+    size_t pick = shard_set->Await(0, [&] {
+      return absl::Uniform<size_t>(EngineShard::tlocal()->rng(), 0, total);
+    });
+    ShardId shard = 0;
+    while (pick >= sizes[shard]) pick -= sizes[shard++];
+    key = shard_set->Await(shard, [&] { return Slice().RandomKey(db, &EngineShard::tlocal()->rng()); });
+  }
+  if (key) {
+    cntx->reply_builder()->SendBulk(*key);
+  } else {
+    cntx->reply_builder()->SendNull();
+  }
+}
+
+}  // namespace
+
+void GenericFamily::Register(facade::CommandRegistry* registry) {
+  using namespace facade;
+  auto add = [&](CommandId command) {
+    command.group = "generic";
+    registry->Register(std::move(command));
+  };
+  auto keyed = [&](const char* name, int arity, uint32_t flags, uint32_t acl, const char* summary,
+                   const char* since, CommandHandler handler) {
+    add(CommandId{.name = name, .arity = arity, .flags = flags, .first_key = 1, .last_key = 1,
+                  .key_step = 1, .acl = acl | kAclKeyspace, .summary = summary, .since = since,
+                  .handler = std::move(handler)});
+  };
+  auto multi = [&](const char* name, uint32_t flags, uint32_t acl, const char* summary,
+                   const char* since, CommandHandler here, CommandHandler across) {
+    add(CommandId{.name = name, .arity = -2, .flags = flags, .first_key = 1, .last_key = -1,
+                  .key_step = 1, .acl = acl | kAclKeyspace, .summary = summary, .since = since,
+                  .handler = std::move(here), .cross_shard_handler = std::move(across)});
+  };
+  multi("DEL", kCmdWrite, kAclWrite | kAclSlow, "Delete a key", "1.0.0", CountHere<DeleteKeys>,
+        CountAcrossShards<DeleteKeys>);
+  multi("UNLINK", kCmdWrite | kCmdFast, kAclWrite | kAclFast,
+        "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non "
+        "blocking.",
+        "4.0.0", CountHere<DeleteKeys>, CountAcrossShards<DeleteKeys>);
+  multi("EXISTS", kCmdReadOnly | kCmdFast, kAclRead | kAclFast, "Determine if a key exists",
+        "1.0.0", CountHere<CountExisting>, CountAcrossShards<CountExisting>);
+  multi("TOUCH", kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
+        "Alters the last access time of a key(s). Returns the number of existing keys specified.",
+        "3.2.1", CountHere<CountExisting>, CountAcrossShards<CountExisting>);
+
+  keyed("TYPE", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
+        "Determine the type stored at key", "1.0.0", CmdType);
+  keyed("TTL", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast, "Get the time to live for a key in seconds",
+        "1.0.0", CmdTtl);
+  keyed("PTTL", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
+        "Get the time to live for a key in milliseconds", "2.6.0", CmdPTtl);
+  keyed("EXPIRETIME", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
+        "Get the expiration Unix timestamp for a key", "7.0.0", CmdExpireTime);
+  keyed("PEXPIRETIME", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
+        "Get the expiration Unix timestamp for a key in milliseconds", "7.0.0", CmdPExpireTime);
+  keyed("PERSIST", 2, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
+        "Remove the expiration from a key", "2.2.0", CmdPersist);
+  keyed("EXPIRE", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
+        "Set a key's time to live in seconds", "1.0.0", CmdExpire);
+  keyed("PEXPIRE", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
+        "Set a key's time to live in milliseconds", "2.6.0", CmdPExpire);
+  keyed("EXPIREAT", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
+        "Set the expiration for a key as a UNIX timestamp", "1.2.0", CmdExpireAt);
+  keyed("PEXPIREAT", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
+        "Set the expiration for a key as a UNIX timestamp specified in milliseconds", "2.6.0",
+        CmdPExpireAt);
+  add(CommandId{.name = "OBJECT", .arity = -2, .flags = kCmdReadOnly, .first_key = 2,
+                .last_key = 2, .key_step = 1, .acl = kAclKeyspace | kAclRead | kAclSlow,
+                .summary = "A container for object introspection commands", .since = "2.2.3",
+                .handler = CmdObject});
+  add(CommandId{.name = "RENAME", .arity = 3, .flags = kCmdWrite, .first_key = 1, .last_key = 2,
+                .key_step = 1, .acl = kAclKeyspace | kAclWrite | kAclSlow, .summary = "Rename a key",
+                .since = "1.0.0", .handler = CmdRename, .cross_shard_handler = CmdRenameAcross});
+  add(CommandId{.name = "RENAMENX", .arity = 3, .flags = kCmdWrite | kCmdFast, .first_key = 1,
+                .last_key = 2, .key_step = 1, .acl = kAclKeyspace | kAclWrite | kAclFast,
+                .summary = "Rename a key, only if the new key does not exist", .since = "1.0.0",
+                .handler = CmdRenameNx, .cross_shard_handler = CmdRenameNxAcross});
+  add(CommandId{.name = "KEYS", .arity = 2, .flags = kCmdReadOnly,
+                .acl = kAclKeyspace | kAclRead | kAclSlow | kAclDangerous,
+                .summary = "Find all keys matching the given pattern", .since = "1.0.0",
+                .handler = CmdKeys});
+  add(CommandId{.name = "SCAN", .arity = -2, .flags = kCmdReadOnly,
+                .acl = kAclKeyspace | kAclRead | kAclSlow,
+                .summary = "Incrementally iterate the keys space", .since = "2.8.0",
+                .handler = CmdScan});
+  add(CommandId{.name = "RANDOMKEY", .arity = 1, .flags = kCmdReadOnly,
+                .acl = kAclKeyspace | kAclRead | kAclSlow,
+                .summary = "Return a random key from the keyspace", .since = "1.0.0",
+                .handler = CmdRandomKey});
+}
+
+}  // namespace damselfly

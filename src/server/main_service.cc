@@ -1,0 +1,141 @@
+#include "src/server/main_service.h"
+
+#include <glog/logging.h>
+
+#include "absl/container/inlined_vector.h"
+#include "src/facade/error.h"
+#include "src/facade/resp_connection.h"
+#include "src/server/connection_family.h"
+#include "src/server/engine_shard_set.h"
+#include "src/server/generic_family.h"
+#include "src/server/server_family.h"
+#include "src/server/server_state.h"
+#include "src/server/string_family.h"
+
+namespace damselfly {
+
+using facade::CmdArgList;
+using facade::CommandId;
+using facade::ConnectionContext;
+
+namespace {
+// Longest run of commands squashed into one hop; bounds the time a shard spends on one
+// connection before others get a turn.
+constexpr size_t kMaxSquashedRun = 64;
+}  // namespace
+
+Service::Service(helio::io::ProactorPool* pool) : pool_(pool) {}
+
+void Service::RegisterCommands() {
+  ConnectionFamily::Register(&registry_);
+  ServerFamily::Register(this, &registry_);
+  StringFamily::Register(&registry_);
+  GenericFamily::Register(&registry_);
+}
+
+const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
+  facade::ReplyBuilder* rb = cntx->reply_builder();
+  const CommandId* cid = registry_.Find(args[0]);
+  if (cid == nullptr) {
+    rb->SendError(facade::CommandRegistry::UnknownCommandError(args));
+    return nullptr;
+  }
+  if (!cid->IsArityValid(args.size())) {
+    rb->SendError(facade::CommandRegistry::WrongArityError(cid->name));
+    return nullptr;
+  }
+  if (!cntx->authenticated && !(cid->flags & facade::kCmdNoAuth)) {
+    rb->SendError(facade::kNoAuthErr);
+    return nullptr;
+  }
+  return cid;
+}
+
+Service::Route Service::RouteOf(const CommandId* cid, CmdArgList args) {
+  Route route;
+  bool first = true;
+  cid->ForEachKeyIndex(args.size(), [&](size_t index) {
+    ShardId shard = shard_set->ShardOf(args[index]);
+    if (first) {
+      route = {Route::kShard, shard};
+      first = false;
+    } else if (route.kind == Route::kShard && shard != route.shard) {
+      route.kind = Route::kCrossShard;
+    }
+  });
+  return route;
+}
+
+void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionContext* cntx) {
+  ThreadStats& stats = ServerState::tlocal()->stats;
+  absl::InlinedVector<const CommandId*, 16> run_cids;
+  size_t i = 0;
+  while (i < commands.size() && !cntx->close_after_reply) {
+    CmdArgList args = commands[i];
+    const CommandId* cid = Validate(args, cntx);
+    ++stats.commands_processed;
+    if (cid == nullptr) {
+      ++i;
+      continue;
+    }
+    cntx->last_command = cid;
+    Route route = RouteOf(cid, args);
+    if (route.kind != Route::kShard) {
+      if (route.kind == Route::kCrossShard && !cid->cross_shard_handler) {
+        cntx->reply_builder()->SendError("CROSSSLOT Keys in request don't hash to the same slot");
+      } else {
+        (route.kind == Route::kHere ? cid->handler : cid->cross_shard_handler)(args, cntx);
+      }
+      ++i;
+    } else {
+      // Gather the following commands for the same shard that need no error reply.
+      run_cids.assign(1, cid);
+      size_t end = i + 1;
+      while (end < commands.size() && run_cids.size() < kMaxSquashedRun) {
+        const CommandId* next = registry_.Find(commands[end][0]);
+        if (next == nullptr || !next->IsArityValid(commands[end].size()) ||
+            (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth))) {
+          break;
+        }
+        Route next_route = RouteOf(next, commands[end]);
+        if (next_route.kind != Route::kShard || next_route.shard != route.shard) break;
+        run_cids.push_back(next);
+        ++end;
+      }
+      size_t ran = RunOnShard(route.shard, commands.subspan(i, end - i), run_cids, cntx);
+      stats.commands_processed += ran - 1;
+      cntx->last_command = run_cids[ran - 1];
+      i += ran;
+    }
+    if (cntx->reply_builder()->output_size() > facade::RespConnection::kFlushThresholdBytes) {
+      if (!cntx->Flush()) return;
+    }
+  }
+}
+
+size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
+                           absl::Span<const CommandId* const> cids, ConnectionContext* cntx) {
+  auto execute = [&] {
+    size_t ran = 0;
+    for (; ran < run.size(); ++ran) {
+      cids[ran]->handler(run[ran], cntx);
+      if (cntx->reply_builder()->output_size() > facade::RespConnection::kFlushThresholdBytes) {
+        return ran + 1;
+      }
+    }
+    return ran;
+  };
+  return shard_set->Await(shard, execute);
+}
+
+void Service::OnConnectionOpen(ConnectionContext* cntx) {
+  ServerState* state = ServerState::tlocal();
+  state->connections.insert(cntx->owner());
+  ++state->stats.connections_received;
+}
+
+void Service::OnConnectionClose(ConnectionContext* cntx) {
+  ServerState::tlocal()->connections.erase(cntx->owner());
+}
+
+}  // namespace damselfly

@@ -1,0 +1,471 @@
+#include "src/server/server_family.h"
+
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <malloc.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+
+
+#include "helio/base/strings.h"
+
+#include "src/facade/error.h"
+#include "src/server/arg_parsing.h"
+#include "src/server/connection_family.h"
+#include "src/server/engine_shard_set.h"
+#include "src/server/main_service.h"
+#include "src/server/server_state.h"
+
+DECLARE_uint32(port);
+DECLARE_uint32(hz);
+DECLARE_uint32(dbnum);
+
+namespace damselfly {
+
+namespace {
+
+using facade::CmdArgList;
+using facade::CommandHandler;
+using facade::CommandId;
+using facade::CommandRegistry;
+using facade::ConnectionContext;
+using facade::ReplyBuilder;
+
+const int64_t kStartTimeMs = UnixTimeMs();
+
+// printf-style formatting of one double, e.g. FormatDouble("%.2f", 1.5).
+std::string FormatDouble(const char* format, double value) {
+  char buf[64];
+  int len = snprintf(buf, sizeof(buf), format, value);
+  return std::string(buf, std::max(0, std::min<int>(len, sizeof(buf) - 1)));
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  const char* units[] = {"B", "K", "M", "G", "T", "P"};
+  double value = bytes;
+  int unit = 0;
+  while (value >= 1024 && unit < 5) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? helio::StrCat(bytes, "B") : helio::StrCat(FormatDouble("%.2f", value), units[unit]);
+}
+
+uint64_t UsedMemoryBytes() {
+  struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+uint64_t RssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+uint64_t TotalSystemMemory() { return uint64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE); }
+
+// A stable 40-hex-digit id for this process, like Redis's run_id.
+const std::string& RunId() {
+  static const std::string id = [] {
+    absl::BitGen rng;
+    std::string hex;
+    for (int i = 0; i < 40; ++i) hex += "0123456789abcdef"[absl::Uniform(rng, 0, 16)];
+    return hex;
+  }();
+  return id;
+}
+
+struct Totals {
+  uint64_t connected_clients = 0, connections_received = 0, commands_processed = 0;
+  uint64_t hits = 0, misses = 0, expired = 0;
+  std::vector<std::pair<size_t, size_t>> keyspace;  // per db: keys, expires
+};
+
+Totals Gather() {
+  Totals totals;
+  totals.keyspace.assign(FLAGS_dbnum, {0, 0});
+  std::mutex mu;  // INFO only: not on the data path
+  shard_set->pool()->AwaitOnAll([&](unsigned, helio::io::Proactor*) {
+    ServerState* state = ServerState::tlocal();
+    EngineShard* shard = EngineShard::tlocal();
+    std::lock_guard guard(mu);
+    totals.connected_clients += state->connections.size();
+    totals.connections_received += state->stats.connections_received;
+    totals.commands_processed += state->stats.commands_processed;
+    if (!shard) return;
+    const DbSlice& slice = shard->db_slice();
+    totals.hits += slice.stats().keyspace_hits;
+    totals.misses += slice.stats().keyspace_misses;
+    totals.expired += slice.stats().expired_keys;
+    for (DbIndex db = 0; db < slice.dbnum(); ++db) {
+      totals.keyspace[db].first += slice.DbSize(db);
+      totals.keyspace[db].second += slice.ExpireSize(db);
+    }
+  });
+  return totals;
+}
+
+// INFO [section ...]: Redis's sections and field names.
+void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
+  std::vector<std::string> wanted;
+  for (size_t i = 1; i < args.size(); ++i) wanted.push_back(helio::AsciiStrToLower(args[i]));
+  bool everything = wanted.empty();
+  auto show = [&](std::string_view section) {
+    if (everything) return true;
+    for (const std::string& w : wanted) {
+      if (w == section || w == "all" || w == "everything" || w == "default") return true;
+    }
+    return false;
+  };
+  Totals totals = Gather();
+  std::string out;
+  auto field = [&](std::string_view name, const auto& value) { helio::StrAppend(&out, name, ":", value, "\r\n"); };
+  auto header = [&](std::string_view title) {
+    if (!out.empty()) out += "\r\n";
+    helio::StrAppend(&out, "# ", title, "\r\n");
+  };
+  const int64_t uptime_s = (UnixTimeMs() - kStartTimeMs) / 1000;
+
+  if (show("server")) {
+    utsname name{};
+    uname(&name);
+    header("Server");
+    field("redis_version", kRedisCompatVersion);
+    field("redis_git_sha1", "00000000");
+    field("redis_git_dirty", 0);
+    field("redis_build_id", "0");
+    field("redis_mode", "standalone");
+    field("os", helio::StrCat(name.sysname, " ", name.release, " ", name.machine));
+    field("arch_bits", 64);
+    field("monotonic_clock", "POSIX clock_gettime");
+    field("multiplexing_api", helio::io::ProactorKindName(service->pool()->kind()));
+    field("gcc_version", helio::StrCat(__GNUC__, ".", __GNUC_MINOR__, ".", __GNUC_PATCHLEVEL__));
+    field("process_id", getpid());
+    field("process_supervised", "no");
+    field("run_id", RunId());
+    field("tcp_port", FLAGS_port);
+    field("server_time_usec", UnixTimeMs() * 1000);
+    field("uptime_in_seconds", uptime_s);
+    field("uptime_in_days", uptime_s / 86400);
+    field("hz", FLAGS_hz);
+    field("configured_hz", FLAGS_hz);
+    field("executable", "damselfly");
+    field("config_file", "");
+    field("damselfly_version", kDamselflyVersion);
+    field("proactor_threads", service->pool()->size());
+    field("num_shards", shard_set->size());
+  }
+  if (show("clients")) {
+    header("Clients");
+    field("connected_clients", totals.connected_clients);
+    field("cluster_connections", 0);
+    field("maxclients", 10000);
+    field("client_recent_max_input_buffer", 0);
+    field("client_recent_max_output_buffer", 0);
+    field("blocked_clients", 0);
+    field("tracking_clients", 0);
+    field("clients_in_timeout_table", 0);
+  }
+  if (show("memory")) {
+    uint64_t used = UsedMemoryBytes(), rss = RssBytes(), total = TotalSystemMemory();
+    header("Memory");
+    field("used_memory", used);
+    field("used_memory_human", HumanBytes(used));
+    field("used_memory_rss", rss);
+    field("used_memory_rss_human", HumanBytes(rss));
+    field("used_memory_peak", used);
+    field("used_memory_peak_human", HumanBytes(used));
+    field("total_system_memory", total);
+    field("total_system_memory_human", HumanBytes(total));
+    field("maxmemory", 0);
+    field("maxmemory_human", "0B");
+    field("maxmemory_policy", "noeviction");
+    field("mem_fragmentation_ratio", FormatDouble("%.2f", used ? double(rss) / used : 0.0));
+    field("mem_allocator", "libc");
+  }
+  if (show("persistence")) {
+    header("Persistence");
+    field("loading", 0);
+    field("async_loading", 0);
+    field("rdb_changes_since_last_save", 0);
+    field("rdb_bgsave_in_progress", 0);
+    field("rdb_last_save_time", kStartTimeMs / 1000);
+    field("rdb_last_bgsave_status", "ok");
+    field("aof_enabled", 0);
+    field("aof_rewrite_in_progress", 0);
+  }
+  if (show("stats")) {
+    header("Stats");
+    field("total_connections_received", totals.connections_received);
+    field("total_commands_processed", totals.commands_processed);
+    field("instantaneous_ops_per_sec", 0);
+    field("rejected_connections", 0);
+    field("expired_keys", totals.expired);
+    field("evicted_keys", 0);
+    field("keyspace_hits", totals.hits);
+    field("keyspace_misses", totals.misses);
+    field("pubsub_channels", 0);
+    field("pubsub_patterns", 0);
+    field("latest_fork_usec", 0);
+    field("total_forks", 0);
+  }
+  if (show("replication")) {
+    header("Replication");
+    field("role", "master");
+    field("connected_slaves", 0);
+    field("master_failover_state", "no-failover");
+    field("master_replid", RunId());
+    field("master_replid2", std::string(40, '0'));
+    field("master_repl_offset", 0);
+    field("second_repl_offset", -1);
+    field("repl_backlog_active", 0);
+  }
+  if (show("cpu")) {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    auto seconds = [](timeval tv) { return FormatDouble("%.6f", tv.tv_sec + tv.tv_usec / 1e6); };
+    header("CPU");
+    field("used_cpu_sys", seconds(usage.ru_stime));
+    field("used_cpu_user", seconds(usage.ru_utime));
+    field("used_cpu_sys_children", "0.000000");
+    field("used_cpu_user_children", "0.000000");
+  }
+  if (show("modules")) header("Modules");
+  if (show("cluster")) {
+    header("Cluster");
+    field("cluster_enabled", 0);
+  }
+  if (show("keyspace")) {
+    header("Keyspace");
+    for (size_t db = 0; db < totals.keyspace.size(); ++db) {
+      auto [keys, expires] = totals.keyspace[db];
+      if (keys == 0) continue;
+      field(helio::StrCat("db", db), helio::StrCat("keys=", keys, ",expires=", expires, ",avg_ttl=0"));
+    }
+  }
+  cntx->reply_builder()->SendVerbatim(out);
+}
+
+void CmdDbSize(CmdArgList args, ConnectionContext* cntx) {
+  std::atomic<uint64_t> total{0};
+  DbIndex db = cntx->db_index;
+  shard_set->RunOnAll([&](EngineShard* shard) { total += shard->db_slice().DbSize(db); });
+  cntx->reply_builder()->SendLong(total);
+}
+
+// FLUSHDB / FLUSHALL [ASYNC | SYNC]
+void Flush(CmdArgList args, ConnectionContext* cntx, bool all) {
+  if (args.size() > 2 || (args.size() == 2 && !ArgIs(args[1], "ASYNC") && !ArgIs(args[1], "SYNC"))) {
+    return cntx->reply_builder()->SendError(facade::kSyntaxErr);
+  }
+  DbIndex db = cntx->db_index;
+  shard_set->RunOnAll([&](EngineShard* shard) {
+    DbSlice& slice = shard->db_slice();
+    if (!all) return slice.FlushDb(db);
+    for (DbIndex index = 0; index < slice.dbnum(); ++index) slice.FlushDb(index);
+  });
+  cntx->reply_builder()->SendOk();
+}
+
+void CmdFlushDb(CmdArgList args, ConnectionContext* cntx) { Flush(args, cntx, false); }
+void CmdFlushAll(CmdArgList args, ConnectionContext* cntx) { Flush(args, cntx, true); }
+
+void CmdTime(CmdArgList args, ConnectionContext* cntx) {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ReplyBuilder* rb = cntx->reply_builder();
+  rb->StartArray(2);
+  rb->SendBulk(helio::StrCat(ts.tv_sec));
+  rb->SendBulk(helio::StrCat(ts.tv_nsec / 1000));
+}
+
+// SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]. Nothing is persisted yet, so the
+// modifiers only need validating. On success the client gets no reply, as with Redis.
+void CmdShutdown(Service* service, CmdArgList args, ConnectionContext* cntx) {
+  bool abort = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (ArgIs(args[i], "ABORT")) {
+      abort = true;
+    } else if (!ArgIs(args[i], "NOSAVE") && !ArgIs(args[i], "SAVE") && !ArgIs(args[i], "NOW") &&
+               !ArgIs(args[i], "FORCE")) {
+      return cntx->reply_builder()->SendError(facade::kSyntaxErr);
+    }
+  }
+  if (abort) {
+    if (args.size() > 2) return cntx->reply_builder()->SendError(facade::kSyntaxErr);
+    return cntx->reply_builder()->SendError("ERR No shutdown in progress.");
+  }
+  LOG(INFO) << "SHUTDOWN requested by client " << cntx->id();
+  cntx->close_after_reply = true;
+  service->RequestShutdown();
+}
+
+// --- COMMAND
+
+void SendCommandInfo(const CommandId& cid, ReplyBuilder* rb) {
+  rb->StartArray(10);
+  rb->SendBulk(helio::AsciiStrToLower(cid.name));
+  rb->SendLong(cid.arity);
+  auto flags = CommandRegistry::FlagNames(cid.flags);
+  rb->StartSet(flags.size());
+  for (std::string_view flag : flags) rb->SendSimpleString(flag);
+  rb->SendLong(cid.first_key);
+  rb->SendLong(cid.last_key);
+  rb->SendLong(cid.key_step);
+  auto acl = CommandRegistry::AclNames(cid.acl);
+  rb->StartSet(acl.size());
+  for (const std::string& category : acl) rb->SendSimpleString(category);
+  rb->StartSet(0);  // tips
+  if (cid.takes_keys()) {  // one key spec: a range of keys
+    rb->StartArray(1);
+    rb->StartMap(4);
+    rb->SendBulk("flags");
+    rb->StartSet(0);
+    rb->SendBulk("begin_search");
+    rb->StartMap(2);
+    rb->SendBulk("type");
+    rb->SendBulk("index");
+    rb->SendBulk("spec");
+    rb->StartMap(1);
+    rb->SendBulk("index");
+    rb->SendLong(cid.first_key);
+    rb->SendBulk("find_keys");
+    rb->StartMap(2);
+    rb->SendBulk("type");
+    rb->SendBulk("range");
+    rb->SendBulk("spec");
+    rb->StartMap(3);
+    rb->SendBulk("lastkey");
+    rb->SendLong(cid.last_key >= 0 ? cid.last_key - cid.first_key : cid.last_key);
+    rb->SendBulk("keystep");
+    rb->SendLong(cid.key_step);
+    rb->SendBulk("limit");
+    rb->SendLong(0);
+    rb->SendBulk("notes");
+    rb->SendBulk("");
+  } else {
+    rb->StartArray(0);
+  }
+  rb->StartArray(0);  // subcommands
+}
+
+void SendCommandDocs(const CommandId& cid, ReplyBuilder* rb) {
+  rb->SendBulk(helio::AsciiStrToLower(cid.name));
+  rb->StartMap(4);
+  rb->SendBulk("summary");
+  rb->SendBulk(cid.summary);
+  rb->SendBulk("since");
+  rb->SendBulk(cid.since);
+  rb->SendBulk("group");
+  rb->SendBulk(cid.group);
+  rb->SendBulk("complexity");
+  rb->SendBulk("O(1)");
+}
+
+void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  const CommandRegistry& registry = service->registry();
+  if (args.size() == 1) {
+    rb->StartArray(registry.size());
+    registry.ForEach([&](const CommandId& cid) { SendCommandInfo(cid, rb); });
+    return;
+  }
+  std::string_view sub = args[1];
+  if (ArgIs(sub, "COUNT") && args.size() == 2) return rb->SendLong(registry.size());
+  if (ArgIs(sub, "INFO")) {
+    if (args.size() == 2) {
+      rb->StartArray(registry.size());
+      registry.ForEach([&](const CommandId& cid) { SendCommandInfo(cid, rb); });
+      return;
+    }
+    rb->StartArray(args.size() - 2);
+    for (size_t i = 2; i < args.size(); ++i) {
+      const CommandId* cid = registry.Find(args[i]);
+      cid ? SendCommandInfo(*cid, rb) : rb->SendNullArray();
+    }
+    return;
+  }
+  if (ArgIs(sub, "DOCS")) {
+    std::vector<const CommandId*> chosen;
+    if (args.size() == 2) {
+      registry.ForEach([&](const CommandId& cid) { chosen.push_back(&cid); });
+    } else {
+      for (size_t i = 2; i < args.size(); ++i) {
+        if (const CommandId* cid = registry.Find(args[i])) chosen.push_back(cid);
+      }
+    }
+    rb->StartMap(chosen.size());
+    for (const CommandId* cid : chosen) SendCommandDocs(*cid, rb);
+    return;
+  }
+  if (ArgIs(sub, "LIST") && args.size() == 2) {
+    rb->StartArray(registry.size());
+    registry.ForEach([&](const CommandId& cid) { rb->SendBulk(helio::AsciiStrToLower(cid.name)); });
+    return;
+  }
+  if (ArgIs(sub, "GETKEYS") && args.size() >= 3) {
+    CmdArgList call = args.subspan(2);
+    const CommandId* cid = registry.Find(call[0]);
+    if (!cid) return rb->SendError("ERR Invalid command specified");
+    if (!cid->IsArityValid(call.size())) {
+      return rb->SendError("ERR Invalid number of arguments specified for command");
+    }
+    std::vector<std::string_view> keys;
+    cid->ForEachKeyIndex(call.size(), [&](size_t index) { keys.push_back(call[index]); });
+    if (keys.empty()) return rb->SendError("ERR The command has no key arguments");
+    return rb->SendBulkArray(keys);
+  }
+  if (ArgIs(sub, "HELP") && args.size() == 2) {
+    static constexpr std::string_view kHelp[] = {
+        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "(no subcommand)", "    Return details about all Redis commands.",
+        "COUNT", "    Return the total number of commands in this Redis server.",
+        "LIST", "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+        "DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+        "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+        "HELP", "    Print this help.",
+    };
+    rb->StartArray(std::size(kHelp));
+    for (std::string_view line : kHelp) rb->SendSimpleString(line);
+    return;
+  }
+  rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
+                             "'. Try COMMAND HELP."));
+}
+
+}  // namespace
+
+void ServerFamily::Register(Service* service, facade::CommandRegistry* registry) {
+  using namespace facade;
+  auto add = [&](const char* name, int arity, uint32_t flags, uint32_t acl, const char* summary,
+                 const char* since, CommandHandler handler) {
+    registry->Register(CommandId{.name = name, .arity = arity, .flags = flags, .acl = acl,
+                                 .group = "server", .summary = summary, .since = since,
+                                 .handler = std::move(handler)});
+  };
+  auto with_service = [service](void (*fn)(Service*, CmdArgList, ConnectionContext*)) {
+    return [service, fn](CmdArgList args, ConnectionContext* cntx) { fn(service, args, cntx); };
+  };
+  constexpr uint32_t kAnytime = kCmdLoading | kCmdStale;
+  add("INFO", -1, kAnytime, kAclSlow | kAclDangerous,
+      "Get information and statistics about the server", "1.0.0", with_service(CmdInfo));
+  add("DBSIZE", 1, kCmdReadOnly | kCmdFast, kAclKeyspace | kAclRead | kAclFast,
+      "Return the number of keys in the selected database", "1.0.0", CmdDbSize);
+  add("FLUSHDB", -1, kCmdWrite, kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous,
+      "Remove all keys from the current database", "1.0.0", CmdFlushDb);
+  add("FLUSHALL", -1, kCmdWrite, kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous,
+      "Remove all keys from all databases", "1.0.0", CmdFlushAll);
+  add("TIME", 1, kAnytime | kCmdFast, kAclFast, "Return the current server time", "2.6.0", CmdTime);
+  add("SHUTDOWN", -1, kCmdAdmin | kCmdNoScript | kAnytime | kCmdNoMulti | kCmdAllowBusy,
+      kAclAdmin | kAclSlow | kAclDangerous, "Synchronously save the dataset to disk and then shut down the server",
+      "1.0.0", with_service(CmdShutdown));
+  add("COMMAND", -1, kAnytime, kAclSlow | kAclConnection, "Get array of Redis command details",
+      "2.8.13", with_service(CmdCommand));
+}
+
+}  // namespace damselfly

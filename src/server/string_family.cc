@@ -1,0 +1,422 @@
+#include "src/server/string_family.h"
+
+#include <cmath>
+
+#include "helio/base/strings.h"
+#include "src/facade/conn_context.h"
+#include "src/facade/error.h"
+#include "src/server/arg_parsing.h"
+#include "src/server/engine_shard.h"
+#include "src/server/expire_options.h"
+
+namespace damselfly {
+
+namespace {
+
+using facade::CmdArgList;
+using facade::CommandId;
+using facade::ConnectionContext;
+using facade::ReplyBuilder;
+
+// proto-max-bulk-len: the largest string SETRANGE and APPEND may build.
+constexpr size_t kMaxStringBytes = 512u << 20;
+
+DbSlice& Slice() { return EngineShard::tlocal()->db_slice(); }
+
+// The string under `key` for a read, nullptr when missing; replies WRONGTYPE (and sets
+// *failed) for another type.
+const PrimeValue* FindString(ConnectionContext* cntx, std::string_view key, bool* failed) {
+  const PrimeValue* value = Slice().FindRead(cntx->db_index, key);
+  *failed = value && value->type != ObjType::kString;
+  if (*failed) cntx->reply_builder()->SendError(facade::kWrongTypeErr);
+  return *failed ? nullptr : value;
+}
+
+// Stores `value` under `key`, dropping any TTL unless keep_ttl.
+void StoreString(ConnectionContext* cntx, std::string_view key, std::string_view value,
+                 bool keep_ttl) {
+  auto [entry, inserted] = Slice().FindOrInsert(cntx->db_index, key);
+  entry->type = ObjType::kString;
+  entry->str.assign(value);
+  entry->encoding = PrimeValue::EncodingFor(value);
+  if (!inserted && !keep_ttl && entry->has_expire) Slice().SetExpire(cntx->db_index, key, 0);
+}
+
+void SetDeadline(ConnectionContext* cntx, std::string_view key, int64_t deadline_ms) {
+  Slice().SetExpire(cntx->db_index, key, deadline_ms);
+}
+
+// SET key value [NX | XX] [GET] [EX s | PX ms | EXAT ts | PXAT ts-ms | KEEPTTL]
+void CmdSet(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  enum { kAlways, kIfMissing, kIfExists } condition = kAlways;
+  bool get = false;
+  ExpireSpec expire;
+  std::string_view expire_arg;
+  bool expire_in_seconds = false;
+  for (size_t i = 3; i < args.size(); ++i) {
+    std::string_view opt = args[i];
+    bool has_next = i + 1 < args.size();
+    auto timed = [&](bool seconds, ExpireSpec::Kind kind) {
+      expire.kind = kind;
+      expire_in_seconds = seconds;
+      expire_arg = args[++i];
+    };
+    bool timed_conflict = expire.kind == ExpireSpec::kKeepTtl;
+    if (ArgIs(opt, "NX") && condition != kIfExists) {
+      condition = kIfMissing;
+    } else if (ArgIs(opt, "XX") && condition != kIfMissing) {
+      condition = kIfExists;
+    } else if (ArgIs(opt, "GET")) {
+      get = true;
+    } else if (ArgIs(opt, "KEEPTTL") &&
+               (expire.kind == ExpireSpec::kNone || expire.kind == ExpireSpec::kKeepTtl)) {
+      expire.kind = ExpireSpec::kKeepTtl;
+    } else if (ArgIs(opt, "EX") && has_next && !timed_conflict &&
+               (expire.kind == ExpireSpec::kNone || (expire.kind == ExpireSpec::kRelativeMs && expire_in_seconds))) {
+      timed(true, ExpireSpec::kRelativeMs);
+    } else if (ArgIs(opt, "PX") && has_next && !timed_conflict &&
+               (expire.kind == ExpireSpec::kNone || (expire.kind == ExpireSpec::kRelativeMs && !expire_in_seconds))) {
+      timed(false, ExpireSpec::kRelativeMs);
+    } else if (ArgIs(opt, "EXAT") && has_next && !timed_conflict &&
+               (expire.kind == ExpireSpec::kNone || (expire.kind == ExpireSpec::kAbsoluteMs && expire_in_seconds))) {
+      timed(true, ExpireSpec::kAbsoluteMs);
+    } else if (ArgIs(opt, "PXAT") && has_next && !timed_conflict &&
+               (expire.kind == ExpireSpec::kNone || (expire.kind == ExpireSpec::kAbsoluteMs && !expire_in_seconds))) {
+      timed(false, ExpireSpec::kAbsoluteMs);
+    } else {
+      return rb->SendError(facade::kSyntaxErr);
+    }
+  }
+  int64_t deadline_ms = 0;
+  if (expire.kind == ExpireSpec::kRelativeMs || expire.kind == ExpireSpec::kAbsoluteMs) {
+    std::string error;
+    if (!ParseExpireValue(expire_arg, expire_in_seconds, "set", &expire.value_ms, &error)) {
+      return rb->SendError(error);
+    }
+    deadline_ms = expire.DeadlineMs(UnixTimeMs());
+    if (deadline_ms < 0) return rb->SendError("ERR invalid expire time in 'set' command");
+  }
+
+  std::string_view key = args[1];
+  const PrimeValue* old = Slice().Find(cntx->db_index, key);
+  if (get) {
+    if (old && old->type != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
+    if (old) {
+      rb->SendBulk(old->str);
+    } else {
+      rb->SendNull();
+    }
+  }
+  if ((condition == kIfMissing && old) || (condition == kIfExists && !old)) {
+    if (!get) rb->SendNull();
+    return;
+  }
+  StoreString(cntx, key, args[2], expire.kind == ExpireSpec::kKeepTtl);
+  if (deadline_ms > 0) SetDeadline(cntx, key, deadline_ms);
+  if (!get) rb->SendOk();
+}
+
+void CmdGet(CmdArgList args, ConnectionContext* cntx) {
+  bool failed;
+  const PrimeValue* value = FindString(cntx, args[1], &failed);
+  if (failed) return;
+  if (value) {
+    cntx->reply_builder()->SendBulk(value->str);
+  } else {
+    cntx->reply_builder()->SendNull();
+  }
+}
+
+void CmdGetSet(CmdArgList args, ConnectionContext* cntx) {
+  bool failed;
+  const PrimeValue* old = FindString(cntx, args[1], &failed);
+  if (failed) return;
+  if (old) {
+    cntx->reply_builder()->SendBulk(old->str);
+  } else {
+    cntx->reply_builder()->SendNull();
+  }
+  StoreString(cntx, args[1], args[2], false);
+}
+
+void CmdGetDel(CmdArgList args, ConnectionContext* cntx) {
+  bool failed;
+  const PrimeValue* value = FindString(cntx, args[1], &failed);
+  if (failed) return;
+  if (!value) return cntx->reply_builder()->SendNull();
+  cntx->reply_builder()->SendBulk(value->str);
+  Slice().Erase(cntx->db_index, args[1]);
+}
+
+// GETEX key [EX s | PX ms | EXAT ts | PXAT ts-ms | PERSIST]
+void CmdGetEx(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  ExpireSpec expire;
+  std::string_view expire_arg;
+  bool seconds = false;
+  for (size_t i = 2; i < args.size(); ++i) {
+    std::string_view opt = args[i];
+    bool has_next = i + 1 < args.size();
+    bool free_slot = expire.kind == ExpireSpec::kNone;
+    if (ArgIs(opt, "PERSIST") && (free_slot || expire.kind == ExpireSpec::kPersist)) {
+      expire.kind = ExpireSpec::kPersist;
+    } else if ((ArgIs(opt, "EX") || ArgIs(opt, "PX") || ArgIs(opt, "EXAT") || ArgIs(opt, "PXAT")) &&
+               has_next && free_slot) {
+      seconds = ArgIs(opt, "EX") || ArgIs(opt, "EXAT");
+      expire.kind = (ArgIs(opt, "EX") || ArgIs(opt, "PX")) ? ExpireSpec::kRelativeMs
+                                                          : ExpireSpec::kAbsoluteMs;
+      expire_arg = args[++i];
+    } else {
+      return rb->SendError(facade::kSyntaxErr);
+    }
+  }
+  // Redis's order: options, then the key (a missing key is nil even with a bad expiry
+  // value), then the expiry value.
+  bool failed;
+  const PrimeValue* value = FindString(cntx, args[1], &failed);
+  if (failed) return;
+  if (!value) return rb->SendNull();
+  int64_t deadline_ms = 0;
+  if (expire.kind == ExpireSpec::kRelativeMs || expire.kind == ExpireSpec::kAbsoluteMs) {
+    std::string error;
+    if (!ParseExpireValue(expire_arg, seconds, "getex", &expire.value_ms, &error)) {
+      return rb->SendError(error);
+    }
+    deadline_ms = expire.DeadlineMs(UnixTimeMs());
+    if (deadline_ms < 0) return rb->SendError("ERR invalid expire time in 'getex' command");
+  }
+  rb->SendBulk(value->str);
+  if (expire.kind == ExpireSpec::kPersist) {
+    SetDeadline(cntx, args[1], 0);
+  } else if (deadline_ms > 0) {
+    if (deadline_ms <= UnixTimeMs()) {
+      Slice().Erase(cntx->db_index, args[1]);
+    } else {
+      SetDeadline(cntx, args[1], deadline_ms);
+    }
+  }
+}
+
+void CmdSetNx(CmdArgList args, ConnectionContext* cntx) {
+  if (Slice().Find(cntx->db_index, args[1])) return cntx->reply_builder()->SendLong(0);
+  StoreString(cntx, args[1], args[2], false);
+  cntx->reply_builder()->SendLong(1);
+}
+
+// SETEX key seconds value / PSETEX key milliseconds value
+void SetWithExpire(CmdArgList args, ConnectionContext* cntx, bool seconds) {
+  int64_t ttl_ms;
+  std::string error;
+  if (!ParseExpireValue(args[2], seconds, args[0], &ttl_ms, &error)) {
+    return cntx->reply_builder()->SendError(error);
+  }
+  int64_t now_ms = UnixTimeMs();
+  if (ttl_ms > INT64_MAX - now_ms) {
+    return cntx->reply_builder()->SendError(
+        helio::StrCat("ERR invalid expire time in '", seconds ? "setex" : "psetex", "' command"));
+  }
+  StoreString(cntx, args[1], args[3], false);
+  SetDeadline(cntx, args[1], now_ms + ttl_ms);
+  cntx->reply_builder()->SendOk();
+}
+
+void CmdSetEx(CmdArgList args, ConnectionContext* cntx) { SetWithExpire(args, cntx, true); }
+void CmdPSetEx(CmdArgList args, ConnectionContext* cntx) { SetWithExpire(args, cntx, false); }
+
+void CmdAppend(CmdArgList args, ConnectionContext* cntx) {
+  PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
+  if (value && value->type != ObjType::kString) {
+    return cntx->reply_builder()->SendError(facade::kWrongTypeErr);
+  }
+  if (value && value->str.size() + args[2].size() > kMaxStringBytes) {
+    return cntx->reply_builder()->SendError(facade::kStringTooLongErr);
+  }
+  if (!value) {
+    StoreString(cntx, args[1], args[2], false);
+    value = Slice().Find(cntx->db_index, args[1]);
+  } else {
+    value->str.append(args[2]);
+    value->encoding = StrEncoding::kRaw;
+  }
+  cntx->reply_builder()->SendLong(value->str.size());
+}
+
+void CmdStrLen(CmdArgList args, ConnectionContext* cntx) {
+  bool failed;
+  const PrimeValue* value = FindString(cntx, args[1], &failed);
+  if (failed) return;
+  cntx->reply_builder()->SendLong(value ? value->str.size() : 0);
+}
+
+// INCR / DECR / INCRBY / DECRBY: adds `delta` to the integer stored at the key.
+void IncrBy(CmdArgList args, ConnectionContext* cntx, int64_t delta) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
+  int64_t current = 0;
+  if (value) {
+    if (value->type != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
+    std::optional<int64_t> parsed = ParseInt64(value->str);
+    if (!parsed) return rb->SendError(facade::kInvalidIntErr);
+    current = *parsed;
+  }
+  if ((delta < 0 && current < 0 && delta < INT64_MIN - current) ||
+      (delta > 0 && current > 0 && delta > INT64_MAX - current)) {
+    return rb->SendError(facade::kIncrOverflowErr);
+  }
+  int64_t result = current + delta;
+  std::string text = helio::StrCat(result);
+  if (value) {
+    value->str = text;
+    value->encoding = StrEncoding::kInt;
+  } else {
+    StoreString(cntx, args[1], text, false);
+  }
+  rb->SendLong(result);
+}
+
+void CmdIncr(CmdArgList args, ConnectionContext* cntx) { IncrBy(args, cntx, 1); }
+void CmdDecr(CmdArgList args, ConnectionContext* cntx) { IncrBy(args, cntx, -1); }
+
+void CmdIncrBy(CmdArgList args, ConnectionContext* cntx) {
+  std::optional<int64_t> delta = ParseInt64(args[2]);
+  if (!delta) return cntx->reply_builder()->SendError(facade::kInvalidIntErr);
+  IncrBy(args, cntx, *delta);
+}
+
+void CmdDecrBy(CmdArgList args, ConnectionContext* cntx) {
+  std::optional<int64_t> delta = ParseInt64(args[2]);
+  if (!delta) return cntx->reply_builder()->SendError(facade::kInvalidIntErr);
+  if (*delta == INT64_MIN) return cntx->reply_builder()->SendError("ERR decrement would overflow");
+  IncrBy(args, cntx, -*delta);
+}
+
+void CmdIncrByFloat(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::optional<long double> delta = ParseLongDouble(args[2]);
+  if (!delta) return rb->SendError(facade::kInvalidFloatErr);
+  PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
+  long double current = 0;
+  if (value) {
+    if (value->type != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
+    std::optional<long double> parsed = ParseLongDouble(value->str);
+    if (!parsed) return rb->SendError(facade::kInvalidFloatErr);
+    current = *parsed;
+  }
+  long double result = current + *delta;
+  if (std::isnan(result) || std::isinf(result)) {
+    return rb->SendError("ERR increment would produce NaN or Infinity");
+  }
+  std::string text = FormatLongDouble(result);
+  if (value) {
+    value->str = text;
+    value->encoding = PrimeValue::EncodingFor(text);
+  } else {
+    StoreString(cntx, args[1], text, false);
+  }
+  rb->SendBulk(text);
+}
+
+void CmdGetRange(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::optional<int64_t> start = ParseInt64(args[2]), end = ParseInt64(args[3]);
+  if (!start || !end) return rb->SendError(facade::kInvalidIntErr);
+  bool failed;
+  const PrimeValue* value = FindString(cntx, args[1], &failed);
+  if (failed) return;
+  std::string_view str = value ? std::string_view(value->str) : std::string_view();
+  int64_t len = str.size();
+  int64_t from = *start, to = *end;
+  if (from < 0 && to < 0 && from > to) return rb->SendBulk("");
+  if (from < 0) from += len;
+  if (to < 0) to += len;
+  if (from < 0) from = 0;
+  if (to < 0) to = 0;
+  if (to >= len) to = len - 1;
+  if (len == 0 || from > to) return rb->SendBulk("");
+  rb->SendBulk(str.substr(from, to - from + 1));
+}
+
+void CmdSetRange(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::optional<int64_t> offset = ParseInt64(args[2]);
+  if (!offset) return rb->SendError(facade::kInvalidIntErr);
+  if (*offset < 0) return rb->SendError("ERR offset is out of range");
+  std::string_view patch = args[3];
+  PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
+  if (value && value->type != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
+  size_t current = value ? value->str.size() : 0;
+  if (patch.empty()) return rb->SendLong(current);  // nothing to write, nothing created
+  if (uint64_t(*offset) + patch.size() > kMaxStringBytes) {
+    return rb->SendError(facade::kStringTooLongErr);
+  }
+  if (!value) {
+    StoreString(cntx, args[1], "", false);
+    value = Slice().Find(cntx->db_index, args[1]);
+  }
+  std::string& str = value->str;
+  if (str.size() < *offset + patch.size()) str.resize(*offset + patch.size(), '\0');
+  str.replace(*offset, patch.size(), patch);
+  value->encoding = StrEncoding::kRaw;
+  rb->SendLong(str.size());
+}
+
+}  // namespace
+
+void StringFamily::Register(facade::CommandRegistry* registry) {
+  using namespace facade;
+  auto add = [&](const char* name, int arity, uint32_t flags, uint32_t acl, const char* summary,
+                 const char* since, CommandHandler handler) {
+    registry->Register(CommandId{.name = name,
+                                 .arity = arity,
+                                 .flags = flags,
+                                 .first_key = 1,
+                                 .last_key = 1,
+                                 .key_step = 1,
+                                 .acl = acl | kAclString,
+                                 .group = "string",
+                                 .summary = summary,
+                                 .since = since,
+                                 .handler = std::move(handler)});
+  };
+  constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
+  constexpr uint32_t kReadFast = kCmdReadOnly | kCmdFast;
+  constexpr uint32_t kW = kAclWrite, kR = kAclRead;
+  add("SET", -3, kWriteFlags, kW | kAclSlow, "Set the string value of a key", "1.0.0", CmdSet);
+  add("GET", 2, kReadFast, kR | kAclFast, "Get the value of a key", "1.0.0", CmdGet);
+  add("GETSET", 3, kWriteFlags | kCmdFast, kW | kAclFast,
+      "Set the string value of a key and return its old value", "1.0.0", CmdGetSet);
+  add("GETDEL", 2, kCmdWrite | kCmdFast, kW | kAclFast, "Get the value of a key and delete the key",
+      "6.2.0", CmdGetDel);
+  add("GETEX", -2, kCmdWrite | kCmdFast, kW | kAclFast,
+      "Get the value of a key and optionally set its expiration", "6.2.0", CmdGetEx);
+  add("SETNX", 3, kWriteFlags | kCmdFast, kW | kAclFast,
+      "Set the value of a key, only if the key does not exist", "1.0.0", CmdSetNx);
+  add("SETEX", 4, kWriteFlags, kW | kAclSlow,
+      "Set the value and expiration of a key", "2.0.0", CmdSetEx);
+  add("PSETEX", 4, kWriteFlags, kW | kAclSlow,
+      "Set the value and expiration in milliseconds of a key", "2.6.0", CmdPSetEx);
+  add("APPEND", 3, kWriteFlags | kCmdFast, kW | kAclFast, "Append a value to a key", "2.0.0",
+      CmdAppend);
+  add("STRLEN", 2, kReadFast, kR | kAclFast, "Get the length of the value stored in a key",
+      "2.2.0", CmdStrLen);
+  add("INCR", 2, kWriteFlags | kCmdFast, kW | kAclFast,
+      "Increment the integer value of a key by one", "1.0.0", CmdIncr);
+  add("DECR", 2, kWriteFlags | kCmdFast, kW | kAclFast,
+      "Decrement the integer value of a key by one", "1.0.0", CmdDecr);
+  add("INCRBY", 3, kWriteFlags | kCmdFast, kW | kAclFast,
+      "Increment the integer value of a key by the given amount", "1.0.0", CmdIncrBy);
+  add("DECRBY", 3, kWriteFlags | kCmdFast, kW | kAclFast,
+      "Decrement the integer value of a key by the given number", "1.0.0", CmdDecrBy);
+  add("INCRBYFLOAT", 3, kWriteFlags | kCmdFast, kW | kAclFast,
+      "Increment the float value of a key by the given amount", "2.6.0", CmdIncrByFloat);
+  add("GETRANGE", 4, kCmdReadOnly, kR | kAclSlow,
+      "Get a substring of the string stored at a key", "2.4.0", CmdGetRange);
+  add("SUBSTR", 4, kCmdReadOnly, kR | kAclSlow,
+      "Get a substring of the string stored at a key", "1.0.0", CmdGetRange);
+  add("SETRANGE", 4, kWriteFlags, kW | kAclSlow,
+      "Overwrite part of a string at key starting at the specified offset", "2.2.0",
+      CmdSetRange);
+}
+
+}  // namespace damselfly
