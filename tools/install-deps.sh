@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages damselfly needs to build and test. Idempotent and
 # non-interactive: packages already present are skipped, so running it twice is cheap.
-# Usage: tools/install-deps.sh [--runtime-only]
+# Usage: tools/install-deps.sh [--build-only]   (--build-only: skip test peers and clients)
 set -euo pipefail
 
 BUILD_PKGS=(
@@ -18,7 +18,7 @@ TEST_PKGS=(
 )
 
 pkgs=("${BUILD_PKGS[@]}")
-[[ "${1:-}" == "--runtime-only" ]] || pkgs+=("${TEST_PKGS[@]}")
+[[ "${1:-}" == "--build-only" ]] || pkgs+=("${TEST_PKGS[@]}")
 
 missing=()
 for p in "${pkgs[@]}"; do
