@@ -13,7 +13,7 @@ unsigned char Fold(unsigned char c, bool nocase) { return nocase ? std::tolower(
 // closing ']' (or the pattern's end for an unterminated set, which Redis accepts).
 bool MatchSet(std::string_view pattern, size_t* pos, unsigned char c, bool nocase) {
   size_t i = *pos;
-  bool negate = i < pattern.size() && (pattern[i] == '^' || pattern[i] == '!');
+  bool negate = i < pattern.size() && pattern[i] == '^';  // only '^', as in Redis
   if (negate) ++i;
   bool matched = false;
   c = Fold(c, nocase);

@@ -1,7 +1,7 @@
 // GlobMatch: Redis's glob patterns (KEYS, SCAN MATCH, CONFIG GET, PSUBSCRIBE).
 //
 //   *       any run of bytes, also empty        ?      any one byte
-//   [abc]   one of the set; [a-z] a range; [^a] or [!a] negation; \] a literal in a set
+//   [abc]   one of the set; [a-z] a range; [^a] negation ('!' is literal); \] a literal
 //   \x      the byte x literally
 // Binary-safe. Unlike a naive recursive matcher, a pattern with many '*' cannot take
 // exponential time: on a mismatch only the most recent '*' is retried (the classic

@@ -28,7 +28,9 @@ TEST(GlobMatchTest, Sets) {
   EXPECT_FALSE(GlobMatch("h[ae]llo", "hillo"));
   EXPECT_TRUE(GlobMatch("h[^e]llo", "hallo"));
   EXPECT_FALSE(GlobMatch("h[^e]llo", "hello"));
-  EXPECT_TRUE(GlobMatch("h[!e]llo", "hallo"));
+  EXPECT_TRUE(GlobMatch("h[!e]llo", "hello"));  // '!' is a member, not a negation
+  EXPECT_TRUE(GlobMatch("h[!e]llo", "h!llo"));
+  EXPECT_FALSE(GlobMatch("h[!e]llo", "hallo"));
   EXPECT_TRUE(GlobMatch("h[a-b]llo", "hbllo"));
   EXPECT_TRUE(GlobMatch("h[b-a]llo", "hbllo"));  // reversed ranges work as in Redis
   EXPECT_FALSE(GlobMatch("h[a-b]llo", "hcllo"));

@@ -36,7 +36,53 @@ std::string CommandRegistry::UnknownCommandError(CmdArgList args) {
 
 std::string CommandRegistry::WrongArityError(std::string_view name) {
   return helio::StrCat("ERR wrong number of arguments for '", helio::AsciiStrToLower(name),
-                      "' command");
+                       "' command");
+}
+
+std::string CommandRegistry::WrongArityError(std::string_view container,
+                                             std::string_view subcommand) {
+  return helio::StrCat("ERR wrong number of arguments for '", helio::AsciiStrToLower(container),
+                       "|", helio::AsciiStrToLower(subcommand), "' command");
+}
+
+std::string CommandRegistry::UnknownSubcommandError(std::string_view container,
+                                                    std::string_view sub) {
+  return helio::StrCat("ERR unknown subcommand '", sub.substr(0, 128), "'. Try ",
+                       helio::AsciiStrToUpper(container), " HELP.");
+}
+
+const SubcommandSpec* CommandId::FindSubcommand(std::string_view sub) const {
+  for (const SubcommandSpec& spec : subcommands) {
+    if (helio::EqualsIgnoreCase(spec.name, sub)) return &spec;
+  }
+  return nullptr;
+}
+
+const CommandId* CommandRegistry::Validate(CmdArgList args, std::string* error) const {
+  const CommandId* cid = Find(args[0]);
+  if (cid == nullptr) {
+    *error = UnknownCommandError(args);
+    return nullptr;
+  }
+  if (!cid->subcommands.empty() && args.size() >= 2) {
+    const SubcommandSpec* sub = cid->FindSubcommand(args[1]);
+    if (sub == nullptr) {
+      *error = UnknownSubcommandError(cid->name, args[1]);
+      return nullptr;
+    }
+    bool arity_ok = sub->arity >= 0 ? args.size() == size_t(sub->arity)
+                                    : args.size() >= size_t(-sub->arity);
+    if (!arity_ok) {
+      *error = WrongArityError(cid->name, sub->name);
+      return nullptr;
+    }
+    return cid;
+  }
+  if (!cid->IsArityValid(args.size())) {
+    *error = WrongArityError(cid->name);
+    return nullptr;
+  }
+  return cid;
 }
 
 std::vector<std::string_view> CommandRegistry::FlagNames(uint32_t flags) {

@@ -51,6 +51,13 @@ enum AclCategory : uint32_t {
 // A command implementation. args[0] is the command name as the client sent it.
 using CommandHandler = std::function<void(CmdArgList args, ConnectionContext* cntx)>;
 
+// A subcommand of a container command (CLIENT LIST, OBJECT ENCODING): Redis checks its
+// existence and arity before running the container's handler.
+struct SubcommandSpec {
+  std::string name;  // upper case
+  int arity = 0;     // counts the container's name and the subcommand's
+};
+
 struct CommandId {
   std::string name;  // upper case
   // Redis arity: N means exactly N arguments (name included), -N means at least N.
@@ -71,6 +78,8 @@ struct CommandId {
   CommandHandler handler = nullptr;
   // Optional. Runs on the connection's fiber when the keys live on several shards.
   CommandHandler cross_shard_handler = nullptr;
+  // Non-empty for container commands; the handler sees only validated subcommands.
+  std::vector<SubcommandSpec> subcommands;
 
   bool takes_keys() const { return first_key > 0; }
   bool IsArityValid(size_t argc) const {
@@ -79,6 +88,8 @@ struct CommandId {
   // Positions of the keys in a call with `argc` arguments, in order.
   template <typename Fn>
   void ForEachKeyIndex(size_t argc, Fn&& fn) const;
+  // Case-insensitive; nullptr when this container has no such subcommand.
+  const SubcommandSpec* FindSubcommand(std::string_view name) const;
 };
 
 class CommandRegistry {
@@ -96,10 +107,17 @@ class CommandRegistry {
     for (const auto& [name, command] : commands_) fn(command);
   }
 
-  // Redis's errors: "ERR unknown command '<name>', with args beginning with: '<a>' ..."
-  // and "ERR wrong number of arguments for '<name>' command".
+  // Redis's errors: "ERR unknown command '<name>', with args beginning with: '<a>' ...",
+  // "ERR wrong number of arguments for '<name>' command" (name lower-cased; for a
+  // subcommand "container|sub") and "ERR unknown subcommand '<sub>'. Try <NAME> HELP.".
   static std::string UnknownCommandError(CmdArgList args);
   static std::string WrongArityError(std::string_view name);
+  static std::string WrongArityError(std::string_view container, std::string_view subcommand);
+  static std::string UnknownSubcommandError(std::string_view container, std::string_view sub);
+
+  // Checks a call's command name, subcommand and arity; returns the command, or nullptr
+  // with Redis's error text in *error.
+  const CommandId* Validate(CmdArgList args, std::string* error) const;
 
   // The flag and ACL category names, as COMMAND INFO lists them.
   static std::vector<std::string_view> FlagNames(uint32_t flags);

@@ -15,6 +15,7 @@ namespace damselfly::facade {
 
 class RespConnection;
 struct CommandId;
+struct SubcommandSpec;
 using DbIndex = uint16_t;
 
 class ConnectionContext {
@@ -32,7 +33,8 @@ class ConnectionContext {
   bool authenticated = false;
   bool close_after_reply = false;  // QUIT, protocol errors, CLIENT KILL of itself
   std::string name;                // CLIENT SETNAME
-  const CommandId* last_command = nullptr;  // for CLIENT LIST's cmd=
+  const CommandId* last_command = nullptr;        // for CLIENT LIST's cmd=
+  const SubcommandSpec* last_subcommand = nullptr;
 
  private:
   RespConnection* const owner_;

@@ -2,6 +2,8 @@
 
 #include <gflags/gflags.h>
 
+#include <algorithm>
+
 
 
 #include "helio/base/strings.h"
@@ -116,8 +118,8 @@ void CmdHello(CmdArgList args, ConnectionContext* cntx) {
   if (!cntx->authenticated) {
     return rb->SendError(
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
-        "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
-        "select the RESP protocol version at the same time");
+        "HELLO AUTH <user> <pass> option can be used to authenticate the client and select "
+        "the RESP protocol version at the same time");
   }
   if (has_name) {
     if (!IsValidClientName(name)) return rb->SendError(kBadClientNameErr);
@@ -157,6 +159,7 @@ std::string DescribeClient(RespConnection* conn) {
   int64_t now_ms = UnixTimeMs();
   std::string cmd = "NULL";
   if (cntx->last_command) cmd = helio::AsciiStrToLower(cntx->last_command->name);
+  if (cntx->last_subcommand) helio::StrAppend(&cmd, "|", helio::AsciiStrToLower(cntx->last_subcommand->name));
   size_t qbuf = conn->query_buffer_size();
   return helio::StrCat(
       "id=", cntx->id(), " addr=", conn->peer_address(), " laddr=", conn->local_address(),
@@ -235,55 +238,79 @@ void ClientKill(CmdArgList args, ConnectionContext* cntx) {
   rb->SendLong(killed);
 }
 
+// CLIENT LIST [TYPE normal|master|replica|pubsub] [ID client-id ...]
+void ClientList(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::vector<uint64_t> ids;
+  bool only_ids = false, none = false;
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (ArgIs(args[i], "TYPE") && i + 1 < args.size()) {
+      std::string_view type = args[++i];
+      if (ArgIs(type, "NORMAL")) continue;
+      if (ArgIs(type, "MASTER") || ArgIs(type, "REPLICA") || ArgIs(type, "SLAVE") ||
+          ArgIs(type, "PUBSUB")) {
+        none = true;  // every client here is a normal one
+        continue;
+      }
+      return rb->SendError(helio::StrCat("ERR Unknown client type '", type, "'"));
+    } else if (ArgIs(args[i], "ID") && i + 1 < args.size()) {
+      only_ids = true;
+      for (++i; i < args.size(); ++i) {
+        uint64_t id;
+        if (!helio::SimpleAtoi(args[i], &id) || id == 0) return rb->SendError("ERR Invalid client ID");
+        ids.push_back(id);
+      }
+    } else {
+      return rb->SendError(facade::kSyntaxErr);
+    }
+  }
+  std::vector<std::string> lines(shard_set->pool()->size());
+  if (!none) {
+    shard_set->pool()->AwaitOnAll([&](unsigned index, helio::io::Proactor*) {
+      for (RespConnection* conn : ServerState::tlocal()->connections) {
+        if (only_ids && std::find(ids.begin(), ids.end(), conn->context()->id()) == ids.end()) {
+          continue;
+        }
+        helio::StrAppend(&lines[index], DescribeClient(conn), "\n");
+      }
+    });
+  }
+  std::string all;
+  for (const std::string& part : lines) all += part;
+  rb->SendVerbatim(all);
+}
+
+// Subcommands and their arities are validated by the dispatcher (see Register).
 void CmdClient(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::string_view sub = args[1];
-  size_t argc = args.size();
-  if (ArgIs(sub, "ID") && argc == 2) return rb->SendLong(cntx->id());
-  if (ArgIs(sub, "GETNAME") && argc == 2) {
-    return cntx->name.empty() ? rb->SendNull() : rb->SendBulk(cntx->name);
-  }
-  if (ArgIs(sub, "SETNAME") && argc == 3) {
+  if (ArgIs(sub, "ID")) return rb->SendLong(cntx->id());
+  if (ArgIs(sub, "GETNAME")) return cntx->name.empty() ? rb->SendNull() : rb->SendBulk(cntx->name);
+  if (ArgIs(sub, "SETNAME")) {
     if (!IsValidClientName(args[2])) return rb->SendError(kBadClientNameErr);
     cntx->name = std::string(args[2]);
     return rb->SendOk();
   }
-  if (ArgIs(sub, "SETINFO") && argc == 4) return rb->SendOk();  // redis-py 5 and others send it
-  if (ArgIs(sub, "INFO") && argc == 2) {
-    return rb->SendVerbatim(DescribeClient(cntx->owner()) + "\n");
-  }
-  if (ArgIs(sub, "LIST")) {
-    std::vector<std::string> lines(shard_set->pool()->size());
-    shard_set->pool()->AwaitOnAll([&](unsigned index, helio::io::Proactor*) {
-      for (RespConnection* conn : ServerState::tlocal()->connections) {
-        helio::StrAppend(&lines[index], DescribeClient(conn), "\n");
-      }
-    });
-    std::string all;
-    for (const std::string& part : lines) all += part;
-    return rb->SendVerbatim(all);
-  }
-  if (ArgIs(sub, "KILL") && argc >= 3) return ClientKill(args, cntx);
-  if (ArgIs(sub, "HELP") && argc == 2) {
-    static constexpr std::string_view kHelp[] = {
-        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GETNAME", "    Return the name of the current connection.",
-        "ID", "    Return the ID of the current connection.",
-        "INFO", "    Return information about the current client connection.",
-        "KILL <ip:port>", "    Kill connection made from <ip:port>.",
-        "KILL <option> <value> [<option> <value> [...]]",
-        "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
-        "    SKIPME (YES|NO).",
-        "LIST", "    Return information about client connections.",
-        "SETNAME <name>", "    Assign the name <name> to the current connection.",
-        "HELP", "    Print this help.",
-    };
-    rb->StartArray(std::size(kHelp));
-    for (std::string_view line : kHelp) rb->SendSimpleString(line);
-    return;
-  }
-  rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
-                             "'. Try CLIENT HELP."));
+  if (ArgIs(sub, "SETINFO")) return rb->SendOk();  // redis-py 5 and others send it
+  if (ArgIs(sub, "INFO")) return rb->SendVerbatim(DescribeClient(cntx->owner()) + "\n");
+  if (ArgIs(sub, "LIST")) return ClientList(args, cntx);
+  if (ArgIs(sub, "KILL")) return ClientKill(args, cntx);
+  static constexpr std::string_view kHelp[] = {
+      "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GETNAME", "    Return the name of the current connection.",
+      "ID", "    Return the ID of the current connection.",
+      "INFO", "    Return information about the current client connection.",
+      "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+      "KILL <option> <value> [<option> <value> [...]]",
+      "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
+      "    SKIPME (YES|NO).",
+      "LIST [TYPE <type>] [ID <id> [<id> ...]]",
+      "    Return information about client connections.",
+      "SETNAME <name>", "    Assign the name <name> to the current connection.",
+      "HELP", "    Print this help.",
+  };
+  rb->StartArray(std::size(kHelp));
+  for (std::string_view line : kHelp) rb->SendSimpleString(line);
 }
 
 }  // namespace
@@ -309,8 +336,13 @@ void ConnectionFamily::Register(facade::CommandRegistry* registry) {
       "Authenticate to the server", "1.0.0", CmdAuth);
   add("SELECT", 2, kAnytime | kCmdFast, kAclFast, "Change the selected database for the current connection",
       "1.0.0", CmdSelect);
-  add("CLIENT", -2, kCmdNoScript | kAnytime, kAclSlow, "A container for client connection commands",
-      "2.4.0", CmdClient);
+  registry->Register(CommandId{
+      .name = "CLIENT", .arity = -2, .flags = kCmdNoScript | kAnytime,
+      .acl = kAclSlow | kAclConnection, .group = "connection",
+      .summary = "A container for client connection commands", .since = "2.4.0",
+      .handler = CmdClient,
+      .subcommands = {{"ID", 2}, {"GETNAME", 2}, {"SETNAME", 3}, {"SETINFO", 4}, {"INFO", 2},
+                      {"LIST", -2}, {"KILL", -3}, {"HELP", 2}}});
 }
 
 }  // namespace damselfly

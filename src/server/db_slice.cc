@@ -7,15 +7,14 @@ namespace damselfly {
 
 namespace {
 
-// Scan cursors: bits 0..39 a bucket index, bits 40..47 a fingerprint of the bucket
-// count it was made for (never 0, so that a non-final cursor is never 0).
+// The expire table (an unordered_map) is only sampled, never SCANned: a cursor into it
+// is a bucket index plus a fingerprint of the bucket count it was made for; after a
+// resize the walk restarts, which sampling can afford.
 constexpr uint64_t kBucketBits = 40;
 constexpr uint64_t kBucketMask = (uint64_t(1) << kBucketBits) - 1;
 
 uint64_t Fingerprint(size_t bucket_count) { return bucket_count % 251 + 1; }
 
-// The bucket where the walk described by `cursor` resumes in a table of bucket_count
-// buckets: the start when the table was resized since.
 size_t ResumeBucket(uint64_t cursor, size_t bucket_count) {
   if (cursor == 0 || (cursor >> kBucketBits) != Fingerprint(bucket_count)) return 0;
   return cursor & kBucketMask;
@@ -39,28 +38,28 @@ DbSlice::DbSlice(unsigned dbnum) {
   for (unsigned i = 0; i < dbnum; ++i) dbs_.push_back(std::make_unique<Db>());
 }
 
-bool DbSlice::ExpireIfNeeded(Db& db, MainTable::iterator it, int64_t now_ms) {
-  if (!it->second.has_expire) return false;
-  auto deadline = db.expire.find(std::string_view(it->first));
+bool DbSlice::ExpireIfNeeded(Db& db, Entry* entry, int64_t now_ms) {
+  if (!entry->value.has_expire) return false;
+  auto deadline = db.expire.find(std::string_view(entry->key));
   DCHECK(deadline != db.expire.end());
   if (deadline->second > now_ms) return false;
   db.expire.erase(deadline);
-  db.main.erase(it);
+  db.main.Erase(entry->key);
   ++stats_.expired_keys;
   return true;
 }
 
-void DbSlice::EraseEntry(Db& db, MainTable::iterator it) {
-  if (it->second.has_expire) db.expire.erase(std::string_view(it->first));
-  db.main.erase(it);
+void DbSlice::EraseEntry(Db& db, Entry* entry) {
+  if (entry->value.has_expire) db.expire.erase(std::string_view(entry->key));
+  db.main.Erase(entry->key);
 }
 
 PrimeValue* DbSlice::Find(DbIndex index, std::string_view key) {
   Db& d = db(index);
-  auto it = d.main.find(key);
-  if (it == d.main.end()) return nullptr;
-  if (it->second.has_expire && ExpireIfNeeded(d, it, UnixTimeMs())) return nullptr;
-  return &it->second;
+  Entry* entry = d.main.Find(key);
+  if (entry == nullptr) return nullptr;
+  if (entry->value.has_expire && ExpireIfNeeded(d, entry, UnixTimeMs())) return nullptr;
+  return &entry->value;
 }
 
 PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key) {
@@ -71,17 +70,17 @@ PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key) {
 
 std::pair<PrimeValue*, bool> DbSlice::FindOrInsert(DbIndex index, std::string_view key) {
   if (PrimeValue* value = Find(index, key)) return {value, false};
-  auto [it, inserted] = db(index).main.try_emplace(std::string(key));
+  auto [entry, inserted] = db(index).main.FindOrInsert(key);
   DCHECK(inserted);
-  return {&it->second, true};
+  return {&entry->value, true};
 }
 
 bool DbSlice::Erase(DbIndex index, std::string_view key) {
   Db& d = db(index);
-  auto it = d.main.find(key);
-  if (it == d.main.end()) return false;
-  if (it->second.has_expire && ExpireIfNeeded(d, it, UnixTimeMs())) return false;
-  EraseEntry(d, it);
+  Entry* entry = d.main.Find(key);
+  if (entry == nullptr) return false;
+  if (entry->value.has_expire && ExpireIfNeeded(d, entry, UnixTimeMs())) return false;
+  EraseEntry(d, entry);
   return true;
 }
 
@@ -93,15 +92,15 @@ int64_t DbSlice::GetExpire(DbIndex index, std::string_view key) const {
 
 void DbSlice::SetExpire(DbIndex index, std::string_view key, int64_t at_ms) {
   Db& d = db(index);
-  auto it = d.main.find(key);
-  DCHECK(it != d.main.end());
-  if (it == d.main.end()) return;
+  Entry* entry = d.main.Find(key);
+  DCHECK(entry != nullptr);
+  if (entry == nullptr) return;
   if (at_ms > 0) {
-    d.expire.insert_or_assign(std::string_view(it->first), at_ms);
-    it->second.has_expire = true;
-  } else if (it->second.has_expire) {
-    d.expire.erase(std::string_view(it->first));
-    it->second.has_expire = false;
+    d.expire.insert_or_assign(std::string_view(entry->key), at_ms);
+    entry->value.has_expire = true;
+  } else if (entry->value.has_expire) {
+    d.expire.erase(std::string_view(entry->key));
+    entry->value.has_expire = false;
   }
 }
 
@@ -111,55 +110,49 @@ size_t DbSlice::ExpireSize(DbIndex index) const { return db(index).expire.size()
 void DbSlice::FlushDb(DbIndex index) {
   Db& d = db(index);
   d.expire = ExpireTable();  // first: its keys point into main
-  d.main = MainTable();
+  d.main.Clear();
   d.expire_cursor = 0;
 }
 
 uint64_t DbSlice::Scan(DbIndex index, uint64_t cursor, size_t count,
                        absl::FunctionRef<void(std::string_view, const PrimeValue&)> cb) {
   Db& d = db(index);
-  const size_t buckets = d.main.bucket_count();
-  size_t bucket = ResumeBucket(cursor, buckets);
   const int64_t now_ms = UnixTimeMs();
   size_t emitted = 0;
-  for (; bucket < buckets && emitted < count; ++bucket) {
-    for (auto it = d.main.begin(bucket); it != d.main.end(bucket); ++it) {
-      if (it->second.has_expire && d.expire.at(it->first) <= now_ms) continue;
-      cb(it->first, it->second);
+  do {
+    cursor = d.main.ScanBucket(cursor, [&](Entry& entry) {
+      if (entry.value.has_expire && d.expire.at(entry.key) <= now_ms) return;
+      cb(entry.key, entry.value);
       ++emitted;
-    }
-  }
-  return MakeCursor(bucket, buckets);
+    });
+  } while (cursor != 0 && emitted < count);
+  return cursor;
 }
 
 void DbSlice::ForEach(DbIndex index,
                       absl::FunctionRef<void(std::string_view, const PrimeValue&)> cb) {
   Db& d = db(index);
   const int64_t now_ms = UnixTimeMs();
-  for (const auto& [key, value] : d.main) {
-    if (value.has_expire && d.expire.at(key) <= now_ms) continue;
-    cb(key, value);
-  }
+  d.main.ForEach([&](const Entry& entry) {
+    if (entry.value.has_expire && d.expire.at(entry.key) <= now_ms) return;
+    cb(entry.key, entry.value);
+  });
 }
 
 std::optional<std::string> DbSlice::RandomKey(DbIndex index, absl::BitGen* rng) {
   Db& d = db(index);
   const int64_t now_ms = UnixTimeMs();
   for (int attempt = 0; attempt < 100 && !d.main.empty(); ++attempt) {
-    size_t buckets = d.main.bucket_count();
+    // A random bucket, or the next non-empty one after it; then a random chain entry.
+    const size_t buckets = d.main.bucket_count();
     size_t bucket = absl::Uniform<size_t>(*rng, 0, buckets);
-    // Walk to a non-empty bucket; a sparse table falls back to the first entry.
-    for (size_t step = 0; d.main.bucket_size(bucket) == 0 && step < 1024; ++step) {
-      bucket = (bucket + 1) % buckets;
-    }
-    auto it = d.main.bucket_size(bucket) == 0 ? d.main.begin() : [&] {
-      size_t skip = absl::Uniform<size_t>(*rng, 0, d.main.bucket_size(bucket));
-      auto local = d.main.begin(bucket);
-      std::advance(local, skip);
-      return d.main.find(local->first);
-    }();
-    if (it->second.has_expire && ExpireIfNeeded(d, it, now_ms)) continue;
-    return it->first;
+    while (d.main.BucketHead(bucket) == nullptr) bucket = (bucket + 1) % buckets;
+    size_t chain = 0;
+    for (Entry* e = d.main.BucketHead(bucket); e; e = e->next) ++chain;
+    Entry* entry = d.main.BucketHead(bucket);
+    for (size_t skip = absl::Uniform<size_t>(*rng, 0, chain); skip > 0; --skip) entry = entry->next;
+    if (entry->value.has_expire && ExpireIfNeeded(d, entry, now_ms)) continue;
+    return entry->key;
   }
   return std::nullopt;
 }
@@ -183,9 +176,9 @@ std::pair<size_t, size_t> DbSlice::ActiveExpire(size_t samples) {
     }
     d.expire_cursor = MakeCursor(bucket, buckets);
     for (std::string_view key : expired) {
-      auto it = d.main.find(key);
-      DCHECK(it != d.main.end());
-      EraseEntry(d, it);
+      Entry* entry = d.main.Find(key);
+      DCHECK(entry != nullptr);
+      EraseEntry(d, entry);
     }
     checked += db_checked;
     deleted += expired.size();

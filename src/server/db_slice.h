@@ -5,9 +5,9 @@
 // nothing for it. Expiry is lazy (any lookup of an expired key deletes it) and active
 // (ActiveExpire samples the expire table incrementally).
 //
-// Until the dashtable issue lands the tables are node-based std::unordered_maps: node
-// addresses are stable, so the expire table keys are views of the main table's keys,
-// and a SCAN cursor can walk buckets (see Scan).
+// Until the dashtable issue lands the main table is a chained power-of-two table
+// (core::StringKeyTable): its entries never move, so the expire table's keys are views
+// of the main table's keys, and its reverse-binary SCAN cursor survives growth.
 //
 // Thread-safety: owned by its shard's thread; every call from that thread only.
 #pragma once
@@ -23,6 +23,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/hash/hash.h"
 #include "absl/random/random.h"
+#include "src/core/string_key_table.h"
 #include "src/server/prime_value.h"
 
 namespace damselfly {
@@ -64,9 +65,8 @@ class DbSlice {
 
   // Calls cb for the keys of some buckets starting at `cursor` (0 starts a scan), at
   // least `count` keys unless the table ends, and returns the cursor to continue with
-  // (0: done). Every key present for the whole scan is returned at least once: a cursor
-  // made before the table was resized restarts the walk (duplicates are allowed).
-  // Expired keys are skipped. cursor < 2^48.
+  // (0: done). Every key present for the whole scan is returned at least once, also when
+  // the table grows between calls. Expired keys are skipped. Cursors stay below 2^48.
   uint64_t Scan(DbIndex db, uint64_t cursor, size_t count,
                 absl::FunctionRef<void(std::string_view key, const PrimeValue& value)> cb);
 
@@ -93,7 +93,8 @@ class DbSlice {
     using is_transparent = void;
     bool operator()(std::string_view a, std::string_view b) const { return a == b; }
   };
-  using MainTable = std::unordered_map<std::string, PrimeValue, Hash, Eq>;
+  using MainTable = core::StringKeyTable<PrimeValue>;
+  using Entry = MainTable::Entry;
   using ExpireTable = std::unordered_map<std::string_view, int64_t, Hash, Eq>;
   struct Db {
     MainTable main;
@@ -104,9 +105,9 @@ class DbSlice {
   Db& db(DbIndex index) { return *dbs_[index]; }
   const Db& db(DbIndex index) const { return *dbs_[index]; }
   // Deletes an entry known to exist, with its deadline.
-  void EraseEntry(Db& db, MainTable::iterator it);
+  void EraseEntry(Db& db, Entry* entry);
   // True (and deletes the key) when the entry's deadline has passed.
-  bool ExpireIfNeeded(Db& db, MainTable::iterator it, int64_t now_ms);
+  bool ExpireIfNeeded(Db& db, Entry* entry, int64_t now_ms);
 
   std::vector<std::unique_ptr<Db>> dbs_;
   Stats stats_;

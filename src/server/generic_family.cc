@@ -126,9 +126,8 @@ void SetExpiry(CmdArgList args, ConnectionContext* cntx, bool seconds, bool abso
   }
   if (!absolute) {
     int64_t now = UnixTimeMs();
-    if ((deadline > 0 && deadline > INT64_MAX - now) || (deadline < 0 && deadline < INT64_MIN - now)) {
-      return rb->SendError(invalid);
-    }
+    // A negative value cannot overflow when added to a positive `now`.
+    if (deadline > INT64_MAX - now) return rb->SendError(invalid);
     deadline += now;
   }
 
@@ -151,10 +150,11 @@ void CmdPExpire(CmdArgList args, ConnectionContext* cntx) { SetExpiry(args, cntx
 void CmdExpireAt(CmdArgList args, ConnectionContext* cntx) { SetExpiry(args, cntx, true, true); }
 void CmdPExpireAt(CmdArgList args, ConnectionContext* cntx) { SetExpiry(args, cntx, false, true); }
 
+// OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ key, OBJECT HELP (validated by the dispatcher).
 void CmdObject(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::string_view sub = args[1];
-  if (ArgIs(sub, "HELP") && args.size() == 2) {
+  if (ArgIs(sub, "HELP")) {
     static constexpr std::string_view kHelp[] = {
         "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "ENCODING <key>",
@@ -175,12 +175,6 @@ void CmdObject(CmdArgList args, ConnectionContext* cntx) {
     rb->StartArray(std::size(kHelp));
     for (std::string_view line : kHelp) rb->SendSimpleString(line);
     return;
-  }
-  bool known = ArgIs(sub, "ENCODING") || ArgIs(sub, "REFCOUNT") || ArgIs(sub, "IDLETIME") ||
-               ArgIs(sub, "FREQ");
-  if (!known || args.size() != 3) {
-    return rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '",
-                                      sub, "'. Try OBJECT HELP."));
   }
   const PrimeValue* value = Slice().Find(cntx->db_index, args[2]);
   if (!value) return rb->SendNull();
@@ -404,7 +398,9 @@ void GenericFamily::Register(facade::CommandRegistry* registry) {
   add(CommandId{.name = "OBJECT", .arity = -2, .flags = kCmdReadOnly, .first_key = 2,
                 .last_key = 2, .key_step = 1, .acl = kAclKeyspace | kAclRead | kAclSlow,
                 .summary = "A container for object introspection commands", .since = "2.2.3",
-                .handler = CmdObject});
+                .handler = CmdObject,
+                .subcommands = {{"ENCODING", 3}, {"REFCOUNT", 3}, {"IDLETIME", 3}, {"FREQ", 3},
+                                {"HELP", 2}}});
   add(CommandId{.name = "RENAME", .arity = 3, .flags = kCmdWrite, .first_key = 1, .last_key = 2,
                 .key_step = 1, .acl = kAclKeyspace | kAclWrite | kAclSlow, .summary = "Rename a key",
                 .since = "1.0.0", .handler = CmdRename, .cross_shard_handler = CmdRenameAcross});

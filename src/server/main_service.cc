@@ -34,18 +34,14 @@ void Service::RegisterCommands() {
 }
 
 const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
-  facade::ReplyBuilder* rb = cntx->reply_builder();
-  const CommandId* cid = registry_.Find(args[0]);
+  std::string error;
+  const CommandId* cid = registry_.Validate(args, &error);
   if (cid == nullptr) {
-    rb->SendError(facade::CommandRegistry::UnknownCommandError(args));
-    return nullptr;
-  }
-  if (!cid->IsArityValid(args.size())) {
-    rb->SendError(facade::CommandRegistry::WrongArityError(cid->name));
+    cntx->reply_builder()->SendError(error);
     return nullptr;
   }
   if (!cntx->authenticated && !(cid->flags & facade::kCmdNoAuth)) {
-    rb->SendError(facade::kNoAuthErr);
+    cntx->reply_builder()->SendError(facade::kNoAuthErr);
     return nullptr;
   }
   return cid;
@@ -79,6 +75,8 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
       continue;
     }
     cntx->last_command = cid;
+    cntx->last_subcommand =
+        cid->subcommands.empty() || args.size() < 2 ? nullptr : cid->FindSubcommand(args[1]);
     Route route = RouteOf(cid, args);
     if (route.kind != Route::kShard) {
       if (route.kind == Route::kCrossShard && !cid->cross_shard_handler) {
@@ -92,8 +90,10 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
       run_cids.assign(1, cid);
       size_t end = i + 1;
       while (end < commands.size() && run_cids.size() < kMaxSquashedRun) {
+        // Keyed commands are never containers, so name and arity are the whole check.
         const CommandId* next = registry_.Find(commands[end][0]);
-        if (next == nullptr || !next->IsArityValid(commands[end].size()) ||
+        if (next == nullptr || !next->subcommands.empty() ||
+            !next->IsArityValid(commands[end].size()) ||
             (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth))) {
           break;
         }
@@ -105,6 +105,7 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
       size_t ran = RunOnShard(route.shard, commands.subspan(i, end - i), run_cids, cntx);
       stats.commands_processed += ran - 1;
       cntx->last_command = run_cids[ran - 1];
+      cntx->last_subcommand = nullptr;
       i += ran;
     }
     if (cntx->reply_builder()->output_size() > facade::RespConnection::kFlushThresholdBytes) {

@@ -374,8 +374,8 @@ void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
     registry.ForEach([&](const CommandId& cid) { SendCommandInfo(cid, rb); });
     return;
   }
-  std::string_view sub = args[1];
-  if (ArgIs(sub, "COUNT") && args.size() == 2) return rb->SendLong(registry.size());
+  std::string_view sub = args[1];  // validated by the dispatcher (see Register)
+  if (ArgIs(sub, "COUNT")) return rb->SendLong(registry.size());
   if (ArgIs(sub, "INFO")) {
     if (args.size() == 2) {
       rb->StartArray(registry.size());
@@ -402,12 +402,13 @@ void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
     for (const CommandId* cid : chosen) SendCommandDocs(*cid, rb);
     return;
   }
-  if (ArgIs(sub, "LIST") && args.size() == 2) {
+  if (ArgIs(sub, "LIST")) {
+    if (args.size() > 2) return rb->SendError(facade::kSyntaxErr);  // FILTERBY: not yet
     rb->StartArray(registry.size());
     registry.ForEach([&](const CommandId& cid) { rb->SendBulk(helio::AsciiStrToLower(cid.name)); });
     return;
   }
-  if (ArgIs(sub, "GETKEYS") && args.size() >= 3) {
+  if (ArgIs(sub, "GETKEYS")) {
     CmdArgList call = args.subspan(2);
     const CommandId* cid = registry.Find(call[0]);
     if (!cid) return rb->SendError("ERR Invalid command specified");
@@ -419,23 +420,18 @@ void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
     if (keys.empty()) return rb->SendError("ERR The command has no key arguments");
     return rb->SendBulkArray(keys);
   }
-  if (ArgIs(sub, "HELP") && args.size() == 2) {
-    static constexpr std::string_view kHelp[] = {
-        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "(no subcommand)", "    Return details about all Redis commands.",
-        "COUNT", "    Return the total number of commands in this Redis server.",
-        "LIST", "    Return a list of all commands in this Redis server.",
-        "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
-        "DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
-        "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
-        "HELP", "    Print this help.",
-    };
-    rb->StartArray(std::size(kHelp));
-    for (std::string_view line : kHelp) rb->SendSimpleString(line);
-    return;
-  }
-  rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
-                             "'. Try COMMAND HELP."));
+  static constexpr std::string_view kHelp[] = {
+      "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "(no subcommand)", "    Return details about all Redis commands.",
+      "COUNT", "    Return the total number of commands in this Redis server.",
+      "LIST", "    Return a list of all commands in this Redis server.",
+      "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+      "DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+      "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+      "HELP", "    Print this help.",
+  };
+  rb->StartArray(std::size(kHelp));
+  for (std::string_view line : kHelp) rb->SendSimpleString(line);
 }
 
 }  // namespace
@@ -464,8 +460,12 @@ void ServerFamily::Register(Service* service, facade::CommandRegistry* registry)
   add("SHUTDOWN", -1, kCmdAdmin | kCmdNoScript | kAnytime | kCmdNoMulti | kCmdAllowBusy,
       kAclAdmin | kAclSlow | kAclDangerous, "Synchronously save the dataset to disk and then shut down the server",
       "1.0.0", with_service(CmdShutdown));
-  add("COMMAND", -1, kAnytime, kAclSlow | kAclConnection, "Get array of Redis command details",
-      "2.8.13", with_service(CmdCommand));
+  registry->Register(CommandId{
+      .name = "COMMAND", .arity = -1, .flags = kAnytime, .acl = kAclSlow | kAclConnection,
+      .group = "server", .summary = "Get array of Redis command details", .since = "2.8.13",
+      .handler = with_service(CmdCommand),
+      .subcommands = {{"COUNT", 2}, {"INFO", -2}, {"DOCS", -2}, {"LIST", -2}, {"GETKEYS", -3},
+                      {"HELP", 2}}});
 }
 
 }  // namespace damselfly

@@ -1,0 +1,123 @@
+#include "src/server/db_slice.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "helio/base/strings.h"
+
+namespace damselfly {
+namespace {
+
+void Put(DbSlice* slice, std::string_view key, std::string_view value = "v") {
+  slice->FindOrInsert(0, key).first->str = std::string(value);
+}
+
+TEST(DbSliceTest, FindInsertErase) {
+  DbSlice slice(2);
+  EXPECT_EQ(slice.Find(0, "a"), nullptr);
+  auto [value, inserted] = slice.FindOrInsert(0, "a");
+  EXPECT_TRUE(inserted);
+  value->str = "1";
+  EXPECT_EQ(slice.Find(0, "a")->str, "1");
+  EXPECT_EQ(slice.Find(1, "a"), nullptr);  // databases are separate
+  EXPECT_FALSE(slice.FindOrInsert(0, "a").second);
+  EXPECT_EQ(slice.DbSize(0), 1u);
+  EXPECT_TRUE(slice.Erase(0, "a"));
+  EXPECT_FALSE(slice.Erase(0, "a"));
+  EXPECT_EQ(slice.DbSize(0), 0u);
+}
+
+TEST(DbSliceTest, LazyExpiryDeletesOnAccess) {
+  DbSlice slice(1);
+  Put(&slice, "gone");
+  Put(&slice, "kept");
+  slice.SetExpire(0, "gone", UnixTimeMs() - 1);
+  slice.SetExpire(0, "kept", UnixTimeMs() + 60000);
+  EXPECT_EQ(slice.ExpireSize(0), 2u);
+  EXPECT_EQ(slice.Find(0, "gone"), nullptr);
+  EXPECT_NE(slice.Find(0, "kept"), nullptr);
+  EXPECT_EQ(slice.DbSize(0), 1u);
+  EXPECT_EQ(slice.ExpireSize(0), 1u);
+  EXPECT_EQ(slice.stats().expired_keys, 1u);
+  slice.SetExpire(0, "kept", 0);  // PERSIST
+  EXPECT_EQ(slice.ExpireSize(0), 0u);
+  EXPECT_EQ(slice.GetExpire(0, "kept"), 0);
+}
+
+// Active expiry reaches every expired key within a bounded number of rounds without any
+// access, and leaves keys without a TTL or with a future one alone.
+TEST(DbSliceTest, ActiveExpiryWalksTheWholeTable) {
+  DbSlice slice(1);
+  for (int i = 0; i < 5000; ++i) {
+    std::string key = helio::StrCat("k", i);
+    Put(&slice, key);
+    if (i % 2 == 0) slice.SetExpire(0, key, UnixTimeMs() - 1);
+    if (i % 10 == 1) slice.SetExpire(0, key, UnixTimeMs() + 60000);
+  }
+  size_t rounds = 0;
+  while (slice.ExpireSize(0) > 500 && rounds < 10000) {
+    slice.ActiveExpire(20);
+    ++rounds;
+  }
+  EXPECT_EQ(slice.DbSize(0), 2500u);
+  EXPECT_EQ(slice.ExpireSize(0), 500u);
+  EXPECT_EQ(slice.stats().expired_keys, 2500u);
+}
+
+// SCAN returns every key present for the whole scan at least once, and finishes, even
+// when the table doubles between calls: inserting 8 keys per call of COUNT 10 takes it
+// from 1,000 keys past 2,048, i.e. from 1,024 buckets through two doublings.
+TEST(DbSliceTest, ScanSurvivesGrowthBetweenCalls) {
+  DbSlice slice(1);
+  std::set<std::string> original;
+  for (int i = 0; i < 1000; ++i) {
+    original.insert(helio::StrCat("orig:", i));
+    Put(&slice, helio::StrCat("orig:", i));
+  }
+  std::set<std::string> seen;
+  uint64_t cursor = 0;
+  int calls = 0, added = 0;
+  do {
+    cursor = slice.Scan(0, cursor, 10, [&](std::string_view key, const PrimeValue&) {
+      seen.emplace(key);
+    });
+    for (int i = 0; i < 8; ++i) Put(&slice, helio::StrCat("new:", added++));
+    ++calls;
+  } while (cursor != 0 && calls < 100000);
+  EXPECT_EQ(cursor, 0u);
+  EXPECT_GT(1000 + added, 2048);  // both doublings happened mid-scan
+  for (const std::string& key : original) EXPECT_TRUE(seen.count(key)) << key;
+}
+
+TEST(DbSliceTest, ScanSkipsExpiredAndFlushClears) {
+  DbSlice slice(1);
+  Put(&slice, "live");
+  Put(&slice, "dead");
+  slice.SetExpire(0, "dead", UnixTimeMs() - 1);
+  std::set<std::string> seen;
+  uint64_t cursor = 0;
+  do {
+    cursor = slice.Scan(0, cursor, 100, [&](std::string_view key, const PrimeValue&) { seen.emplace(key); });
+  } while (cursor != 0);
+  EXPECT_EQ(seen, std::set<std::string>{"live"});
+  slice.FlushDb(0);
+  EXPECT_EQ(slice.DbSize(0), 0u);
+  EXPECT_EQ(slice.ExpireSize(0), 0u);
+}
+
+TEST(DbSliceTest, RandomKeyFindsKeysAndSkipsExpired) {
+  DbSlice slice(1);
+  absl::BitGen rng;
+  EXPECT_FALSE(slice.RandomKey(0, &rng).has_value());
+  Put(&slice, "only");
+  EXPECT_EQ(slice.RandomKey(0, &rng), "only");
+  for (int i = 0; i < 100; ++i) Put(&slice, helio::StrCat("x", i));
+  std::set<std::string> picked;
+  for (int i = 0; i < 2000; ++i) picked.insert(*slice.RandomKey(0, &rng));
+  EXPECT_GT(picked.size(), 50u);  // spread over the keys, not stuck on a few
+}
+
+}  // namespace
+}  // namespace damselfly

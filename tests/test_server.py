@@ -1,0 +1,245 @@
+"""Server commands: COMMAND, INFO, DBSIZE, FLUSHDB, FLUSHALL, TIME, SHUTDOWN."""
+
+import re
+import signal
+import subprocess
+import time
+
+from helpers import err, info_fields, parse_info, wait_for
+
+
+# ---------------------------------------------------------------------------- COMMAND
+
+
+def test_command_count(server):
+    c = server.raw()
+    count = c("COMMAND", "COUNT")
+    assert isinstance(count, int) and count > 0
+    assert c("COMMAND", "COUNT", "x") == err(
+        "ERR wrong number of arguments for 'command|count' command")
+    everything = c("COMMAND")
+    assert isinstance(everything, list) and len(everything) == count
+    names = {entry[0] for entry in everything}
+    for name in (b"get", b"set", b"ping", b"info", b"command", b"client"):
+        assert name in names
+
+
+def test_command_info_shape(server):
+    c = server.raw()
+    reply = c("COMMAND", "INFO", "get", "set", "nosuchcommand")
+    assert isinstance(reply, list) and len(reply) == 3
+    get, set_, missing = reply
+    assert missing is None
+    # name, arity, flags, first key, last key, step (Redis 7 adds acl categories, tips,
+    # key specs and subcommands after these).
+    assert get[:2] == [b"get", 2]
+    assert get[3:6] == [1, 1, 1]
+    assert isinstance(get[2], list) and "readonly" in get[2]
+    assert set_[:2] == [b"set", -3]
+    assert set_[3:6] == [1, 1, 1]
+    assert "write" in set_[2]
+    assert len(get) >= 6 and len(set_) >= 6
+
+
+def test_command_docs_shape(server):
+    c = server.raw()
+    reply = c("COMMAND", "DOCS", "get")
+    # RESP2: a flat array [name, doc-map-as-flat-array].
+    assert isinstance(reply, list) and len(reply) == 2 and reply[0] == b"get"
+    doc = dict(zip(reply[1][0::2], reply[1][1::2]))
+    for field in (b"summary", b"since", b"group"):
+        assert field in doc
+    assert doc[b"group"] == b"string"
+    assert isinstance(c("HELLO", "3"), dict)
+    reply3 = c("COMMAND", "DOCS", "get")
+    assert isinstance(reply3, dict) and set(reply3) == {b"get"}
+    assert b"summary" in reply3[b"get"]
+
+
+# ------------------------------------------------------------------------------- INFO
+
+
+def test_info_default_sections(server):
+    c = server.raw()
+    reply = c("INFO")
+    assert isinstance(reply, bytes)
+    assert b"\r\n" in reply and not reply.startswith(b"\r\n")
+    sections = parse_info(reply)
+    for name in ("server", "clients", "memory", "stats", "keyspace"):
+        assert name in sections, f"INFO lacks section {name}: {list(sections)}"
+
+
+def test_info_server(server):
+    c = server.raw()
+    reply = c("INFO", "server")
+    assert reply.startswith(b"# Server\r\n")
+    f = parse_info(reply)["server"]
+    assert re.fullmatch(r"\d+\.\d+\.\d+", f["redis_version"]), f["redis_version"]
+    assert f["tcp_port"] == str(server.port)
+    assert "uptime_in_seconds" in f
+    # Only the requested section.
+    assert set(parse_info(reply)) == {"server"}
+
+
+def test_info_section_names_case_insensitive(server):
+    c = server.raw()
+    assert c("INFO", "SERVER").startswith(b"# Server\r\n")
+
+
+def test_info_clients_counts_connections(server):
+    first = server.raw()
+    others = [server.raw() for _ in range(2)]
+    for o in others:
+        assert o("PING") == "PONG"
+    f = info_fields(first, "clients")
+    assert "connected_clients" in f
+    wait_for(lambda: info_fields(first, "clients")["connected_clients"] == "3",
+             what="connected_clients == 3")
+    others[0].close()
+    wait_for(lambda: info_fields(first, "clients")["connected_clients"] == "2",
+             what="connected_clients == 2 after a disconnect")
+
+
+def test_info_memory(server):
+    c = server.raw()
+    f = info_fields(c, "memory")
+    assert int(f["used_memory"]) > 0
+    assert "used_memory_human" in f
+
+
+def test_info_stats_keyspace_hits_and_misses(server):
+    c = server.raw()
+    f = info_fields(c, "stats")
+    for field in ("expired_keys", "keyspace_hits", "keyspace_misses", "total_commands_processed",
+                  "total_connections_received", "evicted_keys"):
+        assert field in f, field
+    hits, misses = int(f["keyspace_hits"]), int(f["keyspace_misses"])
+    c("SET", "present", "v")
+    c("GET", "present")
+    c("GET", "present")
+    c("GET", "absent")
+    f = info_fields(c, "stats")
+    assert int(f["keyspace_hits"]) - hits == 2
+    assert int(f["keyspace_misses"]) - misses == 1
+
+
+def test_info_keyspace(server):
+    c = server.raw()
+    assert c("INFO", "keyspace") == b"# Keyspace\r\n"
+    c("SET", "a", "1")
+    c("SET", "b", "2", "EX", "100")
+    c("SELECT", "3")
+    c("SET", "c", "3")
+    f = info_fields(c, "keyspace")
+    m = re.fullmatch(r"keys=(\d+),expires=(\d+),avg_ttl=(\d+)", f["db0"])
+    assert m, f["db0"]
+    assert m.group(1, 2) == ("2", "1")
+    assert re.fullmatch(r"keys=1,expires=0,avg_ttl=\d+", f["db3"]), f["db3"]
+    assert set(f) == {"db0", "db3"}
+
+
+# ------------------------------------------------------------ DBSIZE / FLUSHDB / FLUSHALL
+
+
+def test_dbsize(server):
+    c = server.raw()
+    assert c("DBSIZE") == 0
+    for i in range(25):
+        c("SET", f"key:{i}", i)
+    assert c("DBSIZE") == 25
+    c("DEL", "key:0")
+    assert c("DBSIZE") == 24
+    assert c("DBSIZE", "x") == err("ERR wrong number of arguments for 'dbsize' command")
+
+
+def test_flushdb_only_current_db(server):
+    c = server.raw()
+    c("SET", "k", "db0")
+    c("SELECT", "1")
+    c("SET", "k", "db1")
+    assert c("FLUSHDB") == "OK"
+    assert c("DBSIZE") == 0
+    c("SELECT", "0")
+    assert c("GET", "k") == b"db0"
+    assert c("FLUSHDB", "SYNC") == "OK"
+    assert c("DBSIZE") == 0
+    assert c("FLUSHDB", "ASYNC") == "OK"
+    assert c("FLUSHDB", "foo") == err("ERR syntax error")
+
+
+def test_flushall_all_dbs(server):
+    c = server.raw()
+    for db in (0, 1, 7):
+        c("SELECT", db)
+        c("SET", "k", db)
+    assert c("FLUSHALL") == "OK"
+    for db in (0, 1, 7):
+        c("SELECT", db)
+        assert c("DBSIZE") == 0
+    c("SET", "x", "1")
+    assert c("FLUSHALL", "ASYNC") == "OK"
+    assert c("DBSIZE") == 0
+    assert c("FLUSHALL", "SYNC") == "OK"
+    assert c("FLUSHALL", "foo") == err("ERR syntax error")
+
+
+# ------------------------------------------------------------------------------- TIME
+
+
+def test_time(server):
+    c = server.raw()
+    before = time.time()
+    reply = c("TIME")
+    after = time.time()
+    assert isinstance(reply, list) and len(reply) == 2
+    secs, usecs = reply
+    assert secs.isdigit() and usecs.isdigit()
+    assert 0 <= int(usecs) < 1_000_000
+    t = int(secs) + int(usecs) / 1e6
+    assert before - 2 <= t <= after + 2
+    assert c("TIME", "x") == err("ERR wrong number of arguments for 'time' command")
+
+
+# --------------------------------------------------------------------------- SHUTDOWN
+
+
+def _assert_exits_after(srv, *shutdown_args):
+    srv.expect_exit = True
+    c = srv.raw()
+    c.send("SHUTDOWN", *shutdown_args)
+    # A successful SHUTDOWN sends no reply: the connection just closes.
+    assert c.read_until_closed(timeout=10) == b""
+    try:
+        code = srv.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("server still running 10 s after SHUTDOWN")
+    assert code == 0
+
+
+def test_shutdown(server_factory):
+    srv = server_factory()
+    srv.raw()("SET", "k", "v")
+    _assert_exits_after(srv)
+
+
+def test_shutdown_nosave(server_factory):
+    srv = server_factory()
+    _assert_exits_after(srv, "NOSAVE")
+
+
+def test_sigterm_graceful_exit(server_factory):
+    srv = server_factory()
+    srv.expect_exit = True
+    srv.raw()("SET", "k", "v")
+    srv.proc.send_signal(signal.SIGTERM)
+    try:
+        code = srv.proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("server still running 5 s after SIGTERM")
+    assert code == 0, f"exit code after SIGTERM: {code}"
+
+
+def test_shutdown_syntax_error_keeps_running(server):
+    c = server.raw()
+    assert c("SHUTDOWN", "FOO") == err("ERR syntax error")
+    assert c("PING") == "PONG"
