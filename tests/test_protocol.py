@@ -397,3 +397,35 @@ def test_resp3_protocol_switch_is_per_connection(server):
     a("HELLO", "3")
     assert a.raw_call("GET", "missing") == b"_\r\n"
     assert b.raw_call("GET", "missing") == b"$-1\r\n"
+
+
+# ------------------------------------------------------------------- memory under abuse
+
+
+def _rss_bytes(conn):
+    pid = int(info_fields(conn, "server")["process_id"])
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_declared_huge_arguments_do_not_reserve_memory(server):
+    """Clients that announce ~512 MiB arguments and then send nothing must not make the
+    server hold that memory: it grows buffers only as bytes actually arrive."""
+    probe = server.raw()
+    before = _rss_bytes(probe)
+    socks = []
+    try:
+        for _ in range(16):
+            s = socket.create_connection((server.host, server.port))
+            s.sendall(b"*2\r\n$3\r\nSET\r\n$536870000\r\n" + b"x" * 1000)
+            socks.append(s)
+        time.sleep(0.3)
+        assert probe("PING") == "PONG"
+        grown = _rss_bytes(probe) - before
+        assert grown < 64 << 20, f"RSS grew by {grown >> 20} MiB"
+    finally:
+        for s in socks:
+            s.close()

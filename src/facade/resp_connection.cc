@@ -4,6 +4,7 @@
 #include <glog/logging.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -64,8 +65,12 @@ void RespConnection::HandleRequests() {
   service_->OnConnectionOpen(&context_);
 
   while (!killed_) {
-    size_t needed = parser_.bytes_needed();
-    EnsureSpace(needed > end_ - start_ ? needed - (end_ - start_) : kMinReadBytes);
+    // Room for the rest of a big argument, but at most as much again as has arrived: a
+    // client must send the bytes it declares before we hold memory for them, and
+    // doubling keeps the total copying linear.
+    size_t used = end_ - start_, needed = parser_.bytes_needed();
+    size_t missing = needed > used ? needed - used : 0;
+    EnsureSpace(std::max(kMinReadBytes, std::min(missing, used)));
     auto received = socket()->Recv({reinterpret_cast<uint8_t*>(&buffer_[end_]), capacity_ - end_});
     if (!received.ok() || *received == 0) break;
     end_ += *received;
@@ -158,7 +163,7 @@ void RespConnection::EnsureSpace(size_t min_free) {
   }
   size_t capacity = std::max(kInitialBufferBytes, capacity_ * 2);
   while (capacity - used < min_free) capacity *= 2;
-  auto bigger = std::make_unique<char[]>(capacity);
+  auto bigger = std::make_unique_for_overwrite<char[]>(capacity);
   if (used) memcpy(&bigger[0], &buffer_[start_], used);
   buffer_ = std::move(bigger);
   capacity_ = capacity;
@@ -172,7 +177,7 @@ void RespConnection::CompactBuffer() {
     start_ = end_ = 0;
     // A big request grew the buffer: give the memory back once it is processed.
     if (capacity_ > 4 * kInitialBufferBytes) {
-      buffer_ = std::make_unique<char[]>(kInitialBufferBytes);
+      buffer_ = std::make_unique_for_overwrite<char[]>(kInitialBufferBytes);
       capacity_ = kInitialBufferBytes;
     }
   }

@@ -86,26 +86,38 @@ struct Totals {
 };
 
 Totals Gather() {
-  Totals totals;
-  totals.keyspace.assign(FLAGS_dbnum, {0, 0});
-  std::mutex mu;  // INFO only: not on the data path
-  shard_set->pool()->AwaitOnAll([&](unsigned, helio::io::Proactor*) {
+  // Each thread fills its own slot: no lock, no shared counters.
+  std::vector<Totals> per_thread(shard_set->pool()->size());
+  shard_set->pool()->AwaitOnAll([&](unsigned index, helio::io::Proactor*) {
+    Totals& mine = per_thread[index];
     ServerState* state = ServerState::tlocal();
+    mine.connected_clients = state->connections.size();
+    mine.connections_received = state->stats.connections_received;
+    mine.commands_processed = state->stats.commands_processed;
     EngineShard* shard = EngineShard::tlocal();
-    std::lock_guard guard(mu);
-    totals.connected_clients += state->connections.size();
-    totals.connections_received += state->stats.connections_received;
-    totals.commands_processed += state->stats.commands_processed;
     if (!shard) return;
     const DbSlice& slice = shard->db_slice();
-    totals.hits += slice.stats().keyspace_hits;
-    totals.misses += slice.stats().keyspace_misses;
-    totals.expired += slice.stats().expired_keys;
+    mine.hits = slice.stats().keyspace_hits;
+    mine.misses = slice.stats().keyspace_misses;
+    mine.expired = slice.stats().expired_keys;
     for (DbIndex db = 0; db < slice.dbnum(); ++db) {
-      totals.keyspace[db].first += slice.DbSize(db);
-      totals.keyspace[db].second += slice.ExpireSize(db);
+      mine.keyspace.emplace_back(slice.DbSize(db), slice.ExpireSize(db));
     }
   });
+  Totals totals;
+  totals.keyspace.assign(FLAGS_dbnum, {0, 0});
+  for (const Totals& t : per_thread) {
+    totals.connected_clients += t.connected_clients;
+    totals.connections_received += t.connections_received;
+    totals.commands_processed += t.commands_processed;
+    totals.hits += t.hits;
+    totals.misses += t.misses;
+    totals.expired += t.expired;
+    for (size_t db = 0; db < t.keyspace.size(); ++db) {
+      totals.keyspace[db].first += t.keyspace[db].first;
+      totals.keyspace[db].second += t.keyspace[db].second;
+    }
+  }
   return totals;
 }
 
