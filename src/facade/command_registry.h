@@ -54,8 +54,9 @@ using CommandHandler = std::function<void(CmdArgList args, ConnectionContext* cn
 // A subcommand of a container command (CLIENT LIST, OBJECT ENCODING): Redis checks its
 // existence and arity before running the container's handler.
 struct SubcommandSpec {
-  std::string name;  // upper case
-  int arity = 0;     // counts the container's name and the subcommand's
+  std::string name;    // upper case
+  int arity = 0;       // counts the container's name and the subcommand's
+  std::string syntax;  // the arguments after the subcommand, see command_docs.h
 };
 
 struct CommandId {
@@ -72,6 +73,7 @@ struct CommandId {
   std::string group;    // COMMAND DOCS group: "string", "generic", "connection", "server"
   std::string summary;  // COMMAND DOCS summary
   std::string since;    // first Redis version with the command
+  std::string syntax;   // the arguments, in Redis docs' notation (see command_docs.h)
 
   // Runs on the thread of the shard that owns all the command's keys (or, for commands
   // without keys, on the connection's fiber). Must not suspend when it has keys.

@@ -317,32 +317,39 @@ void CmdClient(CmdArgList args, ConnectionContext* cntx) {
 
 void ConnectionFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  auto add = [&](const char* name, int arity, uint32_t flags, uint32_t acl, const char* summary,
-                 const char* since, CommandHandler handler) {
+  auto add = [&](const char* name, const char* syntax, int arity, uint32_t flags, uint32_t acl,
+                 const char* summary, const char* since, CommandHandler handler) {
     registry->Register(CommandId{.name = name, .arity = arity, .flags = flags,
                                  .acl = acl | kAclConnection, .group = "connection",
-                                 .summary = summary, .since = since, .handler = std::move(handler)});
+                                 .summary = summary, .since = since, .syntax = syntax,
+                                 .handler = std::move(handler)});
   };
   constexpr uint32_t kAnytime = kCmdLoading | kCmdStale;
-  add("PING", -1, kCmdFast, kAclFast, "Ping the server", "1.0.0", CmdPing);
-  add("ECHO", 2, kCmdFast, kAclFast, "Echo the given string", "1.0.0", CmdEcho);
-  add("QUIT", -1, kCmdAllowBusy | kCmdNoAuth | kAnytime | kCmdFast, kAclFast,
+  add("PING", "[message]", -1, kCmdFast, kAclFast, "Ping the server", "1.0.0", CmdPing);
+  add("ECHO", "message", 2, kCmdFast, kAclFast, "Echo the given string", "1.0.0", CmdEcho);
+  add("QUIT", "", -1, kCmdAllowBusy | kCmdNoAuth | kAnytime | kCmdFast, kAclFast,
       "Close the connection", "1.0.0", CmdQuit);
-  add("RESET", 1, kCmdNoScript | kAnytime | kCmdFast | kCmdNoAuth | kCmdAllowBusy, kAclFast,
+  add("RESET", "", 1, kCmdNoScript | kAnytime | kCmdFast | kCmdNoAuth | kCmdAllowBusy, kAclFast,
       "Reset the connection", "6.2.0", CmdReset);
-  add("HELLO", -1, kCmdNoScript | kAnytime | kCmdFast | kCmdNoAuth | kCmdAllowBusy, kAclFast,
+  add("HELLO", "[protover [AUTH username password] [SETNAME clientname]]", -1, kCmdNoScript | kAnytime | kCmdFast | kCmdNoAuth | kCmdAllowBusy, kAclFast,
       "Handshake with Redis", "6.0.0", CmdHello);
-  add("AUTH", -2, kCmdNoScript | kAnytime | kCmdFast | kCmdNoAuth | kCmdAllowBusy, kAclFast,
+  add("AUTH", "[username] password", -2, kCmdNoScript | kAnytime | kCmdFast | kCmdNoAuth | kCmdAllowBusy, kAclFast,
       "Authenticate to the server", "1.0.0", CmdAuth);
-  add("SELECT", 2, kAnytime | kCmdFast, kAclFast, "Change the selected database for the current connection",
+  add("SELECT", "index", 2, kAnytime | kCmdFast, kAclFast, "Change the selected database for the current connection",
       "1.0.0", CmdSelect);
   registry->Register(CommandId{
       .name = "CLIENT", .arity = -2, .flags = kCmdNoScript | kAnytime,
       .acl = kAclSlow | kAclConnection, .group = "connection",
       .summary = "A container for client connection commands", .since = "2.4.0",
       .handler = CmdClient,
-      .subcommands = {{"ID", 2}, {"GETNAME", 2}, {"SETNAME", 3}, {"SETINFO", 4}, {"INFO", 2},
-                      {"LIST", -2}, {"KILL", -3}, {"HELP", 2}}});
+      .subcommands = {{"ID", 2, ""},
+                      {"GETNAME", 2, ""},
+                      {"SETNAME", 3, "connection-name"},
+                      {"SETINFO", 4, "LIB-NAME libname | LIB-VER libver"},
+                      {"INFO", 2, ""},
+                      {"LIST", -2, "[TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id [client-id ...]]"},
+                      {"KILL", -3, "[ID client-id] [ADDR ip:port] [LADDR ip:port] [SKIPME YES | NO]"},
+                      {"HELP", 2, ""}}});
 }
 
 }  // namespace damselfly

@@ -350,76 +350,79 @@ void GenericFamily::Register(facade::CommandRegistry* registry) {
     command.group = "generic";
     registry->Register(std::move(command));
   };
-  auto keyed = [&](const char* name, int arity, uint32_t flags, uint32_t acl, const char* summary,
-                   const char* since, CommandHandler handler) {
+  auto keyed = [&](const char* name, const char* syntax, int arity, uint32_t flags, uint32_t acl,
+                   const char* summary, const char* since, CommandHandler handler) {
     add(CommandId{.name = name, .arity = arity, .flags = flags, .first_key = 1, .last_key = 1,
                   .key_step = 1, .acl = acl | kAclKeyspace, .summary = summary, .since = since,
-                  .handler = std::move(handler)});
+                  .syntax = syntax, .handler = std::move(handler)});
   };
-  auto multi = [&](const char* name, uint32_t flags, uint32_t acl, const char* summary,
-                   const char* since, CommandHandler here, CommandHandler across) {
+  auto multi = [&](const char* name, const char* syntax, uint32_t flags, uint32_t acl,
+                   const char* summary, const char* since, CommandHandler here,
+                   CommandHandler across) {
     add(CommandId{.name = name, .arity = -2, .flags = flags, .first_key = 1, .last_key = -1,
                   .key_step = 1, .acl = acl | kAclKeyspace, .summary = summary, .since = since,
-                  .handler = std::move(here), .cross_shard_handler = std::move(across)});
+                  .syntax = syntax, .handler = std::move(here),
+                  .cross_shard_handler = std::move(across)});
   };
-  multi("DEL", kCmdWrite, kAclWrite | kAclSlow, "Delete a key", "1.0.0", CountHere<DeleteKeys>,
+  multi("DEL", "key [key ...]", kCmdWrite, kAclWrite | kAclSlow, "Delete a key", "1.0.0", CountHere<DeleteKeys>,
         CountAcrossShards<DeleteKeys>);
-  multi("UNLINK", kCmdWrite | kCmdFast, kAclWrite | kAclFast,
+  multi("UNLINK", "key [key ...]", kCmdWrite | kCmdFast, kAclWrite | kAclFast,
         "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non "
         "blocking.",
         "4.0.0", CountHere<DeleteKeys>, CountAcrossShards<DeleteKeys>);
-  multi("EXISTS", kCmdReadOnly | kCmdFast, kAclRead | kAclFast, "Determine if a key exists",
+  multi("EXISTS", "key [key ...]", kCmdReadOnly | kCmdFast, kAclRead | kAclFast, "Determine if a key exists",
         "1.0.0", CountHere<CountExisting>, CountAcrossShards<CountExisting>);
-  multi("TOUCH", kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
+  multi("TOUCH", "key [key ...]", kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
         "Alters the last access time of a key(s). Returns the number of existing keys specified.",
         "3.2.1", CountHere<CountExisting>, CountAcrossShards<CountExisting>);
 
-  keyed("TYPE", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
+  keyed("TYPE", "key", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
         "Determine the type stored at key", "1.0.0", CmdType);
-  keyed("TTL", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast, "Get the time to live for a key in seconds",
+  keyed("TTL", "key", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast, "Get the time to live for a key in seconds",
         "1.0.0", CmdTtl);
-  keyed("PTTL", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
+  keyed("PTTL", "key", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
         "Get the time to live for a key in milliseconds", "2.6.0", CmdPTtl);
-  keyed("EXPIRETIME", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
+  keyed("EXPIRETIME", "key", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
         "Get the expiration Unix timestamp for a key", "7.0.0", CmdExpireTime);
-  keyed("PEXPIRETIME", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
+  keyed("PEXPIRETIME", "key", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
         "Get the expiration Unix timestamp for a key in milliseconds", "7.0.0", CmdPExpireTime);
-  keyed("PERSIST", 2, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
+  keyed("PERSIST", "key", 2, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
         "Remove the expiration from a key", "2.2.0", CmdPersist);
-  keyed("EXPIRE", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
+  keyed("EXPIRE", "key seconds [NX | XX | GT | LT]", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
         "Set a key's time to live in seconds", "1.0.0", CmdExpire);
-  keyed("PEXPIRE", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
+  keyed("PEXPIRE", "key milliseconds [NX | XX | GT | LT]", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
         "Set a key's time to live in milliseconds", "2.6.0", CmdPExpire);
-  keyed("EXPIREAT", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
+  keyed("EXPIREAT", "key unix-time-seconds [NX | XX | GT | LT]", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
         "Set the expiration for a key as a UNIX timestamp", "1.2.0", CmdExpireAt);
-  keyed("PEXPIREAT", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
+  keyed("PEXPIREAT", "key unix-time-milliseconds [NX | XX | GT | LT]", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
         "Set the expiration for a key as a UNIX timestamp specified in milliseconds", "2.6.0",
         CmdPExpireAt);
   add(CommandId{.name = "OBJECT", .arity = -2, .flags = kCmdReadOnly, .first_key = 2,
                 .last_key = 2, .key_step = 1, .acl = kAclKeyspace | kAclRead | kAclSlow,
                 .summary = "A container for object introspection commands", .since = "2.2.3",
+                .syntax = "", 
                 .handler = CmdObject,
-                .subcommands = {{"ENCODING", 3}, {"REFCOUNT", 3}, {"IDLETIME", 3}, {"FREQ", 3},
-                                {"HELP", 2}}});
+                .subcommands = {{"ENCODING", 3, "key"}, {"REFCOUNT", 3, "key"}, {"IDLETIME", 3, "key"},
+                                {"FREQ", 3, "key"}, {"HELP", 2, ""}}});
   add(CommandId{.name = "RENAME", .arity = 3, .flags = kCmdWrite, .first_key = 1, .last_key = 2,
                 .key_step = 1, .acl = kAclKeyspace | kAclWrite | kAclSlow, .summary = "Rename a key",
-                .since = "1.0.0", .handler = CmdRename, .cross_shard_handler = CmdRenameAcross});
+                .since = "1.0.0", .syntax = "key newkey", .handler = CmdRename, .cross_shard_handler = CmdRenameAcross});
   add(CommandId{.name = "RENAMENX", .arity = 3, .flags = kCmdWrite | kCmdFast, .first_key = 1,
                 .last_key = 2, .key_step = 1, .acl = kAclKeyspace | kAclWrite | kAclFast,
                 .summary = "Rename a key, only if the new key does not exist", .since = "1.0.0",
-                .handler = CmdRenameNx, .cross_shard_handler = CmdRenameNxAcross});
+                .syntax = "key newkey", .handler = CmdRenameNx, .cross_shard_handler = CmdRenameNxAcross});
   add(CommandId{.name = "KEYS", .arity = 2, .flags = kCmdReadOnly,
                 .acl = kAclKeyspace | kAclRead | kAclSlow | kAclDangerous,
                 .summary = "Find all keys matching the given pattern", .since = "1.0.0",
-                .handler = CmdKeys});
+                .syntax = "pattern", .handler = CmdKeys});
   add(CommandId{.name = "SCAN", .arity = -2, .flags = kCmdReadOnly,
                 .acl = kAclKeyspace | kAclRead | kAclSlow,
                 .summary = "Incrementally iterate the keys space", .since = "2.8.0",
-                .handler = CmdScan});
+                .syntax = "cursor [MATCH pattern] [COUNT count] [TYPE type]", .handler = CmdScan});
   add(CommandId{.name = "RANDOMKEY", .arity = 1, .flags = kCmdReadOnly,
                 .acl = kAclKeyspace | kAclRead | kAclSlow,
                 .summary = "Return a random key from the keyspace", .since = "1.0.0",
-                .handler = CmdRandomKey});
+                .syntax = "", .handler = CmdRandomKey});
 }
 
 }  // namespace damselfly

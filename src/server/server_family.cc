@@ -12,6 +12,7 @@
 
 #include "helio/base/strings.h"
 
+#include "src/facade/command_docs.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/connection_family.h"
@@ -365,17 +366,42 @@ void SendCommandInfo(const CommandId& cid, ReplyBuilder* rb) {
   rb->StartArray(0);  // subcommands
 }
 
-void SendCommandDocs(const CommandId& cid, ReplyBuilder* rb) {
-  rb->SendBulk(helio::AsciiStrToLower(cid.name));
-  rb->StartMap(4);
+// One COMMAND DOCS entry: name, then a map of summary, since, group, complexity,
+// arguments (from the syntax) and, for containers, the subcommands' own entries.
+void SendDocsEntry(std::string_view name, std::string_view summary, std::string_view since,
+                   std::string_view group, std::string_view syntax, const CommandId* container,
+                   ReplyBuilder* rb) {
+  std::vector<facade::DocArg> args = facade::ParseSyntax(syntax);
+  bool has_subcommands = container && !container->subcommands.empty();
+  rb->SendBulk(name);
+  rb->StartMap(4 + !args.empty() + has_subcommands);
   rb->SendBulk("summary");
-  rb->SendBulk(cid.summary);
+  rb->SendBulk(summary);
   rb->SendBulk("since");
-  rb->SendBulk(cid.since);
+  rb->SendBulk(since);
   rb->SendBulk("group");
-  rb->SendBulk(cid.group);
+  rb->SendBulk(group);
   rb->SendBulk("complexity");
   rb->SendBulk("O(1)");
+  if (!args.empty()) {
+    rb->SendBulk("arguments");
+    facade::SendDocArgs(args, rb);
+  }
+  if (has_subcommands) {
+    rb->SendBulk("subcommands");
+    rb->StartMap(container->subcommands.size());
+    for (const facade::SubcommandSpec& sub : container->subcommands) {
+      std::string full = helio::StrCat(helio::AsciiStrToLower(container->name), "|",
+                                       helio::AsciiStrToLower(sub.name));
+      SendDocsEntry(full, helio::StrCat(sub.name, " subcommand of ", container->name), since,
+                    group, sub.syntax, nullptr, rb);
+    }
+  }
+}
+
+void SendCommandDocs(const CommandId& cid, ReplyBuilder* rb) {
+  SendDocsEntry(helio::AsciiStrToLower(cid.name), cid.summary, cid.since, cid.group, cid.syntax,
+                &cid, rb);
 }
 
 void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
@@ -450,34 +476,38 @@ void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
 
 void ServerFamily::Register(Service* service, facade::CommandRegistry* registry) {
   using namespace facade;
-  auto add = [&](const char* name, int arity, uint32_t flags, uint32_t acl, const char* summary,
-                 const char* since, CommandHandler handler) {
+  auto add = [&](const char* name, const char* syntax, int arity, uint32_t flags, uint32_t acl,
+                 const char* summary, const char* since, CommandHandler handler) {
     registry->Register(CommandId{.name = name, .arity = arity, .flags = flags, .acl = acl,
                                  .group = "server", .summary = summary, .since = since,
-                                 .handler = std::move(handler)});
+                                 .syntax = syntax, .handler = std::move(handler)});
   };
   auto with_service = [service](void (*fn)(Service*, CmdArgList, ConnectionContext*)) {
     return [service, fn](CmdArgList args, ConnectionContext* cntx) { fn(service, args, cntx); };
   };
   constexpr uint32_t kAnytime = kCmdLoading | kCmdStale;
-  add("INFO", -1, kAnytime, kAclSlow | kAclDangerous,
+  add("INFO", "[section [section ...]]", -1, kAnytime, kAclSlow | kAclDangerous,
       "Get information and statistics about the server", "1.0.0", with_service(CmdInfo));
-  add("DBSIZE", 1, kCmdReadOnly | kCmdFast, kAclKeyspace | kAclRead | kAclFast,
+  add("DBSIZE", "", 1, kCmdReadOnly | kCmdFast, kAclKeyspace | kAclRead | kAclFast,
       "Return the number of keys in the selected database", "1.0.0", CmdDbSize);
-  add("FLUSHDB", -1, kCmdWrite, kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous,
+  add("FLUSHDB", "[ASYNC | SYNC]", -1, kCmdWrite, kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous,
       "Remove all keys from the current database", "1.0.0", CmdFlushDb);
-  add("FLUSHALL", -1, kCmdWrite, kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous,
+  add("FLUSHALL", "[ASYNC | SYNC]", -1, kCmdWrite, kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous,
       "Remove all keys from all databases", "1.0.0", CmdFlushAll);
-  add("TIME", 1, kAnytime | kCmdFast, kAclFast, "Return the current server time", "2.6.0", CmdTime);
-  add("SHUTDOWN", -1, kCmdAdmin | kCmdNoScript | kAnytime | kCmdNoMulti | kCmdAllowBusy,
+  add("TIME", "", 1, kAnytime | kCmdFast, kAclFast, "Return the current server time", "2.6.0", CmdTime);
+  add("SHUTDOWN", "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]", -1, kCmdAdmin | kCmdNoScript | kAnytime | kCmdNoMulti | kCmdAllowBusy,
       kAclAdmin | kAclSlow | kAclDangerous, "Synchronously save the dataset to disk and then shut down the server",
       "1.0.0", with_service(CmdShutdown));
   registry->Register(CommandId{
       .name = "COMMAND", .arity = -1, .flags = kAnytime, .acl = kAclSlow | kAclConnection,
       .group = "server", .summary = "Get array of Redis command details", .since = "2.8.13",
       .handler = with_service(CmdCommand),
-      .subcommands = {{"COUNT", 2}, {"INFO", -2}, {"DOCS", -2}, {"LIST", -2}, {"GETKEYS", -3},
-                      {"HELP", 2}}});
+      .subcommands = {{"COUNT", 2, ""},
+                      {"INFO", -2, "[command-name [command-name ...]]"},
+                      {"DOCS", -2, "[command-name [command-name ...]]"},
+                      {"LIST", -2, ""},
+                      {"GETKEYS", -3, "command [arg [arg ...]]"},
+                      {"HELP", 2, ""}}});
 }
 
 }  // namespace damselfly

@@ -365,8 +365,8 @@ void CmdSetRange(CmdArgList args, ConnectionContext* cntx) {
 
 void StringFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  auto add = [&](const char* name, int arity, uint32_t flags, uint32_t acl, const char* summary,
-                 const char* since, CommandHandler handler) {
+  auto add = [&](const char* name, const char* syntax, int arity, uint32_t flags, uint32_t acl,
+                 const char* summary, const char* since, CommandHandler handler) {
     registry->Register(CommandId{.name = name,
                                  .arity = arity,
                                  .flags = flags,
@@ -377,44 +377,45 @@ void StringFamily::Register(facade::CommandRegistry* registry) {
                                  .group = "string",
                                  .summary = summary,
                                  .since = since,
+                                 .syntax = syntax,
                                  .handler = std::move(handler)});
   };
   constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
   constexpr uint32_t kReadFast = kCmdReadOnly | kCmdFast;
   constexpr uint32_t kW = kAclWrite, kR = kAclRead;
-  add("SET", -3, kWriteFlags, kW | kAclSlow, "Set the string value of a key", "1.0.0", CmdSet);
-  add("GET", 2, kReadFast, kR | kAclFast, "Get the value of a key", "1.0.0", CmdGet);
-  add("GETSET", 3, kWriteFlags | kCmdFast, kW | kAclFast,
+  add("SET", "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]", -3, kWriteFlags, kW | kAclSlow, "Set the string value of a key", "1.0.0", CmdSet);
+  add("GET", "key", 2, kReadFast, kR | kAclFast, "Get the value of a key", "1.0.0", CmdGet);
+  add("GETSET", "key value", 3, kWriteFlags | kCmdFast, kW | kAclFast,
       "Set the string value of a key and return its old value", "1.0.0", CmdGetSet);
-  add("GETDEL", 2, kCmdWrite | kCmdFast, kW | kAclFast, "Get the value of a key and delete the key",
+  add("GETDEL", "key", 2, kCmdWrite | kCmdFast, kW | kAclFast, "Get the value of a key and delete the key",
       "6.2.0", CmdGetDel);
-  add("GETEX", -2, kCmdWrite | kCmdFast, kW | kAclFast,
+  add("GETEX", "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST]", -2, kCmdWrite | kCmdFast, kW | kAclFast,
       "Get the value of a key and optionally set its expiration", "6.2.0", CmdGetEx);
-  add("SETNX", 3, kWriteFlags | kCmdFast, kW | kAclFast,
+  add("SETNX", "key value", 3, kWriteFlags | kCmdFast, kW | kAclFast,
       "Set the value of a key, only if the key does not exist", "1.0.0", CmdSetNx);
-  add("SETEX", 4, kWriteFlags, kW | kAclSlow,
+  add("SETEX", "key seconds value", 4, kWriteFlags, kW | kAclSlow,
       "Set the value and expiration of a key", "2.0.0", CmdSetEx);
-  add("PSETEX", 4, kWriteFlags, kW | kAclSlow,
+  add("PSETEX", "key milliseconds value", 4, kWriteFlags, kW | kAclSlow,
       "Set the value and expiration in milliseconds of a key", "2.6.0", CmdPSetEx);
-  add("APPEND", 3, kWriteFlags | kCmdFast, kW | kAclFast, "Append a value to a key", "2.0.0",
+  add("APPEND", "key value", 3, kWriteFlags | kCmdFast, kW | kAclFast, "Append a value to a key", "2.0.0",
       CmdAppend);
-  add("STRLEN", 2, kReadFast, kR | kAclFast, "Get the length of the value stored in a key",
+  add("STRLEN", "key", 2, kReadFast, kR | kAclFast, "Get the length of the value stored in a key",
       "2.2.0", CmdStrLen);
-  add("INCR", 2, kWriteFlags | kCmdFast, kW | kAclFast,
+  add("INCR", "key", 2, kWriteFlags | kCmdFast, kW | kAclFast,
       "Increment the integer value of a key by one", "1.0.0", CmdIncr);
-  add("DECR", 2, kWriteFlags | kCmdFast, kW | kAclFast,
+  add("DECR", "key", 2, kWriteFlags | kCmdFast, kW | kAclFast,
       "Decrement the integer value of a key by one", "1.0.0", CmdDecr);
-  add("INCRBY", 3, kWriteFlags | kCmdFast, kW | kAclFast,
+  add("INCRBY", "key increment", 3, kWriteFlags | kCmdFast, kW | kAclFast,
       "Increment the integer value of a key by the given amount", "1.0.0", CmdIncrBy);
-  add("DECRBY", 3, kWriteFlags | kCmdFast, kW | kAclFast,
+  add("DECRBY", "key decrement", 3, kWriteFlags | kCmdFast, kW | kAclFast,
       "Decrement the integer value of a key by the given number", "1.0.0", CmdDecrBy);
-  add("INCRBYFLOAT", 3, kWriteFlags | kCmdFast, kW | kAclFast,
+  add("INCRBYFLOAT", "key increment", 3, kWriteFlags | kCmdFast, kW | kAclFast,
       "Increment the float value of a key by the given amount", "2.6.0", CmdIncrByFloat);
-  add("GETRANGE", 4, kCmdReadOnly, kR | kAclSlow,
+  add("GETRANGE", "key start end", 4, kCmdReadOnly, kR | kAclSlow,
       "Get a substring of the string stored at a key", "2.4.0", CmdGetRange);
-  add("SUBSTR", 4, kCmdReadOnly, kR | kAclSlow,
+  add("SUBSTR", "key start end", 4, kCmdReadOnly, kR | kAclSlow,
       "Get a substring of the string stored at a key", "1.0.0", CmdGetRange);
-  add("SETRANGE", 4, kWriteFlags, kW | kAclSlow,
+  add("SETRANGE", "key offset value", 4, kWriteFlags, kW | kAclSlow,
       "Overwrite part of a string at key starting at the specified offset", "2.2.0",
       CmdSetRange);
 }

@@ -1,0 +1,387 @@
+#!/usr/bin/env bash
+# redis-benchmark against damselfly and redis-server, side by side in one run. Each round
+# starts each server in turn (the starting server alternates per round; only one server runs
+# at a time), pinned to CPU 0 on one thread, and loads it with redis-benchmark pinned to
+# CPU 1: SET then GET (one `-t set,get` invocation), unpipelined and at -P 32, 50 clients,
+# 256-byte values, keys drawn from a 1M-key space. Prints a markdown table of the per-server
+# medians and the ratio damselfly / redis-server; docs/benchmarks.md records the results.
+#
+# Usage: tools/redis-bench.sh
+# Environment (defaults in brackets):
+#   ROUNDS [3]          rounds; each round measures both servers once
+#   N1 [300000]         requests per test without pipelining (-n)
+#   N32 [5000000]       requests per test at -P 32 (-n)
+#   CLIENTS [50]        redis-benchmark connections (-c)
+#   SIZE [256]          value size, bytes (-d)
+#   KEYSPACE [1000000]  key space (-r)
+#   BASE_PORT [6590]    damselfly listens on BASE_PORT, redis-server on BASE_PORT + 1
+#   REDIS_SERVER [redis-server], REDIS_BENCHMARK [redis-benchmark]  the binaries
+#   SKIP_BUILD          1: use the existing build-opt/damselfly
+#   QUIET_MAX [10]      "other CPU" percentage above which a run counts as disturbed
+#   QUIET_BUDGET [60]   seconds, in total, to spend waiting for quiet CPUs and re-running
+#                       disturbed runs; once spent, runs are taken as they come
+#   TIME_LIMIT [210]    seconds; no new round is started if it would likely end after this
+#                       (counted from the script's start, build included)
+#
+# Unrelated processes on CPUs 0-1 distort the numbers, so each run's "other CPU %" is
+# reported: the busy time of the two CPUs that belongs to neither the server nor
+# redis-benchmark, as a share of both CPUs. A run is preceded by a wait for quiet CPUs, and a
+# disturbed run is measured again (at most twice), within QUIET_BUDGET. "server CPU %" and
+# "client CPU %" are the server's share of CPU 0 and redis-benchmark's share of CPU 1; like
+# "other CPU %" they cover one invocation (SET and GET together), so the SET and GET rows show
+# the same values. After each server's runs, its DBSIZE is checked against the number of
+# distinct keys the SETs should have left.
+#
+# Stops at the first failure (a server that does not start, dies, or makes redis-benchmark
+# fail or hang), prints the commands that reproduce it and exits non-zero; the logs are kept.
+set -euo pipefail
+
+rounds="${ROUNDS:-3}"
+n1="${N1:-300000}"
+n32="${N32:-5000000}"
+clients="${CLIENTS:-50}"
+size="${SIZE:-256}"
+keyspace="${KEYSPACE:-1000000}"
+base_port="${BASE_PORT:-6590}"
+quiet_max="${QUIET_MAX:-10}"
+quiet_budget="${QUIET_BUDGET:-60}"
+time_limit="${TIME_LIMIT:-210}"
+redis_server="${REDIS_SERVER:-redis-server}"
+redis_benchmark="${REDIS_BENCHMARK:-redis-benchmark}"
+
+die_usage() { echo "redis-bench: $1" >&2; exit 2; }
+for v in "$rounds" "$n1" "$n32" "$clients" "$size" "$keyspace" "$base_port" "$quiet_max" \
+  "$time_limit"; do
+  [[ "$v" =~ ^[1-9][0-9]*$ ]] || die_usage "bad number '$v'"
+done
+[[ "$quiet_budget" =~ ^[0-9]+$ ]] || die_usage "bad QUIET_BUDGET '$quiet_budget'"
+[[ "$(nproc)" -ge 2 ]] || die_usage "needs 2 CPUs (server on CPU 0, client on CPU 1)"
+for b in "$redis_server" "$redis_benchmark"; do
+  command -v "$b" >/dev/null || die_usage "'$b' not found"
+done
+# Hard bound on one redis-benchmark invocation (two tests); a run that takes longer counts
+# as a hang.
+load_timeout="${LOAD_TIMEOUT:-60}"
+
+cd "$(dirname "$0")/.."
+bin="$PWD/build-opt"
+SECONDS=0  # bash's elapsed-time counter, for TIME_LIMIT
+
+# The servers, in table order; the second one is the baseline.
+names=("damselfly" "redis-server")
+ports=("$base_port" "$((base_port + 1))")
+cmds=(
+  "$bin/damselfly --proactor_threads=1 --port=${ports[0]} --bind=127.0.0.1 --logtostderr"
+  "$redis_server --port ${ports[1]} --bind 127.0.0.1 --save '' --appendonly no"
+)
+# The runs of one round against one server: label, redis-benchmark arguments.
+run_labels=("1" "32")
+run_args=(
+  "-t set,get -c $clients -d $size -r $keyspace -n $n1 --csv"
+  "-t set,get -c $clients -d $size -r $keyspace -n $n32 -P 32 --csv"
+)
+tests=("SET" "GET")
+
+logdir="$(mktemp -d /tmp/redis-bench.XXXXXX)"
+keep_logs=0  # set when something failed
+server_pid=""
+load_pid=""
+cleanup() {
+  if [[ -n "$load_pid" ]]; then kill -TERM "$load_pid" 2>/dev/null || true; fi
+  if [[ -n "$server_pid" ]]; then kill -KILL "$server_pid" 2>/dev/null || true; fi
+  if [[ "$keep_logs" == 0 ]]; then rm -rf "$logdir"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for p in "${ports[@]}"; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+    echo "redis-bench: port $p is already in use; set BASE_PORT" >&2
+    exit 1
+  fi
+done
+
+if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+  echo "building release damselfly..." >&2
+  if ! tools/build.sh opt damselfly >"$logdir/build.log" 2>&1; then
+    keep_logs=1
+    tail -n 30 "$logdir/build.log" >&2
+    echo "redis-bench: build failed (full log: $logdir/build.log)" >&2
+    exit 1
+  fi
+fi
+[[ -x "$bin/damselfly" ]] || die_usage "$bin/damselfly is missing (build it, or unset SKIP_BUILD)"
+
+clk_tck="$(getconf CLK_TCK)"
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+now_ns() { date +%s%N; }
+
+# utime + stime of a process, in clock ticks.
+proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# cutime + cstime of this shell: the CPU time of its children that it has waited for.
+child_ticks() { awk '{ print $16 + $17 }' "/proc/$$/stat"; }
+
+# Busy (not idle or iowait) clock ticks of CPUs 0 and 1 together.
+cpu01_busy() {
+  awk '$1 == "cpu0" || $1 == "cpu1" { b += $2 + $3 + $4 + $7 + $8 + $9 } END { print b }' \
+    /proc/stat
+}
+
+# Percentage of both CPUs' time: pct <ticks> <nanoseconds> <cpus>.
+pct() { awk -v t="$1" -v ns="$2" -v n="$3" -v hz="$clk_tck" \
+  'BEGIN { v = 100 * t / (hz * ns / 1e9 * n); printf "%.0f", v < 0 ? 0 : v }'; }
+
+# Waits, out of quiet_budget, until CPUs 0-1 are at most quiet_max % busy for 0.5 s.
+wait_quiet() {
+  local b0 t0 busy
+  while true; do
+    b0=$(cpu01_busy)
+    t0=$(now_ns)
+    sleep 0.5
+    busy=$(pct $(($(cpu01_busy) - b0)) $(($(now_ns) - t0)) 2)
+    if ((busy <= quiet_max)); then return; fi
+    if ((quiet_budget <= 0)); then
+      echo "  (CPUs 0-1 are $busy% busy with other work; measuring anyway)" >&2
+      return
+    fi
+    echo "  (CPUs 0-1 are $busy% busy with other work; waiting)" >&2
+    sleep 1
+    quiet_budget=$((quiet_budget - 2))
+  done
+}
+
+# The command lines that reproduce a failure against server $1, run $2.
+reproducer() {
+  echo "  reproduce with:" >&2
+  echo "    taskset -c 0 ${cmds[$1]} &" >&2
+  echo "    taskset -c 1 $redis_benchmark -p ${ports[$1]} ${run_args[$2]}" >&2
+}
+
+# fail <server index> <run index> <message> <log>: reports a failure and stops the script.
+fail() {
+  keep_logs=1
+  echo "redis-bench: ${names[$1]}: $3" >&2
+  echo "  server log ($4), last lines:" >&2
+  tail -n 20 "$4" | sed 's/^/    /' >&2
+  reproducer "$1" "$2"
+  echo "redis-bench: stopped; logs are in $logdir" >&2
+  exit 1
+}
+
+# rps[server,run,test] is a space-separated list of the rounds' requests/s; cpu[] and
+# noise[] (per server and run) hold the server CPU % and other CPU % of each round.
+declare -A rps=() cpu=() ccpu=() noise=()
+for ((i = 0; i < ${#names[@]}; i++)); do
+  for ((j = 0; j < ${#run_labels[@]}; j++)); do
+    cpu[$i,$j]=""
+    ccpu[$i,$j]=""
+    noise[$i,$j]=""
+    for t in "${tests[@]}"; do rps[$i,$j,$t]=""; done
+  done
+done
+unclean=0
+
+# measure <server index> <run index> <log prefix> <server log>: one redis-benchmark
+# invocation against the running server. Sets m_rps (an associative array test -> rps),
+# m_cpu, m_ccpu (redis-benchmark's CPU %), m_noise; stops the script on any failure.
+measure() {
+  local i=$1 j=$2 out="$3.out" err="$3.err" p0 b0 c0 t0 dt rc=0 server_ticks client_ticks t
+  p0=$(proc_ticks "$server_pid")
+  c0=$(child_ticks)
+  b0=$(cpu01_busy)
+  t0=$(now_ns)
+  # In the background so that a signal to this script is acted on at once (bash runs
+  # traps only between foreground commands); timeout passes the kill on.
+  # shellcheck disable=SC2086  # run_args[] entries are word lists on purpose
+  timeout "$load_timeout" taskset -c 1 "$redis_benchmark" -p "${ports[$i]}" ${run_args[$j]} \
+    >"$out" 2>"$err" &
+  load_pid=$!
+  wait "$load_pid" || rc=$?
+  load_pid=""
+  dt=$(($(now_ns) - t0))
+  if ! kill -0 "$server_pid" 2>/dev/null; then
+    wait "$server_pid" 2>/dev/null || rc=$?
+    server_pid=""
+    fail "$i" "$j" "the server died during the run (exit status $rc)" "$4"
+  fi
+  server_ticks=$(($(proc_ticks "$server_pid") - p0))
+  client_ticks=$(($(child_ticks) - c0))
+  if ((rc == 124)); then
+    fail "$i" "$j" "redis-benchmark did not finish in ${load_timeout}s (hang?)" "$4"
+  fi
+  # redis-benchmark warns when CONFIG GET is not supported; anything else on stderr is
+  # an error (it reports server errors there, sometimes without failing).
+  if ((rc != 0)) || grep -qv '^WARNING: Could not fetch server CONFIG' "$err"; then
+    echo "redis-benchmark (rc=$rc) said:" >&2
+    sed 's/^/    /' "$err" | head -n 20 >&2
+    fail "$i" "$j" "redis-benchmark failed" "$4"
+  fi
+  unset m_rps
+  declare -gA m_rps=()
+  for t in "${tests[@]}"; do
+    m_rps[$t]=$(awk -F'"' -v t="$t" '$2 == t { printf "%.0f", $4 }' "$out")
+    if ! [[ "${m_rps[$t]}" =~ ^[1-9][0-9]*$ ]]; then
+      echo "  redis-benchmark output:" >&2
+      sed 's/^/    /' "$out" >&2
+      fail "$i" "$j" "no $t result in the redis-benchmark output" "$4"
+    fi
+  done
+  m_cpu=$(pct "$server_ticks" "$dt" 1)
+  m_ccpu=$(pct "$client_ticks" "$dt" 1)
+  m_noise=$(pct $(($(cpu01_busy) - b0 - server_ticks - client_ticks)) "$dt" 2)
+  echo "    ${names[$i]} -P ${run_labels[$j]}: SET ${m_rps[SET]} GET ${m_rps[GET]} rps," \
+    "CPU %: server $m_cpu, client $m_ccpu, other $m_noise" >&2
+}
+
+# run_server <server index> <round>: starts the server, runs every run_args[] entry against
+# it (again if the run was disturbed), checks its key count, stops it.
+run_server() {
+  local i=$1 port=${ports[$1]} prefix="$logdir/${names[$1]}.round$2"
+  local log="$prefix.server.log"
+  if port_open "$port"; then
+    echo "redis-bench: port $port is already in use; set BASE_PORT" >&2
+    exit 1
+  fi
+  # eval: redis-server's --save '' must reach it as an empty argument; exec: so that
+  # server_pid is the server's own pid (taskset execs it too).
+  eval "exec taskset -c 0 ${cmds[$i]}" >"$log" 2>&1 &
+  server_pid=$!
+  local waited=0
+  until port_open "$port"; do
+    if ! kill -0 "$server_pid" 2>/dev/null || ((waited >= 100)); then
+      fail "$i" 0 "did not start listening on port $port" "$log"
+    fi
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+
+  local j t attempt m_cpu m_ccpu m_noise
+  for ((j = 0; j < ${#run_labels[@]}; j++)); do
+    for attempt in 1 2 3; do
+      wait_quiet
+      measure "$i" "$j" "$prefix.P${run_labels[$j]}.$attempt" "$log"
+      if ((m_noise > quiet_max && attempt < 3 && quiet_budget > 0)); then
+        echo "  (other CPU was $m_noise% during that run; measuring again)" >&2
+        quiet_budget=$((quiet_budget - 5))
+        continue
+      fi
+      break
+    done
+    for t in "${tests[@]}"; do rps[$i,$j,$t]+="${m_rps[$t]} "; done
+    cpu[$i,$j]+="$m_cpu "
+    ccpu[$i,$j]+="$m_ccpu "
+    noise[$i,$j]+="$m_noise "
+  done
+  # Every SET stored a key: the key count shows that both servers did the same work.
+  keys[$i]+="$(timeout 10 redis-cli -p "$port" dbsize 2>&1 | tr -d '\r') "
+
+  # A clean exit on SIGTERM is part of what is checked.
+  kill -TERM "$server_pid" 2>/dev/null || true
+  local n=0
+  while kill -0 "$server_pid" 2>/dev/null && ((n < 50)); do
+    sleep 0.1
+    n=$((n + 1))
+  done
+  if kill -0 "$server_pid" 2>/dev/null; then
+    echo "redis-bench: ${names[$i]} ignored SIGTERM for 5s; killed it (log: $log)" >&2
+    kill -KILL "$server_pid" 2>/dev/null || true
+    unclean=1
+    keep_logs=1
+  fi
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+}
+
+median() {
+  tr ' ' '\n' | { grep -E '^[0-9]+$' || true; } | sort -n |
+    awk '{ v[NR] = $1 }
+         END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2];
+               else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+as_list() { sed 's/ *$//; s/ /, /g' <<<"$1"; }
+
+# Ratio of each of damselfly's runs to redis-server's run in the same round: <a> <b> lists.
+round_ratios() {
+  local -a a b
+  local r out=""
+  read -ra a <<<"$1"
+  read -ra b <<<"$2"
+  for ((r = 0; r < ${#a[@]}; r++)); do
+    if [[ "${a[r]}" =~ ^[0-9]+$ && "${b[r]:-}" =~ ^[0-9]+$ ]]; then
+      out+="$(awk -v x="${a[r]}" -v y="${b[r]}" 'BEGIN { printf "%.2f", x / y }') "
+    else
+      out+="- "
+    fi
+  done
+  as_list "$out"
+}
+
+declare -a keys=("" "")
+echo "redis-bench: up to $rounds rounds x ${#names[@]} servers; -c $clients -d $size" \
+  "-r $keyspace, -n $n1 unpipelined and -n $n32 at -P 32" >&2
+done_rounds=0
+longest_round=0
+for ((r = 1; r <= rounds; r++)); do
+  if ((r > 1 && SECONDS + longest_round > time_limit)); then
+    echo "redis-bench: stopping after $done_rounds rounds: another would likely end after" \
+      "TIME_LIMIT=${time_limit}s (${SECONDS}s so far, the longest round took" \
+      "${longest_round}s)" >&2
+    break
+  fi
+  round_start=$SECONDS
+  echo "  round $r" >&2
+  for ((k = 0; k < ${#names[@]}; k++)); do
+    run_server $(((r - 1 + k) % ${#names[@]})) "$r"
+  done
+  done_rounds=$r
+  if ((SECONDS - round_start > longest_round)); then longest_round=$((SECONDS - round_start)); fi
+done
+
+echo
+echo "redis-benchmark -c $clients -d $size -r $keyspace; -n $n1 unpipelined, -n $n32 at -P 32;" \
+  "$done_rounds rounds; $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p'), kernel" \
+  "$(uname -r), $(date -u +%F), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo
+echo "| test | pipeline | damselfly rps (median) | redis rps (median) | ratio" \
+  "| per-round ratios | damselfly runs | redis runs | server CPU % (damselfly; redis)" \
+  "| client CPU % (damselfly; redis) | other CPU % (damselfly; redis) |"
+echo "|---|---:|---:|---:|---:|---|---|---|---|---|---|"
+for ((j = 0; j < ${#run_labels[@]}; j++)); do
+  for t in "${tests[@]}"; do
+    a="${rps[0,$j,$t]}"
+    b="${rps[1,$j,$t]}"
+    ma="$(median <<<"$a")"
+    mb="$(median <<<"$b")"
+    ratio="$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.2f", a / b }')"
+    echo "| $t | ${run_labels[$j]} | $ma | $mb | $ratio | $(round_ratios "$a" "$b")" \
+      "| $(as_list "$a") | $(as_list "$b") | $(as_list "${cpu[0,$j]}"); $(as_list "${cpu[1,$j]}")" \
+      "| $(as_list "${ccpu[0,$j]}"); $(as_list "${ccpu[1,$j]}")" \
+      "| $(as_list "${noise[0,$j]}"); $(as_list "${noise[1,$j]}") |"
+  done
+done
+echo
+echo -n "Keys at the end of each round (DBSIZE): damselfly $(as_list "${keys[0]}");" \
+  "redis-server $(as_list "${keys[1]}"). "
+
+# Each round SETs n1 + n32 keys drawn uniformly (and independently) from the key space,
+# which leaves about keyspace * (1 - (1 - 1/keyspace)^(n1 + n32)) distinct keys.
+expected_keys="$(awk -v r="$keyspace" -v n="$((n1 + n32))" \
+  'BEGIN { printf "%.0f", r * (1 - exp(n * log(1 - 1 / r))) }')"
+echo "(Expected about $expected_keys.)"
+for ((i = 0; i < ${#names[@]}; i++)); do
+  for k in ${keys[$i]}; do
+    if ! awk -v k="$k" -v e="$expected_keys" \
+      'BEGIN { exit !(k ~ /^[0-9]+$/ && k > 0.99 * e && k < 1.01 * e) }'; then
+      echo "redis-bench: ${names[$i]} held $k keys after a round, expected about" \
+        "$expected_keys" >&2
+      unclean=1
+      keep_logs=1
+    fi
+  done
+done
+if [[ "$unclean" == 1 ]]; then
+  echo "redis-bench: there were problems (see above); logs are in $logdir" >&2
+  exit 1
+fi
+echo "redis-bench: done in ${SECONDS}s" >&2
