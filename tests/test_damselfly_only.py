@@ -1,10 +1,14 @@
 """Behaviour only damselfly has (its own flags); skipped when the target is redis-server."""
 
+import os
 import subprocess
+import time
 
 import pytest
 
-from conftest import damselfly_binary
+from conftest import damselfly_binary, free_port
+from helpers import err, info_fields
+from resp_client import RawConnection
 
 pytestmark = pytest.mark.damselfly_only
 
@@ -37,3 +41,66 @@ def test_force_epoll(server_factory):
     assert c("SET", "k", "v") == "OK"
     assert c("GET", "k") == b"v"
     assert c("INCR", "n") == 1
+
+
+def test_pipeline_to_a_remote_shard_is_squashed(server):
+    """1,000 pipelined commands for one shard cost a handful of hops, not 1,000."""
+    probe = server.raw()
+
+    def counters():
+        stats = info_fields(probe, "stats")
+        return int(stats["total_shard_hops"]), int(stats["total_remote_commands"])
+
+    for _attempt in range(4):  # connections land on threads round-robin: find a remote one
+        c = server.raw()
+        hops_before, remote_before = counters()
+        c.send_many([("SET", "{same}:%d" % i, i) for i in range(1000)])
+        for _ in range(1000):
+            assert c.read() == "OK"
+        hops, remote = counters()
+        hops, remote = hops - hops_before, remote - remote_before
+        if remote == 0:
+            continue  # this connection shares the shard's thread: ran inline
+        assert remote >= 1000
+        assert hops <= 1000 // 64 + 4, f"{hops} hops for {remote} remote commands"
+        return
+    pytest.fail("no connection landed away from the shard of {same}")
+
+
+def _start_raw(args, env):
+    port = free_port()
+    proc = subprocess.Popen([damselfly_binary(), f"--port={port}", "--bind=127.0.0.1",
+                             "--proactor_threads=1"] + args,
+                            env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            return proc, RawConnection("127.0.0.1", port)
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    pytest.fail("damselfly did not start")
+
+
+def test_flags_from_environment_and_flagfile(tmp_path):
+    flagfile = tmp_path / "damselfly.flags"
+    flagfile.write_text("--dbnum=3\n")
+    proc, c = _start_raw([f"--flagfile={flagfile}"], {"DAMSELFLY_REQUIREPASS": "sekret"})
+    try:
+        assert c("PING") == err("NOAUTH Authentication required.")
+        assert c("AUTH", "sekret") == "OK"
+        assert c("SELECT", "2") == "OK"
+        assert c("SELECT", "3") == err("ERR DB index is out of range")
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
+
+
+def test_command_line_overrides_environment():
+    proc, c = _start_raw(["--dbnum=5"], {"DAMSELFLY_dbnum": "2"})
+    try:
+        assert c("SELECT", "4") == "OK"
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0

@@ -116,6 +116,7 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
 
 size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
                            absl::Span<const CommandId* const> cids, ConnectionContext* cntx) {
+  const bool remote = !shard_set->IsLocal(shard);
   auto execute = [&] {
     size_t ran = 0;
     for (; ran < run.size(); ++ran) {
@@ -126,7 +127,12 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
     }
     return ran;
   };
-  return shard_set->Await(shard, execute);
+  if (!remote) return execute();
+  size_t ran = shard_set->Await(shard, execute);
+  ThreadStats& stats = ServerState::tlocal()->stats;
+  ++stats.shard_hops;
+  stats.remote_commands += ran;
+  return ran;
 }
 
 void Service::OnConnectionOpen(ConnectionContext* cntx) {

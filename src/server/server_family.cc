@@ -92,6 +92,7 @@ const std::string& RunId() {
 
 struct Totals {
   uint64_t connected_clients = 0, connections_received = 0, commands_processed = 0;
+  uint64_t shard_hops = 0, remote_commands = 0;
   uint64_t hits = 0, misses = 0, expired = 0;
   std::vector<std::pair<size_t, size_t>> keyspace;  // per db: keys, expires
 };
@@ -105,6 +106,8 @@ Totals Gather() {
     mine.connected_clients = state->connections.size();
     mine.connections_received = state->stats.connections_received;
     mine.commands_processed = state->stats.commands_processed;
+    mine.shard_hops = state->stats.shard_hops;
+    mine.remote_commands = state->stats.remote_commands;
     EngineShard* shard = EngineShard::tlocal();
     if (!shard) return;
     const DbSlice& slice = shard->db_slice();
@@ -121,6 +124,8 @@ Totals Gather() {
     totals.connected_clients += t.connected_clients;
     totals.connections_received += t.connections_received;
     totals.commands_processed += t.commands_processed;
+    totals.shard_hops += t.shard_hops;
+    totals.remote_commands += t.remote_commands;
     totals.hits += t.hits;
     totals.misses += t.misses;
     totals.expired += t.expired;
@@ -235,6 +240,10 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("pubsub_patterns", 0);
     field("latest_fork_usec", 0);
     field("total_forks", 0);
+    // damselfly's own: hops to other threads' shards, and the commands they carried
+    // (more commands than hops means pipelines were squashed).
+    field("total_shard_hops", totals.shard_hops);
+    field("total_remote_commands", totals.remote_commands);
   }
   if (show("replication")) {
     header("Replication");

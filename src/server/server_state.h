@@ -15,6 +15,8 @@ namespace damselfly {
 struct ThreadStats {
   uint64_t commands_processed = 0;
   uint64_t connections_received = 0;
+  uint64_t shard_hops = 0;       // hops to another thread's shard
+  uint64_t remote_commands = 0;  // commands run in those hops (squashed ones included)
 };
 
 class ServerState {
