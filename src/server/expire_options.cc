@@ -1,33 +1,31 @@
 #include "src/server/expire_options.h"
 
-#include <string>
-
-
 #include "helio/base/strings.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
 
 namespace damselfly {
 
-int64_t ExpireSpec::DeadlineMs(int64_t now_ms) const {
-  if (kind == kAbsoluteMs) return value_ms;
-  if (value_ms > INT64_MAX - now_ms) return -1;
-  return now_ms + value_ms;
-}
-
-bool ParseExpireValue(std::string_view text, bool seconds, std::string_view command,
-                      int64_t* value_ms, std::string* error) {
-  std::optional<int64_t> value = ParseInt64(text);
-  if (!value) {
+bool ExpireSpec::Resolve(std::string_view command, int64_t now_ms, int64_t* deadline_ms,
+                         std::string* error) const {
+  std::optional<int64_t> number = ParseInt64(value);
+  if (!number) {
     *error = facade::kInvalidIntErr;
     return false;
   }
-  if (*value <= 0 || (seconds && *value > INT64_MAX / 1000)) {
+  int64_t ms = *number;
+  bool valid = ms > 0 && !(in_seconds && ms > INT64_MAX / 1000);
+  if (valid && in_seconds) ms *= 1000;
+  if (valid && kind == kRelative) {
+    valid = ms <= INT64_MAX - now_ms;
+    ms += valid ? now_ms : 0;
+  }
+  if (!valid) {
     *error = helio::StrCat("ERR invalid expire time in '", helio::AsciiStrToLower(command),
-                          "' command");
+                           "' command");
     return false;
   }
-  *value_ms = seconds ? *value * 1000 : *value;
+  *deadline_ms = ms;
   return true;
 }
 

@@ -1,24 +1,26 @@
-// The expiry options of SET and GETEX (EX, PX, EXAT, PXAT, PERSIST, KEEPTTL), parsed
-// as Redis parses them.
+// The expiry options of SET, GETEX, SETEX and PSETEX (EX, PX, EXAT, PXAT, PERSIST,
+// KEEPTTL), validated as Redis validates them.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace damselfly {
 
 struct ExpireSpec {
-  enum Kind { kNone, kRelativeMs, kAbsoluteMs, kKeepTtl, kPersist } kind = kNone;
-  int64_t value_ms = 0;  // for kRelativeMs / kAbsoluteMs
+  enum Kind { kNone, kRelative, kAbsolute, kKeepTtl, kPersist } kind = kNone;
+  std::string_view value;  // the number as the client sent it (kRelative, kAbsolute)
+  bool in_seconds = false;
 
-  // The absolute deadline in unix ms for now_ms, or -1 when it overflows.
-  int64_t DeadlineMs(int64_t now_ms) const;
+  bool has_deadline() const { return kind == kRelative || kind == kAbsolute; }
+
+  // REQUIRES: has_deadline(). Sets *deadline_ms (unix ms) from the value and now_ms, or
+  // returns false with Redis's error text: "ERR value is not an integer or out of range",
+  // or "ERR invalid expire time in '<command>' command" for a value that is not positive
+  // or overflows.
+  bool Resolve(std::string_view command, int64_t now_ms, int64_t* deadline_ms,
+               std::string* error) const;
 };
-
-// Validates a number of seconds (or ms) for an expiry option: false with Redis's error
-// in *error ("ERR value is not an integer..." or "ERR invalid expire time in '<cmd>'
-// command") when it is not a positive integer that fits in ms.
-bool ParseExpireValue(std::string_view text, bool seconds, std::string_view command,
-                      int64_t* value_ms, std::string* error);
 
 }  // namespace damselfly

@@ -52,17 +52,16 @@ void CmdSet(CmdArgList args, ConnectionContext* cntx) {
   enum { kAlways, kIfMissing, kIfExists } condition = kAlways;
   bool get = false;
   ExpireSpec expire;
-  std::string_view expire_arg;
-  bool expire_in_seconds = false;
   for (size_t i = 3; i < args.size(); ++i) {
     std::string_view opt = args[i];
-    bool has_next = i + 1 < args.size();
-    auto timed = [&](bool seconds, ExpireSpec::Kind kind) {
-      expire.kind = kind;
-      expire_in_seconds = seconds;
-      expire_arg = args[++i];
+    // A timed option may repeat itself (the last wins) but not follow another one.
+    auto timed = [&](ExpireSpec::Kind kind, bool in_seconds) {
+      bool free = expire.kind == ExpireSpec::kNone ||
+                  (expire.kind == kind && expire.in_seconds == in_seconds);
+      if (!free || i + 1 >= args.size()) return false;
+      expire = {kind, args[++i], in_seconds};
+      return true;
     };
-    bool timed_conflict = expire.kind == ExpireSpec::kKeepTtl;
     if (ArgIs(opt, "NX") && condition != kIfExists) {
       condition = kIfMissing;
     } else if (ArgIs(opt, "XX") && condition != kIfMissing) {
@@ -72,30 +71,17 @@ void CmdSet(CmdArgList args, ConnectionContext* cntx) {
     } else if (ArgIs(opt, "KEEPTTL") &&
                (expire.kind == ExpireSpec::kNone || expire.kind == ExpireSpec::kKeepTtl)) {
       expire.kind = ExpireSpec::kKeepTtl;
-    } else if (ArgIs(opt, "EX") && has_next && !timed_conflict &&
-               (expire.kind == ExpireSpec::kNone || (expire.kind == ExpireSpec::kRelativeMs && expire_in_seconds))) {
-      timed(true, ExpireSpec::kRelativeMs);
-    } else if (ArgIs(opt, "PX") && has_next && !timed_conflict &&
-               (expire.kind == ExpireSpec::kNone || (expire.kind == ExpireSpec::kRelativeMs && !expire_in_seconds))) {
-      timed(false, ExpireSpec::kRelativeMs);
-    } else if (ArgIs(opt, "EXAT") && has_next && !timed_conflict &&
-               (expire.kind == ExpireSpec::kNone || (expire.kind == ExpireSpec::kAbsoluteMs && expire_in_seconds))) {
-      timed(true, ExpireSpec::kAbsoluteMs);
-    } else if (ArgIs(opt, "PXAT") && has_next && !timed_conflict &&
-               (expire.kind == ExpireSpec::kNone || (expire.kind == ExpireSpec::kAbsoluteMs && !expire_in_seconds))) {
-      timed(false, ExpireSpec::kAbsoluteMs);
-    } else {
+    } else if (!(ArgIs(opt, "EX") && timed(ExpireSpec::kRelative, true)) &&
+               !(ArgIs(opt, "PX") && timed(ExpireSpec::kRelative, false)) &&
+               !(ArgIs(opt, "EXAT") && timed(ExpireSpec::kAbsolute, true)) &&
+               !(ArgIs(opt, "PXAT") && timed(ExpireSpec::kAbsolute, false))) {
       return rb->SendError(facade::kSyntaxErr);
     }
   }
   int64_t deadline_ms = 0;
-  if (expire.kind == ExpireSpec::kRelativeMs || expire.kind == ExpireSpec::kAbsoluteMs) {
-    std::string error;
-    if (!ParseExpireValue(expire_arg, expire_in_seconds, "set", &expire.value_ms, &error)) {
-      return rb->SendError(error);
-    }
-    deadline_ms = expire.DeadlineMs(UnixTimeMs());
-    if (deadline_ms < 0) return rb->SendError("ERR invalid expire time in 'set' command");
+  std::string error;
+  if (expire.has_deadline() && !expire.Resolve("set", UnixTimeMs(), &deadline_ms, &error)) {
+    return rb->SendError(error);
   }
 
   std::string_view key = args[1];
@@ -153,20 +139,16 @@ void CmdGetDel(CmdArgList args, ConnectionContext* cntx) {
 void CmdGetEx(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   ExpireSpec expire;
-  std::string_view expire_arg;
-  bool seconds = false;
   for (size_t i = 2; i < args.size(); ++i) {
     std::string_view opt = args[i];
-    bool has_next = i + 1 < args.size();
     bool free_slot = expire.kind == ExpireSpec::kNone;
+    bool has_next = i + 1 < args.size();
     if (ArgIs(opt, "PERSIST") && (free_slot || expire.kind == ExpireSpec::kPersist)) {
       expire.kind = ExpireSpec::kPersist;
-    } else if ((ArgIs(opt, "EX") || ArgIs(opt, "PX") || ArgIs(opt, "EXAT") || ArgIs(opt, "PXAT")) &&
-               has_next && free_slot) {
-      seconds = ArgIs(opt, "EX") || ArgIs(opt, "EXAT");
-      expire.kind = (ArgIs(opt, "EX") || ArgIs(opt, "PX")) ? ExpireSpec::kRelativeMs
-                                                          : ExpireSpec::kAbsoluteMs;
-      expire_arg = args[++i];
+    } else if (free_slot && has_next && (ArgIs(opt, "EX") || ArgIs(opt, "PX"))) {
+      expire = {ExpireSpec::kRelative, args[++i], ArgIs(opt, "EX")};
+    } else if (free_slot && has_next && (ArgIs(opt, "EXAT") || ArgIs(opt, "PXAT"))) {
+      expire = {ExpireSpec::kAbsolute, args[++i], ArgIs(opt, "EXAT")};
     } else {
       return rb->SendError(facade::kSyntaxErr);
     }
@@ -178,13 +160,9 @@ void CmdGetEx(CmdArgList args, ConnectionContext* cntx) {
   if (failed) return;
   if (!value) return rb->SendNull();
   int64_t deadline_ms = 0;
-  if (expire.kind == ExpireSpec::kRelativeMs || expire.kind == ExpireSpec::kAbsoluteMs) {
-    std::string error;
-    if (!ParseExpireValue(expire_arg, seconds, "getex", &expire.value_ms, &error)) {
-      return rb->SendError(error);
-    }
-    deadline_ms = expire.DeadlineMs(UnixTimeMs());
-    if (deadline_ms < 0) return rb->SendError("ERR invalid expire time in 'getex' command");
+  std::string error;
+  if (expire.has_deadline() && !expire.Resolve("getex", UnixTimeMs(), &deadline_ms, &error)) {
+    return rb->SendError(error);
   }
   rb->SendBulk(value->str);
   if (expire.kind == ExpireSpec::kPersist) {
@@ -206,18 +184,14 @@ void CmdSetNx(CmdArgList args, ConnectionContext* cntx) {
 
 // SETEX key seconds value / PSETEX key milliseconds value
 void SetWithExpire(CmdArgList args, ConnectionContext* cntx, bool seconds) {
-  int64_t ttl_ms;
+  int64_t deadline_ms;
   std::string error;
-  if (!ParseExpireValue(args[2], seconds, args[0], &ttl_ms, &error)) {
+  ExpireSpec expire{ExpireSpec::kRelative, args[2], seconds};
+  if (!expire.Resolve(args[0], UnixTimeMs(), &deadline_ms, &error)) {
     return cntx->reply_builder()->SendError(error);
   }
-  int64_t now_ms = UnixTimeMs();
-  if (ttl_ms > INT64_MAX - now_ms) {
-    return cntx->reply_builder()->SendError(
-        helio::StrCat("ERR invalid expire time in '", seconds ? "setex" : "psetex", "' command"));
-  }
   StoreString(cntx, args[1], args[3], false);
-  SetDeadline(cntx, args[1], now_ms + ttl_ms);
+  SetDeadline(cntx, args[1], deadline_ms);
   cntx->reply_builder()->SendOk();
 }
 
