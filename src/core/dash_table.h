@@ -128,7 +128,7 @@ class DashTable {
   };
 
   DashTable() { directory_.push_back(NewSegment(0)); }
-  ~DashTable() { Clear(); }
+  ~DashTable() { DestroySegments(); }
   DashTable(const DashTable&) = delete;
   DashTable& operator=(const DashTable&) = delete;
 
@@ -193,21 +193,8 @@ class DashTable {
   }
 
   void Clear() {
-    ForEachSegment([&](Segment* segment) {
-      for (Bucket& bucket : segment->buckets) {
-        for (uint32_t bits = bucket.occupied; bits; bits &= bits - 1) {
-          unsigned slot = __builtin_ctz(bits);
-          bucket.key(slot).~Key();
-          bucket.value(slot).~Value();
-        }
-      }
-      delete segment;
-    });
-    directory_.clear();
+    DestroySegments();
     directory_.push_back(NewSegment(0));
-    segments_ = 1;
-    global_depth_ = 0;
-    size_ = 0;
   }
 
   // Calls fn(Handle) for the entries of one (segment, home bucket) step of a scan, from
@@ -262,6 +249,24 @@ class DashTable {
   static unsigned HomeBucket(uint64_t hash) { return (hash >> 8) % kRegularBuckets; }
   static unsigned Next(unsigned bucket) { return bucket + 1 == kRegularBuckets ? 0 : bucket + 1; }
   static unsigned Prev(unsigned bucket) { return bucket == 0 ? kRegularBuckets - 1 : bucket - 1; }
+
+  // Destroys every entry and segment, leaving an empty directory.
+  void DestroySegments() {
+    ForEachSegment([&](Segment* segment) {
+      for (Bucket& bucket : segment->buckets) {
+        for (uint32_t bits = bucket.occupied; bits; bits &= bits - 1) {
+          unsigned slot = __builtin_ctz(bits);
+          bucket.key(slot).~Key();
+          bucket.value(slot).~Value();
+        }
+      }
+      delete segment;
+    });
+    directory_.clear();
+    segments_ = 0;
+    global_depth_ = 0;
+    size_ = 0;
+  }
 
   Segment* NewSegment(unsigned depth) {
     ++segments_;
