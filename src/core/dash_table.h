@@ -36,7 +36,8 @@
 // once; after a split the new segment is visited from bucket 0, which may repeat some
 // entries (allowed). Global depth is limited to 40 (2^40 segments).
 //
-// Parameters (see dash_table_bench.cc for the measurements behind them):
+// Parameters (DashParams; dash_table_bench.cc measures alternatives, see
+// docs/benchmarks.md):
 //   kSlots = 14: fingerprints (14 B) and the two 16-bit bitmaps fit 32 bytes of metadata
 //     with the overflow counter and leave two bits spare; a probe scans 14 fingerprints
 //     with one 16-byte SIMD compare.
@@ -63,15 +64,25 @@
 
 namespace damselfly::core {
 
+// The shape of a table; the defaults are the measured choice explained above.
+template <unsigned Slots = 14, unsigned RegularBuckets = 56, unsigned StashBuckets = 4>
+struct DashParams {
+  static_assert(Slots >= 2 && Slots <= 16, "slot bitmaps and the SIMD probe hold 16");
+  static_assert(RegularBuckets >= 2 && RegularBuckets + StashBuckets <= 256, "bucket index is 8 bits");
+  static constexpr unsigned kSlots = Slots;
+  static constexpr unsigned kRegularBuckets = RegularBuckets;
+  static constexpr unsigned kStashBuckets = StashBuckets;
+};
+
 // Policy: how keys hash and compare. Requires
 //   static uint64_t Hash(const Key&) and Hash(const Probe&) for every probe type used,
 //   static bool Equal(const Key&, const Probe&).
-template <typename Key, typename Value, typename Policy>
+template <typename Key, typename Value, typename Policy, typename Params = DashParams<>>
 class DashTable {
  public:
-  static constexpr unsigned kSlots = 14;
-  static constexpr unsigned kRegularBuckets = 56;
-  static constexpr unsigned kStashBuckets = 4;
+  static constexpr unsigned kSlots = Params::kSlots;
+  static constexpr unsigned kRegularBuckets = Params::kRegularBuckets;
+  static constexpr unsigned kStashBuckets = Params::kStashBuckets;
   static constexpr unsigned kTotalBuckets = kRegularBuckets + kStashBuckets;
   static constexpr unsigned kMaxGlobalDepth = 40;
 
@@ -87,7 +98,7 @@ class DashTable {
 
     Key& key(unsigned slot) { return *std::launder(reinterpret_cast<Key*>(keys[slot])); }
     Value& value(unsigned slot) { return *std::launder(reinterpret_cast<Value*>(values[slot])); }
-    bool full() const { return occupied == (1u << kSlots) - 1; }
+    bool full() const { return occupied == (1u << kSlots) - 1; }  // kSlots <= 16
     unsigned size() const { return __builtin_popcount(occupied); }
     int FreeSlot() const { return full() ? -1 : __builtin_ctz(~occupied); }
 

@@ -1,0 +1,287 @@
+#include "src/core/compact_object.h"
+
+#include <glog/logging.h>
+
+#include <bit>
+#include <charconv>
+
+#include "src/core/obj_malloc.h"
+
+namespace damselfly::core {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the stored forms are little-endian words");
+
+// Whether every byte of `text` is below 0x80, tested 8 bytes at a time.
+bool IsAscii(std::string_view text) {
+  const char* p = text.data();
+  size_t left = text.size();
+  uint64_t seen = 0;
+  for (; left >= 8; p += 8, left -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    seen |= word;
+  }
+  for (; left > 0; ++p, --left) seen |= static_cast<uint8_t>(*p);
+  return (seen & 0x8080808080808080ULL) == 0;
+}
+
+// Parses `text` when it is an int64 in the canonical form Redis's string2ll accepts:
+// "0", or an optional '-' followed by 1-9 and more digits, within int64. Rejects "",
+// "-", "-0", leading zeros, '+', spaces and overflow.
+bool ParseCanonicalInt(std::string_view text, int64_t* out) {
+  if (text.empty() || text.size() > CompactObj::kMaxIntLen) return false;
+  if (text == "0") {
+    *out = 0;
+    return true;
+  }
+  const bool negative = text[0] == '-';
+  size_t pos = negative ? 1 : 0;
+  if (pos == text.size() || text[pos] < '1' || text[pos] > '9') return false;
+  uint64_t magnitude = 0;
+  for (; pos < text.size(); ++pos) {
+    const unsigned digit = static_cast<unsigned char>(text[pos]) - '0';
+    if (digit > 9) return false;
+    if (magnitude > (UINT64_MAX - digit) / 10) return false;  // only 20 digits get here
+    magnitude = magnitude * 10 + digit;
+  }
+  const uint64_t limit = negative ? uint64_t{1} << 63 : INT64_MAX;
+  if (magnitude > limit) return false;
+  // Two's complement negation; for 2^63 this yields INT64_MIN.
+  *out = static_cast<int64_t>(negative ? 0 - magnitude : magnitude);
+  return true;
+}
+
+// ASCII packing. A group of 8 characters becomes a 56-bit little-endian word, character
+// i in bits [7i, 7i + 7), stored as 7 bytes; a last group of r < 8 characters takes
+// PackedLen(r) bytes, its unused high bits zero (so the packed form is canonical).
+
+constexpr size_t PackedLen(size_t chars) { return (7 * chars + 7) / 8; }
+
+// Squeezes the low 7 bits of each byte of `chars` into the low 56 bits, halving the
+// number of lanes per step: 8 bytes -> 4 x 14 bits -> 2 x 28 bits -> 56 bits.
+inline uint64_t PackGroup(uint64_t chars) {
+  chars = (chars & 0x007f007f007f007fULL) | ((chars & 0x7f007f007f007f00ULL) >> 1);
+  chars = (chars & 0x00003fff00003fffULL) | ((chars & 0x3fff00003fff0000ULL) >> 2);
+  return (chars & 0x000000000fffffffULL) | ((chars & 0x0fffffff00000000ULL) >> 4);
+}
+
+// The inverse of PackGroup; bits 56-63 of `packed` are ignored.
+inline uint64_t UnpackGroup(uint64_t packed) {
+  packed = (packed & 0x000000000fffffffULL) | ((packed & 0x00fffffff0000000ULL) << 4);
+  packed = (packed & 0x00003fff00003fffULL) | ((packed & 0x0fffc0000fffc000ULL) << 2);
+  return (packed & 0x007f007f007f007fULL) | ((packed & 0x3f803f803f803f80ULL) << 1);
+}
+
+// Packs the `len` ASCII characters at `src` into PackedLen(len) bytes at `dst`.
+void Pack(const char* src, size_t len, uint8_t* dst) {
+  const uint8_t* const end = dst + PackedLen(len);
+  for (; len >= 8; len -= 8, src += 8, dst += 7) {
+    uint64_t word;
+    std::memcpy(&word, src, 8);
+    word = PackGroup(word);
+    // One 8-byte store where the block has room: its zero 8th byte is overwritten by
+    // the next group.
+    if (end - dst >= 8) {
+      std::memcpy(dst, &word, 8);
+    } else {
+      std::memcpy(dst, &word, 7);
+    }
+  }
+  if (len > 0) {
+    uint64_t word = 0;
+    std::memcpy(&word, src, len);
+    word = PackGroup(word);
+    std::memcpy(dst, &word, end - dst);
+  }
+}
+
+// Calls visit(chars, count) for each group of the `len` characters packed at `src`, in
+// order; `chars` holds `count` characters (8, fewer for the last group) in its low bytes
+// and zeros above. Stops at the first visit that returns false; returns whether none did.
+template <typename Visit>
+bool VisitPacked(const uint8_t* src, size_t len, Visit visit) {
+  const uint8_t* const end = src + PackedLen(len);
+  for (; len >= 8; len -= 8, src += 7) {
+    uint64_t word;
+    // One 8-byte load where the block has room; UnpackGroup drops the extra byte.
+    if (end - src >= 8) {
+      std::memcpy(&word, src, 8);
+    } else {
+      word = 0;
+      std::memcpy(&word, src, 7);
+    }
+    if (!visit(UnpackGroup(word), 8)) return false;
+  }
+  if (len > 0) {
+    uint64_t word = 0;
+    std::memcpy(&word, src, end - src);
+    return visit(UnpackGroup(word), len);
+  }
+  return true;
+}
+
+// Unpacks `len` characters packed at `src` into `dst`.
+void Unpack(const uint8_t* src, size_t len, char* dst) {
+  VisitPacked(src, len, [&dst](uint64_t chars, size_t count) {
+    std::memcpy(dst, &chars, count);
+    dst += count;
+    return true;
+  });
+}
+
+}  // namespace
+
+CompactObj CompactObj::Clone() const {
+  DCHECK_NE(encoding(), kObject);
+  CompactObj copy;
+  std::memcpy(copy.payload_, payload_, kInlineLen);
+  copy.tag_ = tag_;
+  copy.flags_ = flags_;
+  if (IsHeapString()) {
+    const size_t block_len = HeapBlockLen();
+    void* block = ObjMalloc(block_len);
+    std::memcpy(block, HeapPtr(), block_len);
+    std::memcpy(copy.payload_, &block, sizeof(block));
+  }
+  return copy;
+}
+
+void CompactObj::SetString(std::string_view value) {
+  int64_t int_value;
+  if (ParseCanonicalInt(value, &int_value)) return SetInt(int_value);
+
+  // Build the new payload before releasing the old block: `value` may live in it.
+  uint8_t payload[kInlineLen] = {};
+  const size_t len = value.size();
+  if (len <= kInlineLen) {
+    value.copy(reinterpret_cast<char*>(payload), len);
+    ReleaseHeap();
+    return SetContent(payload, MakeTag(kInlineRaw, len));
+  }
+  const bool packed = len <= kMaxHeapPackedLen && IsAscii(value);
+  if (packed && len <= kInlinePackedLen) {
+    Pack(value.data(), len, payload);
+    ReleaseHeap();
+    return SetContent(payload, MakeTag(kInlinePacked, len));
+  }
+
+  DCHECK_LT(len, uint64_t{1} << (8 * kHeapLenBytes));
+  const size_t block_len = packed ? PackedLen(len) : len;
+  const bool reuse = IsHeapString() && HeapBlockLen() == block_len;
+  void* block = reuse ? HeapPtr() : ObjMalloc(block_len);
+  if (packed) {
+    // A reused block cannot hold `value` here: no view of a packed block is handed out,
+    // and a view of a raw block that packs to that block's size would be longer than it.
+    Pack(value.data(), len, static_cast<uint8_t*>(block));
+  } else {
+    std::memmove(block, value.data(), len);  // `value` may be this very block
+  }
+  if (!reuse) ReleaseHeap();
+  std::memcpy(payload, &block, sizeof(block));
+  const uint64_t len64 = len;
+  std::memcpy(payload + kHeapLenOffset, &len64, kHeapLenBytes);
+  SetContent(payload, MakeTag(packed ? kHeapPacked : kHeapRaw, 0));
+}
+
+void CompactObj::SetInt(int64_t value) {
+  char digits[kMaxIntLen];
+  const auto [end, ec] = std::to_chars(digits, digits + kMaxIntLen, value);
+  uint8_t payload[kInlineLen] = {};
+  std::memcpy(payload, &value, sizeof(value));
+  ReleaseHeap();
+  SetContent(payload, MakeTag(kInt, end - digits));
+}
+
+void CompactObj::GetString(std::string* out) const {
+  if (IsRawString()) {
+    out->assign(RawView());
+  } else {
+    DecodeInto(out);
+  }
+}
+
+size_t CompactObj::MallocUsed() const { return IsHeapString() ? ObjUsableSize(HeapPtr()) : 0; }
+
+const char* CompactObj::RedisEncodingName() const {
+  if (flags_ & kRawFlag) return "raw";
+  if (encoding() == kInt) return "int";
+  return Size() <= kEmbstrMaxLen ? "embstr" : "raw";
+}
+
+size_t CompactObj::HeapBlockLen() const {
+  return encoding() == kHeapPacked ? PackedLen(HeapLen()) : HeapLen();
+}
+
+void CompactObj::FreeHeapBlock() { ObjFree(HeapPtr()); }
+
+void CompactObj::SetContent(const uint8_t (&payload)[kInlineLen], uint8_t tag) {
+  std::memcpy(payload_, payload, kInlineLen);
+  tag_ = tag;
+  flags_ &= ~kRawFlag;
+}
+
+void CompactObj::TakeFrom(CompactObj* other) {
+  std::memcpy(payload_, other->payload_, kInlineLen);
+  tag_ = other->tag_;
+  flags_ = other->flags_;
+  std::memset(other->payload_, 0, kInlineLen);
+  other->tag_ = 0;
+  other->flags_ = 0;
+}
+
+std::string_view CompactObj::DecodeInline(char (&buf)[kMaxIntLen]) const {
+  const size_t len = SmallLen();
+  if (encoding() == kInt) {
+    std::to_chars(buf, buf + kMaxIntLen, IntValue());
+  } else {
+    DCHECK_EQ(encoding(), kInlinePacked);
+    Unpack(payload_, len, buf);
+  }
+  return std::string_view(buf, len);
+}
+
+std::string_view CompactObj::DecodeInto(std::string* scratch) const {
+  if (encoding() == kHeapPacked) {
+    scratch->resize(HeapLen());
+    Unpack(static_cast<const uint8_t*>(HeapPtr()), HeapLen(), scratch->data());
+  } else {
+    char buf[kMaxIntLen];
+    scratch->assign(DecodeInline(buf));
+  }
+  return *scratch;
+}
+
+uint64_t CompactObj::HashDecoded() const {
+  if (encoding() == kHeapPacked) {
+    std::string decoded;
+    return HashKey(DecodeInto(&decoded));
+  }
+  char buf[kMaxIntLen];
+  return HashKey(DecodeInline(buf));
+}
+
+bool CompactObj::EqualsDecoded(std::string_view value) const {
+  if (value.size() != Size()) return false;
+  if (encoding() != kHeapPacked) {
+    char buf[kMaxIntLen];
+    return DecodeInline(buf) == value;
+  }
+  const char* next = value.data();
+  return VisitPacked(static_cast<const uint8_t*>(HeapPtr()), HeapLen(),
+                     [&next](uint64_t chars, size_t count) {
+                       uint64_t expected = 0;
+                       std::memcpy(&expected, next, count);
+                       next += count;
+                       return chars == expected;
+                     });
+}
+
+bool CompactObj::HeapEquals(const CompactObj& other) const {
+  DCHECK(IsHeapString() && tag_ == other.tag_);
+  return HeapLen() == other.HeapLen() &&
+         std::memcmp(HeapPtr(), other.HeapPtr(), HeapBlockLen()) == 0;
+}
+
+}  // namespace damselfly::core

@@ -1,0 +1,288 @@
+// CompactObj: a 16-byte holder for a key or a string value, the unit a shard's table
+// stores per entry.
+//
+// The problem. A Redis-style store keeps tens of millions of small keys and values; with
+// std::string (32 bytes, plus a heap block past 15 characters) or Redis's 16-byte robj
+// plus an sds header and terminator in the allocation, metadata easily outweighs the
+// data. CompactObj spends 16 bytes in the table and allocates only when the content
+// cannot live inside those 16 bytes; a heap block then holds the bytes and nothing else.
+//
+// Layout (little-endian, 8-byte aligned):
+//
+//   byte  0                                          13   14     15
+//        +---------------------------------------------+------+-------+
+//        | payload                                     | tag  | flags |
+//        +---------------------------------------------+------+-------+
+//   tag:   bits 0-2 the encoding, bits 3-7 `small_len` (a length 0..31, inline encodings)
+//   flags: bit 0 has_expire, bit 1 has_mc_flags, bit 2 raw (see MarkRaw), bits 3-7 spare
+//
+//   encoding        payload                                        small_len
+//   kInlineRaw      the bytes in [0, len), zeros after             len, 0..14
+//   kInlinePacked   the chars packed 7 bits each in [0, 14)        len, 15..16
+//   kInt            int64 in [0, 8), zeros after                   decimal length, 1..20
+//   kHeapRaw        block pointer in [0, 8), 48-bit length [8, 14) 0
+//   kHeapPacked     block pointer in [0, 8), 48-bit length [8, 14) 0
+//   kObject         reserved for collections: pointer in [0, 8), type in [8]; nothing
+//                   creates it yet, and the methods below all expect a string
+//
+// Why these numbers:
+//  - 14 inline bytes: two bytes of metadata (tag, flags) are the least that can carry the
+//    encoding, an inline length and the per-key flag bits, and the rest of 16 is payload.
+//    Most keys ("user:1234", "session:42") and many values fit; they cost no allocation.
+//  - 16 inline characters: ASCII strings (every byte < 0x80) waste the top bit of each
+//    byte, so 8 characters pack into 7 bytes and 16 characters into 14. Packing is used
+//    inline only for 15 and 16 characters; up to 14 the raw form fits and costs nothing to
+//    read.
+//  - ints: a string that Redis's string2ll accepts (optional '-', no '+', no leading
+//    zeros, no "-0", within int64) is stored as its int64 and printed back byte for byte.
+//    INCR and friends then read and write the number without parsing, and a 20-digit
+//    string takes no allocation. Any other numeric-looking string ("007", "+1", "-0",
+//    "99999999999999999999") stays a string.
+//  - heap strings: the block is exactly the stored bytes (ObjMalloc(length), or the packed
+//    size), with the length kept here, so a 1024-byte binary value costs one 1024-byte
+//    allocation. 48 bits of length are far beyond any bulk-length limit.
+//  - heap packing for ASCII strings of 17..kMaxHeapPackedLen (4096) characters: the block
+//    shrinks by 1/8, which mimalloc's size classes mostly turn into real savings: an
+//    18-character key takes a 16-byte block instead of 32, a 36-character one 32 instead
+//    of 48, a 1 KiB ASCII value 896 bytes instead of 1024. The price is paid on reads:
+//    GetSlice must decode into a scratch string instead of returning a view of the block,
+//    an extra pass over the value on every GET (about 1 ns per 8 characters, word at a
+//    time: some 150 ns at 1 KiB, 550 ns at 4 KiB, small next to the syscalls of a
+//    request). Beyond 4 KiB that pass and the transient copy of the whole value grow with
+//    every GET, while such values are few, so large strings stay raw and can be sent
+//    straight from the block.
+//  - strings with any byte >= 0x80 (UTF-8 text, binary data) are never packed. Bytes
+//    below 0x80, control characters such as NUL, CR and LF included, pack losslessly.
+//
+// Canonical form. The encoding is a function of the content: SetString always picks,
+// in this order, kInt, kInlineRaw (<= 14 bytes), kInlinePacked (ASCII, 15..16),
+// kHeapPacked (ASCII, 17..4096), kHeapRaw; unused payload bits are zero. So two objects
+// hold the same string exactly when their tags and stored bytes are equal, which makes
+// comparing two objects a memcmp of their stored forms, packed or not.
+//
+// Thread-safety: none; an object belongs to one shard thread. Its heap block comes from
+// that thread's ObjMalloc heap and must be freed there (see obj_malloc.h): destroy or
+// overwrite an object only on the thread that created its content. Const methods may
+// run concurrently with each other.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/string_view.h"
+
+namespace damselfly::core {
+
+// Returns the 64-bit hash of `key` that CompactObj::Hash() returns for an object holding
+// `key` in any encoding; tables hash lookup keys with it. It is absl::Hash over the bytes
+// (as absl::string_view: abseil's own string hash), seeded per process: stable within a
+// process, never to be persisted or sent to another process. It differs on purpose from
+// the shard hash (EngineShardSet's absl::Hash<std::string_view>, which Debian's abseil
+// computes through std::hash): a table inside a shard must not use the bits that chose
+// the shard, or all of its keys would agree on them.
+inline uint64_t HashKey(std::string_view key) {
+  return absl::Hash<absl::string_view>{}(absl::string_view(key.data(), key.size()));
+}
+
+class alignas(8) CompactObj {
+ public:
+  static constexpr size_t kInlineLen = 14;           // raw bytes that fit inline
+  static constexpr size_t kInlinePackedLen = 16;     // ASCII chars that fit inline, packed
+  static constexpr size_t kMaxHeapPackedLen = 4096;  // longest ASCII string packed on heap
+  static constexpr size_t kMaxIntLen = 20;           // "-9223372036854775808"
+  static constexpr size_t kEmbstrMaxLen = 44;        // Redis's OBJ_ENCODING_EMBSTR_SIZE_LIMIT
+
+  // An empty string with no flags. An all-zero object is this state, too.
+  CompactObj() = default;
+
+  // An object holding `value`, as SetString.
+  explicit CompactObj(std::string_view value) { SetString(value); }
+
+  // Takes over `other`'s content and flags; `other` becomes an empty string with no flags.
+  CompactObj(CompactObj&& other) noexcept { TakeFrom(&other); }
+  CompactObj& operator=(CompactObj&& other) noexcept {
+    if (this != &other) {
+      ReleaseHeap();
+      TakeFrom(&other);
+    }
+    return *this;
+  }
+
+  // Copies allocate, so they are explicit: see Clone().
+  CompactObj(const CompactObj&) = delete;
+  CompactObj& operator=(const CompactObj&) = delete;
+
+  ~CompactObj() { ReleaseHeap(); }
+
+  // Returns a deep copy: same string, same encoding, same flags.
+  CompactObj Clone() const;
+
+  // Stores `value` (binary-safe) in its canonical encoding (see the top of this file).
+  // Frees the previous heap block, or reuses it when the new content needs a block of
+  // exactly the same size. Keeps has_expire, has_mc_flags and the spare bits; clears the
+  // raw mark. `value` may point into this object's own content.
+  void SetString(std::string_view value);
+
+  // Stores the decimal string of `value`; equivalent to SetString(to_string(value)).
+  // Flags as SetString.
+  void SetInt(int64_t value);
+
+  // Returns the length of the logical string. O(1).
+  size_t Size() const { return encoding() < kHeapRaw ? SmallLen() : HeapLen(); }
+
+  // Returns the logical string. When it is stored as plain bytes (kInlineRaw, kHeapRaw)
+  // this is a view of the object's own storage and *scratch is untouched; otherwise the
+  // string is decoded into *scratch (replacing its content) and the view refers to it.
+  // The view is valid until this object is modified, moved or destroyed, or *scratch is
+  // modified: note that a view of an inline string points into the object itself.
+  // REQUIRES: scratch != nullptr (it is only written when needed).
+  std::string_view GetSlice(std::string* scratch) const {
+    return IsRawString() ? RawView() : DecodeInto(scratch);
+  }
+
+  // Replaces *out with the logical string.
+  void GetString(std::string* out) const;
+
+  // Returns the value when the string is a canonical int64 (as Redis's string2ll
+  // accepts it), otherwise nullopt. O(1): by the canonical form, only kInt holds one.
+  std::optional<int64_t> TryGetInt() const {
+    if (encoding() != kInt) return std::nullopt;
+    return IntValue();
+  }
+
+  // Whether the logical string equals `value`. Never allocates; packed strings are
+  // decoded 8 characters at a time and compared as they are decoded.
+  bool operator==(std::string_view value) const {
+    return IsRawString() ? RawView() == value : EqualsDecoded(value);
+  }
+
+  // Whether both hold the same logical string (flags are not compared). By the canonical
+  // form this compares tags and then the stored bytes, packed or not; never decodes.
+  bool operator==(const CompactObj& other) const {
+    if (tag_ != other.tag_) return false;
+    if (IsInline()) return std::memcmp(payload_, other.payload_, kInlineLen) == 0;
+    return HeapEquals(other);
+  }
+
+  // Returns HashKey() of the logical string. Plain bytes are hashed in place; other
+  // encodings are decoded first (inline ones on the stack, kHeapPacked into a temporary
+  // string).
+  uint64_t Hash() const { return IsRawString() ? HashKey(RawView()) : HashDecoded(); }
+
+  // Returns the bytes of this object's heap block (ObjUsableSize), 0 when inline. The
+  // 16 bytes of the object itself are not included.
+  size_t MallocUsed() const;
+
+  // Whether the content lives in the 16 bytes (no heap block).
+  bool IsInline() const { return encoding() < kHeapRaw; }
+
+  // Returns what Redis's OBJECT ENCODING reports for a string value with this content:
+  // "int" for a canonical int64, "embstr" up to 44 bytes, "raw" beyond, and "raw" for
+  // any content while the raw mark is set.
+  const char* RedisEncodingName() const;
+
+  // Sets or clears the raw mark. Redis reports every string built by APPEND or SETRANGE
+  // as "raw" whatever its length, so the server marks those; SetString/SetInt clear it.
+  void MarkRaw(bool raw) { SetFlag(kRawFlag, raw); }
+
+  // Whether the key has a deadline in the shard's expire table.
+  bool HasExpire() const { return flags_ & kExpireFlag; }
+  void SetExpire(bool has_expire) { SetFlag(kExpireFlag, has_expire); }
+
+  // Whether the key has Memcached client flags, kept outside the object.
+  bool HasMcFlags() const { return flags_ & kMcFlagsFlag; }
+  void SetMcFlags(bool has_mc_flags) { SetFlag(kMcFlagsFlag, has_mc_flags); }
+
+ private:
+  enum Encoding : uint8_t {
+    kInlineRaw = 0,  // the all-zero object is the empty string
+    kInlinePacked = 1,
+    kInt = 2,
+    kHeapRaw = 3,  // encodings from here on own a heap block
+    kHeapPacked = 4,
+    kObject = 5,
+  };
+
+  enum Flag : uint8_t {
+    kExpireFlag = 1 << 0,
+    kMcFlagsFlag = 1 << 1,
+    kRawFlag = 1 << 2,
+  };
+
+  static constexpr uint8_t kEncodingMask = 0x7;
+  static constexpr int kSmallLenShift = 3;
+  static constexpr size_t kHeapLenOffset = 8;  // the 48-bit length, after the pointer
+  static constexpr size_t kHeapLenBytes = 6;
+
+  Encoding encoding() const { return static_cast<Encoding>(tag_ & kEncodingMask); }
+  size_t SmallLen() const { return tag_ >> kSmallLenShift; }
+  bool IsRawString() const { return encoding() == kInlineRaw || encoding() == kHeapRaw; }
+  bool IsHeapString() const { return encoding() == kHeapRaw || encoding() == kHeapPacked; }
+
+  // REQUIRES: IsRawString().
+  std::string_view RawView() const {
+    if (encoding() == kInlineRaw) {
+      return std::string_view(reinterpret_cast<const char*>(payload_), SmallLen());
+    }
+    return std::string_view(static_cast<const char*>(HeapPtr()), HeapLen());
+  }
+  void* HeapPtr() const {
+    void* ptr;
+    std::memcpy(&ptr, payload_, sizeof(ptr));
+    return ptr;
+  }
+  size_t HeapLen() const {
+    uint64_t len = 0;
+    std::memcpy(&len, payload_ + kHeapLenOffset, kHeapLenBytes);
+    return len;
+  }
+  int64_t IntValue() const {
+    int64_t value;
+    std::memcpy(&value, payload_, sizeof(value));
+    return value;
+  }
+  // Bytes in the heap block: the length, or its packed size.
+  size_t HeapBlockLen() const;
+
+  static uint8_t MakeTag(Encoding encoding, size_t small_len) {
+    return encoding | (small_len << kSmallLenShift);
+  }
+
+  void SetFlag(Flag flag, bool on) { flags_ = on ? (flags_ | flag) : (flags_ & ~flag); }
+
+  // Frees the heap block, if any, leaving the payload stale.
+  void ReleaseHeap() {
+    if (IsHeapString()) FreeHeapBlock();
+  }
+  void FreeHeapBlock();
+
+  // Replaces payload and tag and clears the raw mark; the caller has released the old
+  // heap block, or reuses it in `payload`.
+  void SetContent(const uint8_t (&payload)[kInlineLen], uint8_t tag);
+
+  // Moves other's bytes here and leaves `other` empty. REQUIRES: no heap block here.
+  void TakeFrom(CompactObj* other);
+
+  // Decodes kInt or kInlinePacked into `buf`; returns the view of it.
+  std::string_view DecodeInline(char (&buf)[kMaxIntLen]) const;
+
+  // The slow paths of GetSlice, Hash and operator== for the encodings that are not raw,
+  // and of operator== for heap blocks.
+  std::string_view DecodeInto(std::string* scratch) const;
+  uint64_t HashDecoded() const;
+  bool EqualsDecoded(std::string_view value) const;
+  bool HeapEquals(const CompactObj& other) const;
+
+  uint8_t payload_[kInlineLen] = {};
+  uint8_t tag_ = 0;
+  uint8_t flags_ = 0;
+};
+
+static_assert(sizeof(CompactObj) == 16);
+
+}  // namespace damselfly::core

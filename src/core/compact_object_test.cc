@@ -1,0 +1,501 @@
+#include "src/core/compact_object.h"
+
+#include <gtest/gtest.h>
+
+#include <charconv>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "src/core/obj_malloc.h"
+
+namespace damselfly::core {
+namespace {
+
+using std::string;
+using std::string_view;
+
+constexpr size_t kMiB = 1 << 20;
+
+// The reference for everything below: Redis's string2ll accepts exactly the strings that
+// are the decimal form of some int64.
+bool IsCanonicalInt(string_view text) {
+  if (text.empty() || text.size() > 20) return false;
+  int64_t value;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size() && std::to_string(value) == text;
+}
+
+bool IsAscii(string_view text) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
+// The stored form the header promises for `text`.
+enum class Form { kInt, kInlineRaw, kInlinePacked, kHeapPacked, kHeapRaw };
+
+Form ExpectedForm(string_view text) {
+  if (IsCanonicalInt(text)) return Form::kInt;
+  if (text.size() <= 14) return Form::kInlineRaw;
+  if (IsAscii(text) && text.size() <= 16) return Form::kInlinePacked;
+  if (IsAscii(text) && text.size() <= 4096) return Form::kHeapPacked;
+  return Form::kHeapRaw;
+}
+
+// Usable size of a block of `len` bytes: what MallocUsed() must report for it.
+size_t BlockCost(size_t len) {
+  void* probe = ObjMalloc(len);
+  size_t usable = ObjUsableSize(probe);
+  ObjFree(probe);
+  return usable;
+}
+
+// Checks every observable property of `obj` against the string it should hold.
+void ExpectHolds(const CompactObj& obj, string_view text) {
+  SCOPED_TRACE(testing::Message() << "length " << text.size());
+  const Form form = ExpectedForm(text);
+  ASSERT_EQ(obj.Size(), text.size());
+
+  string scratch = "sentinel";
+  string_view slice = obj.GetSlice(&scratch);
+  ASSERT_EQ(slice, text);
+  const bool decoded = form == Form::kInt || form == Form::kInlinePacked ||
+                       form == Form::kHeapPacked;
+  if (decoded) {
+    EXPECT_EQ(slice.data(), scratch.data()) << "decoded forms go through the scratch";
+  } else {
+    EXPECT_EQ(scratch, "sentinel") << "raw forms must not touch the scratch";
+  }
+  if (form == Form::kInlineRaw) {
+    const char* self = reinterpret_cast<const char*>(&obj);
+    EXPECT_TRUE(slice.data() >= self && slice.data() + slice.size() <= self + sizeof(obj));
+  }
+
+  string out = "previous content";
+  obj.GetString(&out);
+  EXPECT_EQ(out, text);
+  EXPECT_TRUE(obj == text);
+  EXPECT_EQ(obj.Hash(), HashKey(text));
+
+  const bool inline_form =
+      form == Form::kInt || form == Form::kInlineRaw || form == Form::kInlinePacked;
+  EXPECT_EQ(obj.IsInline(), inline_form);
+  size_t block_len = 0;
+  if (form == Form::kHeapRaw) block_len = text.size();
+  if (form == Form::kHeapPacked) block_len = (7 * text.size() + 7) / 8;
+  EXPECT_EQ(obj.MallocUsed(), inline_form ? 0 : BlockCost(block_len));
+
+  if (form == Form::kInt) {
+    ASSERT_TRUE(obj.TryGetInt().has_value());
+    EXPECT_EQ(std::to_string(*obj.TryGetInt()), text);
+    EXPECT_STREQ(obj.RedisEncodingName(), "int");
+  } else {
+    EXPECT_FALSE(obj.TryGetInt().has_value());
+    EXPECT_STREQ(obj.RedisEncodingName(), text.size() <= 44 ? "embstr" : "raw");
+  }
+}
+
+// Creates `text` in a fresh object, checks it, and checks that a copy and the memory
+// accounting agree.
+void RoundTrip(string_view text) {
+  const size_t baseline = ThreadObjHeapUsedBytes();
+  {
+    CompactObj obj(text);
+    ExpectHolds(obj, text);
+    EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + obj.MallocUsed());
+    CompactObj copy = obj.Clone();
+    ExpectHolds(copy, text);
+    EXPECT_TRUE(copy == obj);
+  }
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
+}
+
+string AsciiText(size_t len) {
+  string text(len, ' ');
+  for (size_t i = 0; i < len; ++i) text[i] = static_cast<char>('a' + (i * 7 + len) % 26);
+  return text;
+}
+
+// Every byte value 0..255 in turn, shifted by the length.
+string BinaryText(size_t len) {
+  string text(len, '\0');
+  for (size_t i = 0; i < len; ++i) text[i] = static_cast<char>(i * 131 + len);
+  return text;
+}
+
+TEST(CompactObjTest, IsSixteenBytes) {
+  static_assert(sizeof(CompactObj) == 16);
+  EXPECT_EQ(alignof(CompactObj), 8u);
+}
+
+TEST(CompactObjTest, DefaultIsEmptyString) {
+  CompactObj obj;
+  ExpectHolds(obj, "");
+  EXPECT_FALSE(obj.HasExpire());
+  EXPECT_FALSE(obj.HasMcFlags());
+  EXPECT_TRUE(obj == CompactObj(""));
+}
+
+TEST(CompactObjTest, RoundTripsEveryLength) {
+  for (size_t len = 0; len <= 300; ++len) {
+    RoundTrip(AsciiText(len));
+    RoundTrip(BinaryText(len));
+    RoundTrip(string(len, '7'));  // "7", "77", ...: ints up to 18 digits, strings beyond
+    RoundTrip(string(len, '\0'));
+  }
+  for (size_t len : {1023u, 1024u, 1025u, 4095u, 4096u, 4097u, 65536u}) {
+    RoundTrip(AsciiText(len));
+    RoundTrip(BinaryText(len));
+  }
+  RoundTrip(AsciiText(kMiB));
+  RoundTrip(BinaryText(kMiB));
+}
+
+TEST(CompactObjTest, InlineBoundaries) {
+  EXPECT_TRUE(CompactObj(BinaryText(14)).IsInline());
+  EXPECT_FALSE(CompactObj(BinaryText(15)).IsInline());
+  for (size_t len : {14u, 15u, 16u}) EXPECT_TRUE(CompactObj(AsciiText(len)).IsInline());
+  CompactObj seventeen(AsciiText(17));
+  EXPECT_FALSE(seventeen.IsInline());
+  EXPECT_EQ(seventeen.MallocUsed(), BlockCost(15));  // 17 * 7 bits in 15 bytes
+  for (size_t len : {14u, 15u, 16u, 17u}) {
+    ExpectHolds(CompactObj(AsciiText(len)), AsciiText(len));
+    ExpectHolds(CompactObj(BinaryText(len)), BinaryText(len));
+  }
+}
+
+TEST(CompactObjTest, PackedBoundaryCharacters) {
+  // The extremes of the 7-bit range at every position of a group and of the tail.
+  for (size_t len : {15u, 16u, 17u, 23u, 24u, 25u, 4096u}) {
+    ExpectHolds(CompactObj(string(len, '\x7f')), string(len, '\x7f'));
+    string text(len, '\x7f');
+    for (size_t i = 0; i < len; i += 3) text[i] = '\x01';
+    ExpectHolds(CompactObj(text), text);
+  }
+}
+
+TEST(CompactObjTest, HighBytesAreNeverPacked) {
+  for (size_t len : {15u, 16u, 17u, 100u, 1024u}) {
+    for (unsigned char high : {0x80, 0xc3, 0xff}) {
+      for (size_t pos : {size_t{0}, len / 2, len - 1}) {
+        string text = AsciiText(len);
+        text[pos] = static_cast<char>(high);
+        CompactObj obj(text);
+        EXPECT_EQ(obj.MallocUsed(), BlockCost(len)) << "a raw block of exactly len bytes";
+        ExpectHolds(obj, text);
+      }
+    }
+  }
+}
+
+TEST(CompactObjTest, ControlBytesPackLosslessly) {
+  // NUL, CR and LF are below 0x80, so they pack like letters and must come back intact.
+  for (string text : {string("\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n"), string(16, '\0'),
+                      string("GET key\r\n\0tail with NUL and \r\n", 31), string(300, '\n')}) {
+    ExpectHolds(CompactObj(text), text);
+  }
+}
+
+TEST(CompactObjTest, BinaryValueCostsItsExactSize) {
+  const size_t baseline = ThreadObjHeapUsedBytes();
+  CompactObj value(string(1024, '\xff'));
+  EXPECT_EQ(value.MallocUsed(), 1024u);
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + 1024);
+  value.SetString(AsciiText(1024));
+  EXPECT_EQ(value.MallocUsed(), 896u) << "1024 ASCII characters pack into 896 bytes";
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + 896);
+}
+
+TEST(CompactObjTest, CanonicalIntegers) {
+  const std::vector<string> ints = {"0",
+                                    "1",
+                                    "-1",
+                                    "9",
+                                    "10",
+                                    "-10",
+                                    "12345678901234",
+                                    "123456789012345678",
+                                    "1234567890123456789",
+                                    "9223372036854775807",
+                                    "-9223372036854775808",
+                                    "-9223372036854775807"};
+  for (const string& text : ints) {
+    CompactObj obj(text);
+    ExpectHolds(obj, text);
+    EXPECT_TRUE(obj.IsInline());
+    CompactObj from_int;
+    from_int.SetInt(*obj.TryGetInt());
+    EXPECT_TRUE(from_int == obj);
+  }
+  CompactObj min;
+  min.SetInt(std::numeric_limits<int64_t>::min());
+  ExpectHolds(min, "-9223372036854775808");
+  CompactObj max;
+  max.SetInt(std::numeric_limits<int64_t>::max());
+  ExpectHolds(max, "9223372036854775807");
+}
+
+TEST(CompactObjTest, NonCanonicalNumbersStayStrings) {
+  for (string text : {"007", "00", "-0", "+1", "-", "", " 1", "1 ", "1a", "0x10", "1.0", "1e3",
+                      "-007", "--1", "9223372036854775808", "-9223372036854775809",
+                      "99999999999999999999", "18446744073709551616", "100000000000000000000",
+                      "-99999999999999999999", "000000000000000000001", "123456789012345678901"}) {
+    SCOPED_TRACE(text);
+    CompactObj obj(text);
+    EXPECT_FALSE(obj.TryGetInt().has_value());
+    ExpectHolds(obj, text);
+  }
+}
+
+TEST(CompactObjTest, EqualityAcrossEncodings) {
+  std::vector<string> corpus = {"", "0", "1", "-1", "12", "007", "7", "a", "abcdefghijklmn",
+                                "abcdefghijklmo", "abcdefghijklmno", "abcdefghijklmnp",
+                                "abcdefghijklmnop", "abcdefghijklmnopq", "bbcdefghijklmnopq",
+                                "abcdefghijklmnopr", "9223372036854775807", "9223372036854775808"};
+  for (size_t len : {14u, 15u, 16u, 17u, 64u, 4096u, 4097u}) {
+    corpus.push_back(AsciiText(len));
+    corpus.push_back(BinaryText(len));
+    string last_differs = AsciiText(len);
+    last_differs.back() ^= 1;
+    corpus.push_back(last_differs);
+    string high_last = AsciiText(len);
+    high_last.back() = '\x80';
+    corpus.push_back(high_last);
+  }
+  for (const string& a : corpus) {
+    CompactObj obj_a(a);
+    for (const string& b : corpus) {
+      CompactObj obj_b(b);
+      EXPECT_EQ(obj_a == obj_b, a == b) << a.size() << " vs " << b.size();
+      EXPECT_EQ(obj_a == string_view(b), a == b) << a.size() << " vs " << b.size();
+      if (a == b) {
+        EXPECT_EQ(obj_a.Hash(), obj_b.Hash());
+      }
+    }
+  }
+}
+
+TEST(CompactObjTest, HashMatchesHashKey) {
+  EXPECT_EQ(CompactObj().Hash(), HashKey(""));
+  CompactObj obj;
+  obj.SetInt(-42);
+  EXPECT_EQ(obj.Hash(), HashKey("-42"));
+  for (size_t len : {13u, 14u, 15u, 16u, 17u, 200u, 5000u}) {
+    EXPECT_EQ(CompactObj(AsciiText(len)).Hash(), HashKey(AsciiText(len)));
+    EXPECT_EQ(CompactObj(BinaryText(len)).Hash(), HashKey(BinaryText(len)));
+  }
+  EXPECT_NE(HashKey("key:1"), HashKey("key:2"));
+}
+
+TEST(CompactObjTest, MovesTransferOwnership) {
+  const size_t baseline = ThreadObjHeapUsedBytes();
+  {
+    CompactObj heap(BinaryText(500));
+    heap.SetExpire(true);
+    CompactObj moved(std::move(heap));
+    ExpectHolds(moved, BinaryText(500));
+    EXPECT_TRUE(moved.HasExpire());
+    ExpectHolds(heap, "");  // NOLINT(bugprone-use-after-move): the documented state
+    EXPECT_FALSE(heap.HasExpire());
+
+    CompactObj target(AsciiText(300));
+    target = std::move(moved);  // frees target's own block
+    ExpectHolds(target, BinaryText(500));
+    EXPECT_TRUE(target.HasExpire());
+    EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + target.MallocUsed());
+
+    CompactObj& alias = target;
+    target = std::move(alias);
+    ExpectHolds(target, BinaryText(500));
+
+    std::vector<CompactObj> many;
+    for (int i = 0; i < 100; ++i) many.emplace_back(BinaryText(100 + i));  // reallocates
+    for (int i = 0; i < 100; ++i) ExpectHolds(many[i], BinaryText(100 + i));
+  }
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
+}
+
+TEST(CompactObjTest, FlagsSurviveSetString) {
+  CompactObj obj;
+  obj.SetExpire(true);
+  obj.SetMcFlags(true);
+  for (string text : {string("short"), string("42"), AsciiText(16), AsciiText(100),
+                      BinaryText(100), BinaryText(5000), string("")}) {
+    obj.SetString(text);
+    ExpectHolds(obj, text);
+    EXPECT_TRUE(obj.HasExpire());
+    EXPECT_TRUE(obj.HasMcFlags());
+  }
+  obj.SetInt(7);
+  EXPECT_TRUE(obj.HasExpire());
+  EXPECT_TRUE(obj.HasMcFlags());
+  obj.SetExpire(false);
+  EXPECT_FALSE(obj.HasExpire());
+  EXPECT_TRUE(obj.HasMcFlags());
+  obj.SetMcFlags(false);
+  EXPECT_FALSE(obj.HasMcFlags());
+  ExpectHolds(obj, "7");
+  EXPECT_TRUE(obj.Clone() == obj);
+}
+
+TEST(CompactObjTest, RedisEncodingNames) {
+  EXPECT_STREQ(CompactObj("12345").RedisEncodingName(), "int");
+  EXPECT_STREQ(CompactObj("012345").RedisEncodingName(), "embstr");
+  EXPECT_STREQ(CompactObj(AsciiText(44)).RedisEncodingName(), "embstr");
+  EXPECT_STREQ(CompactObj(BinaryText(44)).RedisEncodingName(), "embstr");
+  EXPECT_STREQ(CompactObj(AsciiText(45)).RedisEncodingName(), "raw");
+
+  CompactObj appended("12");
+  appended.MarkRaw(true);  // as after APPEND
+  appended.SetExpire(true);
+  EXPECT_STREQ(appended.RedisEncodingName(), "raw");
+  EXPECT_STREQ(appended.Clone().RedisEncodingName(), "raw");
+  appended.MarkRaw(false);
+  EXPECT_STREQ(appended.RedisEncodingName(), "int");
+  appended.MarkRaw(true);
+  appended.SetString("ab");  // a plain SET forgets how the old value was built
+  EXPECT_STREQ(appended.RedisEncodingName(), "embstr");
+  EXPECT_TRUE(appended.HasExpire());
+}
+
+TEST(CompactObjTest, SetStringFromOwnContent) {
+  const size_t baseline = ThreadObjHeapUsedBytes();
+  {
+    string scratch;
+    CompactObj obj(BinaryText(300));
+    obj.SetString(obj.GetSlice(&scratch));  // the very same block
+    ExpectHolds(obj, BinaryText(300));
+    obj.SetString(obj.GetSlice(&scratch).substr(1));  // a new block from the old one
+    ExpectHolds(obj, BinaryText(300).substr(1));
+    obj.SetString(obj.GetSlice(&scratch).substr(0, 10));  // inline from the old block
+    ExpectHolds(obj, BinaryText(300).substr(1, 10));
+    obj.SetString(obj.GetSlice(&scratch).substr(2));  // inline from the inline bytes
+    ExpectHolds(obj, BinaryText(300).substr(3, 8));
+  }
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
+}
+
+TEST(CompactObjTest, SameSizeOverwriteKeepsAccounting) {
+  const size_t baseline = ThreadObjHeapUsedBytes();
+  CompactObj obj(BinaryText(1024));
+  for (int i = 0; i < 10; ++i) {
+    string text = BinaryText(1024);
+    text[i] = 'x';
+    obj.SetString(text);
+    ExpectHolds(obj, text);
+    EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + 1024);
+  }
+  obj.SetString(AsciiText(1024));  // 896 packed bytes: a new block
+  ExpectHolds(obj, AsciiText(1024));
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + 896);
+  obj.SetString(BinaryText(896));  // a raw block of the same size as the packed one
+  ExpectHolds(obj, BinaryText(896));
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + 896);
+}
+
+TEST(CompactObjTest, WorksOnAThreadHeap) {
+  std::thread shard([] {
+    InitThreadObjHeap();
+    {
+      std::vector<CompactObj> values;
+      for (size_t len = 0; len < 200; ++len) values.emplace_back(BinaryText(len * 10));
+      size_t total = 0;
+      for (const CompactObj& value : values) total += value.MallocUsed();
+      EXPECT_EQ(ThreadObjHeapUsedBytes(), total);
+    }
+    EXPECT_EQ(ThreadObjHeapUsedBytes(), 0u);
+    DestroyThreadObjHeap();
+  });
+  shard.join();
+}
+
+// Random strings from the shapes that matter: ints and near-ints, short and long ASCII,
+// binary, and lengths at the boundaries.
+string RandomText(std::mt19937_64& rng) {
+  auto pick = [&rng](size_t n) { return static_cast<size_t>(rng() % n); };
+  switch (pick(6)) {
+    case 0:
+      return std::to_string(static_cast<int64_t>(rng()) >> pick(64));
+    case 1: {
+      string digits(1 + pick(21), '0');
+      for (char& c : digits) c = static_cast<char>('0' + pick(10));
+      if (pick(3) == 0) digits.insert(digits.begin(), '-');
+      return digits;
+    }
+    case 2: {
+      static constexpr size_t kEdges[] = {13, 14, 15, 16, 17, 18, 23, 24, 25, 44, 45, 4096, 4097};
+      string text(kEdges[pick(std::size(kEdges))], ' ');
+      for (char& c : text) c = static_cast<char>(pick(0x80));
+      return text;
+    }
+    case 3: {
+      string text(pick(100), ' ');
+      for (char& c : text) c = static_cast<char>(' ' + pick(95));
+      return text;
+    }
+    case 4: {
+      string text(pick(3000), ' ');
+      for (char& c : text) c = static_cast<char>(pick(256));
+      return text;
+    }
+    default: {
+      string text(pick(6000), ' ');
+      for (char& c : text) c = static_cast<char>(pick(0x80));
+      return text;
+    }
+  }
+}
+
+TEST(CompactObjTest, RandomizedAgainstStdString) {
+  std::mt19937_64 rng(20240607);
+  constexpr size_t kSlots = 16;
+  const size_t baseline = ThreadObjHeapUsedBytes();
+  {
+    std::vector<CompactObj> objs(kSlots);
+    std::vector<string> model(kSlots);
+    for (int step = 0; step < 20000; ++step) {
+      const size_t i = rng() % kSlots, j = rng() % kSlots;
+      switch (rng() % 5) {
+        case 0:
+        case 1:
+          model[i] = RandomText(rng);
+          objs[i].SetString(model[i]);
+          break;
+        case 2: {
+          const int64_t value = static_cast<int64_t>(rng());
+          model[i] = std::to_string(value);
+          objs[i].SetInt(value);
+          break;
+        }
+        case 3:
+          model[i] = model[j];
+          objs[i] = objs[j].Clone();
+          break;
+        default:
+          if (i != j) {
+            model[i] = std::exchange(model[j], string());
+            objs[i] = std::move(objs[j]);
+          }
+          break;
+      }
+      ASSERT_NO_FATAL_FAILURE(ExpectHolds(objs[i], model[i]));
+      ASSERT_NO_FATAL_FAILURE(ExpectHolds(objs[j], model[j]));
+      ASSERT_EQ(objs[i] == objs[j], model[i] == model[j]);
+      ASSERT_EQ(objs[i] == string_view(model[j]), model[i] == model[j]);
+    }
+    size_t total = 0;
+    for (const CompactObj& obj : objs) total += obj.MallocUsed();
+    EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + total);
+  }
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
+}
+
+}  // namespace
+}  // namespace damselfly::core
