@@ -10,12 +10,12 @@
 # Environment (defaults in brackets):
 #   ROUNDS [3]          rounds; each round measures both servers once
 #   N1 [300000]         requests per test without pipelining (-n)
-#   N32 [5000000]       requests per test at -P 32 (-n)
+#   N32 [3000000]       requests per test at -P 32 (-n)
 #   CLIENTS [50]        redis-benchmark connections (-c)
 #   SIZE [256]          value size, bytes (-d)
 #   KEYSPACE [1000000]  key space (-r)
 #   BASE_PORT [6590]    damselfly listens on BASE_PORT, redis-server on BASE_PORT + 1
-#   REDIS_SERVER [redis-server], REDIS_BENCHMARK [redis-benchmark]  the binaries
+#   REDIS_SERVER [redis-server], REDIS_BENCHMARK [redis-benchmark], REDIS_CLI [redis-cli]
 #   SKIP_BUILD          1: use the existing build-opt/damselfly
 #   QUIET_MAX [10]      "other CPU" percentage above which a run counts as disturbed
 #   QUIET_BUDGET [60]   seconds, in total, to spend waiting for quiet CPUs and re-running
@@ -29,8 +29,9 @@
 # disturbed run is measured again (at most twice), within QUIET_BUDGET. "server CPU %" and
 # "client CPU %" are the server's share of CPU 0 and redis-benchmark's share of CPU 1; like
 # "other CPU %" they cover one invocation (SET and GET together), so the SET and GET rows show
-# the same values. After each server's runs, its DBSIZE is checked against the number of
-# distinct keys the SETs should have left.
+# the same values, as does "server ns/request" (server CPU time per request). After each
+# server's runs, its DBSIZE is checked against the number of distinct keys the SETs should
+# have left.
 #
 # Stops at the first failure (a server that does not start, dies, or makes redis-benchmark
 # fail or hang), prints the commands that reproduce it and exits non-zero; the logs are kept.
@@ -38,7 +39,7 @@ set -euo pipefail
 
 rounds="${ROUNDS:-3}"
 n1="${N1:-300000}"
-n32="${N32:-5000000}"
+n32="${N32:-3000000}"
 clients="${CLIENTS:-50}"
 size="${SIZE:-256}"
 keyspace="${KEYSPACE:-1000000}"
@@ -48,6 +49,7 @@ quiet_budget="${QUIET_BUDGET:-60}"
 time_limit="${TIME_LIMIT:-210}"
 redis_server="${REDIS_SERVER:-redis-server}"
 redis_benchmark="${REDIS_BENCHMARK:-redis-benchmark}"
+redis_cli="${REDIS_CLI:-redis-cli}"
 
 die_usage() { echo "redis-bench: $1" >&2; exit 2; }
 for v in "$rounds" "$n1" "$n32" "$clients" "$size" "$keyspace" "$base_port" "$quiet_max" \
@@ -56,7 +58,7 @@ for v in "$rounds" "$n1" "$n32" "$clients" "$size" "$keyspace" "$base_port" "$qu
 done
 [[ "$quiet_budget" =~ ^[0-9]+$ ]] || die_usage "bad QUIET_BUDGET '$quiet_budget'"
 [[ "$(nproc)" -ge 2 ]] || die_usage "needs 2 CPUs (server on CPU 0, client on CPU 1)"
-for b in "$redis_server" "$redis_benchmark"; do
+for b in "$redis_server" "$redis_benchmark" "$redis_cli"; do
   command -v "$b" >/dev/null || die_usage "'$b' not found"
 done
 # Hard bound on one redis-benchmark invocation (two tests); a run that takes longer counts
@@ -76,6 +78,7 @@ cmds=(
 )
 # The runs of one round against one server: label, redis-benchmark arguments.
 run_labels=("1" "32")
+run_n=("$n1" "$n32")
 run_args=(
   "-t set,get -c $clients -d $size -r $keyspace -n $n1 --csv"
   "-t set,get -c $clients -d $size -r $keyspace -n $n32 -P 32 --csv"
@@ -88,7 +91,10 @@ server_pid=""
 load_pid=""
 cleanup() {
   if [[ -n "$load_pid" ]]; then kill -TERM "$load_pid" 2>/dev/null || true; fi
-  if [[ -n "$server_pid" ]]; then kill -KILL "$server_pid" 2>/dev/null || true; fi
+  if [[ -n "$server_pid" ]]; then
+    kill -KILL "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
   if [[ "$keep_logs" == 0 ]]; then rm -rf "$logdir"; fi
 }
 trap cleanup EXIT
@@ -111,6 +117,11 @@ if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
   fi
 fi
 [[ -x "$bin/damselfly" ]] || die_usage "$bin/damselfly is missing (build it, or unset SKIP_BUILD)"
+# What was built; others may commit while this runs.
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+if [[ -n "$(git status --porcelain -- src helio CMakeLists.txt 2>/dev/null)" ]]; then
+  commit+=" + uncommitted changes"
+fi
 
 clk_tck="$(getconf CLK_TCK)"
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -171,11 +182,12 @@ fail() {
 
 # rps[server,run,test] is a space-separated list of the rounds' requests/s; cpu[] and
 # noise[] (per server and run) hold the server CPU % and other CPU % of each round.
-declare -A rps=() cpu=() ccpu=() noise=()
+declare -A rps=() cpu=() ccpu=() nsreq=() noise=()
 for ((i = 0; i < ${#names[@]}; i++)); do
   for ((j = 0; j < ${#run_labels[@]}; j++)); do
     cpu[$i,$j]=""
     ccpu[$i,$j]=""
+    nsreq[$i,$j]=""
     noise[$i,$j]=""
     for t in "${tests[@]}"; do rps[$i,$j,$t]=""; done
   done
@@ -184,7 +196,8 @@ unclean=0
 
 # measure <server index> <run index> <log prefix> <server log>: one redis-benchmark
 # invocation against the running server. Sets m_rps (an associative array test -> rps),
-# m_cpu, m_ccpu (redis-benchmark's CPU %), m_noise; stops the script on any failure.
+# m_cpu, m_ccpu (redis-benchmark's CPU %), m_ns (server CPU ns per request), m_noise,
+# m_secs (the run's duration); stops the script on any failure.
 measure() {
   local i=$1 j=$2 out="$3.out" err="$3.err" p0 b0 c0 t0 dt rc=0 server_ticks client_ticks t
   p0=$(proc_ticks "$server_pid")
@@ -229,9 +242,14 @@ measure() {
   done
   m_cpu=$(pct "$server_ticks" "$dt" 1)
   m_ccpu=$(pct "$client_ticks" "$dt" 1)
+  m_secs=$(((dt + 999999999) / 1000000000))
+  # Server CPU time per request, in nanoseconds (SET and GET together).
+  m_ns=$(awk -v t="$server_ticks" -v hz="$clk_tck" -v n="${run_n[$j]}" \
+    'BEGIN { printf "%.0f", t / hz * 1e9 / (2 * n) }')
+  sets[$i]=$((sets[$i] + run_n[$j]))
   m_noise=$(pct $(($(cpu01_busy) - b0 - server_ticks - client_ticks)) "$dt" 2)
   echo "    ${names[$i]} -P ${run_labels[$j]}: SET ${m_rps[SET]} GET ${m_rps[GET]} rps," \
-    "CPU %: server $m_cpu, client $m_ccpu, other $m_noise" >&2
+    "CPU %: server $m_cpu, client $m_ccpu, other $m_noise; server ns/request $m_ns" >&2
 }
 
 # run_server <server index> <round>: starts the server, runs every run_args[] entry against
@@ -256,14 +274,14 @@ run_server() {
     waited=$((waited + 1))
   done
 
-  local j t attempt m_cpu m_ccpu m_noise
+  local j t attempt m_cpu m_ccpu m_ns m_noise m_secs
   for ((j = 0; j < ${#run_labels[@]}; j++)); do
     for attempt in 1 2 3; do
       wait_quiet
       measure "$i" "$j" "$prefix.P${run_labels[$j]}.$attempt" "$log"
       if ((m_noise > quiet_max && attempt < 3 && quiet_budget > 0)); then
         echo "  (other CPU was $m_noise% during that run; measuring again)" >&2
-        quiet_budget=$((quiet_budget - 5))
+        quiet_budget=$((quiet_budget - m_secs))
         continue
       fi
       break
@@ -271,10 +289,24 @@ run_server() {
     for t in "${tests[@]}"; do rps[$i,$j,$t]+="${m_rps[$t]} "; done
     cpu[$i,$j]+="$m_cpu "
     ccpu[$i,$j]+="$m_ccpu "
+    nsreq[$i,$j]+="$m_ns "
     noise[$i,$j]+="$m_noise "
   done
-  # Every SET stored a key: the key count shows that both servers did the same work.
-  keys[$i]+="$(timeout 10 redis-cli -p "$port" dbsize 2>&1 | tr -d '\r') "
+  # Every SET stored a key, drawn uniformly from the key space: n SETs leave about
+  # keyspace * (1 - (1 - 1/keyspace)^n) distinct keys (a re-measured run adds SETs). This
+  # checks that the server kept what it acknowledged.
+  local k e
+  k="$(timeout 10 "$redis_cli" -p "$port" dbsize 2>&1 | tr -d '\r')"
+  e="$(awk -v r="$keyspace" -v n="${sets[$i]}" \
+    'BEGIN { printf "%.0f", r * (1 - exp(n * log(1 - 1 / r))) }')"
+  keys[$i]+="$k "
+  if ! awk -v k="$k" -v e="$e" -v r="$keyspace" \
+    'BEGIN { d = k - e; exit !(k ~ /^[0-9]+$/ && d * d <= (0.002 * r + 10) ^ 2) }'; then
+    echo "redis-bench: ${names[$i]} held '$k' keys after ${sets[$i]} SETs; expected about $e" >&2
+    unclean=1
+    keep_logs=1
+  fi
+  sets[$i]=0
 
   # A clean exit on SIGTERM is part of what is checked.
   kill -TERM "$server_pid" 2>/dev/null || true
@@ -317,7 +349,7 @@ round_ratios() {
   as_list "$out"
 }
 
-declare -a keys=("" "")
+declare -a keys=("" "") sets=(0 0)
 echo "redis-bench: up to $rounds rounds x ${#names[@]} servers; -c $clients -d $size" \
   "-r $keyspace, -n $n1 unpipelined and -n $n32 at -P 32" >&2
 done_rounds=0
@@ -341,12 +373,13 @@ done
 echo
 echo "redis-benchmark -c $clients -d $size -r $keyspace; -n $n1 unpipelined, -n $n32 at -P 32;" \
   "$done_rounds rounds; $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p'), kernel" \
-  "$(uname -r), $(date -u +%F), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  "$(uname -r), $(date -u +%F), commit $commit"
 echo
 echo "| test | pipeline | damselfly rps (median) | redis rps (median) | ratio" \
   "| per-round ratios | damselfly runs | redis runs | server CPU % (damselfly; redis)" \
-  "| client CPU % (damselfly; redis) | other CPU % (damselfly; redis) |"
-echo "|---|---:|---:|---:|---:|---|---|---|---|---|---|"
+  "| server ns/request, median (damselfly; redis) | client CPU % (damselfly; redis)" \
+  "| other CPU % (damselfly; redis) |"
+echo "|---|---:|---:|---:|---:|---|---|---|---|---|---|---|"
 for ((j = 0; j < ${#run_labels[@]}; j++)); do
   for t in "${tests[@]}"; do
     a="${rps[0,$j,$t]}"
@@ -356,30 +389,15 @@ for ((j = 0; j < ${#run_labels[@]}; j++)); do
     ratio="$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.2f", a / b }')"
     echo "| $t | ${run_labels[$j]} | $ma | $mb | $ratio | $(round_ratios "$a" "$b")" \
       "| $(as_list "$a") | $(as_list "$b") | $(as_list "${cpu[0,$j]}"); $(as_list "${cpu[1,$j]}")" \
+      "| $(median <<<"${nsreq[0,$j]}"); $(median <<<"${nsreq[1,$j]}")" \
       "| $(as_list "${ccpu[0,$j]}"); $(as_list "${ccpu[1,$j]}")" \
       "| $(as_list "${noise[0,$j]}"); $(as_list "${noise[1,$j]}") |"
   done
 done
 echo
-echo -n "Keys at the end of each round (DBSIZE): damselfly $(as_list "${keys[0]}");" \
-  "redis-server $(as_list "${keys[1]}"). "
+echo "Keys at the end of each round (DBSIZE; checked against the SETs sent): damselfly" \
+  "$(as_list "${keys[0]}"); redis-server $(as_list "${keys[1]}")."
 
-# Each round SETs n1 + n32 keys drawn uniformly (and independently) from the key space,
-# which leaves about keyspace * (1 - (1 - 1/keyspace)^(n1 + n32)) distinct keys.
-expected_keys="$(awk -v r="$keyspace" -v n="$((n1 + n32))" \
-  'BEGIN { printf "%.0f", r * (1 - exp(n * log(1 - 1 / r))) }')"
-echo "(Expected about $expected_keys.)"
-for ((i = 0; i < ${#names[@]}; i++)); do
-  for k in ${keys[$i]}; do
-    if ! awk -v k="$k" -v e="$expected_keys" \
-      'BEGIN { exit !(k ~ /^[0-9]+$/ && k > 0.99 * e && k < 1.01 * e) }'; then
-      echo "redis-bench: ${names[$i]} held $k keys after a round, expected about" \
-        "$expected_keys" >&2
-      unclean=1
-      keep_logs=1
-    fi
-  done
-done
 if [[ "$unclean" == 1 ]]; then
   echo "redis-bench: there were problems (see above); logs are in $logdir" >&2
   exit 1

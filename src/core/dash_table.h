@@ -158,6 +158,12 @@ class DashTable {
   Handle Find(const Probe& probe) const {
     return FindHashed(probe, Policy::Hash(probe));
   }
+  // REQUIRES: hash == Policy::Hash(probe). Lets a miss be followed by InsertNew without
+  // hashing twice.
+  template <typename Probe>
+  Handle Find(const Probe& probe, uint64_t hash) const {
+    return FindHashed(probe, hash);
+  }
 
   // Inserts key/value unless an equal key is present; returns the entry and whether it
   // was inserted. May split a segment (which invalidates handles).

@@ -5,27 +5,7 @@
 
 namespace damselfly {
 
-namespace {
-
-// The expire table (an unordered_map) is only sampled, never SCANned: a cursor into it
-// is a bucket index plus a fingerprint of the bucket count it was made for; after a
-// resize the walk restarts, which sampling can afford.
-constexpr uint64_t kBucketBits = 40;
-constexpr uint64_t kBucketMask = (uint64_t(1) << kBucketBits) - 1;
-
-uint64_t Fingerprint(size_t bucket_count) { return bucket_count % 251 + 1; }
-
-size_t ResumeBucket(uint64_t cursor, size_t bucket_count) {
-  if (cursor == 0 || (cursor >> kBucketBits) != Fingerprint(bucket_count)) return 0;
-  return cursor & kBucketMask;
-}
-
-uint64_t MakeCursor(size_t bucket, size_t bucket_count) {
-  if (bucket >= bucket_count) return 0;
-  return (Fingerprint(bucket_count) << kBucketBits) | bucket;
-}
-
-}  // namespace
+using core::CompactObj;
 
 int64_t UnixTimeMs() {
   timespec ts;
@@ -33,33 +13,42 @@ int64_t UnixTimeMs() {
   return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-DbSlice::DbSlice(unsigned dbnum) {
-  dbs_.reserve(dbnum);
-  for (unsigned i = 0; i < dbnum; ++i) dbs_.push_back(std::make_unique<Db>());
+DbSlice::DbSlice(unsigned dbnum) : base_ms_(UnixTimeMs()), dbs_(dbnum) {}
+
+DbSlice::~DbSlice() = default;
+
+DbSlice::Db& DbSlice::EnsureDb(DbIndex index) {
+  if (!dbs_[index]) dbs_[index] = std::make_unique<Db>();
+  return *dbs_[index];
 }
 
-bool DbSlice::ExpireIfNeeded(Db& db, Entry* entry, int64_t now_ms) {
-  if (!entry->value.has_expire) return false;
-  auto deadline = db.expire.find(std::string_view(entry->key));
-  DCHECK(deadline != db.expire.end());
-  if (deadline->second > now_ms) return false;
-  db.expire.erase(deadline);
-  db.main.Erase(entry->key);
+DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, int64_t now_ms) {
+  MainTable::Handle handle = d.main.Find(key);
+  if (!handle || !handle.value().has_expire()) return handle;
+  ExpireTable::Handle deadline = d.expire.Find(key);
+  DCHECK(deadline);
+  if (base_ms_ + deadline.value() > now_ms) return handle;
+  d.expire.Erase(deadline);
+  EraseMain(d, handle);
   ++stats_.expired_keys;
-  return true;
+  return {};
 }
 
-void DbSlice::EraseEntry(Db& db, Entry* entry) {
-  if (entry->value.has_expire) db.expire.erase(std::string_view(entry->key));
-  db.main.Erase(entry->key);
+void DbSlice::EraseEntry(Db& d, MainTable::Handle handle, std::string_view key) {
+  if (handle.value().has_expire()) d.expire.Erase(key);
+  EraseMain(d, handle);
+}
+
+void DbSlice::EraseMain(Db& d, MainTable::Handle handle) {
+  d.inline_keys -= handle.key().IsInline();
+  d.main.Erase(handle);
 }
 
 PrimeValue* DbSlice::Find(DbIndex index, std::string_view key) {
-  Db& d = db(index);
-  Entry* entry = d.main.Find(key);
-  if (entry == nullptr) return nullptr;
-  if (entry->value.has_expire && ExpireIfNeeded(d, entry, UnixTimeMs())) return nullptr;
-  return &entry->value;
+  Db* d = db(index);
+  if (!d) return nullptr;
+  MainTable::Handle handle = FindLive(*d, key, UnixTimeMs());
+  return handle ? &handle.value() : nullptr;
 }
 
 PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key) {
@@ -69,90 +58,102 @@ PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key) {
 }
 
 std::pair<PrimeValue*, bool> DbSlice::FindOrInsert(DbIndex index, std::string_view key) {
-  if (PrimeValue* value = Find(index, key)) return {value, false};
-  auto [entry, inserted] = db(index).main.FindOrInsert(key);
-  DCHECK(inserted);
-  return {&entry->value, true};
+  Db& d = EnsureDb(index);
+  if (MainTable::Handle handle = FindLive(d, key, UnixTimeMs())) return {&handle.value(), false};
+  MainTable::Handle handle = d.main.InsertNew(CompactObj(key), PrimeValue(), core::HashKey(key));
+  d.inline_keys += handle.key().IsInline();
+  return {&handle.value(), true};
 }
 
 bool DbSlice::Erase(DbIndex index, std::string_view key) {
-  Db& d = db(index);
-  Entry* entry = d.main.Find(key);
-  if (entry == nullptr) return false;
-  if (entry->value.has_expire && ExpireIfNeeded(d, entry, UnixTimeMs())) return false;
-  EraseEntry(d, entry);
+  Db* d = db(index);
+  if (!d) return false;
+  MainTable::Handle handle = FindLive(*d, key, UnixTimeMs());
+  if (!handle) return false;
+  EraseEntry(*d, handle, key);
   return true;
 }
 
 int64_t DbSlice::GetExpire(DbIndex index, std::string_view key) const {
-  const Db& d = db(index);
-  auto it = d.expire.find(key);
-  return it == d.expire.end() ? 0 : it->second;
+  const Db* d = db(index);
+  if (!d) return 0;
+  ExpireTable::Handle deadline = d->expire.Find(key);
+  return deadline ? base_ms_ + deadline.value() : 0;
 }
 
 void DbSlice::SetExpire(DbIndex index, std::string_view key, int64_t at_ms) {
-  Db& d = db(index);
-  Entry* entry = d.main.Find(key);
-  DCHECK(entry != nullptr);
-  if (entry == nullptr) return;
+  Db* d = db(index);
+  MainTable::Handle handle = d ? d->main.Find(key) : MainTable::Handle();
+  DCHECK(handle);
+  if (!handle) return;
   if (at_ms > 0) {
-    d.expire.insert_or_assign(std::string_view(entry->key), at_ms);
-    entry->value.has_expire = true;
-  } else if (entry->value.has_expire) {
-    d.expire.erase(std::string_view(entry->key));
-    entry->value.has_expire = false;
+    int64_t relative = at_ms - base_ms_;
+    if (ExpireTable::Handle deadline = d->expire.Find(key)) {
+      deadline.value() = relative;
+    } else {
+      d->expire.InsertNew(CompactObj(key), relative, core::HashKey(key));
+    }
+    handle.value().set_has_expire(true);
+  } else if (handle.value().has_expire()) {
+    d->expire.Erase(key);
+    handle.value().set_has_expire(false);
   }
 }
 
-size_t DbSlice::DbSize(DbIndex index) const { return db(index).main.size(); }
-size_t DbSlice::ExpireSize(DbIndex index) const { return db(index).expire.size(); }
-
-void DbSlice::FlushDb(DbIndex index) {
-  Db& d = db(index);
-  d.expire = ExpireTable();  // first: its keys point into main
-  d.main.Clear();
-  d.expire_cursor = 0;
+size_t DbSlice::DbSize(DbIndex index) const {
+  const Db* d = db(index);
+  return d ? d->main.size() : 0;
 }
+
+size_t DbSlice::ExpireSize(DbIndex index) const {
+  const Db* d = db(index);
+  return d ? d->expire.size() : 0;
+}
+
+void DbSlice::FlushDb(DbIndex index) { dbs_[index].reset(); }
 
 uint64_t DbSlice::Scan(DbIndex index, uint64_t cursor, size_t count,
                        absl::FunctionRef<void(std::string_view, const PrimeValue&)> cb) {
-  Db& d = db(index);
+  Db* d = db(index);
+  if (!d) return 0;
   const int64_t now_ms = UnixTimeMs();
-  size_t emitted = 0;
+  std::string scratch;
+  size_t seen = 0;
   do {
-    cursor = d.main.ScanBucket(cursor, [&](Entry& entry) {
-      if (entry.value.has_expire && d.expire.at(entry.key) <= now_ms) return;
-      cb(entry.key, entry.value);
-      ++emitted;
+    cursor = d->main.TraverseStep(cursor, [&](MainTable::Handle handle) {
+      std::string_view key = handle.key().GetSlice(&scratch);
+      if (handle.value().has_expire() && base_ms_ + d->expire.Find(key).value() <= now_ms) return;
+      cb(key, handle.value());
+      ++seen;
     });
-  } while (cursor != 0 && emitted < count);
+  } while (cursor != 0 && seen < count);
   return cursor;
 }
 
 void DbSlice::ForEach(DbIndex index,
                       absl::FunctionRef<void(std::string_view, const PrimeValue&)> cb) {
-  Db& d = db(index);
+  Db* d = db(index);
+  if (!d) return;
   const int64_t now_ms = UnixTimeMs();
-  d.main.ForEach([&](const Entry& entry) {
-    if (entry.value.has_expire && d.expire.at(entry.key) <= now_ms) return;
-    cb(entry.key, entry.value);
+  std::string scratch;
+  d->main.ForEach([&](MainTable::Handle handle) {
+    std::string_view key = handle.key().GetSlice(&scratch);
+    if (handle.value().has_expire() && base_ms_ + d->expire.Find(key).value() <= now_ms) return;
+    cb(key, handle.value());
   });
 }
 
 std::optional<std::string> DbSlice::RandomKey(DbIndex index, absl::BitGen* rng) {
-  Db& d = db(index);
+  Db* d = db(index);
+  if (!d) return std::nullopt;
   const int64_t now_ms = UnixTimeMs();
-  for (int attempt = 0; attempt < 100 && !d.main.empty(); ++attempt) {
-    // A random bucket, or the next non-empty one after it; then a random chain entry.
-    const size_t buckets = d.main.bucket_count();
-    size_t bucket = absl::Uniform<size_t>(*rng, 0, buckets);
-    while (d.main.BucketHead(bucket) == nullptr) bucket = (bucket + 1) % buckets;
-    size_t chain = 0;
-    for (Entry* e = d.main.BucketHead(bucket); e; e = e->next) ++chain;
-    Entry* entry = d.main.BucketHead(bucket);
-    for (size_t skip = absl::Uniform<size_t>(*rng, 0, chain); skip > 0; --skip) entry = entry->next;
-    if (entry->value.has_expire && ExpireIfNeeded(d, entry, now_ms)) continue;
-    return entry->key;
+  auto random = [rng] { return absl::Uniform<uint64_t>(*rng); };
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    MainTable::Handle handle = d->main.RandomEntry(random);
+    if (!handle) return std::nullopt;
+    std::string key;
+    handle.key().GetString(&key);
+    if (FindLive(*d, key, now_ms)) return key;  // else it had expired and is gone now
   }
   return std::nullopt;
 }
@@ -160,31 +161,41 @@ std::optional<std::string> DbSlice::RandomKey(DbIndex index, absl::BitGen* rng) 
 std::pair<size_t, size_t> DbSlice::ActiveExpire(size_t samples) {
   const int64_t now_ms = UnixTimeMs();
   size_t checked = 0, deleted = 0;
-  std::vector<std::string_view> expired;
+  std::vector<std::string> expired;
   for (auto& db_ptr : dbs_) {
+    if (!db_ptr || db_ptr->expire.empty()) continue;
     Db& d = *db_ptr;
-    if (d.expire.empty()) continue;
-    const size_t buckets = d.expire.bucket_count();
-    size_t bucket = ResumeBucket(d.expire_cursor, buckets);
     size_t db_checked = 0;
     expired.clear();
-    for (; bucket < buckets && db_checked < samples; ++bucket) {
-      for (auto it = d.expire.begin(bucket); it != d.expire.end(bucket); ++it) {
+    do {
+      d.expire_cursor = d.expire.TraverseStep(d.expire_cursor, [&](ExpireTable::Handle handle) {
         ++db_checked;
-        if (it->second <= now_ms) expired.push_back(it->first);
-      }
-    }
-    d.expire_cursor = MakeCursor(bucket, buckets);
-    for (std::string_view key : expired) {
-      Entry* entry = d.main.Find(key);
-      DCHECK(entry != nullptr);
-      EraseEntry(d, entry);
+        if (base_ms_ + handle.value() <= now_ms) handle.key().GetString(&expired.emplace_back());
+      });
+    } while (d.expire_cursor != 0 && db_checked < samples);
+    for (const std::string& key : expired) {
+      MainTable::Handle handle = d.main.Find(key);
+      DCHECK(handle);
+      if (handle) EraseEntry(d, handle, key);
     }
     checked += db_checked;
     deleted += expired.size();
     stats_.expired_keys += expired.size();
   }
   return {checked, deleted};
+}
+
+DbSlice::TableStats DbSlice::table_stats() const {
+  TableStats stats;
+  stats.table_bytes = sizeof(*this) + dbs_.capacity() * sizeof(dbs_[0]);
+  for (const auto& d : dbs_) {
+    if (!d) continue;
+    stats.table_bytes += sizeof(Db) + d->main.mem_usage() + d->expire.mem_usage();
+    stats.buckets += d->main.bucket_count() + d->expire.bucket_count();
+    stats.entries += d->main.size();
+    stats.inline_keys += d->inline_keys;
+  }
+  return stats;
 }
 
 }  // namespace damselfly

@@ -1,13 +1,14 @@
 // DbSlice: one shard's part of every database: keys, values and expiry deadlines.
 //
 // Each database has a main table (key -> PrimeValue) and an expire table (key ->
-// absolute deadline in unix ms) holding only keys with a TTL, so keys without one pay
-// nothing for it. Expiry is lazy (any lookup of an expired key deletes it) and active
-// (ActiveExpire samples the expire table incrementally).
+// deadline) holding only keys with a TTL, so keys without one pay nothing for it.
+// Both are DashTables of CompactObj keys. Deadlines are milliseconds relative to the
+// slice's base time. Expiry is lazy (a lookup of an expired key deletes it) and active
+// (ActiveExpire walks the expire table incrementally with a traversal cursor).
+// Databases are created on first write: an unused database costs a null pointer.
 //
-// Until the dashtable issue lands the main table is a chained power-of-two table
-// (core::StringKeyTable): its entries never move, so the expire table's keys are views
-// of the main table's keys, and its reverse-binary SCAN cursor survives growth.
+// Pointers returned by Find/FindOrInsert stay valid until the next insertion into or
+// erasure from that database's main table (a DashTable may move entries).
 //
 // Thread-safety: owned by its shard's thread; every call from that thread only.
 #pragma once
@@ -17,13 +18,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
-#include "absl/hash/hash.h"
 #include "absl/random/random.h"
-#include "src/core/string_key_table.h"
+#include "src/core/compact_object.h"
+#include "src/core/dash_table.h"
 #include "src/server/prime_value.h"
 
 namespace damselfly {
@@ -41,7 +41,16 @@ class DbSlice {
     uint64_t expired_keys = 0;
   };
 
+  // Table figures for INFO memory.
+  struct TableStats {
+    size_t table_bytes = 0;   // the slice, its databases, their segments and directories
+    size_t buckets = 0;
+    size_t entries = 0;
+    size_t inline_keys = 0;   // keys stored inside their 16-byte object
+  };
+
   explicit DbSlice(unsigned dbnum);
+  ~DbSlice();
 
   unsigned dbnum() const { return dbs_.size(); }
 
@@ -54,7 +63,7 @@ class DbSlice {
   // Deletes `key`; false when it was not there (or had expired).
   bool Erase(DbIndex db, std::string_view key);
 
-  // The deadline of a live key, or 0 when it has none.
+  // The deadline (unix ms) of a live key, or 0 when it has none.
   int64_t GetExpire(DbIndex db, std::string_view key) const;
   // Sets (at_ms > 0) or removes (at_ms == 0) the deadline of a live key.
   void SetExpire(DbIndex db, std::string_view key, int64_t at_ms);
@@ -63,8 +72,8 @@ class DbSlice {
   size_t ExpireSize(DbIndex db) const;
   void FlushDb(DbIndex db);
 
-  // Calls cb for the keys of some buckets starting at `cursor` (0 starts a scan), at
-  // least `count` keys unless the table ends, and returns the cursor to continue with
+  // Calls cb for the keys of the table from `cursor` (0 starts a scan) until at least
+  // `count` keys were seen or the table ends, and returns the cursor to continue with
   // (0: done). Every key present for the whole scan is returned at least once, also when
   // the table grows between calls. Expired keys are skipped. Cursors stay below 2^48.
   uint64_t Scan(DbIndex db, uint64_t cursor, size_t count,
@@ -77,38 +86,41 @@ class DbSlice {
   // A random live key of `db`, if any.
   std::optional<std::string> RandomKey(DbIndex db, absl::BitGen* rng);
 
-  // One round of active expiry: checks up to `samples` keys with a TTL in each database
+  // One round of active expiry: checks about `samples` keys with a TTL in each database
   // (resuming where the last round stopped) and deletes the expired ones. Returns the
   // numbers checked and deleted.
   std::pair<size_t, size_t> ActiveExpire(size_t samples);
 
   const Stats& stats() const { return stats_; }
+  TableStats table_stats() const;
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view key) const { return absl::Hash<std::string_view>{}(key); }
+  struct KeyPolicy {
+    static uint64_t Hash(const core::CompactObj& key) { return key.Hash(); }
+    static uint64_t Hash(std::string_view key) { return core::HashKey(key); }
+    static bool Equal(const core::CompactObj& a, std::string_view b) { return a == b; }
+    static bool Equal(const core::CompactObj& a, const core::CompactObj& b) { return a == b; }
   };
-  struct Eq {
-    using is_transparent = void;
-    bool operator()(std::string_view a, std::string_view b) const { return a == b; }
-  };
-  using MainTable = core::StringKeyTable<PrimeValue>;
-  using Entry = MainTable::Entry;
-  using ExpireTable = std::unordered_map<std::string_view, int64_t, Hash, Eq>;
+  using MainTable = core::DashTable<core::CompactObj, PrimeValue, KeyPolicy>;
+  using ExpireTable = core::DashTable<core::CompactObj, int64_t, KeyPolicy>;
   struct Db {
     MainTable main;
-    ExpireTable expire;  // keys are views of main's keys
+    ExpireTable expire;  // deadline - base_ms_
     uint64_t expire_cursor = 0;
+    size_t inline_keys = 0;
   };
 
-  Db& db(DbIndex index) { return *dbs_[index]; }
-  const Db& db(DbIndex index) const { return *dbs_[index]; }
-  // Deletes an entry known to exist, with its deadline.
-  void EraseEntry(Db& db, Entry* entry);
-  // True (and deletes the key) when the entry's deadline has passed.
-  bool ExpireIfNeeded(Db& db, Entry* entry, int64_t now_ms);
+  Db* db(DbIndex index) { return dbs_[index].get(); }
+  const Db* db(DbIndex index) const { return dbs_[index].get(); }
+  Db& EnsureDb(DbIndex index);
+  // The entry of a live key, deleting it first if its deadline has passed.
+  MainTable::Handle FindLive(Db& db, std::string_view key, int64_t now_ms);
+  // Deletes a key known to exist in main, with its deadline.
+  void EraseEntry(Db& db, MainTable::Handle handle, std::string_view key);
+  // Deletes a main-table entry (its deadline is the caller's business).
+  void EraseMain(Db& db, MainTable::Handle handle);
 
+  const int64_t base_ms_;
   std::vector<std::unique_ptr<Db>> dbs_;
   Stats stats_;
 };

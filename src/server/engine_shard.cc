@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "helio/fibers/fiber.h"
+#include "src/core/obj_malloc.h"
 
 namespace damselfly {
 
@@ -20,6 +21,7 @@ constexpr auto kCycleBudget = std::chrono::microseconds(1000);
 
 void EngineShard::InitThreadLocal(ShardId id, unsigned dbnum, unsigned hz) {
   CHECK(tl_shard == nullptr);
+  core::InitThreadObjHeap();  // before any key or value is allocated here
   tl_shard = new EngineShard(id, dbnum);
   tl_shard->expiry_fiber_ =
       helio::fibers::Launch([shard = tl_shard, hz] { shard->RunExpiryCycles(hz); });
@@ -32,6 +34,7 @@ void EngineShard::DestroyThreadLocal() {
   shard->expiry_fiber_.join();
   tl_shard = nullptr;
   delete shard;
+  core::DestroyThreadObjHeap();
 }
 
 EngineShard* EngineShard::tlocal() { return tl_shard; }

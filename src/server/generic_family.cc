@@ -67,7 +67,7 @@ void CountAcrossShards(CmdArgList args, ConnectionContext* cntx) {
 
 void CmdType(CmdArgList args, ConnectionContext* cntx) {
   const PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
-  cntx->reply_builder()->SendSimpleString(value ? ObjTypeName(value->type) : "none");
+  cntx->reply_builder()->SendSimpleString(value ? ObjTypeName(value->type()) : "none");
 }
 
 // TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 missing, -1 no deadline.
@@ -88,7 +88,7 @@ void CmdPExpireTime(CmdArgList args, ConnectionContext* cntx) { ReplyTtl(args, c
 
 void CmdPersist(CmdArgList args, ConnectionContext* cntx) {
   PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
-  if (!value || !value->has_expire) return cntx->reply_builder()->SendLong(0);
+  if (!value || !value->has_expire()) return cntx->reply_builder()->SendLong(0);
   Slice().SetExpire(cntx->db_index, args[1], 0);
   cntx->reply_builder()->SendLong(1);
 }
@@ -178,8 +178,12 @@ void CmdObject(CmdArgList args, ConnectionContext* cntx) {
   }
   const PrimeValue* value = Slice().Find(cntx->db_index, args[2]);
   if (!value) return rb->SendNull();
-  if (ArgIs(sub, "ENCODING")) return rb->SendBulk(StrEncodingName(value->encoding));
-  if (ArgIs(sub, "REFCOUNT")) return rb->SendLong(value->encoding == StrEncoding::kInt ? 2147483647 : 1);
+  if (ArgIs(sub, "ENCODING")) return rb->SendBulk(value->EncodingName());
+  // Redis shares small integers (refcount INT_MAX); other values have one reference.
+  if (ArgIs(sub, "REFCOUNT")) {
+    std::optional<int64_t> number = value->TryGetInt();
+    return rb->SendLong(number && *number >= 0 && *number < 10000 ? 2147483647 : 1);
+  }
   if (ArgIs(sub, "IDLETIME")) return rb->SendLong(0);
   rb->SendError(
       "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
@@ -190,25 +194,34 @@ void CmdObject(CmdArgList args, ConnectionContext* cntx) {
 // --- RENAME, RENAMENX
 
 // The value and deadline of a key taken out of its shard, for a move between shards.
+// A key's value and deadline taken out of its shard. The bytes are copied out rather
+// than the object moved: an object's heap block belongs to its shard's thread.
 struct TakenEntry {
-  PrimeValue value;
+  std::string value;
+  bool built = false;  // OBJECT ENCODING said "raw" for a short string (APPEND, SETRANGE)
   int64_t deadline_ms = 0;
 };
 
 std::optional<TakenEntry> TakeEntry(DbIndex db, std::string_view key) {
   PrimeValue* value = Slice().Find(db, key);
   if (!value) return std::nullopt;
-  TakenEntry taken{std::move(*value), Slice().GetExpire(db, key)};
-  taken.value.has_expire = false;
+  TakenEntry taken;
+  std::string scratch;
+  taken.value = std::string(value->GetString(&scratch));
+  taken.built = std::string_view(value->EncodingName()) == "raw";
+  taken.deadline_ms = Slice().GetExpire(db, key);
   Slice().Erase(db, key);
   return taken;
 }
 
-void PutEntry(DbIndex db, std::string_view key, TakenEntry entry) {
+void PutEntry(DbIndex db, std::string_view key, const TakenEntry& entry) {
   auto [value, inserted] = Slice().FindOrInsert(db, key);
-  if (!inserted && value->has_expire) Slice().SetExpire(db, key, 0);
-  *value = std::move(entry.value);
-  if (entry.deadline_ms) Slice().SetExpire(db, key, entry.deadline_ms);
+  if (entry.built) {
+    value->SetBuiltString(entry.value);
+  } else {
+    value->SetString(entry.value);
+  }
+  Slice().SetExpire(db, key, entry.deadline_ms);  // 0 clears a deadline `key` had
 }
 
 // Both keys on this shard.
@@ -239,7 +252,7 @@ void RenameAcrossShards(CmdArgList args, ConnectionContext* cntx, bool only_if_n
   }
   std::optional<TakenEntry> taken = shard_set->Await(from_shard, [&] { return TakeEntry(db, from); });
   if (!taken) return rb->SendError(facade::kNoSuchKeyErr);
-  shard_set->Await(to_shard, [&] { PutEntry(db, to, std::move(*taken)); });
+  shard_set->Await(to_shard, [&] { PutEntry(db, to, *taken); });
   only_if_new ? rb->SendLong(1) : rb->SendOk();
 }
 
@@ -306,7 +319,7 @@ void CmdScan(CmdArgList args, ConnectionContext* cntx) {
       return Slice().Scan(db, table_cursor, count - keys.size(),
                           [&](std::string_view key, const PrimeValue& value) {
                             if (pattern && !core::GlobMatch(*pattern, key)) return;
-                            if (type && !helio::EqualsIgnoreCase(*type, ObjTypeName(value.type))) return;
+                            if (type && !helio::EqualsIgnoreCase(*type, ObjTypeName(value.type()))) return;
                             keys.emplace_back(key);
                           });
     });

@@ -1,33 +1,56 @@
-// PrimeValue: what a key maps to in a shard's table.
+// PrimeValue: what a key maps to in a shard's table: a CompactObj holding a string (the
+// collection types arrive with their families). The per-key "has a deadline" bit lives
+// in the object's flags, so keys without a TTL pay nothing for expiry.
 //
-// A plain string for now; the dashtable issue replaces it with the 16-byte CompactObj.
-// Strings remember the encoding Redis would report (OBJECT ENCODING), since clients
-// and tests look at it.
+// Thread-safety: none; owned by its shard's thread (its heap block comes from that
+// thread's heap, see core/obj_malloc.h).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "src/core/compact_object.h"
 
 namespace damselfly {
 
 enum class ObjType : uint8_t { kString };
 
-enum class StrEncoding : uint8_t { kInt, kEmbStr, kRaw };
-
-struct PrimeValue {
-  std::string str;
-  ObjType type = ObjType::kString;
-  StrEncoding encoding = StrEncoding::kRaw;
-  bool has_expire = false;
-
-  // The encoding Redis gives a string that was stored as a whole (SET and friends):
-  // int when it reads as a 64-bit integer in canonical form (at most 20 bytes), embstr
-  // up to 44 bytes, raw beyond.
-  static StrEncoding EncodingFor(std::string_view value);
-};
-
 const char* ObjTypeName(ObjType type);
-const char* StrEncodingName(StrEncoding encoding);
+
+class PrimeValue {
+ public:
+  PrimeValue() = default;
+  PrimeValue(PrimeValue&&) = default;
+  PrimeValue& operator=(PrimeValue&&) = default;
+
+  ObjType type() const { return ObjType::kString; }
+
+  // The string; may decode into *scratch (ints, packed ASCII), else views the object,
+  // valid until the table changes.
+  std::string_view GetString(std::string* scratch) const { return obj_.GetSlice(scratch); }
+  size_t Size() const { return obj_.Size(); }
+  std::optional<int64_t> TryGetInt() const { return obj_.TryGetInt(); }
+
+  // Stores a string as SET does (Redis would report int, embstr or raw by content).
+  void SetString(std::string_view value) { obj_.SetString(value); }
+  // Stores a string built in place, as APPEND and SETRANGE do (Redis reports raw).
+  void SetBuiltString(std::string_view value) {
+    obj_.SetString(value);
+    obj_.MarkRaw(true);
+  }
+  void SetInt(int64_t value) { obj_.SetInt(value); }
+
+  // OBJECT ENCODING's answer.
+  const char* EncodingName() const { return obj_.RedisEncodingName(); }
+  size_t MallocUsed() const { return obj_.MallocUsed(); }
+
+  bool has_expire() const { return obj_.HasExpire(); }
+  void set_has_expire(bool value) { obj_.SetExpire(value); }
+
+ private:
+  core::CompactObj obj_;
+};
 
 }  // namespace damselfly

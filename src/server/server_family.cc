@@ -2,11 +2,6 @@
 
 #include <gflags/gflags.h>
 #include <glog/logging.h>
-#include <malloc.h>
-#if defined(__SANITIZE_ADDRESS__)
-// From libasan; GCC ships no header for it.
-extern "C" size_t __sanitizer_get_current_allocated_bytes();
-#endif
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -16,6 +11,7 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes();
 
 #include "helio/base/strings.h"
 
+#include "src/core/obj_malloc.h"
 #include "src/facade/command_docs.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
@@ -40,6 +36,7 @@ using facade::ConnectionContext;
 using facade::ReplyBuilder;
 
 const int64_t kStartTimeMs = UnixTimeMs();
+std::atomic<uint64_t> used_memory_peak{0};  // the highest used_memory INFO has seen
 
 // printf-style formatting of one double, e.g. FormatDouble("%.2f", 1.5).
 std::string FormatDouble(const char* format, double value) {
@@ -57,17 +54,6 @@ std::string HumanBytes(uint64_t bytes) {
     ++unit;
   }
   return unit == 0 ? helio::StrCat(bytes, "B") : helio::StrCat(FormatDouble("%.2f", value), units[unit]);
-}
-
-// Bytes the allocator has handed out (the dashtable issue moves this to mimalloc's
-// per-shard heaps). Sanitizer builds replace malloc, so ask their allocator.
-uint64_t UsedMemoryBytes() {
-#if defined(__SANITIZE_ADDRESS__)
-  return __sanitizer_get_current_allocated_bytes();
-#else
-  struct mallinfo2 info = mallinfo2();
-  return info.uordblks + info.hblkhd;
-#endif
 }
 
 uint64_t RssBytes() {
@@ -94,6 +80,8 @@ struct Totals {
   uint64_t connected_clients = 0, connections_received = 0, commands_processed = 0;
   uint64_t shard_hops = 0, remote_commands = 0;
   uint64_t hits = 0, misses = 0, expired = 0;
+  // Memory: keys and values (the shards' object heaps) and the tables holding them.
+  uint64_t object_bytes = 0, table_bytes = 0, buckets = 0, entries = 0, inline_keys = 0;
   std::vector<std::pair<size_t, size_t>> keyspace;  // per db: keys, expires
 };
 
@@ -114,6 +102,12 @@ Totals Gather() {
     mine.hits = slice.stats().keyspace_hits;
     mine.misses = slice.stats().keyspace_misses;
     mine.expired = slice.stats().expired_keys;
+    DbSlice::TableStats tables = slice.table_stats();
+    mine.object_bytes = core::ThreadObjHeapUsedBytes();
+    mine.table_bytes = tables.table_bytes;
+    mine.buckets = tables.buckets;
+    mine.entries = tables.entries;
+    mine.inline_keys = tables.inline_keys;
     for (DbIndex db = 0; db < slice.dbnum(); ++db) {
       mine.keyspace.emplace_back(slice.DbSize(db), slice.ExpireSize(db));
     }
@@ -129,6 +123,11 @@ Totals Gather() {
     totals.hits += t.hits;
     totals.misses += t.misses;
     totals.expired += t.expired;
+    totals.object_bytes += t.object_bytes;
+    totals.table_bytes += t.table_bytes;
+    totals.buckets += t.buckets;
+    totals.entries += t.entries;
+    totals.inline_keys += t.inline_keys;
     for (size_t db = 0; db < t.keyspace.size(); ++db) {
       totals.keyspace[db].first += t.keyspace[db].first;
       totals.keyspace[db].second += t.keyspace[db].second;
@@ -199,21 +198,32 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("clients_in_timeout_table", 0);
   }
   if (show("memory")) {
-    uint64_t used = UsedMemoryBytes(), rss = RssBytes(), total = TotalSystemMemory();
+    // used_memory: what the shards hold (keys, values, tables). Connection buffers and
+    // the process's own structures show up in RSS only.
+    uint64_t used = totals.object_bytes + totals.table_bytes;
+    uint64_t rss = RssBytes(), total = TotalSystemMemory();
+    uint64_t peak = used_memory_peak.load(std::memory_order_relaxed);
+    while (used > peak && !used_memory_peak.compare_exchange_weak(peak, used)) {
+    }
+    peak = std::max(peak, used);
     header("Memory");
     field("used_memory", used);
     field("used_memory_human", HumanBytes(used));
     field("used_memory_rss", rss);
     field("used_memory_rss_human", HumanBytes(rss));
-    field("used_memory_peak", used);
-    field("used_memory_peak_human", HumanBytes(used));
+    field("used_memory_peak", peak);
+    field("used_memory_peak_human", HumanBytes(peak));
     field("total_system_memory", total);
     field("total_system_memory_human", HumanBytes(total));
     field("maxmemory", 0);
     field("maxmemory_human", "0B");
     field("maxmemory_policy", "noeviction");
     field("mem_fragmentation_ratio", FormatDouble("%.2f", used ? double(rss) / used : 0.0));
-    field("mem_allocator", "libc");
+    field("mem_allocator", "mimalloc");
+    field("table_used_memory", totals.table_bytes);
+    field("num_buckets", totals.buckets);
+    field("num_entries", totals.entries);
+    field("inline_keys", totals.inline_keys);
   }
   if (show("persistence")) {
     header("Persistence");

@@ -23,11 +23,18 @@ constexpr size_t kMaxStringBytes = 512u << 20;
 
 DbSlice& Slice() { return EngineShard::tlocal()->db_slice(); }
 
+// Where values stored as integers or packed ASCII are decoded for a reply; one per
+// thread, so decoding a GET allocates nothing once it has grown.
+std::string& Scratch() {
+  static thread_local std::string scratch;
+  return scratch;
+}
+
 // The string under `key` for a read, nullptr when missing; replies WRONGTYPE (and sets
 // *failed) for another type.
 const PrimeValue* FindString(ConnectionContext* cntx, std::string_view key, bool* failed) {
   const PrimeValue* value = Slice().FindRead(cntx->db_index, key);
-  *failed = value && value->type != ObjType::kString;
+  *failed = value && value->type() != ObjType::kString;
   if (*failed) cntx->reply_builder()->SendError(facade::kWrongTypeErr);
   return *failed ? nullptr : value;
 }
@@ -36,10 +43,8 @@ const PrimeValue* FindString(ConnectionContext* cntx, std::string_view key, bool
 void StoreString(ConnectionContext* cntx, std::string_view key, std::string_view value,
                  bool keep_ttl) {
   auto [entry, inserted] = Slice().FindOrInsert(cntx->db_index, key);
-  entry->type = ObjType::kString;
-  entry->str.assign(value);
-  entry->encoding = PrimeValue::EncodingFor(value);
-  if (!inserted && !keep_ttl && entry->has_expire) Slice().SetExpire(cntx->db_index, key, 0);
+  entry->SetString(value);
+  if (!inserted && !keep_ttl && entry->has_expire()) Slice().SetExpire(cntx->db_index, key, 0);
 }
 
 void SetDeadline(ConnectionContext* cntx, std::string_view key, int64_t deadline_ms) {
@@ -87,9 +92,9 @@ void CmdSet(CmdArgList args, ConnectionContext* cntx) {
   std::string_view key = args[1];
   const PrimeValue* old = Slice().Find(cntx->db_index, key);
   if (get) {
-    if (old && old->type != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
+    if (old && old->type() != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
     if (old) {
-      rb->SendBulk(old->str);
+      rb->SendBulk(old->GetString(&Scratch()));
     } else {
       rb->SendNull();
     }
@@ -108,7 +113,7 @@ void CmdGet(CmdArgList args, ConnectionContext* cntx) {
   const PrimeValue* value = FindString(cntx, args[1], &failed);
   if (failed) return;
   if (value) {
-    cntx->reply_builder()->SendBulk(value->str);
+    cntx->reply_builder()->SendBulk(value->GetString(&Scratch()));
   } else {
     cntx->reply_builder()->SendNull();
   }
@@ -119,7 +124,7 @@ void CmdGetSet(CmdArgList args, ConnectionContext* cntx) {
   const PrimeValue* old = FindString(cntx, args[1], &failed);
   if (failed) return;
   if (old) {
-    cntx->reply_builder()->SendBulk(old->str);
+    cntx->reply_builder()->SendBulk(old->GetString(&Scratch()));
   } else {
     cntx->reply_builder()->SendNull();
   }
@@ -131,7 +136,7 @@ void CmdGetDel(CmdArgList args, ConnectionContext* cntx) {
   const PrimeValue* value = FindString(cntx, args[1], &failed);
   if (failed) return;
   if (!value) return cntx->reply_builder()->SendNull();
-  cntx->reply_builder()->SendBulk(value->str);
+  cntx->reply_builder()->SendBulk(value->GetString(&Scratch()));
   Slice().Erase(cntx->db_index, args[1]);
 }
 
@@ -164,7 +169,7 @@ void CmdGetEx(CmdArgList args, ConnectionContext* cntx) {
   if (expire.has_deadline() && !expire.Resolve("getex", UnixTimeMs(), &deadline_ms, &error)) {
     return rb->SendError(error);
   }
-  rb->SendBulk(value->str);
+  rb->SendBulk(value->GetString(&Scratch()));
   if (expire.kind == ExpireSpec::kPersist) {
     SetDeadline(cntx, args[1], 0);
   } else if (deadline_ms > 0) {
@@ -200,27 +205,28 @@ void CmdPSetEx(CmdArgList args, ConnectionContext* cntx) { SetWithExpire(args, c
 
 void CmdAppend(CmdArgList args, ConnectionContext* cntx) {
   PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
-  if (value && value->type != ObjType::kString) {
+  if (value && value->type() != ObjType::kString) {
     return cntx->reply_builder()->SendError(facade::kWrongTypeErr);
   }
-  if (value && value->str.size() + args[2].size() > kMaxStringBytes) {
+  if (value && value->Size() + args[2].size() > kMaxStringBytes) {
     return cntx->reply_builder()->SendError(facade::kStringTooLongErr);
   }
   if (!value) {
     StoreString(cntx, args[1], args[2], false);
     value = Slice().Find(cntx->db_index, args[1]);
   } else {
-    value->str.append(args[2]);
-    value->encoding = StrEncoding::kRaw;
+    std::string combined(value->GetString(&Scratch()));
+    combined.append(args[2]);
+    value->SetBuiltString(combined);
   }
-  cntx->reply_builder()->SendLong(value->str.size());
+  cntx->reply_builder()->SendLong(value->Size());
 }
 
 void CmdStrLen(CmdArgList args, ConnectionContext* cntx) {
   bool failed;
   const PrimeValue* value = FindString(cntx, args[1], &failed);
   if (failed) return;
-  cntx->reply_builder()->SendLong(value ? value->str.size() : 0);
+  cntx->reply_builder()->SendLong(value ? value->Size() : 0);
 }
 
 // INCR / DECR / INCRBY / DECRBY: adds `delta` to the integer stored at the key.
@@ -229,8 +235,9 @@ void IncrBy(CmdArgList args, ConnectionContext* cntx, int64_t delta) {
   PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
   int64_t current = 0;
   if (value) {
-    if (value->type != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
-    std::optional<int64_t> parsed = ParseInt64(value->str);
+    if (value->type() != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
+    // Values store canonical integers as integers, so anything else is not one.
+    std::optional<int64_t> parsed = value->TryGetInt();
     if (!parsed) return rb->SendError(facade::kInvalidIntErr);
     current = *parsed;
   }
@@ -239,13 +246,8 @@ void IncrBy(CmdArgList args, ConnectionContext* cntx, int64_t delta) {
     return rb->SendError(facade::kIncrOverflowErr);
   }
   int64_t result = current + delta;
-  std::string text = helio::StrCat(result);
-  if (value) {
-    value->str = text;
-    value->encoding = StrEncoding::kInt;
-  } else {
-    StoreString(cntx, args[1], text, false);
-  }
+  if (!value) value = Slice().FindOrInsert(cntx->db_index, args[1]).first;
+  value->SetInt(result);
   rb->SendLong(result);
 }
 
@@ -272,8 +274,8 @@ void CmdIncrByFloat(CmdArgList args, ConnectionContext* cntx) {
   PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
   long double current = 0;
   if (value) {
-    if (value->type != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
-    std::optional<long double> parsed = ParseLongDouble(value->str);
+    if (value->type() != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
+    std::optional<long double> parsed = ParseLongDouble(value->GetString(&Scratch()));
     if (!parsed) return rb->SendError(facade::kInvalidFloatErr);
     current = *parsed;
   }
@@ -283,8 +285,7 @@ void CmdIncrByFloat(CmdArgList args, ConnectionContext* cntx) {
   }
   std::string text = FormatLongDouble(result);
   if (value) {
-    value->str = text;
-    value->encoding = PrimeValue::EncodingFor(text);
+    value->SetString(text);
   } else {
     StoreString(cntx, args[1], text, false);
   }
@@ -298,7 +299,7 @@ void CmdGetRange(CmdArgList args, ConnectionContext* cntx) {
   bool failed;
   const PrimeValue* value = FindString(cntx, args[1], &failed);
   if (failed) return;
-  std::string_view str = value ? std::string_view(value->str) : std::string_view();
+  std::string_view str = value ? value->GetString(&Scratch()) : std::string_view();
   int64_t len = str.size();
   int64_t from = *start, to = *end;
   if (from < 0 && to < 0 && from > to) return rb->SendBulk("");
@@ -318,8 +319,8 @@ void CmdSetRange(CmdArgList args, ConnectionContext* cntx) {
   if (*offset < 0) return rb->SendError("ERR offset is out of range");
   std::string_view patch = args[3];
   PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
-  if (value && value->type != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
-  size_t current = value ? value->str.size() : 0;
+  if (value && value->type() != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
+  size_t current = value ? value->Size() : 0;
   if (patch.empty()) return rb->SendLong(current);  // nothing to write, nothing created
   if (uint64_t(*offset) + patch.size() > kMaxStringBytes) {
     return rb->SendError(facade::kStringTooLongErr);
@@ -328,10 +329,10 @@ void CmdSetRange(CmdArgList args, ConnectionContext* cntx) {
     StoreString(cntx, args[1], "", false);
     value = Slice().Find(cntx->db_index, args[1]);
   }
-  std::string& str = value->str;
+  std::string str(value->GetString(&Scratch()));
   if (str.size() < *offset + patch.size()) str.resize(*offset + patch.size(), '\0');
   str.replace(*offset, patch.size(), patch);
-  value->encoding = StrEncoding::kRaw;
+  value->SetBuiltString(str);
   rb->SendLong(str.size());
 }
 
