@@ -5,6 +5,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from helpers import err, info_fields, parse_info, wait_for
 
 
@@ -243,3 +245,40 @@ def test_shutdown_syntax_error_keeps_running(server):
     c = server.raw()
     assert c("SHUTDOWN", "FOO") == err("ERR syntax error")
     assert c("PING") == "PONG"
+
+
+# ------------------------------------------------------------------ DEBUG and MEMORY
+
+
+@pytest.fixture
+def debug_server(server_factory, target):
+    # redis-server 7 refuses DEBUG unless enabled; damselfly always allows it.
+    return server_factory("--enable-debug-command=yes") if target == "redis" else server_factory()
+
+
+def test_debug_populate(debug_server):
+    c = debug_server.raw()
+    assert c("SET", "key:5", "mine") == "OK"
+    assert c("DEBUG", "POPULATE", "1000") == "OK"
+    assert c("DBSIZE") == 1000
+    assert c("GET", "key:7") == b"value:7"
+    assert c("GET", "key:5") == b"mine"  # existing keys are kept
+    assert c("DEBUG", "POPULATE", "10", "p", "20") == "OK"
+    assert c("GET", "p:3") == b"value:3" + b"\0" * 13
+    assert c("DEBUG", "POPULATE", "10", "q", "3") == "OK"
+    assert c("GET", "q:3") == b"val"
+    assert c("DEBUG", "POPULATE", "-1") == err("ERR value is out of range, must be positive")
+    assert c("DEBUG", "POPULATE", "x") == err("ERR value is out of range, must be positive")
+    assert c("DEBUG", "OBJECT", "nosuch") == err("ERR no such key")
+    assert "encoding:embstr" in c("DEBUG", "OBJECT", "key:7")
+
+
+def test_memory_usage(debug_server):
+    c = debug_server.raw()
+    assert c("MEMORY", "USAGE", "nosuch") is None
+    c("SET", "small", "v")
+    c("SET", "big", "x" * 10000)
+    small, big = c("MEMORY", "USAGE", "small"), c("MEMORY", "USAGE", "big")
+    assert 0 < small < 200
+    assert 10000 <= big < 12000
+    assert c("MEMORY", "FOO") == err("ERR unknown subcommand 'FOO'. Try MEMORY HELP.")

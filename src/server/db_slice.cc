@@ -143,6 +143,17 @@ void DbSlice::ForEach(DbIndex index,
   });
 }
 
+size_t DbSlice::MemoryUsage(DbIndex index, std::string_view key) {
+  Db* d = db(index);
+  if (!d) return 0;
+  MainTable::Handle handle = FindLive(*d, key, UnixTimeMs());
+  if (!handle) return 0;
+  size_t bytes = sizeof(core::CompactObj) + sizeof(PrimeValue) + handle.key().MallocUsed() +
+                 handle.value().MallocUsed();
+  if (handle.value().has_expire()) bytes += sizeof(core::CompactObj) + sizeof(int64_t);
+  return bytes;
+}
+
 std::optional<std::string> DbSlice::RandomKey(DbIndex index, absl::BitGen* rng) {
   Db* d = db(index);
   if (!d) return std::nullopt;

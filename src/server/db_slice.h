@@ -83,6 +83,10 @@ class DbSlice {
   void ForEach(DbIndex db,
                absl::FunctionRef<void(std::string_view key, const PrimeValue& value)> cb);
 
+  // Bytes a live key costs: its share of the table, its key and value blocks, and its
+  // deadline entry; 0 when absent. (MEMORY USAGE)
+  size_t MemoryUsage(DbIndex db, std::string_view key);
+
   // A random live key of `db`, if any.
   std::optional<std::string> RandomKey(DbIndex db, absl::BitGen* rng);
 

@@ -6,6 +6,7 @@
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/connection_family.h"
+#include "src/server/debug_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/generic_family.h"
 #include "src/server/server_family.h"
@@ -31,6 +32,7 @@ void Service::RegisterCommands() {
   ServerFamily::Register(this, &registry_);
   StringFamily::Register(&registry_);
   GenericFamily::Register(&registry_);
+  DebugFamily::Register(&registry_);
 }
 
 const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {

@@ -1,0 +1,164 @@
+#include "src/server/debug_family.h"
+
+#include <boost/fiber/operations.hpp>
+#include <chrono>
+
+#include "helio/base/strings.h"
+#include "src/facade/conn_context.h"
+#include "src/facade/error.h"
+#include "src/server/arg_parsing.h"
+#include "src/server/engine_shard_set.h"
+
+namespace damselfly {
+
+namespace {
+
+using facade::CmdArgList;
+using facade::CommandId;
+using facade::ConnectionContext;
+using facade::ReplyBuilder;
+
+constexpr char kNotPositiveErr[] = "ERR value is out of range, must be positive";
+
+// Creates prefix:0 .. prefix:count-1 on the shard running it, for the keys it owns, with
+// Redis's values ("value:N", or that text padded with zero bytes to `size`); keys that
+// exist are kept. Yields every few thousand keys so that the shard keeps serving.
+void PopulateShard(EngineShard* shard, DbIndex db, uint64_t count, std::string_view prefix,
+                   uint64_t size) {
+  constexpr uint64_t kKeysPerSlice = 4096;
+  DbSlice& slice = shard->db_slice();
+  std::string key(prefix), value;
+  key += ':';
+  const size_t key_prefix_len = key.size();
+  for (uint64_t i = 0; i < count; ++i) {
+    if (i % kKeysPerSlice == kKeysPerSlice - 1) boost::this_fiber::yield();
+    key.resize(key_prefix_len);
+    helio::StrAppend(&key, i);
+    if (shard_set->ShardOf(key) != shard->shard_id()) continue;
+    auto [entry, inserted] = slice.FindOrInsert(db, key);
+    if (!inserted) continue;
+    value = helio::StrCat("value:", i);
+    if (size > 0) value.resize(size, '\0');
+    entry->SetString(value);
+  }
+}
+
+// DEBUG POPULATE count [prefix] [size]
+void Populate(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  if (args.size() < 3 || args.size() > 5) return rb->SendError(facade::kSyntaxErr);
+  // Redis gives the same error for a count that is not a number and a negative one.
+  std::optional<int64_t> count = ParseInt64(args[2]);
+  if (!count || *count < 0) return rb->SendError(kNotPositiveErr);
+  std::string prefix = args.size() >= 4 ? std::string(args[3]) : "key";
+  int64_t size = 0;
+  if (args.size() == 5) {
+    std::optional<int64_t> parsed = ParseInt64(args[4]);
+    if (!parsed || *parsed < 0) return rb->SendError(kNotPositiveErr);
+    size = *parsed;
+  }
+  DbIndex db = cntx->db_index;
+  helio::fibers::BlockingCounter pending(shard_set->size());
+  for (ShardId id = 0; id < shard_set->size(); ++id) {
+    shard_set->pool()->at(id)->LaunchFiber([&] {
+      PopulateShard(EngineShard::tlocal(), db, *count, prefix, size);
+      pending.Dec();
+    });
+  }
+  pending.Wait();
+  rb->SendOk();
+}
+
+// DEBUG OBJECT key: Redis's one-line description of a value.
+void DescribeObject(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  if (args.size() != 3) return rb->SendError(facade::kSyntaxErr);
+  DbIndex db = cntx->db_index;
+  std::string_view key = args[2];
+  std::optional<std::string> line = shard_set->Await(shard_set->ShardOf(key), [&]() -> std::optional<std::string> {
+    const PrimeValue* value = EngineShard::tlocal()->db_slice().Find(db, key);
+    if (!value) return std::nullopt;
+    return helio::StrCat("Value at:", reinterpret_cast<uintptr_t>(value),
+                         " refcount:1 encoding:", value->EncodingName(),
+                         " serializedlength:", value->Size(), " lru:0 lru_seconds_idle:0");
+  });
+  if (!line) return rb->SendError(facade::kNoSuchKeyErr);
+  rb->SendSimpleString(*line);
+}
+
+void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::string_view sub = args[1];
+  if (ArgIs(sub, "POPULATE")) return Populate(args, cntx);
+  if (ArgIs(sub, "OBJECT")) return DescribeObject(args, cntx);
+  if (ArgIs(sub, "SLEEP") && args.size() == 3) {
+    std::optional<long double> seconds = ParseLongDouble(args[2]);
+    if (!seconds || *seconds < 0) return rb->SendError(facade::kInvalidFloatErr);
+    // Only this client waits: other clients of the thread keep being served.
+    boost::this_fiber::sleep_for(std::chrono::microseconds(int64_t(*seconds * 1e6)));
+    return rb->SendOk();
+  }
+  if (ArgIs(sub, "HELP") && args.size() == 2) {
+    static constexpr std::string_view kHelp[] = {
+        "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "OBJECT <key>",
+        "    Show low level info about the key and associated value.",
+        "POPULATE <count> [<prefix>] [<size>]",
+        "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+        "    it is used instead of the 'key' prefix. These are not propagated to",
+        "    replicas.",
+        "SLEEP <seconds>",
+        "    Stop the calling client for <seconds> (fractions allowed).",
+        "HELP",
+        "    Print this help.",
+    };
+    rb->StartArray(std::size(kHelp));
+    for (std::string_view line : kHelp) rb->SendSimpleString(line);
+    return;
+  }
+  rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
+                              "'. Try DEBUG HELP."));
+}
+
+// MEMORY USAGE key [SAMPLES count] (runs on the key's shard) and MEMORY HELP.
+void CmdMemory(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  if (ArgIs(args[1], "HELP")) {
+    static constexpr std::string_view kHelp[] = {
+        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "USAGE <key> [SAMPLES <count>]",
+        "    Return memory in bytes used by <key> and its value. Nested values are",
+        "    sampled up to <count> times (default: 5, 0 means sample all).",
+        "HELP",
+        "    Print this help.",
+    };
+    rb->StartArray(std::size(kHelp));
+    for (std::string_view line : kHelp) rb->SendSimpleString(line);
+    return;
+  }
+  if (args.size() != 3 && !(args.size() == 5 && ArgIs(args[3], "SAMPLES"))) {
+    return rb->SendError(facade::kSyntaxErr);
+  }
+  if (args.size() == 5 && !ParseInt64(args[4])) return rb->SendError(facade::kInvalidIntErr);
+  size_t bytes = EngineShard::tlocal()->db_slice().MemoryUsage(cntx->db_index, args[2]);
+  bytes ? rb->SendLong(bytes) : rb->SendNull();
+}
+
+}  // namespace
+
+void DebugFamily::Register(facade::CommandRegistry* registry) {
+  using namespace facade;
+  registry->Register(CommandId{
+      .name = "DEBUG", .arity = -2, .flags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale,
+      .acl = kAclAdmin | kAclSlow | kAclDangerous, .group = "server",
+      .summary = "A container for debugging commands", .since = "1.0.0", .syntax = "",
+      .handler = CmdDebug});
+  registry->Register(CommandId{
+      .name = "MEMORY", .arity = -2, .flags = kCmdReadOnly, .first_key = 2, .last_key = 2,
+      .key_step = 1, .acl = kAclRead | kAclSlow, .group = "server",
+      .summary = "A container for memory diagnostics commands", .since = "4.0.0", .syntax = "",
+      .handler = CmdMemory,
+      .subcommands = {{"USAGE", -3, "key [SAMPLES count]"}, {"HELP", 2, ""}}});
+}
+
+}  // namespace damselfly
