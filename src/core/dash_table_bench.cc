@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
   for (auto& k : keys) k = rng() | 1;        // odd: present
   for (auto& k : misses) k = rng() & ~1ull;  // even: absent
   std::vector<Row> rows;
-  rows.push_back(MeasureDash<DashParams<14, 56, 4>>("dash 14x(56+4) (default)", keys, misses));
+  rows.push_back(MeasureDash<DashParams<14, 55, 4>>("dash 14x(55+4) (default)", keys, misses));
+  rows.push_back(MeasureDash<DashParams<14, 56, 4>>("dash 14x(56+4)", keys, misses));
   rows.push_back(MeasureDash<DashParams<14, 28, 2>>("dash 14x(28+2)", keys, misses));
   rows.push_back(MeasureDash<DashParams<14, 112, 8>>("dash 14x(112+8)", keys, misses));
   rows.push_back(MeasureDash<DashParams<14, 56, 0>>("dash 14x(56+0) no stash", keys, misses));

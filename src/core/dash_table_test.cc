@@ -105,7 +105,7 @@ TEST(DashTableTest, EverySplitKeepsEntriesAndLoadIsHigh) {
   EXPECT_GT(load, 0.6) << "segments split too early";
 }
 
-// 12 low hash bits (8 of fingerprint, 4 of home bucket: 16 of 56 buckets in use) and 12
+// 12 low hash bits (8 of fingerprint, 4 of home bucket: 16 of 55 buckets in use) and 12
 // prefix bits: thousands of keys share fingerprints and home buckets, so lookups must
 // compare keys rather than trust fingerprints, and much lands in the stash.
 TEST(DashTableTest, FingerprintCollisionsAndStash) {

@@ -107,6 +107,9 @@ class DbSlice {
   };
   using MainTable = core::DashTable<core::CompactObj, PrimeValue, KeyPolicy>;
   using ExpireTable = core::DashTable<core::CompactObj, int64_t, KeyPolicy>;
+  // mimalloc rounds allocations up to size classes an eighth of a power of two apart; a
+  // segment just past a class boundary would waste up to 12% of the table.
+  static_assert(MainTable::segment_bytes() <= 28 * 1024, "segments must fit the 28 KiB class");
   struct Db {
     MainTable main;
     ExpireTable expire;  // deadline - base_ms_
