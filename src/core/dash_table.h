@@ -96,11 +96,20 @@ class DashTable {
     uint16_t neighbour = 0;   // bit i: slot i's home is the previous bucket
     uint16_t overflow = 0;    // entries homed here that live in the stash
     uint64_t version = 0;
-    alignas(Key) unsigned char keys[kSlots][sizeof(Key)];
-    alignas(Value) unsigned char values[kSlots][sizeof(Value)];
+    // A slot keeps its key and value side by side: a lookup that finds a key reads its
+    // value from the same cache line.
+    struct alignas(alignof(Key) > alignof(Value) ? alignof(Key) : alignof(Value)) Slot {
+      unsigned char key[sizeof(Key)];
+      unsigned char value[sizeof(Value)];
+    };
+    Slot slots[kSlots];
 
-    Key& key(unsigned slot) { return *std::launder(reinterpret_cast<Key*>(keys[slot])); }
-    Value& value(unsigned slot) { return *std::launder(reinterpret_cast<Value*>(values[slot])); }
+    void* key_storage(unsigned slot) { return slots[slot].key; }
+    void* value_storage(unsigned slot) { return slots[slot].value; }
+    Key& key(unsigned slot) { return *std::launder(reinterpret_cast<Key*>(slots[slot].key)); }
+    Value& value(unsigned slot) {
+      return *std::launder(reinterpret_cast<Value*>(slots[slot].value));
+    }
     bool full() const { return occupied == (1u << kSlots) - 1; }  // kSlots <= 16
     unsigned size() const { return __builtin_popcount(occupied); }
     int FreeSlot() const { return full() ? -1 : __builtin_ctz(~occupied); }
@@ -183,8 +192,8 @@ class DashTable {
     while (true) {
       Segment* segment = SegmentFor(hash);
       if (Handle placed = TryPlace(segment, hash)) {
-        new (placed.bucket().keys[placed.slot_]) Key(std::move(key));
-        new (placed.bucket().values[placed.slot_]) Value(std::move(value));
+        new (placed.bucket().key_storage(placed.slot_)) Key(std::move(key));
+        new (placed.bucket().value_storage(placed.slot_)) Value(std::move(value));
         ++size_;
         return placed;
       }
@@ -377,8 +386,8 @@ class DashTable {
     if (candidates == 0 || dst.full()) return false;
     unsigned slot = __builtin_ctz(candidates);
     unsigned target = dst.FreeSlot();
-    new (dst.keys[target]) Key(std::move(src.key(slot)));
-    new (dst.values[target]) Value(std::move(src.value(slot)));
+    new (dst.key_storage(target)) Key(std::move(src.key(slot)));
+    new (dst.value_storage(target)) Value(std::move(src.value(slot)));
     src.key(slot).~Key();
     src.value(slot).~Value();
     dst.fingerprint[target] = src.fingerprint[slot];
@@ -411,8 +420,8 @@ class DashTable {
         unsigned slot = __builtin_ctz(bits);
         uint64_t entry_hash = Policy::Hash(src.key(slot));
         if (!(entry_hash & bit)) continue;
-        new (dst.keys[slot]) Key(std::move(src.key(slot)));
-        new (dst.values[slot]) Value(std::move(src.value(slot)));
+        new (dst.key_storage(slot)) Key(std::move(src.key(slot)));
+        new (dst.value_storage(slot)) Value(std::move(src.value(slot)));
         src.key(slot).~Key();
         src.value(slot).~Value();
         dst.fingerprint[slot] = src.fingerprint[slot];

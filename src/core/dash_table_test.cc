@@ -72,7 +72,9 @@ TEST(DashTableTest, RandomOperationsMatchReferenceMap) {
         auto handle = table.Find(key);
         auto it = reference.find(key);
         ASSERT_EQ(bool(handle), it != reference.end()) << "op " << op;
-        if (handle) ASSERT_EQ(handle.value(), it->second);
+        if (handle) {
+          ASSERT_EQ(handle.value(), it->second);
+        }
       }
     }
     ASSERT_EQ(table.size(), reference.size());

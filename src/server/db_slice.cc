@@ -22,12 +22,12 @@ DbSlice::Db& DbSlice::EnsureDb(DbIndex index) {
   return *dbs_[index];
 }
 
-DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, int64_t now_ms) {
-  MainTable::Handle handle = d.main.Find(key);
+DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64_t hash) {
+  MainTable::Handle handle = d.main.Find(key, hash);
   if (!handle || !handle.value().has_expire()) return handle;
   ExpireTable::Handle deadline = d.expire.Find(key);
   DCHECK(deadline);
-  if (base_ms_ + deadline.value() > now_ms) return handle;
+  if (base_ms_ + deadline.value() > UnixTimeMs()) return handle;
   d.expire.Erase(deadline);
   EraseMain(d, handle);
   ++stats_.expired_keys;
@@ -47,7 +47,7 @@ void DbSlice::EraseMain(Db& d, MainTable::Handle handle) {
 PrimeValue* DbSlice::Find(DbIndex index, std::string_view key) {
   Db* d = db(index);
   if (!d) return nullptr;
-  MainTable::Handle handle = FindLive(*d, key, UnixTimeMs());
+  MainTable::Handle handle = FindLive(*d, key, core::HashKey(key));
   return handle ? &handle.value() : nullptr;
 }
 
@@ -59,8 +59,9 @@ PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key) {
 
 std::pair<PrimeValue*, bool> DbSlice::FindOrInsert(DbIndex index, std::string_view key) {
   Db& d = EnsureDb(index);
-  if (MainTable::Handle handle = FindLive(d, key, UnixTimeMs())) return {&handle.value(), false};
-  MainTable::Handle handle = d.main.InsertNew(CompactObj(key), PrimeValue(), core::HashKey(key));
+  const uint64_t hash = core::HashKey(key);
+  if (MainTable::Handle handle = FindLive(d, key, hash)) return {&handle.value(), false};
+  MainTable::Handle handle = d.main.InsertNew(CompactObj(key), PrimeValue(), hash);
   d.inline_keys += handle.key().IsInline();
   return {&handle.value(), true};
 }
@@ -68,7 +69,7 @@ std::pair<PrimeValue*, bool> DbSlice::FindOrInsert(DbIndex index, std::string_vi
 bool DbSlice::Erase(DbIndex index, std::string_view key) {
   Db* d = db(index);
   if (!d) return false;
-  MainTable::Handle handle = FindLive(*d, key, UnixTimeMs());
+  MainTable::Handle handle = FindLive(*d, key, core::HashKey(key));
   if (!handle) return false;
   EraseEntry(*d, handle, key);
   return true;
@@ -146,7 +147,7 @@ void DbSlice::ForEach(DbIndex index,
 size_t DbSlice::MemoryUsage(DbIndex index, std::string_view key) {
   Db* d = db(index);
   if (!d) return 0;
-  MainTable::Handle handle = FindLive(*d, key, UnixTimeMs());
+  MainTable::Handle handle = FindLive(*d, key, core::HashKey(key));
   if (!handle) return 0;
   size_t bytes = sizeof(core::CompactObj) + sizeof(PrimeValue) + handle.key().MallocUsed() +
                  handle.value().MallocUsed();
@@ -157,14 +158,13 @@ size_t DbSlice::MemoryUsage(DbIndex index, std::string_view key) {
 std::optional<std::string> DbSlice::RandomKey(DbIndex index, absl::BitGen* rng) {
   Db* d = db(index);
   if (!d) return std::nullopt;
-  const int64_t now_ms = UnixTimeMs();
   auto random = [rng] { return absl::Uniform<uint64_t>(*rng); };
   for (int attempt = 0; attempt < 100; ++attempt) {
     MainTable::Handle handle = d->main.RandomEntry(random);
     if (!handle) return std::nullopt;
     std::string key;
     handle.key().GetString(&key);
-    if (FindLive(*d, key, now_ms)) return key;  // else it had expired and is gone now
+    if (FindLive(*d, key, core::HashKey(key))) return key;  // else it had expired and is gone now
   }
   return std::nullopt;
 }

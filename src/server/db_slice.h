@@ -120,8 +120,9 @@ class DbSlice {
   Db* db(DbIndex index) { return dbs_[index].get(); }
   const Db* db(DbIndex index) const { return dbs_[index].get(); }
   Db& EnsureDb(DbIndex index);
-  // The entry of a live key, deleting it first if its deadline has passed.
-  MainTable::Handle FindLive(Db& db, std::string_view key, int64_t now_ms);
+  // The entry of a live key, deleting it first if its deadline has passed (the clock is
+  // read only for keys that have a deadline).
+  MainTable::Handle FindLive(Db& db, std::string_view key, uint64_t hash);
   // Deletes a key known to exist in main, with its deadline.
   void EraseEntry(Db& db, MainTable::Handle handle, std::string_view key);
   // Deletes a main-table entry (its deadline is the caller's business).

@@ -89,22 +89,29 @@ void CmdSet(CmdArgList args, ConnectionContext* cntx) {
     return rb->SendError(error);
   }
 
+  // One lookup: insert at once, and take the key back out in the rare case that NX or
+  // XX says no.
   std::string_view key = args[1];
-  const PrimeValue* old = Slice().Find(cntx->db_index, key);
+  DbSlice& slice = Slice();
+  auto [entry, inserted] = slice.FindOrInsert(cntx->db_index, key);
   if (get) {
-    if (old && old->type() != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
-    if (old) {
-      rb->SendBulk(old->GetString(&Scratch()));
-    } else {
+    if (!inserted && entry->type() != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
+    if (inserted) {
       rb->SendNull();
+    } else {
+      rb->SendBulk(entry->GetString(&Scratch()));
     }
   }
-  if ((condition == kIfMissing && old) || (condition == kIfExists && !old)) {
+  if ((condition == kIfMissing && !inserted) || (condition == kIfExists && inserted)) {
+    if (inserted) slice.Erase(cntx->db_index, key);
     if (!get) rb->SendNull();
     return;
   }
-  StoreString(cntx, key, args[2], expire.kind == ExpireSpec::kKeepTtl);
-  if (deadline_ms > 0) SetDeadline(cntx, key, deadline_ms);
+  entry->SetString(args[2]);
+  if (!inserted && expire.kind != ExpireSpec::kKeepTtl && entry->has_expire()) {
+    slice.SetExpire(cntx->db_index, key, 0);
+  }
+  if (deadline_ms > 0) slice.SetExpire(cntx->db_index, key, deadline_ms);
   if (!get) rb->SendOk();
 }
 
