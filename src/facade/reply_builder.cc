@@ -219,6 +219,11 @@ void ReplyBuilder::StartPush(size_t length) {
   AppendLengthHeader(protocol_ == RespVersion::kResp3 ? '>' : '*', static_cast<int64_t>(length));
 }
 
+void ReplyBuilder::SendSimpleStringArray(absl::Span<const std::string_view> lines) {
+  StartArray(lines.size());
+  for (std::string_view line : lines) SendSimpleString(line);
+}
+
 void ReplyBuilder::SendBulkArray(absl::Span<const std::string_view> values) {
   // Upper bound of the whole reply, so the buffer grows at most once.
   size_t total = kMaxHeader;

@@ -48,6 +48,8 @@ class ReplyBuilder {
 
   void SendEmptyArray() { StartArray(0); }
   void SendBulkArray(absl::Span<const std::string_view> values);  // array of bulks
+  // An array of simple strings: how Redis answers HELP subcommands.
+  void SendSimpleStringArray(absl::Span<const std::string_view> lines);
 
   // The serialised replies not yet taken.
   std::string_view output() const { return buffer_; }

@@ -571,3 +571,16 @@ TEST_F(ReplyBuilderTest, ClearOutput) {
 
 }  // namespace
 }  // namespace damselfly::facade
+
+namespace damselfly::facade {
+namespace {
+
+TEST(ReplyBuilderTest, SimpleStringArray) {
+  ReplyBuilder rb;
+  constexpr std::string_view kLines[] = {"HELP line", "  indented"};
+  rb.SendSimpleStringArray(kLines);
+  EXPECT_EQ(rb.output(), "*2\r\n+HELP line\r\n+  indented\r\n");
+}
+
+}  // namespace
+}  // namespace damselfly::facade

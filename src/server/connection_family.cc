@@ -309,8 +309,7 @@ void CmdClient(CmdArgList args, ConnectionContext* cntx) {
       "SETNAME <name>", "    Assign the name <name> to the current connection.",
       "HELP", "    Print this help.",
   };
-  rb->StartArray(std::size(kHelp));
-  for (std::string_view line : kHelp) rb->SendSimpleString(line);
+  rb->SendSimpleStringArray(kHelp);
 }
 
 }  // namespace

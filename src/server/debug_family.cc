@@ -112,8 +112,7 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
         "HELP",
         "    Print this help.",
     };
-    rb->StartArray(std::size(kHelp));
-    for (std::string_view line : kHelp) rb->SendSimpleString(line);
+    rb->SendSimpleStringArray(kHelp);
     return;
   }
   rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
@@ -132,8 +131,7 @@ void CmdMemory(CmdArgList args, ConnectionContext* cntx) {
         "HELP",
         "    Print this help.",
     };
-    rb->StartArray(std::size(kHelp));
-    for (std::string_view line : kHelp) rb->SendSimpleString(line);
+    rb->SendSimpleStringArray(kHelp);
     return;
   }
   if (args.size() != 3 && !(args.size() == 5 && ArgIs(args[3], "SAMPLES"))) {

@@ -172,8 +172,7 @@ void CmdObject(CmdArgList args, ConnectionContext* cntx) {
         "HELP",
         "    Print this help.",
     };
-    rb->StartArray(std::size(kHelp));
-    for (std::string_view line : kHelp) rb->SendSimpleString(line);
+    rb->SendSimpleStringArray(kHelp);
     return;
   }
   const PrimeValue* value = Slice().Find(cntx->db_index, args[2]);

@@ -497,8 +497,7 @@ void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
       "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
       "HELP", "    Print this help.",
   };
-  rb->StartArray(std::size(kHelp));
-  for (std::string_view line : kHelp) rb->SendSimpleString(line);
+  rb->SendSimpleStringArray(kHelp);
 }
 
 }  // namespace
