@@ -575,7 +575,7 @@ TEST_F(ReplyBuilderTest, ClearOutput) {
 namespace damselfly::facade {
 namespace {
 
-TEST(ReplyBuilderTest, SimpleStringArray) {
+TEST(ReplyBuilderHelpTest, SimpleStringArray) {
   ReplyBuilder rb;
   constexpr std::string_view kLines[] = {"HELP line", "  indented"};
   rb.SendSimpleStringArray(kLines);
