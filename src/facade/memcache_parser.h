@@ -69,7 +69,9 @@ struct MetaArgs {
   std::span<const MetaFlag> flags;  // in request order: mg echoes flags in this order
   uint64_t letters = 0;             // bit (letter - 'A') for each flag present
 
-  bool Has(char letter) const { return (letters >> (letter - 'A')) & 1; }
+  bool Has(char letter) const {
+    return letter >= 'A' && letter <= 'z' && ((letters >> (letter - 'A')) & 1);
+  }
 
   int64_t ttl = 0;            // T: raw seconds, same rules as classic exptime
   int64_t vivify_ttl = 0;     // N
