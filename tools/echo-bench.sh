@@ -26,6 +26,7 @@
 #
 # Exits non-zero if any run failed or a server did not exit on SIGTERM; the logs are kept.
 set -euo pipefail
+source "$(dirname "$0")/bench-lib.sh"
 
 # SECONDS is bash's own elapsed-time counter, so an inherited value keeps ticking; take
 # what the caller passed from this process's initial environment instead.
@@ -40,15 +41,12 @@ base_port="${BASE_PORT:-6480}"
 quiet_max="${QUIET_MAX:-10}"
 quiet_budget="${QUIET_BUDGET:-60}"
 
-die_usage() { echo "echo-bench: $1" >&2; exit 2; }
 for v in "$duration" "$warmup"; do
   [[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die_usage "bad duration '$v'"
 done
-for v in "$rounds" "$conns" "$pipeline" "$size" "$base_port" "$quiet_max"; do
-  [[ "$v" =~ ^[1-9][0-9]*$ ]] || die_usage "bad number '$v'"
-done
-[[ "$quiet_budget" =~ ^[0-9]+$ ]] || die_usage "bad QUIET_BUDGET '$quiet_budget'"
-[[ "$(nproc)" -ge 2 ]] || die_usage "needs 2 CPUs (server on CPU 0, load on CPU 1)"
+require_counts "$rounds" "$conns" "$pipeline" "$size" "$base_port" "$quiet_max"
+require_quiet_budget
+require_two_cpus load
 run_seconds="$(awk -v w="$warmup" -v d="$duration" 'BEGIN { printf "%d", w + d + 0.999 }')"
 # Hard bound on one load run: echo_load stops itself, this only catches a wedged client.
 load_timeout=$((run_seconds + 20))
@@ -66,63 +64,11 @@ cmds=(
 )
 baseline=2  # index of the plain epoll loop
 
-logdir="$(mktemp -d /tmp/echo-bench.XXXXXX)"
-keep_logs=0  # set when something failed
-server_pid=""
-load_pid=""
-cleanup() {
-  if [[ -n "$load_pid" ]]; then kill -TERM "$load_pid" 2>/dev/null || true; fi
-  if [[ -n "$server_pid" ]]; then kill -KILL "$server_pid" 2>/dev/null || true; fi
-  if [[ "$keep_logs" == 0 ]]; then rm -rf "$logdir"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+init_logdir  # logdir, keep_logs (set when something failed), server_pid, load_pid
 
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
-  echo "building release binaries..." >&2
-  if ! tools/build.sh opt echo_server plain_epoll_echo echo_load >"$logdir/build.log" 2>&1; then
-    keep_logs=1
-    tail -n 30 "$logdir/build.log" >&2
-    echo "echo-bench: build failed (full log: $logdir/build.log)" >&2
-    exit 1
-  fi
+  build_release binaries echo_server plain_epoll_echo echo_load
 fi
-
-clk_tck="$(getconf CLK_TCK)"
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-now_ns() { date +%s%N; }
-
-# utime + stime of a process, in clock ticks.
-proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-
-# Busy (not idle or iowait) clock ticks of CPUs 0 and 1 together.
-cpu01_busy() {
-  awk '$1 == "cpu0" || $1 == "cpu1" { b += $2 + $3 + $4 + $7 + $8 + $9 } END { print b }' \
-    /proc/stat
-}
-
-# Percentage of both CPUs' time: pct <ticks> <nanoseconds> <cpus>.
-pct() { awk -v t="$1" -v ns="$2" -v n="$3" -v hz="$clk_tck" \
-  'BEGIN { v = 100 * t / (hz * ns / 1e9 * n); printf "%.0f", v < 0 ? 0 : v }'; }
-
-# Waits, out of quiet_budget, until CPUs 0-1 are at most quiet_max % busy for 0.5 s.
-wait_quiet() {
-  local b0 t0 busy
-  while true; do
-    b0=$(cpu01_busy)
-    t0=$(now_ns)
-    sleep 0.5
-    busy=$(pct $(($(cpu01_busy) - b0)) $(($(now_ns) - t0)) 2)
-    if ((busy <= quiet_max)); then return; fi
-    if ((quiet_budget <= 0)); then
-      echo "  (CPUs 0-1 are $busy% busy with other work; measuring anyway)" >&2
-      return
-    fi
-    echo "  (CPUs 0-1 are $busy% busy with other work; waiting)" >&2
-    sleep 1
-    quiet_budget=$((quiet_budget - 2))
-  done
-}
 
 # Per server: the runs' msgs/s (or FAILED), server CPU % and other CPU %, space-separated.
 declare -a results=("" "" "") cpu=("" "" "") noise=("" "" "") failed=(0 0 0)
@@ -163,28 +109,18 @@ measure() {
 run_server() {
   local i=$1 port=${ports[$1]} prefix="$logdir/${names[$1]// /_}.round$2"
   local log="$prefix.server.log"
-  if port_open "$port"; then
-    echo "echo-bench: port $port is already in use; set BASE_PORT" >&2
-    exit 1
+  require_ports_free 1 "$port"
+  start_server "${cmds[$i]}" "$log"
+  if ! wait_listening "$port" 50; then
+    echo "echo-bench: ${names[$i]} did not start listening on $port (log: $log)" >&2
+    results[i]+="FAILED "
+    failed[i]=1
+    keep_logs=1
+    kill -KILL "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+    return
   fi
-  # shellcheck disable=SC2086  # cmds[] entries are word lists on purpose
-  taskset -c 0 ${cmds[$i]} >"$log" 2>&1 &
-  server_pid=$!
-  local waited=0
-  until port_open "$port"; do
-    if ! kill -0 "$server_pid" 2>/dev/null || ((waited >= 50)); then
-      echo "echo-bench: ${names[$i]} did not start listening on $port (log: $log)" >&2
-      results[i]+="FAILED "
-      failed[i]=1
-      keep_logs=1
-      kill -KILL "$server_pid" 2>/dev/null || true
-      wait "$server_pid" 2>/dev/null || true
-      server_pid=""
-      return
-    fi
-    sleep 0.1
-    waited=$((waited + 1))
-  done
 
   local attempt m_rate m_cpu m_noise
   for attempt in 1 2 3; do
@@ -195,11 +131,7 @@ run_server() {
       keep_logs=1
       break
     fi
-    if ((m_noise > quiet_max && attempt < 3 && quiet_budget > 0)); then
-      echo "  (other CPU was $m_noise% during that run; measuring again)" >&2
-      quiet_budget=$((quiet_budget - run_seconds))
-      continue
-    fi
+    if remeasure "$m_noise" "$attempt" "$run_seconds"; then continue; fi
     results[i]+="$m_rate "
     cpu[i]+="$m_cpu "
     noise[i]+="$m_noise "
@@ -207,44 +139,7 @@ run_server() {
   done
 
   # A clean exit on SIGTERM is part of what is checked.
-  kill -TERM "$server_pid" 2>/dev/null || true
-  local n=0
-  while kill -0 "$server_pid" 2>/dev/null && ((n < 50)); do
-    sleep 0.1
-    n=$((n + 1))
-  done
-  if kill -0 "$server_pid" 2>/dev/null; then
-    echo "echo-bench: ${names[$i]} ignored SIGTERM for 5s; killed it (log: $log)" >&2
-    kill -KILL "$server_pid" 2>/dev/null || true
-    unclean=1
-    keep_logs=1
-  fi
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=""
-}
-
-median() {
-  tr ' ' '\n' | { grep -E '^[0-9]+$' || true; } | sort -n |
-    awk '{ v[NR] = $1 }
-         END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2];
-               else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-as_list() { sed 's/ *$//; s/ /, /g' <<<"$1"; }
-
-# Ratio of each of server $1's runs to the baseline's run in the same round.
-round_ratios() {
-  local -a a b
-  local r out=""
-  read -ra a <<<"${results[$1]}"
-  read -ra b <<<"${results[$baseline]}"
-  for ((r = 0; r < ${#a[@]}; r++)); do
-    if [[ "${a[r]}" =~ ^[0-9]+$ && "${b[r]:-}" =~ ^[0-9]+$ ]]; then
-      out+="$(awk -v x="${a[r]}" -v y="${b[r]}" 'BEGIN { printf "%.2f", x / y }') "
-    else
-      out+="- "
-    fi
-  done
-  as_list "$out"
+  stop_server "${names[$i]}" "$log" 50
 }
 
 echo "echo-bench: $rounds rounds x ${#names[@]} servers, ${duration}s (+${warmup}s warm-up)" \
@@ -259,7 +154,7 @@ done
 base_median="$(median <<<"${results[$baseline]}")"
 echo
 echo "conns=$conns pipeline=$pipeline size=$size, $rounds rounds of ${duration}s;" \
-  "$(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p'), kernel $(uname -r), $(date -u +%F)"
+  "$(machine_desc)"
 echo
 echo "| server | msgs/s (median) | vs plain epoll | runs (msgs/s) | per-round ratio" \
   "| server CPU % | other CPU % |"
@@ -271,7 +166,8 @@ for ((i = 0; i < ${#names[@]}; i++)); do
     ratio="$(awk -v a="$med" -v b="$base_median" 'BEGIN { printf "%.2f", a / b }')"
   fi
   if [[ "${failed[$i]}" == 1 ]]; then med="${med:+$med, }FAILED"; fi
-  echo "| ${names[$i]} | $med | $ratio | $(as_list "${results[$i]}") | $(round_ratios "$i") |" \
+  echo "| ${names[$i]} | $med | $ratio | $(as_list "${results[$i]}")" \
+    "| $(round_ratios "${results[$i]}" "${results[$baseline]}") |" \
     "$(as_list "${cpu[$i]}") | $(as_list "${noise[$i]}") |"
 done
 

@@ -42,6 +42,7 @@
 # with anything but OK, does not answer within STEP_TIMEOUT, or holds a DBSIZE other than the
 # count), prints the commands that reproduce it and exits non-zero; the logs are kept.
 set -euo pipefail
+source "$(dirname "$0")/bench-lib.sh"
 
 cases="${CASES:-a b}"
 scale="${SCALE:-1}"
@@ -61,21 +62,16 @@ dry_run="${DRY_RUN:-0}"
 redis_server="${REDIS_SERVER:-redis-server}"
 redis_cli="${REDIS_CLI:-redis-cli}"
 
-die_usage() { echo "memory-bench: $1" >&2; exit 2; }
-for v in "$count_a" "$size_a" "$count_b" "$size_b" "$steps" "$base_port" "$quiet_max" \
-  "$step_timeout" "$time_limit"; do
-  [[ "$v" =~ ^[1-9][0-9]*$ ]] || die_usage "bad number '$v'"
-done
-[[ "$quiet_budget" =~ ^[0-9]+$ ]] || die_usage "bad QUIET_BUDGET '$quiet_budget'"
+require_counts "$count_a" "$size_a" "$count_b" "$size_b" "$steps" "$base_port" "$quiet_max" \
+  "$step_timeout" "$time_limit"
+require_quiet_budget
 for v in "$scale" "$target_a" "$target_b"; do
   [[ "$v" =~ ^[0-9]*\.?[0-9]+$ ]] || die_usage "bad number '$v'"
 done
 for c in $cases; do [[ "$c" == a || "$c" == b ]] || die_usage "unknown case '$c' (a, b)"; done
 [[ -n "${cases// /}" ]] || die_usage "CASES is empty"
-[[ "$(nproc)" -ge 2 ]] || die_usage "needs 2 CPUs (server on CPU 0, redis-cli on CPU 1)"
-for b in "$redis_server" "$redis_cli"; do
-  command -v "$b" >/dev/null || die_usage "'$b' not found"
-done
+require_two_cpus redis-cli
+require_commands "$redis_server" "$redis_cli"
 
 cd "$(dirname "$0")/.."
 bin="$PWD/build-opt"
@@ -105,73 +101,17 @@ for c in $cases; do
   ((case_count[$c] >= steps)) || die_usage "case $c: ${case_count[$c]} keys is fewer than STEPS"
 done
 
-logdir="$(mktemp -d /tmp/memory-bench.XXXXXX)"
-keep_logs=0  # set when something failed
-server_pid=""
-cli_pid=""
-cleanup() {
-  if [[ -n "$cli_pid" ]]; then kill -TERM "$cli_pid" 2>/dev/null || true; fi
-  if [[ -n "$server_pid" ]]; then
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  if [[ "$keep_logs" == 0 ]]; then rm -rf "$logdir"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for p in "${ports[@]}"; do
-  if port_open "$p"; then die_usage "port $p is already in use; set BASE_PORT"; fi
-done
+# logdir, keep_logs (set when something failed), server_pid, load_pid (the redis-cli run)
+init_logdir
+require_ports_free 2 "${ports[@]}"
 
 if [[ "${SKIP_BUILD:-0}" != 1 && "$dry_run" != 1 ]]; then
-  echo "building release damselfly..." >&2
-  if ! tools/build.sh opt damselfly >"$logdir/build.log" 2>&1; then
-    keep_logs=1
-    tail -n 30 "$logdir/build.log" >&2
-    echo "memory-bench: build failed (full log: $logdir/build.log)" >&2
-    exit 1
-  fi
+  build_release damselfly damselfly
 fi
 if [[ "$dry_run" != 1 ]]; then
   [[ -x "$bin/damselfly" ]] || die_usage "$bin/damselfly is missing (build it, or unset SKIP_BUILD)"
 fi
-# What was built; others may commit while this runs.
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-if [[ -n "$(git status --porcelain -- src helio CMakeLists.txt 2>/dev/null)" ]]; then
-  commit+=" + uncommitted changes"
-fi
-
-clk_tck="$(getconf CLK_TCK)"
-now_ns() { date +%s%N; }
-proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-child_ticks() { awk '{ print $16 + $17 }' "/proc/$$/stat"; }
-cpu01_busy() {
-  awk '$1 == "cpu0" || $1 == "cpu1" { b += $2 + $3 + $4 + $7 + $8 + $9 } END { print b }' \
-    /proc/stat
-}
-pct() { awk -v t="$1" -v ns="$2" -v n="$3" -v hz="$clk_tck" \
-  'BEGIN { v = 100 * t / (hz * ns / 1e9 * n); printf "%.0f", v < 0 ? 0 : v }'; }
-
-# Waits, out of quiet_budget, until CPUs 0-1 are at most quiet_max % busy for 0.5 s.
-wait_quiet() {
-  local b0 t0 busy
-  while true; do
-    b0=$(cpu01_busy)
-    t0=$(now_ns)
-    sleep 0.5
-    busy=$(pct $(($(cpu01_busy) - b0)) $(($(now_ns) - t0)) 2)
-    if ((busy <= quiet_max)); then return; fi
-    if ((quiet_budget <= 0)); then
-      echo "  (CPUs 0-1 are $busy% busy with other work; filling anyway)" >&2
-      return
-    fi
-    echo "  (CPUs 0-1 are $busy% busy with other work; waiting)" >&2
-    sleep 1
-    quiet_budget=$((quiet_budget - 2))
-  done
-}
+commit="$(built_commit)"
 
 # A field of /proc/PID/status, in kB (VmRSS, VmHWM).
 proc_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
@@ -183,9 +123,9 @@ cli() {
   local port=$1 secs=$2 rc=0
   shift 2
   timeout "$secs" taskset -c 1 "$redis_cli" -p "$port" "$@" >"$logdir/cli.out" 2>&1 &
-  cli_pid=$!
-  wait "$cli_pid" || rc=$?
-  cli_pid=""
+  load_pid=$!
+  wait "$load_pid" || rc=$?
+  load_pid=""
   tr -d '\r' <"$logdir/cli.out"
   return "$rc"
 }
@@ -199,8 +139,7 @@ used_memory() {
 fail() {
   keep_logs=1
   echo "memory-bench: ${names[$1]}, case $2: $3" >&2
-  echo "  server log ($4), last lines:" >&2
-  tail -n 20 "$4" | sed 's/^/    /' >&2
+  show_server_log "$4"
   echo "  reproduce with:" >&2
   echo "    taskset -c 0 ${cmds[$1]} &" >&2
   local k n
@@ -223,10 +162,7 @@ declare -A r_base_rss=() r_rss=() r_hwm=() r_base_used=() r_used=() r_keys=() r_
 run_server() {
   local i=$1 c=$2 port=${ports[$1]} count=${case_count[$2]} size=${case_size[$2]}
   local log="$logdir/case$c.$i.server.log"
-  if port_open "$port"; then
-    echo "memory-bench: port $port is already in use; set BASE_PORT" >&2
-    exit 1
-  fi
+  require_ports_free 1 "$port"
   # Rough upper estimate of what one server needs for the case: 2x (value + 100 bytes) per
   # key, plus 1 GiB.
   local need_kb avail_kb
@@ -238,18 +174,8 @@ run_server() {
     exit 1
   fi
   echo "  case $c: ${names[$i]}: $count keys x $size bytes in $steps steps" >&2
-  # eval: redis-server's --save '' must reach it as an empty argument; exec: so that
-  # server_pid is the server's own pid (taskset execs it too).
-  eval "exec taskset -c 0 ${cmds[$i]}" >"$log" 2>&1 &
-  server_pid=$!
-  local waited=0
-  until port_open "$port"; do
-    if ! kill -0 "$server_pid" 2>/dev/null || ((waited >= 100)); then
-      fail "$i" "$c" "did not start listening on port $port" "$log"
-    fi
-    sleep 0.1
-    waited=$((waited + 1))
-  done
+  start_server "${cmds[$i]}" "$log"
+  wait_listening "$port" 100 || fail "$i" "$c" "did not start listening on port $port" "$log"
   sleep 1  # let start-up allocations settle
 
   r_base_rss[$i,$c]=$(proc_kb "$server_pid" VmRSS)
@@ -258,7 +184,7 @@ run_server() {
   r_curve[$i,$c]="${r_base_rss[$i,$c]}"
   r_used_curve[$i,$c]="${r_base_used[$i,$c]}"
 
-  wait_quiet
+  wait_quiet filling
   local k n reply rc keys rss t0 p0 c0 b0 fill_ns=0 busy=0 server_ticks=0 client_ticks=0 budget
   for ((k = 1; k <= steps; k++)); do
     n=$((count * k / steps))
@@ -311,20 +237,7 @@ run_server() {
   r_used[$i,$c]=$(used_memory "$port") || fail "$i" "$c" "INFO memory failed" "$log"
 
   # A clean exit on SIGTERM is checked too; freeing gigabytes can take a few seconds.
-  kill -TERM "$server_pid" 2>/dev/null || true
-  local w=0
-  while kill -0 "$server_pid" 2>/dev/null && ((w < 300)); do
-    sleep 0.1
-    w=$((w + 1))
-  done
-  if kill -0 "$server_pid" 2>/dev/null; then
-    echo "memory-bench: ${names[$i]} ignored SIGTERM for 30s; killed it (log: $log)" >&2
-    kill -KILL "$server_pid" 2>/dev/null || true
-    unclean=1
-    keep_logs=1
-  fi
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=""
+  stop_server "${names[$i]}" "$log" 300
 }
 
 unclean=0
@@ -355,8 +268,8 @@ bytes_mib() {
 scaled=""
 if [[ "$scale" != 1 ]]; then scaled=" (SCALE=$scale: the targets are stated for the full counts)"; fi
 echo
-echo "DEBUG POPULATE in $steps steps, one thread each on CPU 0; $(nproc) CPUs," \
-  "$(lscpu | sed -n 's/^Model name: *//p'), kernel $(uname -r), $(date -u +%F), commit $commit"
+echo "DEBUG POPULATE in $steps steps, one thread each on CPU 0; $(machine_desc)," \
+  "commit $commit"
 echo
 echo "| case | server | keys (DBSIZE) | RSS before, MiB | RSS after, MiB | peak RSS, MiB" \
   "| used_memory before, MiB | used_memory after, MiB | RSS bytes/key | used_memory bytes/key" \

@@ -36,6 +36,7 @@
 # Stops at the first failure (a server that does not start, dies, or makes redis-benchmark
 # fail or hang), prints the commands that reproduce it and exits non-zero; the logs are kept.
 set -euo pipefail
+source "$(dirname "$0")/bench-lib.sh"
 
 rounds="${ROUNDS:-3}"
 n1="${N1:-300000}"
@@ -51,16 +52,11 @@ redis_server="${REDIS_SERVER:-redis-server}"
 redis_benchmark="${REDIS_BENCHMARK:-redis-benchmark}"
 redis_cli="${REDIS_CLI:-redis-cli}"
 
-die_usage() { echo "redis-bench: $1" >&2; exit 2; }
-for v in "$rounds" "$n1" "$n32" "$clients" "$size" "$keyspace" "$base_port" "$quiet_max" \
-  "$time_limit"; do
-  [[ "$v" =~ ^[1-9][0-9]*$ ]] || die_usage "bad number '$v'"
-done
-[[ "$quiet_budget" =~ ^[0-9]+$ ]] || die_usage "bad QUIET_BUDGET '$quiet_budget'"
-[[ "$(nproc)" -ge 2 ]] || die_usage "needs 2 CPUs (server on CPU 0, client on CPU 1)"
-for b in "$redis_server" "$redis_benchmark" "$redis_cli"; do
-  command -v "$b" >/dev/null || die_usage "'$b' not found"
-done
+require_counts "$rounds" "$n1" "$n32" "$clients" "$size" "$keyspace" "$base_port" \
+  "$quiet_max" "$time_limit"
+require_quiet_budget
+require_two_cpus client
+require_commands "$redis_server" "$redis_benchmark" "$redis_cli"
 # Hard bound on one redis-benchmark invocation (two tests); a run that takes longer counts
 # as a hang.
 load_timeout="${LOAD_TIMEOUT:-60}"
@@ -85,82 +81,14 @@ run_args=(
 )
 tests=("SET" "GET")
 
-logdir="$(mktemp -d /tmp/redis-bench.XXXXXX)"
-keep_logs=0  # set when something failed
-server_pid=""
-load_pid=""
-cleanup() {
-  if [[ -n "$load_pid" ]]; then kill -TERM "$load_pid" 2>/dev/null || true; fi
-  if [[ -n "$server_pid" ]]; then
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  if [[ "$keep_logs" == 0 ]]; then rm -rf "$logdir"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-for p in "${ports[@]}"; do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-    echo "redis-bench: port $p is already in use; set BASE_PORT" >&2
-    exit 1
-  fi
-done
+init_logdir  # logdir, keep_logs (set when something failed), server_pid, load_pid
+require_ports_free 1 "${ports[@]}"
 
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
-  echo "building release damselfly..." >&2
-  if ! tools/build.sh opt damselfly >"$logdir/build.log" 2>&1; then
-    keep_logs=1
-    tail -n 30 "$logdir/build.log" >&2
-    echo "redis-bench: build failed (full log: $logdir/build.log)" >&2
-    exit 1
-  fi
+  build_release damselfly damselfly
 fi
 [[ -x "$bin/damselfly" ]] || die_usage "$bin/damselfly is missing (build it, or unset SKIP_BUILD)"
-# What was built; others may commit while this runs.
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-if [[ -n "$(git status --porcelain -- src helio CMakeLists.txt 2>/dev/null)" ]]; then
-  commit+=" + uncommitted changes"
-fi
-
-clk_tck="$(getconf CLK_TCK)"
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-now_ns() { date +%s%N; }
-
-# utime + stime of a process, in clock ticks.
-proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-
-# cutime + cstime of this shell: the CPU time of its children that it has waited for.
-child_ticks() { awk '{ print $16 + $17 }' "/proc/$$/stat"; }
-
-# Busy (not idle or iowait) clock ticks of CPUs 0 and 1 together.
-cpu01_busy() {
-  awk '$1 == "cpu0" || $1 == "cpu1" { b += $2 + $3 + $4 + $7 + $8 + $9 } END { print b }' \
-    /proc/stat
-}
-
-# Percentage of both CPUs' time: pct <ticks> <nanoseconds> <cpus>.
-pct() { awk -v t="$1" -v ns="$2" -v n="$3" -v hz="$clk_tck" \
-  'BEGIN { v = 100 * t / (hz * ns / 1e9 * n); printf "%.0f", v < 0 ? 0 : v }'; }
-
-# Waits, out of quiet_budget, until CPUs 0-1 are at most quiet_max % busy for 0.5 s.
-wait_quiet() {
-  local b0 t0 busy
-  while true; do
-    b0=$(cpu01_busy)
-    t0=$(now_ns)
-    sleep 0.5
-    busy=$(pct $(($(cpu01_busy) - b0)) $(($(now_ns) - t0)) 2)
-    if ((busy <= quiet_max)); then return; fi
-    if ((quiet_budget <= 0)); then
-      echo "  (CPUs 0-1 are $busy% busy with other work; measuring anyway)" >&2
-      return
-    fi
-    echo "  (CPUs 0-1 are $busy% busy with other work; waiting)" >&2
-    sleep 1
-    quiet_budget=$((quiet_budget - 2))
-  done
-}
+commit="$(built_commit)"
 
 # The command lines that reproduce a failure against server $1, run $2.
 reproducer() {
@@ -173,8 +101,7 @@ reproducer() {
 fail() {
   keep_logs=1
   echo "redis-bench: ${names[$1]}: $3" >&2
-  echo "  server log ($4), last lines:" >&2
-  tail -n 20 "$4" | sed 's/^/    /' >&2
+  show_server_log "$4"
   reproducer "$1" "$2"
   echo "redis-bench: stopped; logs are in $logdir" >&2
   exit 1
@@ -257,33 +184,16 @@ measure() {
 run_server() {
   local i=$1 port=${ports[$1]} prefix="$logdir/${names[$1]}.round$2"
   local log="$prefix.server.log"
-  if port_open "$port"; then
-    echo "redis-bench: port $port is already in use; set BASE_PORT" >&2
-    exit 1
-  fi
-  # eval: redis-server's --save '' must reach it as an empty argument; exec: so that
-  # server_pid is the server's own pid (taskset execs it too).
-  eval "exec taskset -c 0 ${cmds[$i]}" >"$log" 2>&1 &
-  server_pid=$!
-  local waited=0
-  until port_open "$port"; do
-    if ! kill -0 "$server_pid" 2>/dev/null || ((waited >= 100)); then
-      fail "$i" 0 "did not start listening on port $port" "$log"
-    fi
-    sleep 0.1
-    waited=$((waited + 1))
-  done
+  require_ports_free 1 "$port"
+  start_server "${cmds[$i]}" "$log"
+  wait_listening "$port" 100 || fail "$i" 0 "did not start listening on port $port" "$log"
 
   local j t attempt m_cpu m_ccpu m_ns m_noise m_secs
   for ((j = 0; j < ${#run_labels[@]}; j++)); do
     for attempt in 1 2 3; do
       wait_quiet
       measure "$i" "$j" "$prefix.P${run_labels[$j]}.$attempt" "$log"
-      if ((m_noise > quiet_max && attempt < 3 && quiet_budget > 0)); then
-        echo "  (other CPU was $m_noise% during that run; measuring again)" >&2
-        quiet_budget=$((quiet_budget - m_secs))
-        continue
-      fi
+      if remeasure "$m_noise" "$attempt" "$m_secs"; then continue; fi
       break
     done
     for t in "${tests[@]}"; do rps[$i,$j,$t]+="${m_rps[$t]} "; done
@@ -309,44 +219,7 @@ run_server() {
   sets[$i]=0
 
   # A clean exit on SIGTERM is part of what is checked.
-  kill -TERM "$server_pid" 2>/dev/null || true
-  local n=0
-  while kill -0 "$server_pid" 2>/dev/null && ((n < 50)); do
-    sleep 0.1
-    n=$((n + 1))
-  done
-  if kill -0 "$server_pid" 2>/dev/null; then
-    echo "redis-bench: ${names[$i]} ignored SIGTERM for 5s; killed it (log: $log)" >&2
-    kill -KILL "$server_pid" 2>/dev/null || true
-    unclean=1
-    keep_logs=1
-  fi
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=""
-}
-
-median() {
-  tr ' ' '\n' | { grep -E '^[0-9]+$' || true; } | sort -n |
-    awk '{ v[NR] = $1 }
-         END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2];
-               else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-as_list() { sed 's/ *$//; s/ /, /g' <<<"$1"; }
-
-# Ratio of each of damselfly's runs to redis-server's run in the same round: <a> <b> lists.
-round_ratios() {
-  local -a a b
-  local r out=""
-  read -ra a <<<"$1"
-  read -ra b <<<"$2"
-  for ((r = 0; r < ${#a[@]}; r++)); do
-    if [[ "${a[r]}" =~ ^[0-9]+$ && "${b[r]:-}" =~ ^[0-9]+$ ]]; then
-      out+="$(awk -v x="${a[r]}" -v y="${b[r]}" 'BEGIN { printf "%.2f", x / y }') "
-    else
-      out+="- "
-    fi
-  done
-  as_list "$out"
+  stop_server "${names[$i]}" "$log" 50
 }
 
 declare -a keys=("" "") sets=(0 0)
@@ -372,8 +245,7 @@ done
 
 echo
 echo "redis-benchmark -c $clients -d $size -r $keyspace; -n $n1 unpipelined, -n $n32 at -P 32;" \
-  "$done_rounds rounds; $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p'), kernel" \
-  "$(uname -r), $(date -u +%F), commit $commit"
+  "$done_rounds rounds; $(machine_desc), commit $commit"
 echo
 echo "| test | pipeline | damselfly rps (median) | redis rps (median) | ratio" \
   "| per-round ratios | damselfly runs | redis runs | server CPU % (damselfly; redis)" \
