@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <thread>
 
 #include "helio/base/strings.h"
@@ -94,16 +95,18 @@ int main(int argc, char** argv) {
             << " with " << pool.size() << " " << helio::io::ProactorKindName(pool.kind())
             << " threads and " << num_shards << " shards";
 
+  std::atomic<bool> waking_waiter{false};
   std::thread signal_waiter([&] {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
-    if (signal_number == SIGINT || signal_number == SIGTERM) {
+    if (!waking_waiter.load()) {
       LOG(INFO) << "received " << strsignal(signal_number) << ", shutting down";
     }
     service.RequestShutdown();
   });
 
   service.WaitForShutdownRequest();
+  waking_waiter.store(true);
   pthread_kill(signal_waiter.native_handle(), SIGTERM);  // wakes it if SHUTDOWN came first
   signal_waiter.join();
 
