@@ -86,6 +86,26 @@ inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+// `text` with backslash, double quote and non-printable bytes escaped (\\, \", \xNN):
+// binary data made readable for logs and test failure messages.
+inline std::string CEscape(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c >= 32 && c < 127) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    }
+  }
+  return out;
+}
+
 // Splits at any of `delimiters`, dropping empty pieces.
 inline std::vector<std::string_view> SplitAny(std::string_view text, std::string_view delimiters) {
   std::vector<std::string_view> pieces;

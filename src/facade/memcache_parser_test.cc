@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "helio/base/strings.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -70,22 +72,6 @@ std::string Repeat(std::string_view piece, int times) {
   return out;
 }
 
-std::string Escape(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c >= 32 && c < 127) {
-      out += static_cast<char>(c);
-    } else {
-      char buf[8];
-      snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    }
-  }
-  return out;
-}
 
 bool HasData(Type type) {
   switch (type) {
@@ -100,11 +86,11 @@ bool HasData(Type type) {
 // The command name, keys, meta flags as sent and the data block: what most tests check.
 std::string Brief(const MemcacheCommand& c) {
   std::string out(MemcacheCommandName(c.type));
-  for (std::string_view key : c.keys) out += " " + Escape(key);
+  for (std::string_view key : c.keys) out += " " + helio::CEscape(key);
   for (const MetaFlag& flag : c.meta.flags) {
-    out += " " + std::string(1, flag.letter) + Escape(flag.token);
+    out += " " + std::string(1, flag.letter) + helio::CEscape(flag.token);
   }
-  if (HasData(c.type)) out += " \"" + Escape(c.data) + "\"";
+  if (HasData(c.type)) out += " \"" + helio::CEscape(c.data) + "\"";
   return out;
 }
 
@@ -124,7 +110,7 @@ std::string Full(const MemcacheCommand& c) {
            static_cast<unsigned long long>(m.compare_cas),
            static_cast<unsigned long long>(m.new_cas), static_cast<unsigned long long>(m.delta),
            static_cast<unsigned long long>(m.initial), m.client_flags, static_cast<int>(m.mode));
-  return out + buf + " O=" + Escape(m.opaque) + " b=" + Escape(m.encoded_key);
+  return out + buf + " O=" + helio::CEscape(m.opaque) + " b=" + helio::CEscape(m.encoded_key);
 }
 
 std::string RenderError(const MemcacheParser::Error& e) {
@@ -208,8 +194,8 @@ class MemcacheParserTest : public ::testing::Test {
     const std::string& kept = inputs_.emplace_back(std::move(input));
     MemcacheCommand cmd;
     size_t consumed = 0;
-    EXPECT_EQ(parser->Parse(kept, &consumed, &cmd), Result::kCommand) << Escape(kept);
-    EXPECT_EQ(consumed, kept.size()) << Escape(kept);
+    EXPECT_EQ(parser->Parse(kept, &consumed, &cmd), Result::kCommand) << helio::CEscape(kept);
+    EXPECT_EQ(consumed, kept.size()) << helio::CEscape(kept);
     return cmd;
   }
 
@@ -503,7 +489,7 @@ void CheckErrorCases(const std::vector<ErrorCase>& cases, Limits limits = {}) {
   for (const ErrorCase& c : cases) {
     std::vector<std::string> expected = c.outcomes;
     expected.push_back("mn");
-    EXPECT_EQ(Outcomes(c.input + "mn\r\n", limits), expected) << Escape(c.input);
+    EXPECT_EQ(Outcomes(c.input + "mn\r\n", limits), expected) << helio::CEscape(c.input);
   }
 }
 
@@ -1028,11 +1014,11 @@ TEST_F(MemcacheParserTest, EverySplitGivesTheSameResults) {
     for (size_t split = 1; split < stream.size(); ++split) {
       MemcacheParser parser(limits);
       ASSERT_EQ(Drive(&parser, stream, {split}, true), expected)
-          << Escape(stream) << " split at " << split;
+          << helio::CEscape(stream) << " split at " << split;
     }
     MemcacheParser bytewise(limits);
     EXPECT_EQ(Drive(&bytewise, stream, std::vector<size_t>(stream.size(), 1), true), expected)
-        << Escape(stream) << " byte by byte";
+        << helio::CEscape(stream) << " byte by byte";
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "helio/base/strings.h"
+
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -31,22 +33,6 @@ constexpr char kTooBigBulk[] = "ERR Protocol error: too big bulk count string";
 constexpr char kTooBigInline[] = "ERR Protocol error: too big inline request";
 constexpr char kUnbalanced[] = "ERR Protocol error: unbalanced quotes in request";
 
-std::string Escape(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c >= 32 && c < 127) {
-      out += static_cast<char>(c);
-    } else {
-      char buf[8];
-      snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    }
-  }
-  return out;
-}
 
 // What a connection sees from one Parse call that did not ask for more bytes, plus
 // kNeedMore at the end of a stream that left a request incomplete.
@@ -63,7 +49,7 @@ void PrintTo(const Outcome& o, std::ostream* os) {
     case Result::kCommand:
       *os << "Command(";
       for (size_t i = 0; i < o.args.size(); ++i)
-        *os << (i ? ", " : "") << '"' << Escape(o.args[i]) << '"';
+        *os << (i ? ", " : "") << '"' << helio::CEscape(o.args[i]) << '"';
       *os << ")";
       break;
     case Result::kSkipped:
@@ -73,7 +59,7 @@ void PrintTo(const Outcome& o, std::ostream* os) {
       *os << "Pending";
       break;
     case Result::kError:
-      *os << "Error(" << Escape(o.error) << ")";
+      *os << "Error(" << helio::CEscape(o.error) << ")";
       break;
   }
 }
@@ -192,7 +178,7 @@ std::vector<size_t> RandomCuts(size_t n, size_t max_chunk, std::mt19937* rng) {
 
 std::string Describe(std::string_view stream, const std::vector<size_t>& cuts,
                      Buffering buffering) {
-  std::string s = "stream \"" + Escape(stream.substr(0, 200)) + "\" (" +
+  std::string s = "stream \"" + helio::CEscape(stream.substr(0, 200)) + "\" (" +
                   std::to_string(stream.size()) + " bytes), " + std::to_string(cuts.size()) +
                   " chunks, first cut " + std::to_string(cuts.front()) +
                   (buffering == Buffering::kMoving ? ", moving buffer" : ", in place");
@@ -332,7 +318,7 @@ std::vector<Case> ValidCorpus() {
 
 TEST(RespParserTest, ValidCorpusAtEverySplit) {
   for (const Case& c : ValidCorpus()) {
-    SCOPED_TRACE(Escape(c.input));
+    SCOPED_TRACE(helio::CEscape(c.input));
     CheckAllSplits(c.input, c.expected);
   }
 }
@@ -525,7 +511,7 @@ const RedisCase kRedisCorpus[] = {
 
 TEST(RespParserTest, RedisCorpusAtEverySplit) {
   for (const RedisCase& c : kRedisCorpus) {
-    SCOPED_TRACE(Escape(c.input));
+    SCOPED_TRACE(helio::CEscape(c.input));
     RespParser parser;
     const Outcomes once = Feed(&parser, c.input, AllAtOnce(c.input.size()), Buffering::kInPlace);
     size_t commands = 0;
@@ -942,7 +928,7 @@ TEST(RespParserTest, ResetForgetsPartialRequest) {
   for (const std::string& partial : partials) {
     RespParser parser;
     size_t consumed;
-    ASSERT_EQ(parser.Parse(partial, &consumed), Result::kNeedMore) << Escape(partial);
+    ASSERT_EQ(parser.Parse(partial, &consumed), Result::kNeedMore) << helio::CEscape(partial);
     parser.Reset();
     EXPECT_EQ(parser.bytes_needed(), 0u);
     ASSERT_EQ(parser.Parse("*1\r\n$4\r\nPING\r\n", &consumed), Result::kCommand);
