@@ -1,5 +1,8 @@
 #include "src/core/compact_object.h"
 
+#include "src/core/ascii_pack.h"
+#include "src/core/ascii_pack_loops.h"
+
 #include <glog/logging.h>
 
 #include <bit>
@@ -53,82 +56,10 @@ bool ParseCanonicalInt(std::string_view text, int64_t* out) {
   return true;
 }
 
-// ASCII packing. A group of 8 characters becomes a 56-bit little-endian word, character
-// i in bits [7i, 7i + 7), stored as 7 bytes; a last group of r < 8 characters takes
-// PackedLen(r) bytes, its unused high bits zero (so the packed form is canonical).
-
-constexpr size_t PackedLen(size_t chars) { return (7 * chars + 7) / 8; }
-
-// Squeezes the low 7 bits of each byte of `chars` into the low 56 bits, halving the
-// number of lanes per step: 8 bytes -> 4 x 14 bits -> 2 x 28 bits -> 56 bits.
-inline uint64_t PackGroup(uint64_t chars) {
-  chars = (chars & 0x007f007f007f007fULL) | ((chars & 0x7f007f007f007f00ULL) >> 1);
-  chars = (chars & 0x00003fff00003fffULL) | ((chars & 0x3fff00003fff0000ULL) >> 2);
-  return (chars & 0x000000000fffffffULL) | ((chars & 0x0fffffff00000000ULL) >> 4);
-}
-
-// The inverse of PackGroup; bits 56-63 of `packed` are ignored.
-inline uint64_t UnpackGroup(uint64_t packed) {
-  packed = (packed & 0x000000000fffffffULL) | ((packed & 0x00fffffff0000000ULL) << 4);
-  packed = (packed & 0x00003fff00003fffULL) | ((packed & 0x0fffc0000fffc000ULL) << 2);
-  return (packed & 0x007f007f007f007fULL) | ((packed & 0x3f803f803f803f80ULL) << 1);
-}
-
-// Packs the `len` ASCII characters at `src` into PackedLen(len) bytes at `dst`.
-void Pack(const char* src, size_t len, uint8_t* dst) {
-  const uint8_t* const end = dst + PackedLen(len);
-  for (; len >= 8; len -= 8, src += 8, dst += 7) {
-    uint64_t word;
-    std::memcpy(&word, src, 8);
-    word = PackGroup(word);
-    // One 8-byte store where the block has room: its zero 8th byte is overwritten by
-    // the next group.
-    if (end - dst >= 8) {
-      std::memcpy(dst, &word, 8);
-    } else {
-      std::memcpy(dst, &word, 7);
-    }
-  }
-  if (len > 0) {
-    uint64_t word = 0;
-    std::memcpy(&word, src, len);
-    word = PackGroup(word);
-    std::memcpy(dst, &word, end - dst);
-  }
-}
-
-// Calls visit(chars, count) for each group of the `len` characters packed at `src`, in
-// order; `chars` holds `count` characters (8, fewer for the last group) in its low bytes
-// and zeros above. Stops at the first visit that returns false; returns whether none did.
+// Calls visit(chars, count) for each group of packed characters; see ascii_pack_loops.h.
 template <typename Visit>
 bool VisitPacked(const uint8_t* src, size_t len, Visit visit) {
-  const uint8_t* const end = src + PackedLen(len);
-  for (; len >= 8; len -= 8, src += 7) {
-    uint64_t word;
-    // One 8-byte load where the block has room; UnpackGroup drops the extra byte.
-    if (end - src >= 8) {
-      std::memcpy(&word, src, 8);
-    } else {
-      word = 0;
-      std::memcpy(&word, src, 7);
-    }
-    if (!visit(UnpackGroup(word), 8)) return false;
-  }
-  if (len > 0) {
-    uint64_t word = 0;
-    std::memcpy(&word, src, end - src);
-    return visit(UnpackGroup(word), len);
-  }
-  return true;
-}
-
-// Unpacks `len` characters packed at `src` into `dst`.
-void Unpack(const uint8_t* src, size_t len, char* dst) {
-  VisitPacked(src, len, [&dst](uint64_t chars, size_t count) {
-    std::memcpy(dst, &chars, count);
-    dst += count;
-    return true;
-  });
+  return VisitPackedLoop<PortableGroups>(src, len, visit);
 }
 
 }  // namespace
@@ -162,7 +93,7 @@ void CompactObj::SetString(std::string_view value) {
   }
   const bool packed = len <= kMaxHeapPackedLen && IsAscii(value);
   if (packed && len <= kInlinePackedLen) {
-    Pack(value.data(), len, payload);
+    AsciiPack(value.data(), len, payload);
     ReleaseHeap();
     return SetContent(payload, MakeTag(kInlinePacked, len));
   }
@@ -174,7 +105,7 @@ void CompactObj::SetString(std::string_view value) {
   if (packed) {
     // A reused block cannot hold `value` here: no view of a packed block is handed out,
     // and a view of a raw block that packs to that block's size would be longer than it.
-    Pack(value.data(), len, static_cast<uint8_t*>(block));
+    AsciiPack(value.data(), len, static_cast<uint8_t*>(block));
   } else {
     std::memmove(block, value.data(), len);  // `value` may be this very block
   }
@@ -237,7 +168,7 @@ std::string_view CompactObj::DecodeInline(char (&buf)[kMaxIntLen]) const {
     std::to_chars(buf, buf + kMaxIntLen, IntValue());
   } else {
     DCHECK_EQ(encoding(), kInlinePacked);
-    Unpack(payload_, len, buf);
+    AsciiUnpack(payload_, len, buf);
   }
   return std::string_view(buf, len);
 }
@@ -245,7 +176,7 @@ std::string_view CompactObj::DecodeInline(char (&buf)[kMaxIntLen]) const {
 std::string_view CompactObj::DecodeInto(std::string* scratch) const {
   if (encoding() == kHeapPacked) {
     scratch->resize(HeapLen());
-    Unpack(static_cast<const uint8_t*>(HeapPtr()), HeapLen(), scratch->data());
+    AsciiUnpack(static_cast<const uint8_t*>(HeapPtr()), HeapLen(), scratch->data());
   } else {
     char buf[kMaxIntLen];
     scratch->assign(DecodeInline(buf));
