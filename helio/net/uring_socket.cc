@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 
+#include <atomic>
+
 namespace helio::net {
 
 UringSocket::UringSocket(io::UringProactor* proactor, int fd) : FiberSocket(proactor, fd) {
@@ -18,13 +20,28 @@ int UringSocket::Execute(io_uring_sqe* sqe, io::UringProactor::Request** slot) {
   return res;
 }
 
+namespace {
+// IORING_RECVSEND_POLL_FIRST needs Linux 5.19; older kernels reject it with EINVAL, after
+// which no receive asks for it again.
+std::atomic<bool> poll_first_supported{true};
+}  // namespace
+
 Result<size_t> UringSocket::Recv(absl::Span<uint8_t> buf) {
   if (cancelled_) return ErrnoCode(ECANCELED);
-  io_uring_sqe* sqe = uring()->GetSqe();
-  io_uring_prep_recv(sqe, fd(), buf.data(), buf.size(), 0);
-  int res = Execute(sqe, &pending_read_);
-  if (res < 0) return ErrnoCode(-res);
-  return size_t(res);
+  while (true) {
+    const bool poll_first = recv_drained_ && poll_first_supported.load(std::memory_order_relaxed);
+    io_uring_sqe* sqe = uring()->GetSqe();
+    io_uring_prep_recv(sqe, fd(), buf.data(), buf.size(), 0);
+    if (poll_first) sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
+    int res = Execute(sqe, &pending_read_);
+    if (res == -EINVAL && poll_first) {
+      poll_first_supported.store(false, std::memory_order_relaxed);
+      continue;
+    }
+    if (res < 0) return ErrnoCode(-res);
+    recv_drained_ = size_t(res) < buf.size();
+    return size_t(res);
+  }
 }
 
 Result<size_t> UringSocket::WriteSome(const iovec* iov, size_t iov_count) {

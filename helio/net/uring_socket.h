@@ -35,6 +35,9 @@ class UringSocket final : public FiberSocket {
 
   io::UringProactor::Request* pending_read_ = nullptr;
   io::UringProactor::Request* pending_write_ = nullptr;
+  // The last Recv returned less than it asked for: the socket is likely empty, so the
+  // next one arms its poll first instead of trying an inline receive that would fail.
+  bool recv_drained_ = false;
 };
 
 }  // namespace helio::net
