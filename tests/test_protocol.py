@@ -429,3 +429,37 @@ def test_declared_huge_arguments_do_not_reserve_memory(server):
     finally:
         for s in socks:
             s.close()
+
+
+@pytest.mark.damselfly_only
+def test_client_that_stops_reading_does_not_grow_memory(server):
+    """2,000 pipelined GETs of a 1 MiB value from a client that never reads: replies must
+    wait in the kernel's socket buffers and a bounded reply buffer (a connection that blocks
+    on send stops reading requests too), not pile up in the server: that would be 2 GiB.
+    Other clients keep being served meanwhile. (redis-server does pile them up: its default
+    client-output-buffer-limit for normal clients is unlimited.)"""
+    probe = server.raw()
+    assert probe("SET", "big", b"x" * (1 << 20)) == "OK"
+    before = _rss_bytes(probe)
+    s = socket.create_connection((server.host, server.port))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)
+    request = b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n"
+    s.setblocking(False)
+    sent = 0
+    deadline = time.monotonic() + 5
+    payload = request * 2000
+    while sent < len(payload) and time.monotonic() < deadline:
+        try:
+            sent += s.send(payload[sent:])
+        except BlockingIOError:
+            time.sleep(0.01)  # the server stopped reading: back-pressure reached us
+    time.sleep(0.5)
+    try:
+        start = time.monotonic()
+        assert probe("PING") == "PONG"
+        assert time.monotonic() - start < 1.0
+        grown = _rss_bytes(probe) - before
+        assert grown < 128 << 20, f"RSS grew by {grown >> 20} MiB"
+    finally:
+        s.close()
+    wait_for(lambda: probe("PING") == "PONG", what="server healthy after the reader left")
