@@ -381,3 +381,15 @@ def test_redis_py_connection_commands(server):
     assert isinstance(r.client_id(), int)
     names = [c["name"] for c in r.client_list()]
     assert "py" in names
+
+
+def test_auth_pipelined_with_a_long_command(server_factory):
+    """AUTH and a command of more than 10 arguments in one write: the AUTH must take effect
+    before the next command is read (unauthenticated clients are limited to 10 arguments)."""
+    srv = server_factory("--requirepass=secret")
+    c = srv.raw()
+    keys = ["k%d" % i for i in range(15)]
+    c.send_many([("AUTH", "secret"), ("DEL", *keys), ("PING",)])
+    assert c.read() == "OK"
+    assert c.read() == 0
+    assert c.read() == "PONG"

@@ -86,7 +86,6 @@ void RespConnection::HandleRequests() {
 }
 
 bool RespConnection::ProcessInput() {
-  parser_.set_unauthenticated(requires_auth_ && !context_.authenticated);
   batch_args_.clear();
   batch_.clear();
   bool keep_open = true;
@@ -102,6 +101,10 @@ bool RespConnection::ProcessInput() {
   const char* buffer_begin = &buffer_[0];
   const char* buffer_end = &buffer_[0] + capacity_;
   while (start_ < end_ && !context_.close_after_reply) {
+    // Until the client has authenticated, each command runs before the next is parsed:
+    // an AUTH earlier in the same write lifts the unauthenticated limits for the rest.
+    const bool unauthenticated = requires_auth_ && !context_.authenticated;
+    parser_.set_unauthenticated(unauthenticated);
     size_t consumed = 0;
     RespParser::Result result =
         parser_.Parse(std::string_view(&buffer_[start_], end_ - start_), &consumed);
@@ -120,13 +123,10 @@ bool RespConnection::ProcessInput() {
     batch_args_.insert(batch_args_.end(), args.begin(), args.end());
     batch_.emplace_back(begin, batch_args_.size());
     // Unescaped inline arguments live in the parser and the next Parse reuses that
-    // space: such a command cannot wait in the batch.
-    for (std::string_view arg : args) {
-      if (arg.data() < buffer_begin || arg.data() >= buffer_end) {
-        dispatch();
-        break;
-      }
-    }
+    // space: such a command cannot wait in the batch either.
+    bool run_now = unauthenticated;
+    for (std::string_view arg : args) run_now |= arg.data() < buffer_begin || arg.data() >= buffer_end;
+    if (run_now) dispatch();
   }
   dispatch();
   if (!Flush()) return false;
