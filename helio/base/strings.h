@@ -3,6 +3,7 @@
 // Debian's abseil is built with its own absl::string_view (ABSL_OPTION_USE_STD_STRING_VIEW
 // is 0), which std::string_view does not convert to, so absl::StrCat and friends reject
 // the views our code passes around. These cover what we need, with the same names.
+// Thread-safe: pure functions.
 #pragma once
 
 #include <charconv>

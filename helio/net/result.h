@@ -2,6 +2,7 @@
 //
 // Socket errors are expected outcomes (a peer resets, a shutdown cancels), on the hot
 // path: a std::error_code carries the errno without allocating, unlike absl::Status.
+// A value type.
 #pragma once
 
 #include <system_error>

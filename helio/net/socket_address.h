@@ -1,4 +1,6 @@
-// SocketAddress: an IPv4 or IPv6 address with a port.
+// SocketAddress: an IPv4 or IPv6 address with a port. A value type; safe to copy
+// between threads. Resolve may block on DNS for host names: call it at start-up, not
+// from a proactor fiber serving clients.
 #pragma once
 
 #include <netinet/in.h>

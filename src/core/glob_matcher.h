@@ -6,6 +6,7 @@
 // Binary-safe. Unlike a naive recursive matcher, a pattern with many '*' cannot take
 // exponential time: on a mismatch only the most recent '*' is retried (the classic
 // greedy wildcard algorithm), so matching is O(pattern * subject) at worst.
+// Thread-safe: a pure function.
 #pragma once
 
 #include <string_view>

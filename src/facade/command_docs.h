@@ -6,7 +6,7 @@
 // integer, unix-time, string), upper-case words are tokens, "TOKEN name" is a token that
 // takes a value, [ ] marks optional parts, | alternatives, ... repetition. ParseSyntax
 // turns it into the argument tree COMMAND DOCS replies with, which redis-cli uses for
-// its typing hints.
+// its typing hints. Thread-safe: pure functions.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// Argument parsing with Redis's exact acceptance rules.
+// Argument parsing with Redis's exact acceptance rules. Thread-safe: pure functions.
 #pragma once
 
 #include <cstdint>

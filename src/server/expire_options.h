@@ -1,5 +1,5 @@
 // The expiry options of SET, GETEX, SETEX and PSETEX (EX, PX, EXAT, PXAT, PERSIST,
-// KEEPTTL), validated as Redis validates them.
+// KEEPTTL), validated as Redis validates them. A value type; Resolve is pure.
 #pragma once
 
 #include <cstdint>

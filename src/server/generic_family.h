@@ -4,6 +4,8 @@
 //
 // Multi-key commands (DEL, EXISTS, ...) whose keys span shards hop to each shard in turn
 // and add up the counts; they are not atomic across shards until the transaction issue.
+// Single-shard handlers run on the key's shard thread and must not suspend; KEYS, SCAN
+// and RANDOMKEY run on the connection's fiber and visit the shards.
 #pragma once
 
 #include "src/facade/command_registry.h"
