@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 
+#include "helio/base/time.h"
 #include "helio/net/socket_address.h"
 
 DEFINE_uint64(proto_max_bulk_len, 512ull << 20, "Largest bulk string a request may carry");
@@ -23,12 +23,6 @@ constexpr size_t kInitialBufferBytes = 16 << 10;
 constexpr size_t kMinReadBytes = 4 << 10;
 
 std::atomic<uint64_t> next_connection_id{1};
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string AddressOf(int fd, bool peer) {
   sockaddr_storage storage{};
@@ -61,7 +55,7 @@ RespConnection::~RespConnection() = default;
 void RespConnection::HandleRequests() {
   peer_address_ = AddressOf(socket()->fd(), true);
   local_address_ = AddressOf(socket()->fd(), false);
-  created_at_ms_ = last_active_ms_ = NowMs();
+  created_at_ms_ = last_active_ms_ = helio::UnixTimeMs();
   service_->OnConnectionOpen(&context_);
 
   while (!killed_) {
@@ -74,7 +68,7 @@ void RespConnection::HandleRequests() {
     auto received = socket()->Recv({reinterpret_cast<uint8_t*>(&buffer_[end_]), capacity_ - end_});
     if (!received.ok() || *received == 0) break;
     end_ += *received;
-    last_active_ms_ = NowMs();
+    last_active_ms_ = helio::UnixTimeMs();
     if (!ProcessInput()) break;
     if (end_ - start_ > FLAGS_max_client_query_buffer) {
       LOG(WARNING) << "closing client " << peer_address_ << ": query buffer over "

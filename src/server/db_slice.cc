@@ -1,17 +1,10 @@
 #include "src/server/db_slice.h"
 
 #include <glog/logging.h>
-#include <time.h>
 
 namespace damselfly {
 
 using core::CompactObj;
-
-int64_t UnixTimeMs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
 
 DbSlice::DbSlice(unsigned dbnum) : base_ms_(UnixTimeMs()), dbs_(dbnum) {}
 

@@ -22,6 +22,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/random/random.h"
+#include "helio/base/time.h"
 #include "src/core/compact_object.h"
 #include "src/core/dash_table.h"
 #include "src/server/prime_value.h"
@@ -30,8 +31,8 @@ namespace damselfly {
 
 using DbIndex = uint16_t;
 
-// Unix time in milliseconds (expiry deadlines are wall-clock, as in Redis).
-int64_t UnixTimeMs();
+// Expiry deadlines are wall-clock unix milliseconds, as in Redis.
+using helio::UnixTimeMs;
 
 class DbSlice {
  public:
