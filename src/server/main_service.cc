@@ -110,7 +110,7 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
       cntx->last_subcommand = nullptr;
       i += ran;
     }
-    if (cntx->reply_builder()->output_size() > facade::RespConnection::kFlushThresholdBytes) {
+    if (cntx->reply_builder()->output_size() > facade::ClientConnection::kFlushThresholdBytes) {
       if (!cntx->Flush()) return;
     }
   }
@@ -123,7 +123,7 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
     size_t ran = 0;
     for (; ran < run.size(); ++ran) {
       cids[ran]->handler(run[ran], cntx);
-      if (cntx->reply_builder()->output_size() > facade::RespConnection::kFlushThresholdBytes) {
+      if (cntx->reply_builder()->output_size() > facade::ClientConnection::kFlushThresholdBytes) {
         return ran + 1;
       }
     }

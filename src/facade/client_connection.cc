@@ -1,0 +1,115 @@
+#include "src/facade/client_connection.h"
+
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "helio/base/time.h"
+#include "helio/net/socket_address.h"
+
+DEFINE_uint64(max_client_query_buffer, 1ull << 30,
+              "A client whose unprocessed input grows past this many bytes is disconnected");
+
+namespace damselfly::facade {
+
+namespace {
+
+constexpr size_t kInitialBufferBytes = 16 << 10;
+constexpr size_t kMinReadBytes = 4 << 10;
+
+std::string AddressOf(int fd, bool peer) {
+  sockaddr_storage storage{};
+  socklen_t len = sizeof(storage);
+  auto* addr = reinterpret_cast<sockaddr*>(&storage);
+  if ((peer ? getpeername(fd, addr, &len) : getsockname(fd, addr, &len)) != 0) return "";
+  std::string text = helio::net::SocketAddress::FromSockaddr(addr, len).ToString();
+  // Redis prints IPv6 peers without brackets: "::1:6379".
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    text = text.substr(1, close - 1) + text.substr(close + 1);
+  }
+  return text;
+}
+
+}  // namespace
+
+ClientConnection::~ClientConnection() = default;
+
+void ClientConnection::HandleRequests() {
+  peer_address_ = AddressOf(socket()->fd(), true);
+  local_address_ = AddressOf(socket()->fd(), false);
+  created_at_ms_ = last_active_ms_ = helio::UnixTimeMs();
+  OnOpen();
+
+  while (!killed_) {
+    // Room for the rest of a big request, but at most as much again as has arrived: a
+    // client must send the bytes it declares before we hold memory for them, and
+    // doubling keeps the total copying linear.
+    size_t used = end_ - start_, needed = BytesNeeded();
+    size_t missing = needed > used ? needed - used : 0;
+    EnsureSpace(std::max(kMinReadBytes, std::min(missing, used)));
+    auto received = socket()->Recv({reinterpret_cast<uint8_t*>(&buffer_[end_]), capacity_ - end_});
+    if (!received.ok() || *received == 0) break;
+    end_ += *received;
+    last_active_ms_ = helio::UnixTimeMs();
+    bool keep_open = ProcessInput();
+    if (!Flush() || !keep_open) break;
+    CompactBuffer();
+    if (end_ - start_ > FLAGS_max_client_query_buffer) {
+      LOG(WARNING) << "closing client " << peer_address_ << ": query buffer over "
+                   << FLAGS_max_client_query_buffer << " bytes";
+      break;
+    }
+  }
+  OnClose();
+}
+
+bool ClientConnection::Flush() {
+  std::string_view out = PendingOutput();
+  if (out.empty()) return true;
+  std::error_code ec = socket()->Send({reinterpret_cast<const uint8_t*>(out.data()), out.size()});
+  ClearOutput();
+  return !ec;
+}
+
+void ClientConnection::Kill() {
+  killed_ = true;
+  if (socket() && socket()->is_open()) {
+    socket()->Shutdown(SHUT_RDWR);
+    socket()->CancelIo();
+  }
+}
+
+void ClientConnection::EnsureSpace(size_t min_free) {
+  if (capacity_ - end_ >= min_free) return;
+  size_t used = end_ - start_;
+  if (capacity_ - used >= min_free && start_ > 0) {  // room once compacted
+    memmove(&buffer_[0], &buffer_[start_], used);
+    start_ = 0;
+    end_ = used;
+    return;
+  }
+  size_t capacity = std::max(kInitialBufferBytes, capacity_ * 2);
+  while (capacity - used < min_free) capacity *= 2;
+  auto bigger = std::make_unique_for_overwrite<char[]>(capacity);
+  if (used) memcpy(&bigger[0], &buffer_[start_], used);
+  buffer_ = std::move(bigger);
+  capacity_ = capacity;
+  start_ = 0;
+  end_ = used;
+}
+
+void ClientConnection::CompactBuffer() {
+  if (end_ != start_) return;
+  start_ = end_ = 0;
+  // A big request grew the buffer: give the memory back once it is processed.
+  if (capacity_ > 4 * kInitialBufferBytes) {
+    buffer_ = std::make_unique_for_overwrite<char[]>(kInitialBufferBytes);
+    capacity_ = kInitialBufferBytes;
+  }
+}
+
+}  // namespace damselfly::facade

@@ -1,0 +1,81 @@
+// ClientConnection: the read loop every request/response protocol shares (RESP on the
+// main port, the memcached text protocol on its own port): read what arrived, let the
+// protocol parse and execute every complete request in it, send all replies of the
+// batch with one send, repeat.
+//
+// Memory bounds: the read buffer grows only as far as the request being parsed needs
+// (BytesNeeded(), at most doubling what has arrived per step, limited by
+// --max_client_query_buffer) and shrinks back when idle; protocols flush their replies
+// whenever they pass kFlushThresholdBytes, so a client that stops reading blocks its
+// own fiber instead of growing the server's memory.
+//
+// Runs in its own fiber on one proactor thread (see helio::net::Connection).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "helio/net/connection.h"
+
+namespace damselfly::facade {
+
+class ClientConnection : public helio::net::Connection {
+ public:
+  // Replies are flushed once this many bytes are pending, even mid-batch.
+  static constexpr size_t kFlushThresholdBytes = 64 << 10;
+
+  ~ClientConnection() override;
+
+  void HandleRequests() final;
+
+  // Connection fiber only: sends pending replies. False when the socket failed.
+  bool Flush();
+
+  // Any context on the connection's thread: ends the connection (CLIENT KILL, shutdown).
+  void Kill();
+
+  // For CLIENT LIST / INFO clients / stats.
+  const std::string& peer_address() const { return peer_address_; }
+  const std::string& local_address() const { return local_address_; }
+  int64_t created_at_ms() const { return created_at_ms_; }
+  int64_t last_active_ms() const { return last_active_ms_; }
+  size_t query_buffer_size() const { return end_ - start_; }
+  size_t query_buffer_capacity() const { return capacity_; }
+
+ protected:
+  ClientConnection() = default;
+
+  // Parses and executes the complete requests at the front of input(), dropping each
+  // with Consume(); false when the connection must close once the replies are sent.
+  virtual bool ProcessInput() = 0;
+  // Total bytes the request being parsed needs, once the parser knows; 0 otherwise.
+  virtual size_t BytesNeeded() const = 0;
+  // The replies not sent yet, and dropping them once sent.
+  virtual std::string_view PendingOutput() = 0;
+  virtual void ClearOutput() = 0;
+  // Called once before the first read, and once after the last request.
+  virtual void OnOpen() {}
+  virtual void OnClose() {}
+
+  std::string_view input() const { return {&buffer_[start_], end_ - start_}; }
+  void Consume(size_t bytes) { start_ += bytes; }
+  // Whether `view` points into the read buffer (parsers may hand out views of their own
+  // storage instead, which the next Parse call reuses).
+  bool InBuffer(std::string_view view) const {
+    return view.data() >= &buffer_[0] && view.data() < &buffer_[0] + capacity_;
+  }
+
+ private:
+  void EnsureSpace(size_t min_free);
+  void CompactBuffer();
+
+  std::unique_ptr<char[]> buffer_;
+  size_t capacity_ = 0, start_ = 0, end_ = 0;
+  std::string peer_address_, local_address_;
+  int64_t created_at_ms_ = 0, last_active_ms_ = 0;
+  bool killed_ = false;
+};
+
+}  // namespace damselfly::facade
