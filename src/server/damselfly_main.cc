@@ -13,12 +13,19 @@
 #include "helio/base/init.h"
 #include "helio/io/proactor_pool.h"
 #include "helio/net/accept_server.h"
+#include "src/facade/memcache_connection.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/main_service.h"
+#include "src/server/memcache_service.h"
 
 DEFINE_uint32(port, 6379, "TCP port for RESP clients");
+DEFINE_uint32(memcached_port, 0,
+              "TCP port for memcached text-protocol clients (database 0); 0: no such port");
+DEFINE_uint64(max_item_size, 1 << 20,
+              "Largest value a memcached client may store; larger ones get SERVER_ERROR "
+              "object too large for cache");
 DEFINE_string(bind, "",
               "Addresses to listen on, separated by spaces or commas (empty: every IPv4 and "
               "IPv6 address)");
@@ -31,31 +38,44 @@ DECLARE_string(requirepass);
 
 namespace {
 
-// Listens on each address of --bind (or on 0.0.0.0 and ::); false when none could be
-// bound, or when an address given explicitly could not.
-bool AddListeners(helio::net::AcceptServer* server, damselfly::Service* service) {
+// Listens on `port` at each address of --bind (or on 0.0.0.0 and ::); false when none
+// could be bound, or when an address given explicitly could not.
+bool AddListeners(helio::net::AcceptServer* server, uint16_t port,
+                  const helio::net::AcceptServer::ConnectionFactory& factory) {
   std::vector<std::string> addresses;
   for (std::string_view address : helio::SplitAny(FLAGS_bind, " ,")) addresses.emplace_back(address);
   bool defaults = addresses.empty();
   if (defaults) addresses = {"0.0.0.0", "::"};
-  bool requires_auth = !FLAGS_requirepass.empty();
   int bound = 0;
   for (const std::string& address : addresses) {
-    auto port = server->AddListener(
-        {.bind_address = address, .port = uint16_t(FLAGS_port), .backlog = FLAGS_tcp_backlog},
-        [service, requires_auth] {
-          return std::make_unique<damselfly::facade::RespConnection>(service, requires_auth);
-        });
-    if (port.ok()) {
+    auto bound_port = server->AddListener(
+        {.bind_address = address, .port = port, .backlog = FLAGS_tcp_backlog}, factory);
+    if (bound_port.ok()) {
       ++bound;
     } else if (defaults && address == "::") {
-      LOG(WARNING) << "no IPv6 listener: " << port.status().message();
+      LOG(WARNING) << "no IPv6 listener on port " << port << ": " << bound_port.status().message();
     } else {
-      LOG(ERROR) << port.status().message();
+      LOG(ERROR) << bound_port.status().message();
       return false;
     }
   }
   return bound > 0;
+}
+
+// The RESP port, and the memcached port when --memcached_port is set.
+bool AddAllListeners(helio::net::AcceptServer* server, damselfly::Service* service,
+                     damselfly::MemcacheService* memcache_service) {
+  bool requires_auth = !FLAGS_requirepass.empty();
+  if (!AddListeners(server, FLAGS_port, [service, requires_auth] {
+        return std::make_unique<damselfly::facade::RespConnection>(service, requires_auth);
+      })) {
+    return false;
+  }
+  if (FLAGS_memcached_port == 0) return true;
+  damselfly::facade::MemcacheParser::Limits limits{.max_item_size = FLAGS_max_item_size};
+  return AddListeners(server, FLAGS_memcached_port, [memcache_service, limits] {
+    return std::make_unique<damselfly::facade::MemcacheConnection>(memcache_service, limits);
+  });
 }
 
 }  // namespace
@@ -84,14 +104,16 @@ int main(int argc, char** argv) {
 
   damselfly::Service service(&pool);
   service.RegisterCommands();
+  damselfly::MemcacheService memcache_service(&pool);
   helio::net::AcceptServer server(&pool);
-  if (!AddListeners(&server, &service)) {
+  if (!AddAllListeners(&server, &service, &memcache_service)) {
     shards.Shutdown();
     pool.Stop();
     return 1;
   }
   server.Run();
   LOG(INFO) << "damselfly " << damselfly::kDamselflyVersion << " serving on port " << FLAGS_port
+            << (FLAGS_memcached_port ? helio::StrCat(" (memcached: ", FLAGS_memcached_port, ")") : "")
             << " with " << pool.size() << " " << helio::io::ProactorKindName(pool.kind())
             << " threads and " << num_shards << " shards";
 

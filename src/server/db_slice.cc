@@ -22,17 +22,18 @@ DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64
   DCHECK(deadline);
   if (base_ms_ + deadline.value() > UnixTimeMs()) return handle;
   d.expire.Erase(deadline);
-  EraseMain(d, handle);
+  EraseMain(d, handle, key);
   ++stats_.expired_keys;
   return {};
 }
 
 void DbSlice::EraseEntry(Db& d, MainTable::Handle handle, std::string_view key) {
   if (handle.value().has_expire()) d.expire.Erase(key);
-  EraseMain(d, handle);
+  EraseMain(d, handle, key);
 }
 
-void DbSlice::EraseMain(Db& d, MainTable::Handle handle) {
+void DbSlice::EraseMain(Db& d, MainTable::Handle handle, std::string_view key) {
+  if (!d.mc_meta.empty()) d.mc_meta.erase(key);
   d.inline_keys -= handle.key().IsInline();
   d.main.Erase(handle);
 }
@@ -92,6 +93,22 @@ void DbSlice::SetExpire(DbIndex index, std::string_view key, int64_t at_ms) {
     d->expire.Erase(key);
     handle.value().set_has_expire(false);
   }
+}
+
+const McMeta* DbSlice::FindMcMeta(DbIndex index, std::string_view key,
+                                  const PrimeValue& value) const {
+  if (!value.has_mc_meta()) return nullptr;
+  const Db* d = db(index);
+  auto it = d->mc_meta.find(key);
+  DCHECK(it != d->mc_meta.end());
+  return it == d->mc_meta.end() ? nullptr : &it->second;
+}
+
+void DbSlice::SetMcMeta(DbIndex index, std::string_view key, PrimeValue* value, McMeta meta) {
+  Db* d = db(index);
+  DCHECK(d);
+  d->mc_meta.insert_or_assign(key, meta);
+  value->set_has_mc_meta(true);
 }
 
 size_t DbSlice::DbSize(DbIndex index) const {

@@ -20,8 +20,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/random/random.h"
+#include "helio/base/strings.h"
 #include "helio/base/time.h"
 #include "src/core/compact_object.h"
 #include "src/core/dash_table.h"
@@ -33,6 +35,16 @@ using DbIndex = uint16_t;
 
 // Expiry deadlines are wall-clock unix milliseconds, as in Redis.
 using helio::UnixTimeMs;
+
+// What memcached keeps with an item besides its value: the client's opaque flags, the
+// cas unique that `gets` hands out and `cas` compares (0: none handed out yet), and the
+// meta protocol's invalidation state (mg's X, W and Z flags).
+struct McMeta {
+  uint32_t flags = 0;
+  uint64_t cas = 0;
+  bool stale = false;     // invalidated by md I (or ms I with an older cas)
+  bool win_sent = false;  // a client was told to recache it (W)
+};
 
 class DbSlice {
  public:
@@ -96,6 +108,19 @@ class DbSlice {
   // numbers checked and deleted.
   std::pair<size_t, size_t> ActiveExpire(size_t samples);
 
+  // Memcached item metadata. Only items that need it have an entry (flags != 0, or a cas
+  // unique handed out), in a side table, so other keys pay nothing. An entry describes
+  // the value it was set for: any later write through PrimeValue's setters (a RESP SET,
+  // APPEND, INCR...) makes the value a new item without metadata (flags 0, and a cas
+  // that matches nothing), as if memcached had stored it anew.
+  // The metadata of a live value, or nullptr when it has none.
+  const McMeta* FindMcMeta(DbIndex db, std::string_view key, const PrimeValue& value) const;
+  // Attaches `meta` to the live value of `key`.
+  void SetMcMeta(DbIndex db, std::string_view key, PrimeValue* value, McMeta meta);
+  // A cas unique never handed out before by this slice (cas compares within one key, and
+  // a key lives on one shard).
+  uint64_t NextCas() { return ++last_cas_; }
+
   const Stats& stats() const { return stats_; }
   TableStats table_stats() const;
 
@@ -116,6 +141,8 @@ class DbSlice {
     ExpireTable expire;  // deadline - base_ms_
     uint64_t expire_cursor = 0;
     size_t inline_keys = 0;
+    // Keys with memcached metadata; an entry lives as long as its key (see FindMcMeta).
+    absl::flat_hash_map<std::string, McMeta, helio::StringViewHash, helio::StringViewEq> mc_meta;
   };
 
   Db* db(DbIndex index) { return dbs_[index].get(); }
@@ -126,12 +153,14 @@ class DbSlice {
   MainTable::Handle FindLive(Db& db, std::string_view key, uint64_t hash);
   // Deletes a key known to exist in main, with its deadline.
   void EraseEntry(Db& db, MainTable::Handle handle, std::string_view key);
-  // Deletes a main-table entry (its deadline is the caller's business).
-  void EraseMain(Db& db, MainTable::Handle handle);
+  // Deletes a main-table entry and its memcached metadata (its deadline is the caller's
+  // business).
+  void EraseMain(Db& db, MainTable::Handle handle, std::string_view key);
 
   const int64_t base_ms_;
   std::vector<std::unique_ptr<Db>> dbs_;
   Stats stats_;
+  uint64_t last_cas_ = 0;
 };
 
 }  // namespace damselfly

@@ -42,6 +42,10 @@ EngineShard* EngineShard::tlocal() { return tl_shard; }
 void EngineShard::RunExpiryCycles(unsigned hz) {
   const auto period = std::chrono::microseconds(1000000 / std::max(1u, hz));
   while (!stop_expiry_.WaitFor(period)) {
+    if (flush_at_ms_ != 0 && UnixTimeMs() >= flush_at_ms_) {
+      db_slice_.FlushDb(flush_db_);
+      flush_at_ms_ = 0;
+    }
     auto start = std::chrono::steady_clock::now();
     while (true) {
       auto [checked, deleted] = db_slice_.ActiveExpire(kSamplesPerRound);

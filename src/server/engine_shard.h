@@ -33,6 +33,14 @@ class EngineShard {
   DbSlice& db_slice() { return db_slice_; }
   absl::BitGen& rng() { return rng_; }
 
+  // Empties database `db` once the clock passes at_ms (memcached's flush_all with a
+  // delay); a later call replaces the pending one, at_ms == 0 cancels it. Checked by the
+  // expiry fiber, so it happens within 1/hz seconds of the deadline.
+  void ScheduleFlush(DbIndex db, int64_t at_ms) {
+    flush_db_ = db;
+    flush_at_ms_ = at_ms;
+  }
+
  private:
   EngineShard(ShardId id, unsigned dbnum) : shard_id_(id), db_slice_(dbnum) {}
   void RunExpiryCycles(unsigned hz);
@@ -40,6 +48,8 @@ class EngineShard {
   const ShardId shard_id_;
   DbSlice db_slice_;
   absl::BitGen rng_;
+  DbIndex flush_db_ = 0;
+  int64_t flush_at_ms_ = 0;
   helio::fibers::Done stop_expiry_;
   boost::fibers::fiber expiry_fiber_;
 };

@@ -33,14 +33,22 @@ class PrimeValue {
   size_t Size() const { return obj_.Size(); }
   std::optional<int64_t> TryGetInt() const { return obj_.TryGetInt(); }
 
+  // The setters make the value a new item: they drop its memcached metadata (see
+  // DbSlice::FindMcMeta).
   // Stores a string as SET does (Redis would report int, embstr or raw by content).
-  void SetString(std::string_view value) { obj_.SetString(value); }
+  void SetString(std::string_view value) {
+    obj_.SetString(value);
+    obj_.SetMcFlags(false);
+  }
   // Stores a string built in place, as APPEND and SETRANGE do (Redis reports raw).
   void SetBuiltString(std::string_view value) {
-    obj_.SetString(value);
+    SetString(value);
     obj_.MarkRaw(true);
   }
-  void SetInt(int64_t value) { obj_.SetInt(value); }
+  void SetInt(int64_t value) {
+    obj_.SetInt(value);
+    obj_.SetMcFlags(false);
+  }
 
   // OBJECT ENCODING's answer.
   const char* EncodingName() const { return obj_.RedisEncodingName(); }
@@ -48,6 +56,9 @@ class PrimeValue {
 
   bool has_expire() const { return obj_.HasExpire(); }
   void set_has_expire(bool value) { obj_.SetExpire(value); }
+  // Whether DbSlice holds memcached metadata for this very value.
+  bool has_mc_meta() const { return obj_.HasMcFlags(); }
+  void set_has_mc_meta(bool value) { obj_.SetMcFlags(value); }
 
  private:
   core::CompactObj obj_;

@@ -1,0 +1,49 @@
+// MemcacheService: the pipeline behind --memcached_port connections, the memcached
+// counterpart of Service (main_service.h).
+//
+// For each command of a pipelined batch, on the connection's fiber:
+//  - commands without keys (version, stats, flush_all, ...) run right here;
+//  - keyed commands run on their key's shard: inline when the connection shares the
+//    thread, else after one hop, with consecutive commands for the same shard squashed
+//    into one hop (as Service does for RESP);
+//  - a get/gets/gat/gats whose keys live on several shards visits each of those shards
+//    once, all in parallel, and then answers in key order.
+// Replies are appended to the connection's output and flushed when they pile up.
+//
+// Thread-safety: DispatchMemcache runs on connection fibers of every thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/types/span.h"
+#include "helio/io/proactor_pool.h"
+#include "src/facade/memcache_connection.h"
+
+namespace damselfly {
+
+class MemcacheService final : public facade::MemcacheServiceInterface {
+ public:
+  explicit MemcacheService(helio::io::ProactorPool* pool) : pool_(pool) {}
+
+  void DispatchMemcache(absl::Span<const facade::MemcacheCommand> commands,
+                        facade::MemcacheContext* cntx) override;
+  void OnMemcacheOpen(facade::MemcacheContext* cntx) override;
+  void OnMemcacheClose(facade::MemcacheContext* cntx) override;
+
+ private:
+  // Commands without keys.
+  void RunHere(const facade::MemcacheCommand& command, facade::MemcacheContext* cntx);
+  // Runs `run` (every key on `shard`) there; returns how many ran (fewer when the output
+  // filled up).
+  size_t RunOnShard(uint16_t shard, absl::Span<const facade::MemcacheCommand> run,
+                    facade::MemcacheContext* cntx);
+  void RunRetrievalAcrossShards(const facade::MemcacheCommand& command,
+                                facade::MemcacheContext* cntx);
+  void FlushAll(int64_t delay);
+  std::string Stats();
+
+  helio::io::ProactorPool* pool_;
+};
+
+}  // namespace damselfly
