@@ -14,7 +14,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config liburing-dev libboost-fiber-dev \
       libboost-context-dev libabsl-dev libmimalloc-dev libgoogle-glog-dev libgflags-dev \
-      libssl-dev libgtest-dev \
+      libssl-dev libgtest-dev libgmock-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
