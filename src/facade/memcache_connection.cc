@@ -27,6 +27,13 @@ bool MemcacheConnection::ProcessInput() {
       if (!error.noreply && !error.reply.empty()) {
         context_.out().append(error.reply).append("\r\n");
       }
+      if (!error.unlink_key.empty()) {  // the item a failed set would have replaced
+        std::string_view key = error.unlink_key;
+        MemcacheCommand unlink{.type = MemcacheCommand::Type::kDelete, .keys = {&key, 1},
+                               .noreply = true};
+        Enqueue(unlink);
+        DispatchBatch();  // the key may live in the parser
+      }
       if (error.close_connection) {
         keep_open = false;
         break;

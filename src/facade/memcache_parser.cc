@@ -437,7 +437,9 @@ MemcacheParser::Result MemcacheParser::ParseStorage(std::string_view input, size
     return Fail(input, kBadFormat, noreply, 0, consumed);
   }
   if (data_size_ > limits_.max_item_size) {
-    return Fail(input, kTooLarge, noreply, data_size_ + 2, consumed);
+    Result result = Fail(input, kTooLarge, noreply, data_size_ + 2, consumed);
+    if (cmd_.type == Type::kSet) error_.unlink_key = Token(input, 1);
+    return result;
   }
   first_key_ = 1;
   num_keys_ = 1;
@@ -619,7 +621,12 @@ MemcacheParser::Result MemcacheParser::ParseMeta(std::string_view input, size_t*
     return Fail(input, kOpaqueTooLong, false, swallow, consumed);
   }
   if (!is_set) return Emit(input, line_size_, consumed, out);
-  if (data_size_ > limits_.max_item_size) return Fail(input, kTooLarge, false, swallow, consumed);
+  if (data_size_ > limits_.max_item_size) {
+    std::string_view key = key_decoded_ ? std::string_view(decoded_key_) : Token(input, 1);
+    Result result = Fail(input, kTooLarge, false, swallow, consumed);
+    error_.unlink_key = key;
+    return result;
+  }
   state_ = State::kData;
   bytes_needed_ = line_size_ + data_size_ + 2;
   return AwaitData(input, consumed, out);

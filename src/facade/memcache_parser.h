@@ -165,6 +165,10 @@ class MemcacheParser {
     std::string_view reply;  // memcached's text without "\r\n"; empty: send nothing
     bool noreply = false;    // memcached would not send reply (the command had noreply)
     bool close_connection = false;
+    // memcached drops the item a too-large set or ms would have replaced, so a stale
+    // value does not outlive a failed update; the key to delete then (valid until the
+    // next Parse), else empty.
+    std::string_view unlink_key;
   };
 
   MemcacheParser();  // default Limits

@@ -13,6 +13,7 @@
 // Thread-safety: owned by its shard's thread; every call from that thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -120,6 +121,8 @@ class DbSlice {
   // A cas unique never handed out before by this slice (cas compares within one key, and
   // a key lives on one shard).
   uint64_t NextCas() { return ++last_cas_; }
+  // Records a cas unique a client chose (ms E), so NextCas never hands it out again.
+  void NoteCas(uint64_t cas) { last_cas_ = std::max(last_cas_, cas); }
 
   const Stats& stats() const { return stats_; }
   TableStats table_stats() const;

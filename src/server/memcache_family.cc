@@ -116,7 +116,18 @@ struct StoreRequest {
   uint64_t cas = 0;
   bool invalidate = false;  // ms I: a cas older than the item's stores a stale item
   bool want_cas = false;    // the reply shows the new item's cas
+  uint64_t new_cas = 0;     // ms E: the new item's cas, chosen by the client (0: ours)
 };
+
+// The cas unique of an item a request is about to store: the client's (E), one handed
+// out now when the reply shows it, else none until someone asks.
+uint64_t CasForNewItem(const StoreRequest& request) {
+  if (request.new_cas != 0) {
+    Slice().NoteCas(request.new_cas);
+    return request.new_cas;
+  }
+  return request.want_cas ? Slice().NextCas() : 0;
+}
 
 StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
   DbSlice& slice = Slice();
@@ -150,7 +161,7 @@ StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
       std::string joined = request.mode == StoreMode::kAppend
                                ? helio::StrCat(current, request.data)
                                : helio::StrCat(request.data, current);
-      McMeta kept{.flags = old.flags, .cas = request.want_cas ? slice.NextCas() : 0};
+      McMeta kept{.flags = old.flags, .cas = CasForNewItem(request)};
       value->SetString(joined);
       if (kept.flags != 0 || kept.cas != 0) slice.SetMcMeta(kDb, key, value, kept);
       ++McStats::tlocal().total_items;
@@ -163,7 +174,7 @@ StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
     return StoreResult::kStored;
   }
   if (!value) value = slice.FindOrInsert(kDb, key).first;
-  if (request.want_cas) meta.cas = slice.NextCas();
+  meta.cas = CasForNewItem(request);
   StoreNew(key, value, request.data, meta, request.deadline_ms);
   *new_cas = meta.cas;
   return StoreResult::kStored;
@@ -259,26 +270,21 @@ void RunDelete(const MemcacheCommand& command, std::string* out) {
   if (!command.noreply) out->append(deleted ? "DELETED\r\n" : "NOT_FOUND\r\n");
 }
 
-// Sets a live key's deadline from a memcached exptime; false when the key is absent.
-// An exptime in the past deletes the key (it is a hit all the same).
-bool Touch(std::string_view key, int64_t exptime) {
-  PrimeValue* value = Slice().Find(kDb, key);
-  if (!value) return false;
-  int64_t deadline = DeadlineOf(exptime, UnixTimeMs());
-  if (deadline == kAlreadyExpired) {
-    Slice().Erase(kDb, key);
-  } else {
-    SetDeadline(key, value, deadline);
-  }
-  return true;
+// Gives a live item the deadline a memcached exptime names. An exptime in the past makes
+// it expire now: the request that touched it still sees it (gat returns it), nobody after.
+void Touch(std::string_view key, PrimeValue* value, int64_t exptime) {
+  const int64_t now_ms = UnixTimeMs();
+  int64_t deadline = DeadlineOf(exptime, now_ms);
+  SetDeadline(key, value, deadline == kAlreadyExpired ? now_ms : deadline);
 }
 
 void RunTouch(const MemcacheCommand& command, std::string* out) {
   McStats& stats = McStats::tlocal();
   ++stats.cmd_touch;
-  bool found = Touch(command.key(), command.exptime);
-  ++(found ? stats.touch_hits : stats.touch_misses);
-  if (!command.noreply) out->append(found ? "TOUCHED\r\n" : "NOT_FOUND\r\n");
+  PrimeValue* value = Slice().Find(kDb, command.key());
+  if (value) Touch(command.key(), value, command.exptime);
+  ++(value ? stats.touch_hits : stats.touch_misses);
+  if (!command.noreply) out->append(value ? "TOUCHED\r\n" : "NOT_FOUND\r\n");
 }
 
 // --- retrieval: get gets gat gats
@@ -298,13 +304,13 @@ PrimeValue* FindForRetrieval(const MemcacheCommand& command, size_t index) {
   McStats& stats = McStats::tlocal();
   std::string_view key = command.keys[index];
   ++stats.cmd_get;
-  if (Touches(command.type)) {
-    ++stats.cmd_touch;
-    bool found = Touch(key, command.exptime);
-    ++(found ? stats.touch_hits : stats.touch_misses);
-  }
   PrimeValue* value = Slice().FindRead(kDb, key);
   ++(value ? stats.get_hits : stats.get_misses);
+  if (Touches(command.type)) {
+    ++stats.cmd_touch;
+    ++(value ? stats.touch_hits : stats.touch_misses);
+    if (value) Touch(key, value, command.exptime);
+  }
   return value;
 }
 
@@ -377,8 +383,7 @@ void RunMetaGet(const MemcacheCommand& command, std::string* out) {
     if (meta_args.Has('T')) {
       ++stats.cmd_touch;
       ++stats.touch_hits;
-      int64_t deadline = DeadlineOf(meta_args.ttl, now_ms);
-      SetDeadline(key, value, deadline == kAlreadyExpired ? now_ms : deadline);
+      Touch(key, value, meta_args.ttl);
     }
   }
   std::string scratch;
@@ -434,7 +439,8 @@ void RunMetaSet(const MemcacheCommand& command, std::string* out) {
                        .compare = meta_args.Has('C'),
                        .cas = meta_args.compare_cas,
                        .invalidate = meta_args.Has('I'),
-                       .want_cas = meta_args.Has('c')};
+                       .want_cas = meta_args.Has('c'),
+                       .new_cas = meta_args.Has('E') ? meta_args.new_cas : 0};
   switch (meta_args.mode) {
     case MetaMode::kAdd: request.mode = StoreMode::kAdd; break;
     case MetaMode::kReplace: request.mode = StoreMode::kReplace; break;
@@ -485,10 +491,7 @@ void RunMetaDelete(const MemcacheCommand& command, std::string* out) {
     meta.stale = true;
     meta.cas = slice.NextCas();
     slice.SetMcMeta(kDb, key, value, meta);
-    if (meta_args.Has('T')) {
-      int64_t deadline = DeadlineOf(meta_args.ttl, UnixTimeMs());
-      SetDeadline(key, value, deadline == kAlreadyExpired ? UnixTimeMs() : deadline);
-    }
+    if (meta_args.Has('T')) Touch(key, value, meta_args.ttl);
   } else {
     slice.Erase(kDb, key);
   }
@@ -522,10 +525,7 @@ void RunMetaArithmetic(const MemcacheCommand& command, std::string* out) {
     }
     ++(incr ? stats.incr_hits : stats.decr_hits);
     value = slice.Find(kDb, key);
-    if (meta_args.Has('T')) {
-      int64_t deadline = DeadlineOf(meta_args.ttl, now_ms);
-      SetDeadline(key, value, deadline == kAlreadyExpired ? now_ms : deadline);
-    }
+    if (meta_args.Has('T')) Touch(key, value, meta_args.ttl);
   }
   if (meta_args.Has('q')) return;
   std::string text = helio::StrCat(number);
