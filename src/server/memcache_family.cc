@@ -315,15 +315,7 @@ PrimeValue* FindForRetrieval(const MemcacheCommand& command, size_t index) {
 }
 
 void RunRetrieval(const MemcacheCommand& command, std::string* out) {
-  std::string scratch;
-  for (size_t i = 0; i < command.keys.size(); ++i) {
-    PrimeValue* value = FindForRetrieval(command, i);
-    if (!value) continue;
-    std::string_view key = command.keys[i];
-    McMeta meta = MetaOf(key, *value);
-    uint64_t cas = WantsCas(command.type) ? EnsureCas(key, value, &meta) : 0;
-    AppendValueBlock(key, meta.flags, value->GetString(&scratch), WantsCas(command.type), cas, out);
-  }
+  AppendRetrieved(command, 0, command.keys.size(), out);
   out->append("END\r\n");
 }
 
@@ -628,6 +620,18 @@ void FetchOnShard(const MemcacheCommand& command, size_t index, FetchedItem* ite
   item->cas = WantsCas(command.type) ? EnsureCas(key, value, &meta) : 0;
   std::string scratch;
   item->value = value->GetString(&scratch);
+}
+
+void AppendRetrieved(const MemcacheCommand& command, size_t begin, size_t end, std::string* out) {
+  std::string scratch;
+  for (size_t i = begin; i < end; ++i) {
+    PrimeValue* value = FindForRetrieval(command, i);
+    if (!value) continue;
+    std::string_view key = command.keys[i];
+    McMeta meta = MetaOf(key, *value);
+    uint64_t cas = WantsCas(command.type) ? EnsureCas(key, value, &meta) : 0;
+    AppendValueBlock(key, meta.flags, value->GetString(&scratch), WantsCas(command.type), cas, out);
+  }
 }
 
 void AppendFetched(const MemcacheCommand& command, size_t index, const FetchedItem& item,

@@ -48,6 +48,10 @@ bool IsRetrieval(MemcacheCommand::Type type);
 // Runs a keyed command whose keys all live on this thread's shard, appending its reply.
 void RunOnShard(const MemcacheCommand& command, std::string* out);
 
+// Appends the "VALUE ..." blocks of keys [begin, end) of a retrieval (no "END"); every
+// one of those keys lives on this thread's shard.
+void AppendRetrieved(const MemcacheCommand& command, size_t begin, size_t end, std::string* out);
+
 // A retrieval's item, fetched on its shard and sent later (gets spanning shards).
 struct FetchedItem {
   bool found = false;

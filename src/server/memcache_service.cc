@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <array>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -23,13 +24,22 @@ namespace {
 constexpr size_t kMaxSquashedRun = 64;  // as Service: bounds one connection's turn on a shard
 const int64_t kStartTimeMs = helio::UnixTimeMs();
 
-// The shard of every key of `command`, or nullopt when they span several.
-std::optional<ShardId> ShardOfKeys(const MemcacheCommand& command) {
-  ShardId shard = shard_set->ShardOf(command.key());
-  for (size_t i = 1; i < command.keys.size(); ++i) {
+// A retrieval runs in rounds of this many keys, the output flushed between rounds when
+// it piles up: a get of thousands of large values must not be held in memory at once.
+constexpr size_t kKeysPerRound = 32;
+
+// The shard of keys [begin, end) of `command`, or nullopt when they span several.
+std::optional<ShardId> ShardOfKeys(const MemcacheCommand& command, size_t begin, size_t end) {
+  ShardId shard = shard_set->ShardOf(command.keys[begin]);
+  for (size_t i = begin + 1; i < end; ++i) {
     if (shard_set->ShardOf(command.keys[i]) != shard) return std::nullopt;
   }
   return shard;
+}
+
+// A command the dispatcher may squash with its neighbours: one key (and so one shard).
+bool IsSingleKey(const MemcacheCommand& command) {
+  return memcache::HasKeys(command.type) && command.keys.size() == 1;
 }
 
 std::string RusageSeconds(const timeval& tv) {
@@ -48,19 +58,16 @@ void MemcacheService::DispatchMemcache(absl::Span<const MemcacheCommand> command
     if (!memcache::HasKeys(command.type)) {
       RunHere(command, cntx);
       ++i;
-    } else if (command.keys.empty()) {  // gat/gats may name no key at all
-      cntx->out().append("END\r\n");
-      ++i;
-    } else if (std::optional<ShardId> shard = ShardOfKeys(command)) {
+    } else if (IsSingleKey(command)) {
+      ShardId shard = shard_set->ShardOf(command.key());
       size_t end = i + 1;
-      while (end < commands.size() && end - i < kMaxSquashedRun &&
-             memcache::HasKeys(commands[end].type) && !commands[end].keys.empty() &&
-             ShardOfKeys(commands[end]) == shard) {
+      while (end < commands.size() && end - i < kMaxSquashedRun && IsSingleKey(commands[end]) &&
+             shard_set->ShardOf(commands[end].key()) == shard) {
         ++end;
       }
-      i += RunOnShard(*shard, commands.subspan(i, end - i), cntx);
-    } else {
-      RunRetrievalAcrossShards(command, cntx);
+      i += RunOnShard(shard, commands.subspan(i, end - i), cntx);
+    } else {  // get, gets, gat or gats of zero or several keys
+      if (!RunRetrieval(command, cntx)) return;
       ++i;
     }
     if (cntx->out().size() > facade::ClientConnection::kFlushThresholdBytes && !cntx->Flush()) return;
@@ -80,28 +87,45 @@ size_t MemcacheService::RunOnShard(uint16_t shard, absl::Span<const MemcacheComm
   return shard_set->IsLocal(shard) ? execute() : shard_set->Await(shard, execute);
 }
 
-void MemcacheService::RunRetrievalAcrossShards(const MemcacheCommand& command,
-                                               MemcacheContext* cntx) {
-  // Each shard fetches its keys into `items`, all shards at once; the reply is then
-  // written in key order. Values are copied out: a shard's table may change as soon as
-  // its task ends.
+bool MemcacheService::RunRetrieval(const MemcacheCommand& command, MemcacheContext* cntx) {
   DCHECK(memcache::IsRetrieval(command.type));
-  std::vector<memcache::FetchedItem> items(command.keys.size());
-  std::vector<ShardId> shard_of(command.keys.size());
+  for (size_t begin = 0; begin < command.keys.size(); begin += kKeysPerRound) {
+    size_t end = std::min(command.keys.size(), begin + kKeysPerRound);
+    if (std::optional<ShardId> shard = ShardOfKeys(command, begin, end)) {
+      auto append = [&] { memcache::AppendRetrieved(command, begin, end, &cntx->out()); };
+      shard_set->IsLocal(*shard) ? append() : shard_set->Await(*shard, append);
+    } else {
+      FetchAcrossShards(command, begin, end, cntx);
+    }
+    if (cntx->out().size() > facade::ClientConnection::kFlushThresholdBytes && !cntx->Flush()) {
+      return false;
+    }
+  }
+  cntx->out().append("END\r\n");
+  return true;
+}
+
+void MemcacheService::FetchAcrossShards(const MemcacheCommand& command, size_t begin, size_t end,
+                                        MemcacheContext* cntx) {
+  // Each shard fetches its keys, all shards at once; the items are then written in key
+  // order. Values are copied out: a shard's table may change as soon as its task ends.
+  std::array<memcache::FetchedItem, kKeysPerRound> items;
+  std::array<ShardId, kKeysPerRound> shard_of;
   absl::InlinedVector<bool, 16> involved(shard_set->size(), false);
-  for (size_t k = 0; k < command.keys.size(); ++k) {
-    shard_of[k] = shard_set->ShardOf(command.keys[k]);
-    involved[shard_of[k]] = true;
+  for (size_t k = begin; k < end; ++k) {
+    shard_of[k - begin] = shard_set->ShardOf(command.keys[k]);
+    involved[shard_of[k - begin]] = true;
   }
   shard_set->RunOnAll([&](EngineShard* shard) {
     ShardId id = shard->shard_id();
     if (!involved[id]) return;
-    for (size_t k = 0; k < command.keys.size(); ++k) {
-      if (shard_of[k] == id) memcache::FetchOnShard(command, k, &items[k]);
+    for (size_t k = begin; k < end; ++k) {
+      if (shard_of[k - begin] == id) memcache::FetchOnShard(command, k, &items[k - begin]);
     }
   });
-  for (size_t k = 0; k < items.size(); ++k) memcache::AppendFetched(command, k, items[k], &cntx->out());
-  cntx->out().append("END\r\n");
+  for (size_t k = begin; k < end; ++k) {
+    memcache::AppendFetched(command, k, items[k - begin], &cntx->out());
+  }
 }
 
 void MemcacheService::RunHere(const MemcacheCommand& command, MemcacheContext* cntx) {

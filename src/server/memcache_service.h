@@ -6,8 +6,10 @@
 //  - keyed commands run on their key's shard: inline when the connection shares the
 //    thread, else after one hop, with consecutive commands for the same shard squashed
 //    into one hop (as Service does for RESP);
-//  - a get/gets/gat/gats whose keys live on several shards visits each of those shards
-//    once, all in parallel, and then answers in key order.
+//  - a get/gets/gat/gats of several keys runs in rounds of up to 32 keys: a round whose
+//    keys share a shard is one hop; otherwise each shard of the round is visited once,
+//    all in parallel, and the items are written in key order. The output is flushed
+//    between rounds when it piles up.
 // Replies are appended to the connection's output and flushed when they pile up.
 //
 // Thread-safety: DispatchMemcache runs on connection fibers of every thread.
@@ -38,8 +40,11 @@ class MemcacheService final : public facade::MemcacheServiceInterface {
   // filled up).
   size_t RunOnShard(uint16_t shard, absl::Span<const facade::MemcacheCommand> run,
                     facade::MemcacheContext* cntx);
-  void RunRetrievalAcrossShards(const facade::MemcacheCommand& command,
-                                facade::MemcacheContext* cntx);
+  // A retrieval of zero or several keys; false when the connection failed.
+  bool RunRetrieval(const facade::MemcacheCommand& command, facade::MemcacheContext* cntx);
+  // Keys [begin, end) (at most 32) of a retrieval, spread over several shards.
+  void FetchAcrossShards(const facade::MemcacheCommand& command, size_t begin, size_t end,
+                         facade::MemcacheContext* cntx);
   void FlushAll(int64_t delay);
   std::string Stats();
 
