@@ -1,8 +1,9 @@
 """Fixtures that start the server under test and connect clients to it.
 
 Target selection (environment):
-  DAMSELFLY_TEST_TARGET   "damselfly" (default) or "redis" (the reference redis-server 7.0,
-                          used to validate the tests themselves).
+  DAMSELFLY_TEST_TARGET   "damselfly" (default), "redis" (the reference redis-server 7.0,
+                          used to validate the RESP tests) or "memcached" (the reference
+                          memcached 1.6, used to validate the memcache tests).
   DAMSELFLY_BUILD_DIR     where the damselfly binary lives; default "build-opt", relative to
                           the repository root.
 
@@ -14,10 +15,24 @@ Fixtures:
   server_factory  server_factory("--requirepass=secret", "--dbnum=4") starts a fresh server
                   with extra flags (damselfly flag form; translated for redis-server), stopped
                   at the end of the test.
-  target          "damselfly" or "redis".
+  target          "damselfly", "redis" or "memcached".
+
+Memcache fixtures (the server's object has .mc_port, the memcache port, and .port, the RESP
+port, which is None for memcached):
+  mc_server          a server shared by the tests of one module, serving the memcache text
+                     protocol: damselfly started with --memcached_port, or memcached. Every
+                     test starts after a flush_all. Clients: mc_client() (pymemcache),
+                     mc_raw() (McConnection, raw bytes), client() (redis-py, damselfly only).
+  mc_server_factory  mc_server_factory("--flag=value") starts a fresh one (damselfly flags;
+                     with flags, a test is skipped against memcached), stopped after the test.
+  memcached_factory  memcached_factory() starts a real memcached whatever the target (for
+                     the tests that compare damselfly with it byte for byte).
+RESP tests (server, server_factory) are skipped when the target is memcached, and memcache
+tests are skipped when it is redis.
 
 Markers:
-  damselfly_only  the test covers behaviour only damselfly has; skipped against redis.
+  damselfly_only  the test covers behaviour only damselfly has; skipped against redis and
+                  memcached.
 
 When a test fails, the stderr of every server it used is attached to its report.
 """
@@ -37,6 +52,9 @@ from resp_client import RawConnection
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.environ.get("DAMSELFLY_TEST_TARGET", "damselfly").strip().lower()
+TARGETS = ("damselfly", "redis", "memcached")
+RESP_FIXTURES = ("server", "server_factory")
+MEMCACHE_FIXTURES = ("mc_server", "mc_server_factory")
 HOST = "127.0.0.1"
 STARTUP_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
@@ -53,14 +71,16 @@ def damselfly_binary():
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "damselfly_only: behaviour only damselfly has; skipped against redis-server")
-    if TARGET not in ("damselfly", "redis"):
+        "markers",
+        "damselfly_only: behaviour only damselfly has; skipped against redis-server and memcached")
+    if TARGET not in TARGETS:
         raise pytest.UsageError(
-            f"DAMSELFLY_TEST_TARGET must be 'damselfly' or 'redis', not {TARGET!r}")
+            f"DAMSELFLY_TEST_TARGET must be 'damselfly', 'redis' or 'memcached', not {TARGET!r}")
 
 
 def pytest_report_header(config):
-    binary = damselfly_binary() if TARGET == "damselfly" else shutil.which("redis-server")
+    binary = {"damselfly": damselfly_binary(), "redis": shutil.which("redis-server"),
+              "memcached": shutil.which("memcached")}[TARGET]
     return f"server under test: {TARGET} ({binary})"
 
 
@@ -71,17 +91,21 @@ def pytest_sessionstart(session):
             pytest.exit(f"damselfly binary not found or not executable: {binary} "
                         "(build it, set DAMSELFLY_BUILD_DIR, or run with "
                         "DAMSELFLY_TEST_TARGET=redis)", returncode=4)
-    elif shutil.which("redis-server") is None:
-        pytest.exit("redis-server not found in PATH", returncode=4)
+    elif shutil.which(TARGET if TARGET == "memcached" else "redis-server") is None:
+        pytest.exit(f"{TARGET} not found in PATH", returncode=4)
 
 
 def pytest_collection_modifyitems(config, items):
     if TARGET == "damselfly":
         return
-    skip = pytest.mark.skip(reason="damselfly-only behaviour; target is redis-server")
+    skip = pytest.mark.skip(reason=f"damselfly-only behaviour; target is {TARGET}")
+    other_protocol = RESP_FIXTURES if TARGET == "memcached" else MEMCACHE_FIXTURES
+    skip_protocol = pytest.mark.skip(reason=f"the target ({TARGET}) does not serve this protocol")
     for item in items:
         if "damselfly_only" in item.keywords:
             item.add_marker(skip)
+        elif any(f in getattr(item, "fixturenames", ()) for f in other_protocol):
+            item.add_marker(skip_protocol)
 
 
 # --------------------------------------------------------------------------- servers
@@ -135,10 +159,13 @@ class ServerHandle:
         return [damselfly_binary(), f"--port={port}", f"--bind={HOST}",
                 "--proactor_threads=2"] + self.extra_args
 
+    def _pick_ports(self):
+        self.port = free_port()
+
     def start(self):
         last_error = None
         for _attempt in range(3):  # a port picked as free can be taken before the bind
-            self.port = free_port()
+            self._pick_ports()
             env = dict(os.environ)
             env.setdefault("GLOG_logtostderr", "1")
             log = open(self.log_path, "ab")
@@ -274,9 +301,10 @@ def target():
     return TARGET
 
 
-@pytest.fixture(scope="module")
-def _module_server():
-    holder = {"srv": ServerHandle().start(), "retired": [], "last_test": None}
+def _shared_servers(new_server):
+    """Body of a module-scoped fixture: a holder of the server the module's tests share
+    (and of those it replaced). At the end, stops them all; fails on any problem."""
+    holder = {"srv": new_server().start(), "new": new_server, "retired": [], "last_test": None}
     yield holder
     problems = []
     for srv in holder["retired"]:
@@ -293,55 +321,38 @@ def _module_server():
         pytest.fail("\n".join(problems), pytrace=False)
 
 
-def _answers_ping(srv):
-    try:
-        with RawConnection(srv.host, srv.port, timeout=5) as c:
-            return c("PING") == "PONG"
-    except Exception:  # noqa: BLE001 - any failure means "not healthy"
-        return False
-
-
-@pytest.fixture
-def server(request, _module_server):
-    srv = _module_server["srv"]
+def _healthy_shared_server(request, holder, answers):
+    """The holder's server for this test, replaced first if it died or does not answer."""
+    srv = holder["srv"]
     if not srv.is_alive():
         # It died during the previous test, which reported it; start a new one.
         srv.retired_reason = None
-        _module_server["retired"].append(srv)
-        srv = _module_server["srv"] = ServerHandle().start()
-    elif not _answers_ping(srv):
-        srv.retired_reason = (f"stopped answering PING after {_module_server['last_test']}; "
-                              "killed and replaced")
-        _module_server["retired"].append(srv)
+        holder["retired"].append(srv)
+        srv = holder["srv"] = holder["new"]().start()
+    elif not answers(srv):
+        srv.retired_reason = f"stopped answering after {holder['last_test']}; killed and replaced"
+        holder["retired"].append(srv)
         srv._kill()
-        srv = _module_server["srv"] = ServerHandle().start()
-    _module_server["last_test"] = request.node.nodeid
+        srv = holder["srv"] = holder["new"]().start()
+    holder["last_test"] = request.node.nodeid
     _register(request, srv)
-    yield srv
+    return srv
+
+
+def _after_test_on_shared(srv):
     srv.close_clients()
     if not srv.is_alive():
         pytest.fail(f"the server died during this test (code {srv.proc.returncode})\n"
                     f"--- server log ---\n{srv.log_tail()}", pytrace=False)
 
 
-@pytest.fixture(autouse=True)
-def _flushall_between_tests(request):
-    """Every test that uses the shared server starts from an empty keyspace."""
-    if "server" in request.fixturenames:
-        srv = request.getfixturevalue("server")
-        with RawConnection(srv.host, srv.port, timeout=10) as c:
-            reply = c("FLUSHALL")
-        if reply != "OK":
-            pytest.fail(f"FLUSHALL before the test answered {reply!r}", pytrace=False)
-    yield
-
-
-@pytest.fixture
-def server_factory(request):
+def _server_factory(request, new_server):
+    """Body of a factory fixture: start(*flags) starts a server made by new_server(flags);
+    at the end, stops them all and fails on problems (unless a test expected the exit)."""
     started = []
 
     def start(*extra_args):
-        srv = ServerHandle(extra_args)
+        srv = new_server(extra_args)
         _register(request, srv)
         started.append(srv)
         return srv.start()
@@ -358,6 +369,43 @@ def server_factory(request):
         pytest.fail("\n".join(problems), pytrace=False)
 
 
+@pytest.fixture(scope="module")
+def _module_server():
+    yield from _shared_servers(ServerHandle)
+
+
+def _answers_ping(srv):
+    try:
+        with RawConnection(srv.host, srv.port, timeout=5) as c:
+            return c("PING") == "PONG"
+    except Exception:  # noqa: BLE001 - any failure means "not healthy"
+        return False
+
+
+@pytest.fixture
+def server(request, _module_server):
+    srv = _healthy_shared_server(request, _module_server, _answers_ping)
+    yield srv
+    _after_test_on_shared(srv)
+
+
+@pytest.fixture(autouse=True)
+def _flushall_between_tests(request):
+    """Every test that uses the shared server starts from an empty keyspace."""
+    if "server" in request.fixturenames:
+        srv = request.getfixturevalue("server")
+        with RawConnection(srv.host, srv.port, timeout=10) as c:
+            reply = c("FLUSHALL")
+        if reply != "OK":
+            pytest.fail(f"FLUSHALL before the test answered {reply!r}", pytrace=False)
+    yield
+
+
+@pytest.fixture
+def server_factory(request):
+    yield from _server_factory(request, ServerHandle)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -365,3 +413,241 @@ def pytest_runtest_makereport(item, call):
     if rep.failed:
         for srv in getattr(item, "_servers_used", []):
             rep.sections.append((f"server log: {srv} ({srv.log_path})", srv.log_tail()))
+
+
+# --------------------------------------------------------------------------- memcache
+
+
+class McClosed(Exception):
+    """The server closed the connection; .received holds what it sent before that."""
+
+    def __init__(self, received):
+        super().__init__(f"connection closed by the server after {received!r}")
+        self.received = received
+
+
+class McConnection:
+    """A raw memcache text-protocol connection: bytes in, bytes out.
+
+    call(request) sends the request followed by "mn\\r\\n" (meta no-op) in the same write
+    and returns every reply byte before the "MN\\r\\n" that answers it, stepping over data
+    blocks ("VALUE ... <bytes>", "VA <bytes>") by their length, so a value that contains
+    "MN\\r\\n" cannot end the reply early. Raises McClosed when the server closes first.
+    """
+
+    def __init__(self, host, port, timeout=10.0):
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = bytearray()
+
+    def send(self, data):
+        try:
+            self.sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            raise McClosed(b"") from None
+
+    def _fill(self, received_so_far=b""):
+        try:
+            chunk = self.sock.recv(1 << 20)
+        except ConnectionResetError:  # closed with our unread request bytes pending
+            chunk = b""
+        if not chunk:
+            raise McClosed(received_so_far + bytes(self.buf))
+        self.buf += chunk
+
+    def readline(self):
+        """One reply line, "\\r\\n" included (waits for it)."""
+        while True:
+            end = self.buf.find(b"\r\n")
+            if end >= 0:
+                line = bytes(self.buf[:end + 2])
+                del self.buf[:end + 2]
+                return line
+            self._fill()
+
+    def read_exact(self, n):
+        while len(self.buf) < n:
+            self._fill()
+        data = bytes(self.buf[:n])
+        del self.buf[:n]
+        return data
+
+    def read_item(self):
+        """One reply line plus the data block it announces, if any."""
+        line = self.readline()
+        words = line.split()
+        if line.startswith(b"VALUE ") and len(words) >= 4:
+            return line + self.read_exact(int(words[3]) + 2)
+        if line.startswith(b"VA ") and len(words) >= 2:
+            return line + self.read_exact(int(words[1]) + 2)
+        return line
+
+    def read_until_mn(self, count=1):
+        """Reads up to the count-th "MN\r\n"; returns what came before the last one."""
+        out = b""
+        while True:
+            try:
+                item = self.read_item()
+            except McClosed as e:
+                raise McClosed(out + e.received) from None
+            if item == b"MN\r\n":
+                count -= 1
+                if count == 0:
+                    return out
+            out += item
+
+    def call(self, request, own_mn=0):
+        """own_mn: how many mn commands the request has itself; their MN lines are kept."""
+        self.send(request + b"mn\r\n")
+        return self.read_until_mn(own_mn + 1)
+
+    def read_until_closed(self, timeout=5.0):
+        """Everything the server sends until it closes the connection."""
+        self.sock.settimeout(timeout)
+        out = bytes(self.buf)
+        self.buf.clear()
+        while True:
+            try:
+                chunk = self.sock.recv(1 << 20)
+            except ConnectionResetError:
+                return out
+            if not chunk:
+                return out
+            out += chunk
+
+    def close(self):
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _wait_memcache_ready(proc, port, deadline):
+    """Waits until "version" on the memcache port answers "VERSION ..."."""
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with code {proc.returncode}")
+        try:
+            with McConnection(HOST, port, timeout=1) as c:
+                c.send(b"version\r\n")
+                if c.readline().startswith(b"VERSION "):
+                    return
+        except (OSError, McClosed):
+            pass
+        time.sleep(0.02)
+    raise RuntimeError(f"memcache port {port} did not answer 'version' within "
+                       f"{STARTUP_TIMEOUT_S} s")
+
+
+class _MemcacheClients:
+    """Memcache clients for a handle with .mc_port; closed with the handle's other clients."""
+
+    def mc_client(self, **kw):
+        """A pymemcache Client whose commands wait for replies (default_noreply=False)."""
+        from pymemcache.client.base import Client
+        kw.setdefault("connect_timeout", 10)
+        kw.setdefault("timeout", 10)
+        kw.setdefault("default_noreply", False)
+        c = Client((self.host, self.mc_port), **kw)
+        self._clients.append(c)
+        return c
+
+    def mc_raw(self, timeout=10.0):
+        """A raw McConnection to the memcache port."""
+        c = McConnection(self.host, self.mc_port, timeout=timeout)
+        self._clients.append(c)
+        return c
+
+
+class DamselflyMemcacheHandle(_MemcacheClients, ServerHandle):
+    """damselfly with --memcached_port: .port (RESP) and .mc_port (memcache)."""
+
+    def __init__(self, extra_args=()):
+        super().__init__(extra_args, target="damselfly")
+        self.mc_port = None
+
+    def _pick_ports(self):
+        self.port = free_port()
+        self.mc_port = free_port()
+
+    def command_line(self, port):
+        return super().command_line(port) + [f"--memcached_port={self.mc_port}"]
+
+    def _wait_ready(self):
+        super()._wait_ready()
+        _wait_memcache_ready(self.proc, self.mc_port, time.monotonic() + STARTUP_TIMEOUT_S)
+
+
+class MemcachedHandle(_MemcacheClients, ServerHandle):
+    """The reference memcached 1.6: one worker thread, no UDP, .mc_port; .port is None."""
+
+    def __init__(self, extra_args=()):
+        super().__init__(extra_args, target="memcached")
+        self.mc_port = None
+
+    def _pick_ports(self):
+        self.port = None
+        self.mc_port = free_port()
+
+    def command_line(self, port):
+        # memcached refuses to run as root without -u.
+        user = ["-u", "root"] if os.geteuid() == 0 else []
+        return (["memcached", "-p", str(self.mc_port), "-l", HOST, "-U", "0", "-t", "1"] + user
+                + self.extra_args)
+
+    def _wait_ready(self):
+        _wait_memcache_ready(self.proc, self.mc_port, time.monotonic() + STARTUP_TIMEOUT_S)
+
+    def client(self, **kw):
+        raise AssertionError("memcached has no RESP port")
+
+    def __repr__(self):
+        return f"<memcached on {self.host}:{self.mc_port}>"
+
+
+def _new_memcache_server(extra_args=()):
+    if TARGET == "memcached":
+        if extra_args:
+            pytest.skip(f"damselfly flags {extra_args} have no memcached equivalent here")
+        return MemcachedHandle()
+    return DamselflyMemcacheHandle(extra_args)
+
+
+def _mc_answers(srv):
+    try:
+        with McConnection(srv.host, srv.mc_port, timeout=5) as c:
+            return c.call(b"") == b""
+    except Exception:  # noqa: BLE001 - any failure means "not healthy"
+        return False
+
+
+@pytest.fixture(scope="module")
+def _module_mc_server():
+    yield from _shared_servers(_new_memcache_server)
+
+
+@pytest.fixture
+def mc_server(request, _module_mc_server):
+    srv = _healthy_shared_server(request, _module_mc_server, _mc_answers)
+    with McConnection(srv.host, srv.mc_port, timeout=10) as c:
+        reply = c.call(b"flush_all\r\n")
+    if reply != b"OK\r\n":
+        pytest.fail(f"flush_all before the test answered {reply!r}", pytrace=False)
+    yield srv
+    _after_test_on_shared(srv)
+
+
+@pytest.fixture
+def mc_server_factory(request):
+    yield from _server_factory(request, _new_memcache_server)
+
+
+@pytest.fixture
+def memcached_factory(request):
+    if shutil.which("memcached") is None:
+        pytest.fail("memcached not found in PATH (tools/install-deps.sh installs it)",
+                    pytrace=False)
+    yield from _server_factory(request, MemcachedHandle)
