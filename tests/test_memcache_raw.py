@@ -209,3 +209,13 @@ def test_client_that_disconnects_mid_request(mc_server):
         s.close()
     raw = mc_server.mc_raw()
     assert raw.call(b"get k\r\n") == b"END\r\n"
+
+
+def test_append_past_the_item_size_limit_is_not_stored(mc_server):
+    """memcached cannot allocate the joined item: NOT_STORED (NS for ms), item unchanged."""
+    raw = mc_server.mc_raw()
+    half = b"x" * 700000
+    assert raw.call(b"set o 0 0 %d\r\n" % len(half) + half + b"\r\n") == b"STORED\r\n"
+    assert raw.call(b"append o 0 0 %d\r\n" % len(half) + half + b"\r\n") == b"NOT_STORED\r\n"
+    assert raw.call(b"ms o %d MA\r\n" % len(half) + half + b"\r\n") == b"NS\r\n"
+    assert raw.call(b"mg o s\r\n") == b"HD s700000\r\n"

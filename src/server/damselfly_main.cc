@@ -23,9 +23,7 @@
 DEFINE_uint32(port, 6379, "TCP port for RESP clients");
 DEFINE_uint32(memcached_port, 0,
               "TCP port for memcached text-protocol clients (database 0); 0: no such port");
-DEFINE_uint64(max_item_size, 1 << 20,
-              "Largest value a memcached client may store; larger ones get SERVER_ERROR "
-              "object too large for cache");
+DECLARE_uint64(max_item_size);
 DEFINE_string(bind, "",
               "Addresses to listen on, separated by spaces or commas (empty: every IPv4 and "
               "IPv6 address)");

@@ -1,5 +1,6 @@
 #include "src/server/memcache_family.h"
 
+#include <gflags/gflags.h>
 #include <glog/logging.h>
 
 #include "absl/strings/escaping.h"
@@ -7,6 +8,10 @@
 #include "helio/base/time.h"
 #include "src/server/db_slice.h"
 #include "src/server/engine_shard.h"
+
+DEFINE_uint64(max_item_size, 1 << 20,
+              "Largest value a memcached client may store; larger ones get SERVER_ERROR "
+              "object too large for cache");
 
 namespace damselfly {
 
@@ -158,6 +163,8 @@ StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
       // The item keeps its flags and deadline; only the bytes change.
       std::string scratch;
       std::string_view current = value->GetString(&scratch);
+      // memcached cannot allocate the joined item: NOT_STORED, the item unchanged.
+      if (current.size() + request.data.size() > FLAGS_max_item_size) return StoreResult::kNotStored;
       std::string joined = request.mode == StoreMode::kAppend
                                ? helio::StrCat(current, request.data)
                                : helio::StrCat(request.data, current);
