@@ -235,3 +235,26 @@ round_ratios() {
   done
   as_list "$out"
 }
+
+# run_rounds <rounds> <time limit s> <servers>: calls the caller's run_server <index>
+# <round> for every server in every round, the first server alternating per round, and
+# starts no round that would likely end after the time limit. Sets done_rounds.
+run_rounds() {
+  local rounds=$1 time_limit=$2 servers=$3 r k round_start longest_round=0
+  done_rounds=0
+  for ((r = 1; r <= rounds; r++)); do
+    if ((r > 1 && SECONDS + longest_round > time_limit)); then
+      echo "$bench_name: stopping after $done_rounds rounds: another would likely end after" \
+        "TIME_LIMIT=${time_limit}s (${SECONDS}s so far, the longest round took" \
+        "${longest_round}s)" >&2
+      break
+    fi
+    round_start=$SECONDS
+    echo "  round $r" >&2
+    for ((k = 0; k < servers; k++)); do
+      run_server $(((r - 1 + k) % servers)) "$r"
+    done
+    done_rounds=$r
+    if ((SECONDS - round_start > longest_round)); then longest_round=$((SECONDS - round_start)); fi
+  done
+}

@@ -247,23 +247,7 @@ run_server() {
 
 echo "memcache-bench: up to $rounds rounds x ${#names[@]} servers; memcaslap -T 1" \
   "-c $clients -w $window -t ${duration}s, keys $key_size B, values $size B" >&2
-done_rounds=0
-longest_round=0
-for ((r = 1; r <= rounds; r++)); do
-  if ((r > 1 && SECONDS + longest_round > time_limit)); then
-    echo "memcache-bench: stopping after $done_rounds rounds: another would likely end" \
-      "after TIME_LIMIT=${time_limit}s (${SECONDS}s so far, the longest round took" \
-      "${longest_round}s)" >&2
-    break
-  fi
-  round_start=$SECONDS
-  echo "  round $r" >&2
-  for ((k = 0; k < ${#names[@]}; k++)); do
-    run_server $(((r - 1 + k) % ${#names[@]})) "$r"
-  done
-  done_rounds=$r
-  if ((SECONDS - round_start > longest_round)); then longest_round=$((SECONDS - round_start)); fi
-done
+run_rounds "$rounds" "$time_limit" "${#names[@]}"
 
 echo
 echo "memcaslap -T 1 -c $clients -w $window -t ${duration}s, keys $key_size B, values $size B;" \

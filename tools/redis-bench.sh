@@ -225,23 +225,7 @@ run_server() {
 declare -a keys=("" "") sets=(0 0)
 echo "redis-bench: up to $rounds rounds x ${#names[@]} servers; -c $clients -d $size" \
   "-r $keyspace, -n $n1 unpipelined and -n $n32 at -P 32" >&2
-done_rounds=0
-longest_round=0
-for ((r = 1; r <= rounds; r++)); do
-  if ((r > 1 && SECONDS + longest_round > time_limit)); then
-    echo "redis-bench: stopping after $done_rounds rounds: another would likely end after" \
-      "TIME_LIMIT=${time_limit}s (${SECONDS}s so far, the longest round took" \
-      "${longest_round}s)" >&2
-    break
-  fi
-  round_start=$SECONDS
-  echo "  round $r" >&2
-  for ((k = 0; k < ${#names[@]}; k++)); do
-    run_server $(((r - 1 + k) % ${#names[@]})) "$r"
-  done
-  done_rounds=$r
-  if ((SECONDS - round_start > longest_round)); then longest_round=$((SECONDS - round_start)); fi
-done
+run_rounds "$rounds" "$time_limit" "${#names[@]}"
 
 echo
 echo "redis-benchmark -c $clients -d $size -r $keyspace; -n $n1 unpipelined, -n $n32 at -P 32;" \
