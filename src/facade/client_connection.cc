@@ -9,6 +9,7 @@
 
 #include "helio/base/time.h"
 #include "helio/net/socket_address.h"
+#include "src/facade/facade_stats.h"
 
 DEFINE_uint64(max_client_query_buffer, 1ull << 30,
               "A client whose unprocessed input grows past this many bytes is disconnected");
@@ -54,6 +55,7 @@ void ClientConnection::HandleRequests() {
     auto received = socket()->Recv({reinterpret_cast<uint8_t*>(&buffer_[end_]), capacity_ - end_});
     if (!received.ok() || *received == 0) break;
     end_ += *received;
+    FacadeStats::tlocal()->net_input_bytes += *received;
     last_active_ms_ = helio::UnixTimeMs();
     bool keep_open = ProcessInput();
     if (!Flush() || !keep_open) break;
@@ -71,6 +73,7 @@ bool ClientConnection::Flush() {
   std::string_view out = PendingOutput();
   if (out.empty()) return true;
   std::error_code ec = socket()->Send({reinterpret_cast<const uint8_t*>(out.data()), out.size()});
+  FacadeStats::tlocal()->net_output_bytes += out.size();
   ClearOutput();
   return !ec;
 }

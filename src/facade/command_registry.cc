@@ -11,6 +11,8 @@ void CommandRegistry::Register(CommandId command) {
   std::string name = command.name;
   DCHECK_EQ(name, helio::AsciiStrToUpper(name));
   DCHECK(command.handler) << name;
+  CHECK_LT(commands_.size(), kMaxCommands);
+  command.index = commands_.size();
   auto [it, inserted] = commands_.emplace(std::move(name), std::move(command));
   CHECK(inserted) << "command registered twice: " << it->first;
 }

@@ -61,6 +61,8 @@ struct SubcommandSpec {
 
 struct CommandId {
   std::string name;  // upper case
+  // Dense, assigned by CommandRegistry::Register: indexes per-command counters.
+  uint16_t index = 0;
   // Redis arity: N means exactly N arguments (name included), -N means at least N.
   int arity = 0;
   uint32_t flags = 0;
@@ -96,6 +98,8 @@ struct CommandId {
 
 class CommandRegistry {
  public:
+  static constexpr size_t kMaxCommands = 512;
+
   // REQUIRES: a new name.
   void Register(CommandId command);
 

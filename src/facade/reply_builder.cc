@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "src/facade/facade_stats.h"
+
 namespace damselfly::facade {
 
 namespace {
@@ -111,6 +113,7 @@ void ReplyBuilder::SendSimpleString(std::string_view s) {
 
 void ReplyBuilder::SendError(std::string_view message) {
   ++errors_sent_;
+  FacadeStats::tlocal()->CountError(message);
   size_t start = buffer_.size() + 1;
   AppendLine(buffer_, '-', message);
   // Redis replaces CR and LF inside error messages with spaces so the reply stays one line.

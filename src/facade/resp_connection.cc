@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 
 #include <atomic>
+#include <utility>
 
 DEFINE_uint64(proto_max_bulk_len, 512ull << 20, "Largest bulk string a request may carry");
 
@@ -14,17 +15,28 @@ std::atomic<uint64_t> next_connection_id{1};
 
 bool ConnectionContext::Flush() { return owner_->Flush(); }
 
-RespConnection::RespConnection(ServiceInterface* service, bool requires_auth)
+RespConnection::RespConnection(ServiceInterface* service, bool requires_auth,
+                               const HttpRouter* http)
     : service_(service),
       context_(this, next_connection_id.fetch_add(1, std::memory_order_relaxed)),
       parser_(RespParser::Limits{.max_bulk_len = FLAGS_proto_max_bulk_len}),
-      requires_auth_(requires_auth) {
+      requires_auth_(requires_auth),
+      http_(http) {
   context_.authenticated = !requires_auth;
 }
 
 RespConnection::~RespConnection() = default;
 
 bool RespConnection::ProcessInput() {
+  if (http_) {  // the first bytes tell whether the client speaks HTTP instead
+    HttpProbe probe = ProbeHttp(input());
+    if (probe == HttpProbe::kNeedMore) return true;
+    const HttpRouter* http = std::exchange(http_, nullptr);
+    if (probe == HttpProbe::kHttp) {
+      ServeHttp(*http, socket(), input());
+      return false;
+    }
+  }
   batch_args_.clear();
   batch_.clear();
   bool keep_open = true;

@@ -11,6 +11,7 @@
 
 #include "src/facade/client_connection.h"
 #include "src/facade/conn_context.h"
+#include "src/facade/http_session.h"
 #include "src/facade/resp_parser.h"
 #include "src/facade/service_interface.h"
 
@@ -18,7 +19,8 @@ namespace damselfly::facade {
 
 class RespConnection final : public ClientConnection {
  public:
-  RespConnection(ServiceInterface* service, bool requires_auth);
+  // `http`: the routes served when the client speaks HTTP instead (nullptr: RESP only).
+  RespConnection(ServiceInterface* service, bool requires_auth, const HttpRouter* http = nullptr);
   ~RespConnection() override;
 
   ConnectionContext* context() { return &context_; }
@@ -38,6 +40,7 @@ class RespConnection final : public ClientConnection {
   std::vector<std::pair<size_t, size_t>> batch_;  // [begin, end) into batch_args_
   std::vector<CmdArgList> batch_lists_;
   bool requires_auth_;
+  const HttpRouter* http_;  // until the first bytes showed the protocol; then nullptr
 };
 
 }  // namespace damselfly::facade

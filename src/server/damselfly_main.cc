@@ -19,6 +19,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/main_service.h"
 #include "src/server/memcache_service.h"
+#include "src/server/metrics.h"
 
 DEFINE_uint32(port, 6379, "TCP port for RESP clients");
 DEFINE_uint32(memcached_port, 0,
@@ -32,16 +33,21 @@ DEFINE_uint32(num_shards, 0, "Keyspace shards, at most one per thread; 0: one pe
 DEFINE_uint32(dbnum, 16, "Number of databases (SELECT 0 .. dbnum-1)");
 DEFINE_uint32(hz, 10, "Active expiry cycles per second on each shard");
 DEFINE_int32(tcp_backlog, 511, "Listen backlog");
+DEFINE_bool(primary_port_http_enabled, true,
+            "Serve HTTP (/metrics, the status page) to clients of --port that speak it");
+DEFINE_uint32(admin_port, 0, "A second port for RESP and HTTP, for operators; 0: none");
+DEFINE_string(admin_bind, "", "Address of --admin_port (empty: every address, like --bind)");
+DEFINE_bool(admin_nopass, false, "Commands on --admin_port need no AUTH even with --requirepass");
 DECLARE_string(requirepass);
 
 namespace {
 
-// Listens on `port` at each address of --bind (or on 0.0.0.0 and ::); false when none
+// Listens on `port` at each address of `bind` (or on 0.0.0.0 and ::); false when none
 // could be bound, or when an address given explicitly could not.
-bool AddListeners(helio::net::AcceptServer* server, uint16_t port,
+bool AddListeners(helio::net::AcceptServer* server, std::string_view bind, uint16_t port,
                   const helio::net::AcceptServer::ConnectionFactory& factory) {
   std::vector<std::string> addresses;
-  for (std::string_view address : helio::SplitAny(FLAGS_bind, " ,")) addresses.emplace_back(address);
+  for (std::string_view address : helio::SplitAny(bind, " ,")) addresses.emplace_back(address);
   bool defaults = addresses.empty();
   if (defaults) addresses = {"0.0.0.0", "::"};
   int bound = 0;
@@ -60,18 +66,31 @@ bool AddListeners(helio::net::AcceptServer* server, uint16_t port,
   return bound > 0;
 }
 
-// The RESP port, and the memcached port when --memcached_port is set.
+// The RESP port (which also answers HTTP unless --primary_port_http_enabled=false), the
+// admin port (RESP and HTTP) when --admin_port is set, and the memcached port when
+// --memcached_port is set.
 bool AddAllListeners(helio::net::AcceptServer* server, damselfly::Service* service,
-                     damselfly::MemcacheService* memcache_service) {
+                     damselfly::MemcacheService* memcache_service,
+                     const damselfly::facade::HttpRouter* http) {
+  using damselfly::facade::RespConnection;
   bool requires_auth = !FLAGS_requirepass.empty();
-  if (!AddListeners(server, FLAGS_port, [service, requires_auth] {
-        return std::make_unique<damselfly::facade::RespConnection>(service, requires_auth);
+  const damselfly::facade::HttpRouter* main_http = FLAGS_primary_port_http_enabled ? http : nullptr;
+  if (!AddListeners(server, FLAGS_bind, FLAGS_port, [=] {
+        return std::make_unique<RespConnection>(service, requires_auth, main_http);
       })) {
     return false;
   }
+  if (FLAGS_admin_port != 0) {
+    bool admin_auth = requires_auth && !FLAGS_admin_nopass;
+    if (!AddListeners(server, FLAGS_admin_bind, FLAGS_admin_port, [=] {
+          return std::make_unique<RespConnection>(service, admin_auth, http);
+        })) {
+      return false;
+    }
+  }
   if (FLAGS_memcached_port == 0) return true;
   damselfly::facade::MemcacheParser::Limits limits{.max_item_size = FLAGS_max_item_size};
-  return AddListeners(server, FLAGS_memcached_port, [memcache_service, limits] {
+  return AddListeners(server, FLAGS_bind, FLAGS_memcached_port, [memcache_service, limits] {
     return std::make_unique<damselfly::facade::MemcacheConnection>(memcache_service, limits);
   });
 }
@@ -103,8 +122,10 @@ int main(int argc, char** argv) {
   damselfly::Service service(&pool);
   service.RegisterCommands();
   damselfly::MemcacheService memcache_service(&pool);
+  damselfly::facade::HttpRouter http_router;
+  damselfly::RegisterHttpRoutes(&service, &http_router);
   helio::net::AcceptServer server(&pool);
-  if (!AddAllListeners(&server, &service, &memcache_service)) {
+  if (!AddAllListeners(&server, &service, &memcache_service, &http_router)) {
     shards.Shutdown();
     pool.Stop();
     return 1;

@@ -125,6 +125,7 @@ class DbSlice {
   void NoteCas(uint64_t cas) { last_cas_ = std::max(last_cas_, cas); }
 
   const Stats& stats() const { return stats_; }
+  void ResetStats() { stats_ = Stats{}; }  // CONFIG RESETSTAT
   TableStats table_stats() const;
 
  private:

@@ -5,6 +5,7 @@
 #include "absl/container/inlined_vector.h"
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
+#include "src/server/command_accounting.h"
 #include "src/server/connection_family.h"
 #include "src/server/debug_family.h"
 #include "src/server/engine_shard_set.h"
@@ -40,10 +41,12 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
   const CommandId* cid = registry_.Validate(args, &error);
   if (cid == nullptr) {
     cntx->reply_builder()->SendError(error);
+    if (const CommandId* known = registry_.Find(args[0])) CountRejected(known);
     return nullptr;
   }
   if (!cntx->authenticated && !(cid->flags & facade::kCmdNoAuth)) {
     cntx->reply_builder()->SendError(facade::kNoAuthErr);
+    CountRejected(cid);
     return nullptr;
   }
   return cid;
@@ -84,7 +87,8 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
       if (route.kind == Route::kCrossShard && !cid->cross_shard_handler) {
         cntx->reply_builder()->SendError("CROSSSLOT Keys in request don't hash to the same slot");
       } else {
-        (route.kind == Route::kHere ? cid->handler : cid->cross_shard_handler)(args, cntx);
+        RunCommand(cid, route.kind == Route::kHere ? cid->handler : cid->cross_shard_handler,
+                   args, cntx, MonotonicNs());
       }
       ++i;
     } else {
@@ -121,8 +125,9 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
   const bool remote = !shard_set->IsLocal(shard);
   auto execute = [&] {
     size_t ran = 0;
+    uint64_t now_ns = MonotonicNs();
     for (; ran < run.size(); ++ran) {
-      cids[ran]->handler(run[ran], cntx);
+      now_ns = RunCommand(cids[ran], cids[ran]->handler, run[ran], cntx, now_ns);
       if (cntx->reply_builder()->output_size() > facade::ClientConnection::kFlushThresholdBytes) {
         return ran + 1;
       }

@@ -19,6 +19,8 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/main_service.h"
 #include "src/server/server_state.h"
+#include "src/server/server_stats.h"
+#include "src/server/command_accounting.h"
 
 DECLARE_uint32(port);
 DECLARE_uint32(hz);
@@ -34,9 +36,6 @@ using facade::CommandId;
 using facade::CommandRegistry;
 using facade::ConnectionContext;
 using facade::ReplyBuilder;
-
-const int64_t kStartTimeMs = UnixTimeMs();
-std::atomic<uint64_t> used_memory_peak{0};  // the highest used_memory INFO has seen
 
 // printf-style formatting of one double, e.g. FormatDouble("%.2f", 1.5).
 std::string FormatDouble(const char* format, double value) {
@@ -56,15 +55,6 @@ std::string HumanBytes(uint64_t bytes) {
   return unit == 0 ? helio::StrCat(bytes, "B") : helio::StrCat(FormatDouble("%.2f", value), units[unit]);
 }
 
-uint64_t RssBytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * sysconf(_SC_PAGESIZE);
-}
-
-uint64_t TotalSystemMemory() { return uint64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE); }
-
 // A stable 40-hex-digit id for this process, like Redis's run_id.
 const std::string& RunId() {
   static const std::string id = [] {
@@ -76,86 +66,31 @@ const std::string& RunId() {
   return id;
 }
 
-struct Totals {
-  uint64_t connected_clients = 0, connections_received = 0, commands_processed = 0;
-  uint64_t shard_hops = 0, remote_commands = 0;
-  uint64_t hits = 0, misses = 0, expired = 0;
-  // Memory: keys and values (the shards' object heaps) and the tables holding them.
-  uint64_t object_bytes = 0, table_bytes = 0, buckets = 0, entries = 0, inline_keys = 0;
-  std::vector<std::pair<size_t, size_t>> keyspace;  // per db: keys, expires
-};
-
-Totals Gather() {
-  // Each thread fills its own slot: no lock, no shared counters.
-  std::vector<Totals> per_thread(shard_set->pool()->size());
-  shard_set->pool()->AwaitOnAll([&](unsigned index, helio::io::Proactor*) {
-    Totals& mine = per_thread[index];
-    ServerState* state = ServerState::tlocal();
-    mine.connected_clients = state->connections.size();
-    mine.connections_received = state->stats.connections_received;
-    mine.commands_processed = state->stats.commands_processed;
-    mine.shard_hops = state->stats.shard_hops;
-    mine.remote_commands = state->stats.remote_commands;
-    EngineShard* shard = EngineShard::tlocal();
-    if (!shard) return;
-    const DbSlice& slice = shard->db_slice();
-    mine.hits = slice.stats().keyspace_hits;
-    mine.misses = slice.stats().keyspace_misses;
-    mine.expired = slice.stats().expired_keys;
-    DbSlice::TableStats tables = slice.table_stats();
-    mine.object_bytes = core::ThreadObjHeapUsedBytes();
-    mine.table_bytes = tables.table_bytes;
-    mine.buckets = tables.buckets;
-    mine.entries = tables.entries;
-    mine.inline_keys = tables.inline_keys;
-    for (DbIndex db = 0; db < slice.dbnum(); ++db) {
-      mine.keyspace.emplace_back(slice.DbSize(db), slice.ExpireSize(db));
-    }
-  });
-  Totals totals;
-  totals.keyspace.assign(FLAGS_dbnum, {0, 0});
-  for (const Totals& t : per_thread) {
-    totals.connected_clients += t.connected_clients;
-    totals.connections_received += t.connections_received;
-    totals.commands_processed += t.commands_processed;
-    totals.shard_hops += t.shard_hops;
-    totals.remote_commands += t.remote_commands;
-    totals.hits += t.hits;
-    totals.misses += t.misses;
-    totals.expired += t.expired;
-    totals.object_bytes += t.object_bytes;
-    totals.table_bytes += t.table_bytes;
-    totals.buckets += t.buckets;
-    totals.entries += t.entries;
-    totals.inline_keys += t.inline_keys;
-    for (size_t db = 0; db < t.keyspace.size(); ++db) {
-      totals.keyspace[db].first += t.keyspace[db].first;
-      totals.keyspace[db].second += t.keyspace[db].second;
-    }
-  }
-  return totals;
-}
-
 // INFO [section ...]: Redis's sections and field names.
 void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
   std::vector<std::string> wanted;
   for (size_t i = 1; i < args.size(); ++i) wanted.push_back(helio::AsciiStrToLower(args[i]));
-  bool everything = wanted.empty();
-  auto show = [&](std::string_view section) {
-    if (everything) return true;
+  // No argument means "default"; "all" and "everything" add the sections outside it.
+  auto named = [&](std::string_view section, bool in_default) {
+    if (wanted.empty()) return in_default;
     for (const std::string& w : wanted) {
-      if (w == section || w == "all" || w == "everything" || w == "default") return true;
+      if (w == section || w == "all" || w == "everything" || (in_default && w == "default")) {
+        return true;
+      }
     }
     return false;
   };
-  Totals totals = Gather();
+  auto show = [&](std::string_view section) { return named(section, true); };
+  auto show_extra = [&](std::string_view section) { return named(section, false); };
+  StatsSnapshot stats = GatherStats();
+  const ThreadSnapshot& totals = stats.total;
   std::string out;
   auto field = [&](std::string_view name, const auto& value) { helio::StrAppend(&out, name, ":", value, "\r\n"); };
   auto header = [&](std::string_view title) {
     if (!out.empty()) out += "\r\n";
     helio::StrAppend(&out, "# ", title, "\r\n");
   };
-  const int64_t uptime_s = (UnixTimeMs() - kStartTimeMs) / 1000;
+  const int64_t uptime_s = UptimeSeconds();
 
   if (show("server")) {
     utsname name{};
@@ -200,12 +135,9 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
   if (show("memory")) {
     // used_memory: what the shards hold (keys, values, tables). Connection buffers and
     // the process's own structures show up in RSS only.
-    uint64_t used = totals.object_bytes + totals.table_bytes;
+    uint64_t used = totals.used_memory();
     uint64_t rss = RssBytes(), total = TotalSystemMemory();
-    uint64_t peak = used_memory_peak.load(std::memory_order_relaxed);
-    while (used > peak && !used_memory_peak.compare_exchange_weak(peak, used)) {
-    }
-    peak = std::max(peak, used);
+    uint64_t peak = UpdateUsedMemoryPeak(used);
     header("Memory");
     field("used_memory", used);
     field("used_memory_human", HumanBytes(used));
@@ -231,7 +163,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("async_loading", 0);
     field("rdb_changes_since_last_save", 0);
     field("rdb_bgsave_in_progress", 0);
-    field("rdb_last_save_time", kStartTimeMs / 1000);
+    field("rdb_last_save_time", UnixTimeMs() / 1000 - uptime_s);
     field("rdb_last_bgsave_status", "ok");
     field("aof_enabled", 0);
     field("aof_rewrite_in_progress", 0);
@@ -241,6 +173,8 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("total_connections_received", totals.connections_received);
     field("total_commands_processed", totals.commands_processed);
     field("instantaneous_ops_per_sec", 0);
+    field("total_net_input_bytes", totals.net_input_bytes);
+    field("total_net_output_bytes", totals.net_output_bytes);
     field("rejected_connections", 0);
     field("expired_keys", totals.expired);
     field("evicted_keys", 0);
@@ -250,6 +184,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("pubsub_patterns", 0);
     field("latest_fork_usec", 0);
     field("total_forks", 0);
+    field("total_error_replies", totals.error_replies);
     // damselfly's own: hops to other threads' shards, and the commands they carried
     // (more commands than hops means pipelines were squashed).
     field("total_shard_hops", totals.shard_hops);
@@ -277,14 +212,33 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("used_cpu_user_children", "0.000000");
   }
   if (show("modules")) header("Modules");
+  // Not in the default set, as with Redis: only named, "all" or "everything".
+  if (show_extra("commandstats")) {
+    header("Commandstats");
+    service->registry().ForEach([&](const CommandId& cid) {
+      const CommandCounters& c = stats.commands[cid.index];
+      if (c.calls == 0 && c.rejected == 0 && c.failed == 0) return;
+      uint64_t usec = c.duration_ns / 1000;
+      field(helio::StrCat("cmdstat_", helio::AsciiStrToLower(cid.name)),
+            helio::StrCat("calls=", c.calls, ",usec=", usec, ",usec_per_call=",
+                          FormatDouble("%.2f", c.calls ? double(usec) / c.calls : 0.0),
+                          ",rejected_calls=", c.rejected, ",failed_calls=", c.failed));
+    });
+  }
+  if (show("errorstats")) {
+    header("Errorstats");
+    for (const auto& [code, count] : stats.errors_by_code) {
+      field(helio::StrCat("errorstat_", code), helio::StrCat("count=", count));
+    }
+  }
   if (show("cluster")) {
     header("Cluster");
     field("cluster_enabled", 0);
   }
   if (show("keyspace")) {
     header("Keyspace");
-    for (size_t db = 0; db < totals.keyspace.size(); ++db) {
-      auto [keys, expires] = totals.keyspace[db];
+    for (size_t db = 0; db < stats.keyspace.size(); ++db) {
+      auto [keys, expires] = stats.keyspace[db];
       if (keys == 0) continue;
       field(helio::StrCat("db", db), helio::StrCat("keys=", keys, ",expires=", expires, ",avg_ttl=0"));
     }

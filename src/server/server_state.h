@@ -1,13 +1,19 @@
-// ServerState: what each proactor thread keeps about the clients it serves: its live
-// connections and its counters. INFO, CLIENT LIST and CLIENT KILL visit every thread
-// (ProactorPool::AwaitOnAll) to read them, so no counter is shared between threads.
+// ServerState: what each proactor thread keeps about the clients it serves and the
+// commands it runs: its live connections, its counters and its slow log. INFO, CLIENT
+// LIST, CLIENT KILL and /metrics visit every thread (ProactorPool::AwaitOnAll) to read
+// them, so no counter is shared between threads.
 //
 // Thread-safety: one instance per proactor thread, touched only by that thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "src/facade/command_registry.h"
 #include "src/facade/resp_connection.h"
 
 namespace damselfly {
@@ -19,6 +25,24 @@ struct ThreadStats {
   uint64_t remote_commands = 0;  // commands run in those hops (squashed ones included)
 };
 
+// One command's figures on one thread: where it ran (a command that hopped counts on the
+// shard's thread), or, for rejections, where it was refused.
+struct CommandCounters {
+  uint64_t calls = 0;
+  uint64_t duration_ns = 0;
+  uint64_t rejected = 0;  // refused before running: arity, authentication
+  uint64_t failed = 0;    // ran and replied with an error
+};
+
+// A command that ran longer than --slowlog_log_slower_than (SLOWLOG GET's fields).
+struct SlowLogEntry {
+  uint64_t id = 0;
+  int64_t unix_time_s = 0;
+  uint64_t duration_us = 0;
+  std::vector<std::string> args;  // already shortened as Redis does
+  std::string client_addr, client_name;
+};
+
 class ServerState {
  public:
   // This thread's state (created on first use).
@@ -26,6 +50,8 @@ class ServerState {
 
   absl::flat_hash_set<facade::RespConnection*> connections;
   ThreadStats stats;
+  std::array<CommandCounters, facade::CommandRegistry::kMaxCommands> commands{};
+  std::deque<SlowLogEntry> slowlog;  // newest first, at most --slowlog_max_len
 };
 
 }  // namespace damselfly

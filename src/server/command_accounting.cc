@@ -1,0 +1,113 @@
+#include "src/server/command_accounting.h"
+
+#include <gflags/gflags.h>
+#include <time.h>
+
+#include <atomic>
+
+#include "helio/base/strings.h"
+#include "helio/base/time.h"
+#include "src/server/server_state.h"
+
+DEFINE_int64(slowlog_log_slower_than, 10000,
+             "Commands running at least this many microseconds enter the slow log; "
+             "negative disables it, 0 logs every command");
+DEFINE_int64(slowlog_max_len, 128, "Entries the slow log keeps");
+
+namespace damselfly {
+
+namespace {
+
+// Redis's bounds on what an entry keeps of a command.
+constexpr size_t kSlowlogMaxArgs = 32;
+constexpr size_t kSlowlogMaxArgBytes = 128;
+
+// Mirrors of the flags that CONFIG SET can change while other threads read them.
+std::atomic<int64_t> slowlog_threshold_us{10000};
+std::atomic<int64_t> slowlog_max_len{128};
+std::atomic<uint64_t> next_slowlog_id{0};
+
+std::vector<std::string> SlowlogArgs(facade::CmdArgList args) {
+  size_t kept = std::min(args.size(), kSlowlogMaxArgs);
+  std::vector<std::string> out;
+  out.reserve(kept);
+  for (size_t i = 0; i < kept; ++i) {
+    if (i == kSlowlogMaxArgs - 1 && args.size() > kSlowlogMaxArgs) {
+      out.push_back(helio::StrCat("... (", args.size() - kept + 1, " more arguments)"));
+      break;
+    }
+    std::string_view arg = args[i];
+    if (arg.size() > kSlowlogMaxArgBytes) {
+      out.push_back(helio::StrCat(arg.substr(0, kSlowlogMaxArgBytes), "... (",
+                                  arg.size() - kSlowlogMaxArgBytes, " more bytes)"));
+    } else {
+      out.emplace_back(arg);
+    }
+  }
+  return out;
+}
+
+void RecordSlow(facade::CmdArgList args, facade::ConnectionContext* cntx, uint64_t duration_us) {
+  int64_t max_len = SlowlogMaxLen();
+  if (max_len <= 0) return;
+  std::deque<SlowLogEntry>& log = ServerState::tlocal()->slowlog;
+  log.push_front(SlowLogEntry{
+      .id = next_slowlog_id.fetch_add(1, std::memory_order_relaxed),
+      .unix_time_s = helio::UnixTimeMs() / 1000,
+      .duration_us = duration_us,
+      .args = SlowlogArgs(args),
+      .client_addr = cntx->owner()->peer_address(),
+      .client_name = cntx->name,
+  });
+  while (int64_t(log.size()) > max_len) log.pop_back();
+}
+
+}  // namespace
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& handler,
+                    facade::CmdArgList args, facade::ConnectionContext* cntx, uint64_t start_ns) {
+  uint64_t errors_before = cntx->reply_builder()->errors_sent();
+  handler(args, cntx);
+  uint64_t end_ns = MonotonicNs();
+  uint64_t duration_ns = end_ns - start_ns;
+  CommandCounters& counters = ServerState::tlocal()->commands[cid->index];
+  ++counters.calls;
+  counters.duration_ns += duration_ns;
+  counters.failed += cntx->reply_builder()->errors_sent() != errors_before;
+  int64_t threshold_us = SlowlogThresholdUs();
+  // AUTH and HELLO carry passwords: they stay out of the log.
+  if (threshold_us >= 0 && duration_ns >= uint64_t(threshold_us) * 1000 &&
+      !(cid->flags & facade::kCmdNoAuth)) {
+    RecordSlow(args, cntx, duration_ns / 1000);
+  }
+  return end_ns;
+}
+
+void CountRejected(const facade::CommandId* cid) {
+  ++ServerState::tlocal()->commands[cid->index].rejected;
+}
+
+void InitSlowlogFromFlags() {
+  SetSlowlogThresholdUs(FLAGS_slowlog_log_slower_than);
+  SetSlowlogMaxLen(FLAGS_slowlog_max_len);
+}
+
+int64_t SlowlogThresholdUs() { return slowlog_threshold_us.load(std::memory_order_relaxed); }
+
+void SetSlowlogThresholdUs(int64_t us) {
+  slowlog_threshold_us.store(us < 0 ? -1 : us, std::memory_order_relaxed);
+}
+
+int64_t SlowlogMaxLen() { return slowlog_max_len.load(std::memory_order_relaxed); }
+
+void SetSlowlogMaxLen(int64_t len) {
+  slowlog_max_len.store(std::max<int64_t>(0, len), std::memory_order_relaxed);
+}
+
+}  // namespace damselfly

@@ -1,0 +1,192 @@
+#include "src/server/metrics.h"
+
+#include <sys/resource.h>
+
+#include <cstdio>
+
+#include "helio/base/strings.h"
+#include "src/server/main_service.h"
+#include "src/server/connection_family.h"
+#include "src/server/server_stats.h"
+
+namespace damselfly {
+
+namespace {
+
+// Writes one metric family at a time in the text exposition format.
+class MetricsWriter {
+ public:
+  // Starts a family: its HELP and TYPE lines ("counter" or "gauge").
+  void Family(std::string_view name, std::string_view type, std::string_view help) {
+    helio::StrAppend(&out_, "# HELP damselfly_", name, " ", help, "\n# TYPE damselfly_", name,
+                     " ", type, "\n");
+    name_ = name;
+  }
+  // A sample of the current family; `labels` is "" or `key="value",...` (escaped).
+  void Sample(std::string_view labels, double value) {
+    helio::StrAppend(&out_, "damselfly_", name_);
+    if (!labels.empty()) helio::StrAppend(&out_, "{", labels, "}");
+    char buf[40];
+    snprintf(buf, sizeof(buf), " %.17g\n", value);
+    out_ += buf;
+  }
+  // A family with one unlabelled sample.
+  void Single(std::string_view name, std::string_view type, std::string_view help, double value) {
+    Family(name, type, help);
+    Sample("", value);
+  }
+
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+  std::string name_;
+};
+
+// key="value" with the value escaped as the format requires.
+std::string Label(std::string_view key, std::string_view value) {
+  std::string out = helio::StrCat(key, "=\"");
+  for (char c : value) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+double Seconds(timeval tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
+
+std::string RenderStatusPage() {
+  StatsSnapshot stats = GatherStats();
+  const ThreadSnapshot& t = stats.total;
+  std::string rows;
+  auto row = [&](std::string_view name, const auto& value) {
+    helio::StrAppend(&rows, "<tr><th>", name, "</th><td>", value, "</td></tr>\n");
+  };
+  row("version", helio::StrCat(kDamselflyVersion, " (Redis ", kRedisCompatVersion, " compatible)"));
+  row("uptime_in_seconds", UptimeSeconds());
+  row("role", "master");
+  row("used_memory", t.used_memory());
+  row("used_memory_rss", RssBytes());
+  row("connected_clients", t.connected_clients);
+  row("keys", t.keys);
+  row("total_commands_processed", t.commands_processed);
+  row("threads", stats.threads.size());
+  return helio::StrCat(
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>damselfly</title></head>\n"
+      "<body><h1>damselfly</h1>\n<table>\n", rows,
+      "</table>\n<p><a href=\"/metrics\">/metrics</a></p></body></html>\n");
+}
+
+}  // namespace
+
+std::string RenderMetrics(Service* service) {
+  StatsSnapshot stats = GatherStats();
+  const ThreadSnapshot& t = stats.total;
+  MetricsWriter w;
+  w.Family("instance_info", "gauge", "Version and role of this server; the value is always 1.");
+  w.Sample(helio::StrCat(Label("version", kDamselflyVersion), ",",
+                         Label("redis_version", kRedisCompatVersion), ",", Label("role", "master")),
+           1);
+  w.Single("uptime_in_seconds", "gauge", "Seconds since the server started.", UptimeSeconds());
+  w.Single("connected_clients", "gauge", "Client connections open now.", t.connected_clients);
+  w.Single("blocked_clients", "gauge", "Clients waiting in a blocking command.", 0);
+  w.Single("memory_used_bytes", "gauge",
+           "Memory the keyspace uses: keys, values and hash tables (INFO used_memory).",
+           t.used_memory());
+  w.Single("memory_used_peak_bytes", "gauge", "The highest memory_used_bytes observed.",
+           UpdateUsedMemoryPeak(t.used_memory()));
+  w.Single("memory_used_rss_bytes", "gauge", "Resident set size of the process.", RssBytes());
+  w.Single("memory_max_bytes", "gauge", "The maxmemory limit; 0 means none.", 0);
+  w.Single("commands_processed_total", "counter", "Commands received, errors included.",
+           t.commands_processed);
+
+  w.Family("commands_total", "counter", "Calls of each command that ran.");
+  auto for_each_called = [&](auto&& fn) {
+    service->registry().ForEach([&](const facade::CommandId& cid) {
+      const CommandCounters& c = stats.commands[cid.index];
+      if (c.calls || c.rejected || c.failed) fn(Label("cmd", helio::AsciiStrToLower(cid.name)), c);
+    });
+  };
+  for_each_called([&](const std::string& label, const CommandCounters& c) { w.Sample(label, c.calls); });
+  w.Family("commands_duration_seconds_total", "counter", "Time spent running each command.");
+  for_each_called([&](const std::string& label, const CommandCounters& c) {
+    w.Sample(label, c.duration_ns / 1e9);
+  });
+  w.Family("commands_rejected_calls_total", "counter",
+           "Calls refused before running (wrong arity, not authenticated), per command.");
+  for_each_called([&](const std::string& label, const CommandCounters& c) { w.Sample(label, c.rejected); });
+  w.Family("commands_failed_calls_total", "counter", "Calls that replied with an error, per command.");
+  for_each_called([&](const std::string& label, const CommandCounters& c) { w.Sample(label, c.failed); });
+
+  w.Single("keyspace_hits_total", "counter", "Key lookups that found the key.", t.hits);
+  w.Single("keyspace_misses_total", "counter", "Key lookups that did not find the key.", t.misses);
+  w.Single("expired_keys_total", "counter", "Keys deleted because their TTL passed.", t.expired);
+  w.Single("evicted_keys_total", "counter", "Keys evicted to stay under maxmemory.", 0);
+  w.Family("db_keys", "gauge", "Keys in each database (db0 and every non-empty one).");
+  for (size_t db = 0; db < stats.keyspace.size(); ++db) {
+    if (db == 0 || stats.keyspace[db].first) w.Sample(Label("db", helio::StrCat("db", db)), stats.keyspace[db].first);
+  }
+  w.Family("db_keys_expiring", "gauge", "Keys with a TTL in each database.");
+  for (size_t db = 0; db < stats.keyspace.size(); ++db) {
+    if (db == 0 || stats.keyspace[db].first) w.Sample(Label("db", helio::StrCat("db", db)), stats.keyspace[db].second);
+  }
+  w.Single("net_input_bytes_total", "counter", "Bytes read from clients.", t.net_input_bytes);
+  w.Single("net_output_bytes_total", "counter", "Bytes written to clients.", t.net_output_bytes);
+  w.Single("connections_received_total", "counter", "Client connections accepted.",
+           t.connections_received);
+  w.Single("rejected_connections_total", "counter", "Connections refused (maxclients).", 0);
+  w.Family("errors_total", "counter", "Error replies by error code (the first word of the error).");
+  for (const auto& [code, count] : stats.errors_by_code) w.Sample(Label("err", code), count);
+
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  w.Single("cpu_sys_seconds_total", "counter", "System CPU time of the process.", Seconds(usage.ru_stime));
+  w.Single("cpu_user_seconds_total", "counter", "User CPU time of the process.", Seconds(usage.ru_utime));
+
+  // Per thread: the spread between threads shows an imbalance between shards.
+  auto per_thread = [&](std::string_view name, std::string_view type, std::string_view help,
+                        auto value_of, bool shards_only) {
+    w.Family(name, type, help);
+    for (size_t i = 0; i < stats.threads.size(); ++i) {
+      if (shards_only && !stats.threads[i].has_shard) continue;
+      w.Sample(Label("thread", helio::StrCat(i)), value_of(stats.threads[i]));
+    }
+  };
+  per_thread("thread_commands_processed_total", "counter",
+             "Commands received by the connections of each thread.",
+             [](const ThreadSnapshot& s) { return s.commands_processed; }, false);
+  per_thread("thread_connected_clients", "gauge", "Client connections served by each thread.",
+             [](const ThreadSnapshot& s) { return s.connected_clients; }, false);
+  per_thread("thread_tasks_total", "counter",
+             "Cross-thread tasks each thread ran (hops to its shard, stats gathering).",
+             [](const ThreadSnapshot& s) { return s.tasks_run; }, false);
+  per_thread("thread_shard_hops_total", "counter",
+             "Hops the connections of each thread made to other threads' shards.",
+             [](const ThreadSnapshot& s) { return s.shard_hops; }, false);
+  per_thread("shard_keys", "gauge", "Keys in each thread's shard, over all databases.",
+             [](const ThreadSnapshot& s) { return s.keys; }, true);
+  per_thread("shard_memory_used_bytes", "gauge", "memory_used_bytes of each thread's shard.",
+             [](const ThreadSnapshot& s) { return s.used_memory(); }, true);
+  per_thread("shard_keyspace_hits_total", "counter", "Key lookups that found the key, per shard.",
+             [](const ThreadSnapshot& s) { return s.hits; }, true);
+  return w.Take();
+}
+
+void RegisterHttpRoutes(Service* service, facade::HttpRouter* router) {
+  router->Register("/metrics", [service](const facade::HttpRequest&) {
+    return facade::HttpResponse{.content_type = "text/plain; version=0.0.4; charset=utf-8",
+                                .body = RenderMetrics(service)};
+  });
+  router->Register("/", [](const facade::HttpRequest&) {
+    return facade::HttpResponse{.content_type = "text/html; charset=utf-8", .body = RenderStatusPage()};
+  });
+}
+
+}  // namespace damselfly

@@ -1,0 +1,54 @@
+// Server statistics gathered from every thread, for INFO and /metrics.
+//
+// GatherStats runs one short task on each proactor thread (ProactorPool::AwaitOnAll):
+// each copies its own counters into its slot, so nothing is locked or shared and no
+// shard stops for longer than the copy.
+//
+// Thread-safety: GatherStats from a fiber (it waits for the threads), never from a task.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/server/server_state.h"
+
+namespace damselfly {
+
+// One thread's figures (or, in StatsSnapshot::total, their sum).
+struct ThreadSnapshot {
+  uint64_t connected_clients = 0, connections_received = 0, commands_processed = 0;
+  uint64_t shard_hops = 0, remote_commands = 0;
+  uint64_t hits = 0, misses = 0, expired = 0;
+  uint64_t net_input_bytes = 0, net_output_bytes = 0, error_replies = 0;
+  uint64_t tasks_run = 0;  // cross-thread tasks the thread ran (hops it served)
+  // Memory: keys and values (the shard's object heap) and the tables holding them.
+  uint64_t object_bytes = 0, table_bytes = 0, buckets = 0, entries = 0, inline_keys = 0;
+  uint64_t keys = 0;  // over all databases: the shard's size
+  bool has_shard = false;
+
+  uint64_t used_memory() const { return object_bytes + table_bytes; }
+};
+
+struct StatsSnapshot {
+  ThreadSnapshot total;
+  std::vector<ThreadSnapshot> threads;                 // by proactor index
+  std::vector<std::pair<uint64_t, uint64_t>> keyspace;  // per db: keys, keys with a TTL
+  std::vector<CommandCounters> commands;               // by CommandId::index, summed
+  std::vector<std::pair<std::string, uint64_t>> errors_by_code;  // sorted by code
+};
+
+StatsSnapshot GatherStats();
+
+// CONFIG RESETSTAT: zeroes the counters INFO stats/commandstats/errorstats show.
+void ResetStats();
+
+// Process figures shared by INFO and /metrics.
+int64_t UptimeSeconds();
+uint64_t RssBytes();
+uint64_t TotalSystemMemory();
+// The highest used_memory seen so far, after taking `used` into account.
+uint64_t UpdateUsedMemoryPeak(uint64_t used);
+
+}  // namespace damselfly
