@@ -1,0 +1,186 @@
+"""GET /metrics: the Prometheus text format (checked by prometheus_client's parser and by
+promtool), the values against INFO, and a real Prometheus scraping damselfly.
+damselfly only: redis-server has no /metrics."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from helpers import wait_for
+
+pytestmark = pytest.mark.damselfly_only
+
+# Every metric docs/metrics.md promises (family names, as the parser reports them:
+# counters without their _total suffix).
+REQUIRED_FAMILIES = {
+    "damselfly_instance_info": "gauge",
+    "damselfly_uptime_in_seconds": "gauge",
+    "damselfly_connected_clients": "gauge",
+    "damselfly_blocked_clients": "gauge",
+    "damselfly_memory_used_bytes": "gauge",
+    "damselfly_memory_max_bytes": "gauge",
+    "damselfly_memory_used_rss_bytes": "gauge",
+    "damselfly_commands_processed": "counter",
+    "damselfly_commands": "counter",
+    "damselfly_commands_duration_seconds": "counter",
+    "damselfly_keyspace_hits": "counter",
+    "damselfly_keyspace_misses": "counter",
+    "damselfly_expired_keys": "counter",
+    "damselfly_evicted_keys": "counter",
+    "damselfly_db_keys": "gauge",
+    "damselfly_db_keys_expiring": "gauge",
+    "damselfly_net_input_bytes": "counter",
+    "damselfly_net_output_bytes": "counter",
+    "damselfly_connections_received": "counter",
+    "damselfly_rejected_connections": "counter",
+    "damselfly_errors": "counter",
+    "damselfly_thread_commands_processed": "counter",
+    "damselfly_thread_connected_clients": "gauge",
+    "damselfly_shard_keys": "gauge",
+    "damselfly_shard_memory_used_bytes": "gauge",
+}
+
+
+def scrape(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        assert response.status == 200
+        return response.read().decode()
+
+
+def families(text):
+    return {f.name: f for f in text_string_to_metric_families(text)}
+
+
+def sample(fams, family, name, **labels):
+    for s in fams[family].samples:
+        if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
+            return s.value
+    return None
+
+
+def test_parses_with_prometheus_client(server):
+    c = server.client()
+    c.set("a", "1")
+    c.set("b", "2", ex=100)
+    c.get("a")
+    c.get("missing")
+    with pytest.raises(Exception):
+        c.execute_command("NOSUCHCOMMAND")
+    fams = families(scrape(server.port))
+    for name, kind in REQUIRED_FAMILIES.items():
+        assert name in fams, name
+        assert fams[name].type == kind, name
+        assert fams[name].documentation, name
+    assert sample(fams, "damselfly_commands", "damselfly_commands_total", cmd="set") == 2
+    assert sample(fams, "damselfly_commands", "damselfly_commands_total", cmd="get") == 2
+    assert sample(fams, "damselfly_commands_duration_seconds",
+                  "damselfly_commands_duration_seconds_total", cmd="set") > 0
+    assert sample(fams, "damselfly_db_keys", "damselfly_db_keys", db="db0") == 2
+    assert sample(fams, "damselfly_db_keys_expiring", "damselfly_db_keys_expiring", db="db0") == 1
+    assert sample(fams, "damselfly_keyspace_hits", "damselfly_keyspace_hits_total") == 1
+    assert sample(fams, "damselfly_keyspace_misses", "damselfly_keyspace_misses_total") == 1
+    assert sample(fams, "damselfly_errors", "damselfly_errors_total", err="ERR") >= 1
+    assert sample(fams, "damselfly_connected_clients", "damselfly_connected_clients") >= 1
+    # One series per thread (the test server runs 2), so an imbalance shows.
+    assert len(fams["damselfly_thread_commands_processed"].samples) == 2
+    shard_keys = [s.value for s in fams["damselfly_shard_keys"].samples]
+    assert sum(shard_keys) == 2
+
+
+def test_values_match_info(server):
+    c = server.client()
+    for i in range(10):
+        c.set(f"k{i}", "v")
+    info = c.info("all")
+    fams = families(scrape(server.port))
+    assert sample(fams, "damselfly_db_keys", "damselfly_db_keys", db="db0") == info["db0"]["keys"]
+    # Counters only grow between the INFO and the scrape.
+    processed = sample(fams, "damselfly_commands_processed", "damselfly_commands_processed_total")
+    assert processed >= info["total_commands_processed"]
+    assert sample(fams, "damselfly_net_input_bytes", "damselfly_net_input_bytes_total") >= \
+        info["total_net_input_bytes"]
+    assert sample(fams, "damselfly_commands", "damselfly_commands_total", cmd="set") == \
+        info["cmdstat_set"]["calls"]
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
+def test_promtool_check_metrics(server):
+    c = server.client()
+    c.set("a", "1")
+    c.get("a")
+    text = scrape(server.port)
+    result = subprocess.run(["promtool", "check", "metrics"], input=text.encode(),
+                            capture_output=True, timeout=30)
+    assert result.returncode == 0, result.stdout.decode() + result.stderr.decode()
+    assert result.stdout.decode().strip() == "" and result.stderr.decode().strip() == ""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def prometheus_query(port, query):
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": query})
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            body = json.loads(response.read())
+    except OSError:
+        return []
+    assert body["status"] == "success"
+    return body["data"]["result"]
+
+
+@pytest.mark.skipif(shutil.which("prometheus") is None, reason="prometheus not installed")
+def test_real_prometheus_scrapes(server):
+    workdir = tempfile.mkdtemp(prefix="damselfly-prometheus-")
+    config = os.path.join(workdir, "prometheus.yml")
+    with open(config, "w") as f:
+        f.write(f"""global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: damselfly
+    static_configs:
+      - targets: ['127.0.0.1:{server.port}']
+""")
+    port = free_port()
+    log = open(os.path.join(workdir, "prometheus.log"), "wb")
+    proc = subprocess.Popen(
+        ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={workdir}/data",
+         f"--web.listen-address=127.0.0.1:{port}"],
+        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        def up():
+            result = prometheus_query(port, 'up{job="damselfly"} == 1')
+            return len(result) == 1
+        assert wait_for(up, timeout=60, interval=0.2), open(os.path.join(workdir, "prometheus.log")).read()[-3000:]
+
+        def set_count():
+            result = prometheus_query(port, 'damselfly_commands_total{job="damselfly",cmd="set"}')
+            return float(result[0]["value"][1]) if result else 0.0
+
+        before = set_count()
+        c = server.client()
+        for i in range(25):
+            c.set(f"key{i}", "value")
+        assert wait_for(lambda: set_count() >= before + 25, timeout=30, interval=0.2), set_count()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        shutil.rmtree(workdir, ignore_errors=True)
