@@ -11,8 +11,9 @@ void CommandRegistry::Register(CommandId command) {
   std::string name = command.name;
   DCHECK_EQ(name, helio::AsciiStrToUpper(name));
   DCHECK(command.handler) << name;
-  CHECK_LT(commands_.size(), kMaxCommands);
-  command.index = commands_.size();
+  command.index = next_index_++;
+  for (SubcommandSpec& sub : command.subcommands) sub.index = next_index_++;
+  CHECK_LE(next_index_, kMaxCommands) << "raise CommandRegistry::kMaxCommands";
   auto [it, inserted] = commands_.emplace(std::move(name), std::move(command));
   CHECK(inserted) << "command registered twice: " << it->first;
 }

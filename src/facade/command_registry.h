@@ -57,6 +57,9 @@ struct SubcommandSpec {
   std::string name;    // upper case
   int arity = 0;       // counts the container's name and the subcommand's
   std::string syntax;  // the arguments after the subcommand, see command_docs.h
+  // Dense, shared with CommandId::index (assigned by Register): subcommands have their
+  // own counters, as in Redis's commandstats ("config|get").
+  uint16_t index = 0;
 };
 
 struct CommandId {
@@ -94,10 +97,18 @@ struct CommandId {
   void ForEachKeyIndex(size_t argc, Fn&& fn) const;
   // Case-insensitive; nullptr when this container has no such subcommand.
   const SubcommandSpec* FindSubcommand(std::string_view name) const;
+  // The counters slot of a call: its subcommand's when it names a known one, else this
+  // command's.
+  uint16_t StatsIndex(CmdArgList args) const {
+    if (subcommands.empty() || args.size() < 2) return index;
+    const SubcommandSpec* sub = FindSubcommand(args[1]);
+    return sub ? sub->index : index;
+  }
 };
 
 class CommandRegistry {
  public:
+  // Bounds CommandId::index and SubcommandSpec::index.
   static constexpr size_t kMaxCommands = 512;
 
   // REQUIRES: a new name.
@@ -132,6 +143,7 @@ class CommandRegistry {
  private:
   absl::flat_hash_map<std::string, CommandId, helio::StringViewHash, helio::StringViewEq>
       commands_;
+  size_t next_index_ = 0;
 };
 
 template <typename Fn>

@@ -76,7 +76,7 @@ uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& 
   handler(args, cntx);
   uint64_t end_ns = MonotonicNs();
   uint64_t duration_ns = end_ns - start_ns;
-  CommandCounters& counters = ServerState::tlocal()->commands[cid->index];
+  CommandCounters& counters = ServerState::tlocal()->commands[cid->StatsIndex(args)];
   ++counters.calls;
   counters.duration_ns += duration_ns;
   counters.failed += cntx->reply_builder()->errors_sent() != errors_before;
@@ -89,8 +89,8 @@ uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& 
   return end_ns;
 }
 
-void CountRejected(const facade::CommandId* cid) {
-  ++ServerState::tlocal()->commands[cid->index].rejected;
+void CountRejected(const facade::CommandId* cid, facade::CmdArgList args) {
+  ++ServerState::tlocal()->commands[cid->StatsIndex(args)].rejected;
 }
 
 void InitSlowlogFromFlags() {

@@ -26,7 +26,7 @@ uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& 
                     facade::CmdArgList args, facade::ConnectionContext* cntx, uint64_t start_ns);
 
 // A known command refused before it ran (wrong arity, not authenticated).
-void CountRejected(const facade::CommandId* cid);
+void CountRejected(const facade::CommandId* cid, facade::CmdArgList args);
 
 // Reads --slowlog_log_slower_than and --slowlog_max_len; call once at start-up.
 void InitSlowlogFromFlags();

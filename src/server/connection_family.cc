@@ -3,9 +3,11 @@
 #include <gflags/gflags.h>
 
 #include <algorithm>
+#include <mutex>
 
 
 
+#include "helio/base/spinlock.h"
 #include "helio/base/strings.h"
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
@@ -29,10 +31,22 @@ using facade::ReplyBuilder;
 using facade::RespConnection;
 using facade::RespVersion;
 
-// AUTH [user] password against --requirepass; only the "default" user exists.
+// The password in force: --requirepass until CONFIG SET requirepass changes it.
+struct PasswordState {
+  helio::SpinLock lock;
+  std::string value = FLAGS_requirepass;  // first used after the flags were parsed
+};
+
+PasswordState& Password() {
+  static PasswordState state;
+  return state;
+}
+
+// AUTH [user] password against the password in force; only the "default" user exists.
 bool CheckPassword(std::string_view user, std::string_view password) {
   if (user != "default") return false;  // user names are case-sensitive
-  return FLAGS_requirepass.empty() || password == FLAGS_requirepass;
+  std::string expected = RequirePass();
+  return expected.empty() || password == expected;
 }
 
 void CmdPing(CmdArgList args, ConnectionContext* cntx) {
@@ -53,7 +67,7 @@ void CmdQuit(CmdArgList args, ConnectionContext* cntx) {
 void CmdReset(CmdArgList args, ConnectionContext* cntx) {
   cntx->db_index = 0;
   cntx->name.clear();
-  cntx->authenticated = FLAGS_requirepass.empty();
+  cntx->authenticated = RequirePass().empty();
   cntx->reply_builder()->set_protocol(RespVersion::kResp2);
   cntx->reply_builder()->SendSimpleString("RESET");
 }
@@ -61,7 +75,7 @@ void CmdReset(CmdArgList args, ConnectionContext* cntx) {
 void CmdAuth(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   if (args.size() > 3) return rb->SendError(facade::kSyntaxErr);
-  if (args.size() == 2 && FLAGS_requirepass.empty()) {
+  if (args.size() == 2 && RequirePass().empty()) {
     return rb->SendError(
         "ERR AUTH <password> called without any password configured for the default user. "
         "Are you sure your configuration is correct?");
@@ -313,6 +327,18 @@ void CmdClient(CmdArgList args, ConnectionContext* cntx) {
 }
 
 }  // namespace
+
+std::string RequirePass() {
+  PasswordState& state = Password();
+  std::lock_guard guard(state.lock);
+  return state.value;
+}
+
+void SetRequirePass(std::string_view password) {
+  PasswordState& state = Password();
+  std::lock_guard guard(state.lock);
+  state.value.assign(password);
+}
 
 void ConnectionFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "src/facade/command_registry.h"
 
@@ -11,6 +12,12 @@ namespace damselfly {
 // The server's identity as clients see it (HELLO, INFO).
 inline constexpr char kRedisCompatVersion[] = "7.0.15";  // the Redis we behave like
 inline constexpr char kDamselflyVersion[] = "0.1.0";
+
+// The password clients must give (empty: none): --requirepass, or what CONFIG SET
+// requirepass set since. Thread-safe. Connections opened before a change keep their
+// authentication state, as in Redis.
+std::string RequirePass();
+void SetRequirePass(std::string_view password);
 
 class ConnectionFamily {
  public:

@@ -38,7 +38,6 @@ DEFINE_bool(primary_port_http_enabled, true,
 DEFINE_uint32(admin_port, 0, "A second port for RESP and HTTP, for operators; 0: none");
 DEFINE_string(admin_bind, "", "Address of --admin_port (empty: every address, like --bind)");
 DEFINE_bool(admin_nopass, false, "Commands on --admin_port need no AUTH even with --requirepass");
-DECLARE_string(requirepass);
 
 namespace {
 
@@ -73,17 +72,19 @@ bool AddAllListeners(helio::net::AcceptServer* server, damselfly::Service* servi
                      damselfly::MemcacheService* memcache_service,
                      const damselfly::facade::HttpRouter* http) {
   using damselfly::facade::RespConnection;
-  bool requires_auth = !FLAGS_requirepass.empty();
+  // The password can change at run time (CONFIG SET requirepass): each new connection
+  // looks at the one in force.
   const damselfly::facade::HttpRouter* main_http = FLAGS_primary_port_http_enabled ? http : nullptr;
   if (!AddListeners(server, FLAGS_bind, FLAGS_port, [=] {
+        bool requires_auth = !damselfly::RequirePass().empty();
         return std::make_unique<RespConnection>(service, requires_auth, main_http);
       })) {
     return false;
   }
   if (FLAGS_admin_port != 0) {
-    bool admin_auth = requires_auth && !FLAGS_admin_nopass;
     if (!AddListeners(server, FLAGS_admin_bind, FLAGS_admin_port, [=] {
-          return std::make_unique<RespConnection>(service, admin_auth, http);
+          bool requires_auth = !FLAGS_admin_nopass && !damselfly::RequirePass().empty();
+          return std::make_unique<RespConnection>(service, requires_auth, http);
         })) {
       return false;
     }

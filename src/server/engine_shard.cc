@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 
 #include "helio/fibers/fiber.h"
@@ -11,6 +13,7 @@ namespace damselfly {
 
 namespace {
 thread_local EngineShard* tl_shard = nullptr;
+std::atomic<unsigned> configured_hz{10};
 
 // Active expiry, as in Redis: sample keys with a TTL; while more than a quarter of a
 // sample had expired, the keyspace likely holds many more, so sample again, within a
@@ -22,9 +25,9 @@ constexpr auto kCycleBudget = std::chrono::microseconds(1000);
 void EngineShard::InitThreadLocal(ShardId id, unsigned dbnum, unsigned hz) {
   CHECK(tl_shard == nullptr);
   core::InitThreadObjHeap();  // before any key or value is allocated here
+  set_hz(hz);
   tl_shard = new EngineShard(id, dbnum);
-  tl_shard->expiry_fiber_ =
-      helio::fibers::Launch([shard = tl_shard, hz] { shard->RunExpiryCycles(hz); });
+  tl_shard->expiry_fiber_ = helio::fibers::Launch([shard = tl_shard] { shard->RunExpiryCycles(); });
 }
 
 void EngineShard::DestroyThreadLocal() {
@@ -39,9 +42,14 @@ void EngineShard::DestroyThreadLocal() {
 
 EngineShard* EngineShard::tlocal() { return tl_shard; }
 
-void EngineShard::RunExpiryCycles(unsigned hz) {
-  const auto period = std::chrono::microseconds(1000000 / std::max(1u, hz));
-  while (!stop_expiry_.WaitFor(period)) {
+unsigned EngineShard::hz() { return configured_hz.load(std::memory_order_relaxed); }
+
+void EngineShard::set_hz(unsigned hz) {
+  configured_hz.store(std::clamp(hz, 1u, 500u), std::memory_order_relaxed);
+}
+
+void EngineShard::RunExpiryCycles() {
+  while (!stop_expiry_.WaitFor(std::chrono::microseconds(1000000 / hz()))) {
     if (flush_at_ms_ != 0 && UnixTimeMs() >= flush_at_ms_) {
       db_slice_.FlushDb(flush_db_);
       flush_at_ms_ = 0;

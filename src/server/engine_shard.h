@@ -29,6 +29,11 @@ class EngineShard {
   // This thread's shard, or nullptr on a thread without one.
   static EngineShard* tlocal();
 
+  // Expiry cycles per second on every shard (CONFIG SET hz); thread-safe, and the
+  // shards pick a new value up at their next cycle. Clamped to [1, 500] as Redis does.
+  static unsigned hz();
+  static void set_hz(unsigned hz);
+
   ShardId shard_id() const { return shard_id_; }
   DbSlice& db_slice() { return db_slice_; }
   absl::BitGen& rng() { return rng_; }
@@ -43,7 +48,7 @@ class EngineShard {
 
  private:
   EngineShard(ShardId id, unsigned dbnum) : shard_id_(id), db_slice_(dbnum) {}
-  void RunExpiryCycles(unsigned hz);
+  void RunExpiryCycles();
 
   const ShardId shard_id_;
   DbSlice db_slice_;

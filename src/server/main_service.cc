@@ -6,12 +6,14 @@
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/command_accounting.h"
+#include "src/server/config_family.h"
 #include "src/server/connection_family.h"
 #include "src/server/debug_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/generic_family.h"
 #include "src/server/server_family.h"
 #include "src/server/server_state.h"
+#include "src/server/slowlog_family.h"
 #include "src/server/string_family.h"
 
 namespace damselfly {
@@ -31,6 +33,8 @@ Service::Service(helio::io::ProactorPool* pool) : pool_(pool) {}
 void Service::RegisterCommands() {
   ConnectionFamily::Register(&registry_);
   ServerFamily::Register(this, &registry_);
+  ConfigFamily::Register(&registry_);
+  SlowlogFamily::Register(&registry_);
   StringFamily::Register(&registry_);
   GenericFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
@@ -41,12 +45,12 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
   const CommandId* cid = registry_.Validate(args, &error);
   if (cid == nullptr) {
     cntx->reply_builder()->SendError(error);
-    if (const CommandId* known = registry_.Find(args[0])) CountRejected(known);
+    if (const CommandId* known = registry_.Find(args[0])) CountRejected(known, args);
     return nullptr;
   }
   if (!cntx->authenticated && !(cid->flags & facade::kCmdNoAuth)) {
     cntx->reply_builder()->SendError(facade::kNoAuthErr);
-    CountRejected(cid);
+    CountRejected(cid, args);
     return nullptr;
   }
   return cid;

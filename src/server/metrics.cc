@@ -6,6 +6,7 @@
 
 #include "helio/base/strings.h"
 #include "src/server/main_service.h"
+#include "src/server/config_family.h"
 #include "src/server/connection_family.h"
 #include "src/server/server_stats.h"
 
@@ -103,16 +104,14 @@ std::string RenderMetrics(Service* service) {
   w.Single("memory_used_peak_bytes", "gauge", "The highest memory_used_bytes observed.",
            UpdateUsedMemoryPeak(t.used_memory()));
   w.Single("memory_used_rss_bytes", "gauge", "Resident set size of the process.", RssBytes());
-  w.Single("memory_max_bytes", "gauge", "The maxmemory limit; 0 means none.", 0);
+  w.Single("memory_max_bytes", "gauge", "The maxmemory limit; 0 means none.", MaxMemoryBytes());
   w.Single("commands_processed_total", "counter", "Commands received, errors included.",
            t.commands_processed);
 
   w.Family("commands_total", "counter", "Calls of each command that ran.");
   auto for_each_called = [&](auto&& fn) {
-    service->registry().ForEach([&](const facade::CommandId& cid) {
-      const CommandCounters& c = stats.commands[cid.index];
-      if (c.calls || c.rejected || c.failed) fn(Label("cmd", helio::AsciiStrToLower(cid.name)), c);
-    });
+    ForEachCommandStat(service->registry(), stats,
+                       [&](const std::string& name, const CommandCounters& c) { fn(Label("cmd", name), c); });
   };
   for_each_called([&](const std::string& label, const CommandCounters& c) { w.Sample(label, c.calls); });
   w.Family("commands_duration_seconds_total", "counter", "Time spent running each command.");

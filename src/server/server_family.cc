@@ -15,6 +15,7 @@
 #include "src/facade/command_docs.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
+#include "src/server/config_family.h"
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/main_service.h"
@@ -23,7 +24,6 @@
 #include "src/server/command_accounting.h"
 
 DECLARE_uint32(port);
-DECLARE_uint32(hz);
 DECLARE_uint32(dbnum);
 
 namespace damselfly {
@@ -113,8 +113,8 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("server_time_usec", UnixTimeMs() * 1000);
     field("uptime_in_seconds", uptime_s);
     field("uptime_in_days", uptime_s / 86400);
-    field("hz", FLAGS_hz);
-    field("configured_hz", FLAGS_hz);
+    field("hz", EngineShard::hz());
+    field("configured_hz", EngineShard::hz());
     field("executable", "damselfly");
     field("config_file", "");
     field("damselfly_version", kDamselflyVersion);
@@ -147,9 +147,9 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("used_memory_peak_human", HumanBytes(peak));
     field("total_system_memory", total);
     field("total_system_memory_human", HumanBytes(total));
-    field("maxmemory", 0);
-    field("maxmemory_human", "0B");
-    field("maxmemory_policy", "noeviction");
+    field("maxmemory", MaxMemoryBytes());
+    field("maxmemory_human", HumanBytes(MaxMemoryBytes()));
+    field("maxmemory_policy", MaxMemoryPolicy());
     field("mem_fragmentation_ratio", FormatDouble("%.2f", used ? double(rss) / used : 0.0));
     field("mem_allocator", "mimalloc");
     field("table_used_memory", totals.table_bytes);
@@ -215,11 +215,10 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
   // Not in the default set, as with Redis: only named, "all" or "everything".
   if (show_extra("commandstats")) {
     header("Commandstats");
-    service->registry().ForEach([&](const CommandId& cid) {
-      const CommandCounters& c = stats.commands[cid.index];
-      if (c.calls == 0 && c.rejected == 0 && c.failed == 0) return;
+    ForEachCommandStat(service->registry(), stats, [&](const std::string& name,
+                                                       const CommandCounters& c) {
       uint64_t usec = c.duration_ns / 1000;
-      field(helio::StrCat("cmdstat_", helio::AsciiStrToLower(cid.name)),
+      field(helio::StrCat("cmdstat_", name),
             helio::StrCat("calls=", c.calls, ",usec=", usec, ",usec_per_call=",
                           FormatDouble("%.2f", c.calls ? double(usec) / c.calls : 0.0),
                           ",rejected_calls=", c.rejected, ",failed_calls=", c.failed));

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <fstream>
 
+#include "helio/base/strings.h"
 #include "helio/base/time.h"
 #include "src/core/obj_malloc.h"
 #include "src/facade/facade_stats.h"
@@ -117,6 +118,21 @@ StatsSnapshot GatherStats() {
     }
   }
   return out;
+}
+
+void ForEachCommandStat(const facade::CommandRegistry& registry, const StatsSnapshot& stats,
+                        const std::function<void(const std::string&, const CommandCounters&)>& fn) {
+  auto visit = [&](std::string name, uint16_t index) {
+    const CommandCounters& c = stats.commands[index];
+    if (c.calls || c.rejected || c.failed) fn(name, c);
+  };
+  registry.ForEach([&](const facade::CommandId& cid) {
+    std::string name = helio::AsciiStrToLower(cid.name);
+    visit(name, cid.index);
+    for (const facade::SubcommandSpec& sub : cid.subcommands) {
+      visit(helio::StrCat(name, "|", helio::AsciiStrToLower(sub.name)), sub.index);
+    }
+  });
 }
 
 void ResetStats() {

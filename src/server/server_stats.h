@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,11 @@ struct StatsSnapshot {
 };
 
 StatsSnapshot GatherStats();
+
+// Calls fn(name, counters) for every command and subcommand with calls or rejections
+// in `stats`; names as commandstats shows them: "get", "config|get".
+void ForEachCommandStat(const facade::CommandRegistry& registry, const StatsSnapshot& stats,
+                        const std::function<void(const std::string&, const CommandCounters&)>& fn);
 
 // CONFIG RESETSTAT: zeroes the counters INFO stats/commandstats/errorstats show.
 void ResetStats();

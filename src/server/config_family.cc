@@ -1,0 +1,258 @@
+#include "src/server/config_family.h"
+
+#include <gflags/gflags.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "helio/base/strings.h"
+#include "src/core/glob_matcher.h"
+#include "src/facade/error.h"
+#include "src/server/arg_parsing.h"
+#include "src/server/command_accounting.h"
+#include "src/server/connection_family.h"
+#include "src/server/engine_shard.h"
+#include "src/server/server_stats.h"
+
+DEFINE_string(maxmemory, "0", "Memory limit reported to clients (e.g. 4gb); 0: none. Not enforced yet");
+DECLARE_uint32(port);
+DECLARE_string(bind);
+DECLARE_uint32(dbnum);
+DECLARE_int32(tcp_backlog);
+DECLARE_uint64(proto_max_bulk_len);
+
+namespace damselfly {
+
+namespace {
+
+using facade::CmdArgList;
+using facade::ConnectionContext;
+using facade::ReplyBuilder;
+
+constexpr std::string_view kPolicies[] = {"volatile-lru", "volatile-lfu", "volatile-random",
+                                          "volatile-ttl", "allkeys-lru",  "allkeys-lfu",
+                                          "allkeys-random", "noeviction"};
+constexpr size_t kNoEviction = 7;
+
+std::atomic<uint64_t> maxmemory_bytes{0};
+std::atomic<size_t> maxmemory_policy{kNoEviction};
+
+// Checks `value` for a parameter; returns the reason it is refused, or "" when valid.
+// With apply, also makes it the parameter's value (only called once all are valid).
+using Setter = std::function<std::string(std::string_view value, bool apply)>;
+
+struct ConfigParam {
+  std::string_view name;
+  std::function<std::string()> get;
+  Setter set;  // nullptr: immutable
+};
+
+std::string RangeError(int64_t min, int64_t max) {
+  return helio::StrCat("argument must be between ", min, " and ", max, " inclusive");
+}
+
+// An integer parameter within [min, max]; `store` applies it.
+Setter IntegerSetter(int64_t min, int64_t max, std::function<void(int64_t)> store) {
+  return [=](std::string_view value, bool apply) -> std::string {
+    std::optional<int64_t> parsed = ParseInt64(value);
+    if (!parsed) return "argument couldn't be parsed into an integer";
+    if (*parsed < min || *parsed > max) return RangeError(min, max);
+    if (apply) store(*parsed);
+    return "";
+  };
+}
+
+const std::vector<ConfigParam>& Params() {
+  constexpr int64_t kMaxLong = std::numeric_limits<int64_t>::max();
+  static const std::vector<ConfigParam> params = {
+      {"maxmemory", [] { return helio::StrCat(MaxMemoryBytes()); },
+       [](std::string_view value, bool apply) -> std::string {
+         std::optional<uint64_t> bytes = ParseMemoryValue(value);
+         if (!bytes) return "argument must be a memory value";
+         if (apply) maxmemory_bytes.store(*bytes, std::memory_order_relaxed);
+         return "";
+       }},
+      {"maxmemory-policy", [] { return MaxMemoryPolicy(); },
+       [](std::string_view value, bool apply) -> std::string {
+         for (size_t i = 0; i < std::size(kPolicies); ++i) {
+           if (!helio::EqualsIgnoreCase(value, kPolicies[i])) continue;
+           if (apply) maxmemory_policy.store(i, std::memory_order_relaxed);
+           return "";
+         }
+         std::string choices;
+         for (std::string_view policy : kPolicies) {
+           helio::StrAppend(&choices, choices.empty() ? "" : ", ", policy);
+         }
+         return helio::StrCat("argument(s) must be one of the following: ", choices);
+       }},
+      {"requirepass", [] { return RequirePass(); },
+       [](std::string_view value, bool apply) -> std::string {
+         if (apply) SetRequirePass(value);
+         return "";
+       }},
+      {"hz", [] { return helio::StrCat(EngineShard::hz()); },
+       IntegerSetter(0, std::numeric_limits<int32_t>::max(),
+                     [](int64_t hz) { EngineShard::set_hz(unsigned(hz)); })},
+      {"slowlog-log-slower-than", [] { return helio::StrCat(SlowlogThresholdUs()); },
+       IntegerSetter(-1, kMaxLong, SetSlowlogThresholdUs)},
+      {"slowlog-max-len", [] { return helio::StrCat(SlowlogMaxLen()); },
+       IntegerSetter(0, kMaxLong, SetSlowlogMaxLen)},
+      {"port", [] { return helio::StrCat(FLAGS_port); }, nullptr},
+      {"bind", [] { return FLAGS_bind.empty() ? std::string("* -::*") : FLAGS_bind; }, nullptr},
+      {"databases", [] { return helio::StrCat(FLAGS_dbnum); }, nullptr},
+      {"tcp-backlog", [] { return helio::StrCat(FLAGS_tcp_backlog); }, nullptr},
+      {"proto-max-bulk-len", [] { return helio::StrCat(FLAGS_proto_max_bulk_len); }, nullptr},
+      {"dir", [] {
+         char buf[4096];
+         return std::string(getcwd(buf, sizeof(buf)) ? buf : "");
+       }, nullptr},
+      {"dbfilename", [] { return std::string("dump.rdb"); }, nullptr},
+      {"save", [] { return std::string(); }, nullptr},
+      {"appendonly", [] { return std::string("no"); }, nullptr},
+      {"timeout", [] { return std::string("0"); }, nullptr},
+      {"maxclients", [] { return std::string("10000"); }, nullptr},
+  };
+  return params;
+}
+
+const ConfigParam* FindParam(std::string_view name) {
+  for (const ConfigParam& param : Params()) {
+    if (helio::EqualsIgnoreCase(param.name, name)) return &param;
+  }
+  return nullptr;
+}
+
+bool IsGlob(std::string_view pattern) { return pattern.find_first_of("*?[") != std::string_view::npos; }
+
+// CONFIG GET pattern [pattern ...]: each matching parameter once. A pattern without glob
+// characters is looked up case-insensitively and echoed as given, as Redis does.
+void ConfigGet(CmdArgList args, ReplyBuilder* rb) {
+  std::vector<std::pair<std::string, std::string>> found;
+  std::vector<const ConfigParam*> seen;
+  auto add = [&](const ConfigParam* param, std::string_view shown_name) {
+    if (std::find(seen.begin(), seen.end(), param) != seen.end()) return;
+    seen.push_back(param);
+    found.emplace_back(std::string(shown_name), param->get());
+  };
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (!IsGlob(args[i])) {
+      if (const ConfigParam* param = FindParam(args[i])) add(param, args[i]);
+      continue;
+    }
+    for (const ConfigParam& param : Params()) {
+      if (core::GlobMatch(args[i], param.name, true)) add(&param, param.name);
+    }
+  }
+  rb->StartMap(found.size());
+  for (const auto& [name, value] : found) {
+    rb->SendBulk(name);
+    rb->SendBulk(value);
+  }
+}
+
+// CONFIG SET name value [name value ...]: all or nothing.
+void ConfigSet(CmdArgList args, ReplyBuilder* rb) {
+  if (args.size() % 2 != 0) return rb->SendError(facade::kSyntaxErr);
+  std::vector<const ConfigParam*> params;
+  auto failed = [&](std::string_view name, std::string_view reason) {
+    rb->SendError(helio::StrCat("ERR CONFIG SET failed (possibly related to argument '", name,
+                                "') - ", reason));
+  };
+  for (size_t i = 2; i < args.size(); i += 2) {
+    const ConfigParam* param = FindParam(args[i]);
+    if (param == nullptr) {
+      return rb->SendError(
+          helio::StrCat("ERR Unknown option or number of arguments for CONFIG SET - '", args[i], "'"));
+    }
+    if (std::find(params.begin(), params.end(), param) != params.end()) {
+      return failed(args[i], "duplicate parameter");
+    }
+    if (!param->set) return failed(args[i], "can't set immutable config");
+    params.push_back(param);
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::string error = params[i]->set(args[2 + 2 * i + 1], false);
+    if (!error.empty()) return failed(args[2 + 2 * i], error);
+  }
+  for (size_t i = 0; i < params.size(); ++i) params[i]->set(args[2 + 2 * i + 1], true);
+  rb->SendOk();
+}
+
+void CmdConfig(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::string_view sub = args[1];  // validated by the dispatcher (see Register)
+  if (ArgIs(sub, "GET")) return ConfigGet(args, rb);
+  if (ArgIs(sub, "SET")) return ConfigSet(args, rb);
+  if (ArgIs(sub, "RESETSTAT")) {
+    ResetStats();
+    return rb->SendOk();
+  }
+  if (ArgIs(sub, "REWRITE")) return rb->SendError("ERR The server is running without a config file");
+  static constexpr std::string_view kHelp[] = {
+      "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GET <pattern>",
+      "    Return parameters matching the glob-like <pattern> and their values.",
+      "SET <directive> <value>",
+      "    Set the configuration <directive> to <value>.",
+      "RESETSTAT",
+      "    Reset statistics reported by the INFO command.",
+      "REWRITE",
+      "    Rewrite the configuration file.",
+      "HELP",
+      "    Prints this help.",
+  };
+  rb->SendSimpleStringArray(kHelp);
+}
+
+}  // namespace
+
+uint64_t MaxMemoryBytes() { return maxmemory_bytes.load(std::memory_order_relaxed); }
+
+std::string MaxMemoryPolicy() {
+  return std::string(kPolicies[maxmemory_policy.load(std::memory_order_relaxed)]);
+}
+
+std::optional<uint64_t> ParseMemoryValue(std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  std::string_view unit = text.substr(digits);
+  uint64_t multiplier = 0;
+  struct Unit {
+    std::string_view name;
+    uint64_t multiplier;
+  } constexpr kUnits[] = {{"", 1},         {"b", 1},          {"k", 1000},
+                          {"kb", 1024},    {"m", 1000000},    {"mb", 1 << 20},
+                          {"g", 1000000000}, {"gb", 1ull << 30}};
+  for (const Unit& u : kUnits) {
+    if (helio::EqualsIgnoreCase(unit, u.name)) multiplier = u.multiplier;
+  }
+  uint64_t value = 0;
+  if (digits == 0 || multiplier == 0 || !helio::SimpleAtoi(text.substr(0, digits), &value)) {
+    return std::nullopt;
+  }
+  if (value > std::numeric_limits<uint64_t>::max() / multiplier) return std::nullopt;
+  return value * multiplier;
+}
+
+void ConfigFamily::Register(facade::CommandRegistry* registry) {
+  using namespace facade;
+  std::optional<uint64_t> maxmemory = ParseMemoryValue(FLAGS_maxmemory);
+  CHECK(maxmemory) << "--maxmemory: not a memory value: " << FLAGS_maxmemory;
+  maxmemory_bytes.store(*maxmemory, std::memory_order_relaxed);
+  InitSlowlogFromFlags();
+  registry->Register(CommandId{
+      .name = "CONFIG", .arity = -2, .flags = kCmdLoading | kCmdStale | kCmdNoScript | kCmdAdmin,
+      .acl = kAclSlow | kAclAdmin | kAclDangerous, .group = "server",
+      .summary = "A container for server configuration commands", .since = "2.0.0",
+      .handler = CmdConfig,
+      .subcommands = {{"GET", -3, "parameter [parameter ...]"},
+                      {"SET", -4, "parameter value [parameter value ...]"},
+                      {"RESETSTAT", 2, ""},
+                      {"REWRITE", 2, ""},
+                      {"HELP", 2, ""}}});
+}
+
+}  // namespace damselfly

@@ -1,0 +1,34 @@
+// CONFIG GET / SET / RESETSTAT / HELP with Redis's replies and error texts, over the
+// settings damselfly has. Settable at run time: maxmemory, maxmemory-policy,
+// requirepass, hz, slowlog-log-slower-than, slowlog-max-len. The others are reported
+// and refused as immutable.
+//
+// Thread-safety: the handlers run on connection fibers; every settable value lives in
+// an atomic or behind a lock, since any thread may read it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "src/facade/command_registry.h"
+
+namespace damselfly {
+
+class ConfigFamily {
+ public:
+  // Also applies --maxmemory and the slow log flags.
+  static void Register(facade::CommandRegistry* registry);
+};
+
+// maxmemory in bytes (0: no limit) and maxmemory-policy, for INFO and /metrics. The
+// limit is reported, not enforced yet: nothing is evicted and no write gets -OOM.
+uint64_t MaxMemoryBytes();
+std::string MaxMemoryPolicy();
+
+// A memory value as Redis's memtoull reads it: digits with an optional unit (b, k, kb,
+// m, mb, g, gb; k = 1000, kb = 1024; case-insensitive).
+std::optional<uint64_t> ParseMemoryValue(std::string_view text);
+
+}  // namespace damselfly
