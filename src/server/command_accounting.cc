@@ -7,6 +7,7 @@
 
 #include "helio/base/strings.h"
 #include "helio/base/time.h"
+#include "src/server/monitor.h"
 #include "src/server/server_state.h"
 
 DEFINE_int64(slowlog_log_slower_than, 10000,
@@ -80,6 +81,9 @@ uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& 
   ++counters.calls;
   counters.duration_ns += duration_ns;
   counters.failed += cntx->reply_builder()->errors_sent() != errors_before;
+  if (MonitorsActive()) [[unlikely]] {
+    FeedMonitors(cid, args, cntx);
+  }
   int64_t threshold_us = SlowlogThresholdUs();
   // AUTH and HELLO carry passwords: they stay out of the log.
   if (threshold_us >= 0 && duration_ns >= uint64_t(threshold_us) * 1000 &&

@@ -19,6 +19,7 @@
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/main_service.h"
+#include "src/server/monitor.h"
 #include "src/server/server_state.h"
 #include "src/server/server_stats.h"
 #include "src/server/command_accounting.h"
@@ -479,6 +480,9 @@ void ServerFamily::Register(Service* service, facade::CommandRegistry* registry)
   add("SHUTDOWN", "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]", -1, kCmdAdmin | kCmdNoScript | kAnytime | kCmdNoMulti | kCmdAllowBusy,
       kAclAdmin | kAclSlow | kAclDangerous, "Synchronously save the dataset to disk and then shut down the server",
       "1.0.0", with_service(CmdShutdown));
+  add("MONITOR", "", 1, kCmdAdmin | kCmdNoScript | kAnytime, kAclAdmin | kAclSlow | kAclDangerous,
+      "Listen for all requests received by the server in real time", "1.0.0",
+      [](CmdArgList, ConnectionContext* cntx) { ServeMonitor(cntx); });
   registry->Register(CommandId{
       .name = "COMMAND", .arity = -1, .flags = kAnytime, .acl = kAclSlow | kAclConnection,
       .group = "server", .summary = "Get array of Redis command details", .since = "2.8.13",

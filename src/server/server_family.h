@@ -1,4 +1,4 @@
-// Server commands: INFO, DBSIZE, FLUSHDB, FLUSHALL, TIME, SHUTDOWN, COMMAND.
+// Server commands: INFO, DBSIZE, FLUSHDB, FLUSHALL, TIME, SHUTDOWN, MONITOR, COMMAND.
 // They run on the connection's fiber and visit the shards they need.
 #pragma once
 

@@ -38,8 +38,8 @@ std::vector<SlowLogEntry> CollectNewest(size_t limit) {
 
 void SlowlogGet(CmdArgList args, ReplyBuilder* rb) {
   if (args.size() > 3) {
-    return rb->SendError(
-        "ERR unknown subcommand or wrong number of arguments for 'get'. Try SLOWLOG HELP.");
+    return rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '",
+                                       args[1], "'. Try SLOWLOG HELP."));
   }
   int64_t count = kDefaultGetCount;
   if (args.size() == 3) {

@@ -1,0 +1,156 @@
+"""SLOWLOG and MONITOR, validated against redis-server 7.0 (DAMSELFLY_TEST_TARGET=redis)."""
+
+import re
+import time
+
+import pytest
+
+from helpers import err
+
+MONITOR_LINE = re.compile(r'^\d{10}\.\d{6} \[(\d+) ([0-9.]+:\d+)\] (.*)$')
+
+
+@pytest.fixture
+def slowlog_all(server):
+    """Logs every command for the test, with a clean slow log."""
+    c = server.raw()
+    assert c("CONFIG", "SET", "slowlog-log-slower-than", "0") == "OK"
+    assert c("SLOWLOG", "RESET") == "OK"
+    yield c
+    c("CONFIG", "SET", "slowlog-log-slower-than", "10000", "slowlog-max-len", "128")
+    c("SLOWLOG", "RESET")
+
+
+def test_slowlog_entries(server, slowlog_all):
+    c = slowlog_all
+    other = server.raw()
+    assert other("CLIENT", "SETNAME", "worker") == "OK"
+    assert other("SET", "key", "value") == "OK"
+    entries = c("SLOWLOG", "GET", "2")
+    assert len(entries) == 2
+    newest, older = entries
+    assert newest[0] > older[0]  # ids grow
+    entry_id, stamp, duration, args, addr, name = newest
+    assert args == [b"SET", b"key", b"value"]
+    assert abs(stamp - time.time()) < 60 and duration >= 0
+    assert re.match(rb"^127\.0\.0\.1:\d+$", addr) and name == b"worker"
+    assert older[3] == [b"CLIENT", b"SETNAME", b"worker"]
+
+
+def test_slowlog_len_reset_and_default_count(server, slowlog_all):
+    c = slowlog_all
+    for i in range(15):
+        c("SET", f"k{i}", "v")
+    assert c("SLOWLOG", "LEN") >= 15
+    assert len(c("SLOWLOG", "GET")) == 10
+    assert len(c("SLOWLOG", "GET", "-1")) >= 15
+    assert c("SLOWLOG", "GET", "0") == []
+    assert c("SLOWLOG", "RESET") == "OK"
+    assert c("SLOWLOG", "LEN") <= 1  # the RESET itself may be logged
+
+
+def test_slowlog_max_len_and_disabling(server, slowlog_all):
+    c = slowlog_all
+    assert c("CONFIG", "SET", "slowlog-max-len", "3") == "OK"
+    for i in range(10):
+        c("SET", f"k{i}", "v")
+    entries = c("SLOWLOG", "GET", "-1")
+    assert len(entries) == 3
+    assert [e[3] for e in entries] == [[b"SET", b"k9", b"v"], [b"SET", b"k8", b"v"],
+                                       [b"SET", b"k7", b"v"]]
+    assert c("CONFIG", "SET", "slowlog-log-slower-than", "-1") == "OK"
+    c("SLOWLOG", "RESET")
+    c("SET", "x", "y")
+    assert c("SLOWLOG", "LEN") == 0
+
+
+def test_slowlog_shortens_long_commands(server, slowlog_all):
+    c = slowlog_all
+    c("DEL", *[f"k{i}" for i in range(40)])
+    c("SET", "big", "x" * 200)
+    big, many = c("SLOWLOG", "GET", "2")
+    assert big[3] == [b"SET", b"big", b"x" * 128 + b"... (72 more bytes)"]
+    assert len(many[3]) == 32
+    assert many[3][-1] == b"... (10 more arguments)"
+    assert many[3][30] == b"k29"
+
+
+def test_slowlog_errors(server):
+    c = server.raw()
+    assert c("SLOWLOG", "GET", "-2") == err("ERR count should be greater than or equal to -1")
+    assert c("SLOWLOG", "GET", "abc") == err("ERR count should be greater than or equal to -1")
+    assert c("SLOWLOG", "GET", "1", "2") == err(
+        "ERR unknown subcommand or wrong number of arguments for 'GET'. Try SLOWLOG HELP.")
+    assert c("SLOWLOG", "get", "1", "2") == err(
+        "ERR unknown subcommand or wrong number of arguments for 'get'. Try SLOWLOG HELP.")
+    assert c("SLOWLOG", "LEN", "x") == err("ERR wrong number of arguments for 'slowlog|len' command")
+    assert c("SLOWLOG") == err("ERR wrong number of arguments for 'slowlog' command")
+    assert c("SLOWLOG", "HELP")[0] == "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+
+
+# ------------------------------------------------------------------------- MONITOR
+
+
+def read_monitor_lines(monitor, count, timeout=5.0):
+    lines = []
+    deadline = time.monotonic() + timeout
+    while len(lines) < count and time.monotonic() < deadline:
+        reply = monitor.read()
+        lines.append(reply)
+    return lines
+
+
+def test_monitor_streams_commands_of_every_client(server):
+    monitor = server.raw()
+    assert monitor("MONITOR") == "OK"
+    a, b = server.raw(), server.raw()
+    assert a("SET", "k", 'a"b\\c') == "OK"
+    assert b("SELECT", "2") == "OK"
+    assert b("GET", "nokey") is None
+    assert a("set", "bin", b"a\x01\xff\n") == "OK"
+    b("GET")  # an arity error: not shown
+    b("CONFIG", "GET", "hz")  # admin commands are not shown
+    assert a("AUTH", "x") == err(
+        "ERR AUTH <password> called without any password configured for the default user. "
+        "Are you sure your configuration is correct?")
+    assert b("PING") == "PONG"
+    lines = read_monitor_lines(monitor, 6)
+    parsed = [MONITOR_LINE.match(line) for line in lines]
+    assert all(parsed), lines
+    assert [(m.group(1), m.group(3)) for m in parsed] == [
+        ("0", '"SET" "k" "a\\"b\\\\c"'),
+        ("2", '"SELECT" "2"'),
+        ("2", '"GET" "nokey"'),
+        ("0", '"set" "bin" "a\\x01\\xff\\n"'),
+        ("0", '"AUTH" "(redacted)"'),
+        ("2", '"PING"'),
+    ]
+
+
+def test_monitor_sees_many_threads_and_pipelines(server):
+    monitor = server.raw()
+    assert monitor("MONITOR") == "OK"
+    clients = [server.raw() for _ in range(4)]
+    for n, c in enumerate(clients):
+        c.send_many([("SET", f"key:{n}:{i}", "v") for i in range(5)])
+    for c in clients:
+        for _ in range(5):
+            assert c.read() == "OK"
+    lines = read_monitor_lines(monitor, 20)
+    assert len(lines) == 20
+    keys = sorted(re.search(r'"(key:\d+:\d+)"', line).group(1) for line in lines)
+    assert keys == sorted(f"key:{n}:{i}" for n in range(4) for i in range(5))
+    # Each client's commands arrive in its order.
+    for n in range(4):
+        mine = [line for line in lines if f'"key:{n}:' in line]
+        assert mine == sorted(mine, key=lambda l: int(re.search(rf'key:{n}:(\d+)', l).group(1)))
+
+
+def test_monitor_ends_when_its_client_leaves(server):
+    monitor = server.raw()
+    assert monitor("MONITOR") == "OK"
+    monitor.close()
+    c = server.client()
+    for i in range(20):
+        c.set(f"k{i}", "v")
+    assert c.ping()
