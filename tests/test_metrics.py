@@ -3,6 +3,7 @@ promtool), the values against INFO, and a real Prometheus scraping damselfly.
 damselfly only: redis-server has no /metrics."""
 
 import json
+import re
 import os
 import shutil
 import socket
@@ -15,6 +16,7 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from conftest import REPO_ROOT
 from helpers import wait_for
 
 pytestmark = pytest.mark.damselfly_only
@@ -124,18 +126,52 @@ def test_promtool_check_metrics(server):
     assert result.stdout.decode().strip() == "" and result.stderr.decode().strip() == ""
 
 
+def documented_metrics():
+    with open(os.path.join(REPO_ROOT, "docs", "metrics.md")) as f:
+        return set(re.findall(r"^\| `(damselfly_[a-z_]+)` \|", f.read(), re.M))
+
+
+def exposed_metrics(text):
+    return {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
+
+
+def test_docs_list_every_metric(server):
+    c = server.client()
+    c.set("a", "1")
+    with pytest.raises(Exception):
+        c.execute_command("NOSUCH")
+    assert exposed_metrics(scrape(server.port)) == documented_metrics()
+
+
+def dashboard_queries():
+    with open(os.path.join(REPO_ROOT, "tools", "grafana-dashboard.json")) as f:
+        dashboard = json.load(f)
+    return [target["expr"].replace("$__rate_interval", "1m").replace("$instance", ".*")
+            for panel in dashboard["panels"] for target in panel["targets"]]
+
+
+def test_dashboard_uses_only_exposed_metrics(server):
+    exposed = exposed_metrics(scrape(server.port))
+    for query in dashboard_queries():
+        for name in re.findall(r"damselfly_[a-z_]+", query):
+            assert name in exposed, (name, query)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def prometheus_query(port, query):
+def prometheus_query(port, query, strict=False):
+    """The query's result vector; [] while Prometheus is not up yet (unless strict)."""
     url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": query})
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
             body = json.loads(response.read())
-    except OSError:
+    except OSError as e:
+        if strict:
+            raise AssertionError(f"{query}: {e}") from e
         return []
     assert body["status"] == "success"
     return body["data"]["result"]
@@ -175,6 +211,9 @@ scrape_configs:
         for i in range(25):
             c.set(f"key{i}", "value")
         assert wait_for(lambda: set_count() >= before + 25, timeout=30, interval=0.2), set_count()
+        # Every query of the Grafana dashboard is valid PromQL over these series.
+        for query in dashboard_queries():
+            prometheus_query(port, query, strict=True)
     finally:
         proc.terminate()
         try:
