@@ -22,6 +22,10 @@ std::optional<long double> ParseLongDouble(std::string_view text);
 // a trailing point removed; integral values without exponent).
 std::string FormatLongDouble(long double value);
 
+// A memory value as Redis's memtoull reads it: digits with an optional unit (b, k, kb,
+// m, mb, g, gb; k = 1000, kb = 1024; case-insensitive). CONFIG SET maxmemory, --maxmemory.
+std::optional<uint64_t> ParseMemoryValue(std::string_view text);
+
 inline bool ArgIs(std::string_view arg, std::string_view upper_name) {
   return helio::EqualsIgnoreCase(arg, upper_name);
 }

@@ -215,28 +215,6 @@ std::string MaxMemoryPolicy() {
   return std::string(kPolicies[maxmemory_policy.load(std::memory_order_relaxed)]);
 }
 
-std::optional<uint64_t> ParseMemoryValue(std::string_view text) {
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  std::string_view unit = text.substr(digits);
-  uint64_t multiplier = 0;
-  struct Unit {
-    std::string_view name;
-    uint64_t multiplier;
-  } constexpr kUnits[] = {{"", 1},         {"b", 1},          {"k", 1000},
-                          {"kb", 1024},    {"m", 1000000},    {"mb", 1 << 20},
-                          {"g", 1000000000}, {"gb", 1ull << 30}};
-  for (const Unit& u : kUnits) {
-    if (helio::EqualsIgnoreCase(unit, u.name)) multiplier = u.multiplier;
-  }
-  uint64_t value = 0;
-  if (digits == 0 || multiplier == 0 || !helio::SimpleAtoi(text.substr(0, digits), &value)) {
-    return std::nullopt;
-  }
-  if (value > std::numeric_limits<uint64_t>::max() / multiplier) return std::nullopt;
-  return value * multiplier;
-}
-
 void ConfigFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   std::optional<uint64_t> maxmemory = ParseMemoryValue(FLAGS_maxmemory);

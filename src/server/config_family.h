@@ -8,9 +8,7 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
-#include <string_view>
 
 #include "src/facade/command_registry.h"
 
@@ -26,9 +24,5 @@ class ConfigFamily {
 // limit is reported, not enforced yet: nothing is evicted and no write gets -OOM.
 uint64_t MaxMemoryBytes();
 std::string MaxMemoryPolicy();
-
-// A memory value as Redis's memtoull reads it: digits with an optional unit (b, k, kb,
-// m, mb, g, gb; k = 1000, kb = 1024; case-insensitive).
-std::optional<uint64_t> ParseMemoryValue(std::string_view text);
 
 }  // namespace damselfly
