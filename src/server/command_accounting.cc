@@ -4,6 +4,13 @@
 #include <time.h>
 
 #include <atomic>
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "helio/base/strings.h"
 #include "helio/base/time.h"
@@ -27,6 +34,35 @@ constexpr size_t kSlowlogMaxArgBytes = 128;
 std::atomic<int64_t> slowlog_threshold_us{10000};
 std::atomic<int64_t> slowlog_max_len{128};
 std::atomic<uint64_t> next_slowlog_id{0};
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// The command clock: the TSC when the kernel uses it as its own clocksource (then it is
+// invariant and synchronised between CPUs), at a rate measured against CLOCK_MONOTONIC;
+// otherwise CLOCK_MONOTONIC itself. Written once before serving, then read-only.
+struct CommandClock {
+  bool use_tsc = false;
+  double ns_per_tick = 1.0;
+} command_clock;
+
+void CalibrateCommandClock() {
+#if defined(__x86_64__)
+  std::ifstream source("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string name;
+  if (!(source >> name) || name != "tsc") return;
+  constexpr auto kCalibrationTime = std::chrono::milliseconds(20);
+  uint64_t ns0 = MonotonicNs(), tsc0 = __rdtsc();
+  std::this_thread::sleep_for(kCalibrationTime);
+  uint64_t ns1 = MonotonicNs(), tsc1 = __rdtsc();
+  if (tsc1 <= tsc0) return;
+  command_clock.ns_per_tick = double(ns1 - ns0) / double(tsc1 - tsc0);
+  command_clock.use_tsc = true;
+#endif
+}
 
 std::vector<std::string> SlowlogArgs(facade::CmdArgList args) {
   size_t kept = std::min(args.size(), kSlowlogMaxArgs);
@@ -65,18 +101,20 @@ void RecordSlow(facade::CmdArgList args, facade::ConnectionContext* cntx, uint64
 
 }  // namespace
 
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+uint64_t CommandClockTicks() {
+#if defined(__x86_64__)
+  if (command_clock.use_tsc) return __rdtsc();
+#endif
+  return MonotonicNs();
 }
 
 uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& handler,
-                    facade::CmdArgList args, facade::ConnectionContext* cntx, uint64_t start_ns) {
+                    facade::CmdArgList args, facade::ConnectionContext* cntx,
+                    uint64_t start_ticks) {
   uint64_t errors_before = cntx->reply_builder()->errors_sent();
   handler(args, cntx);
-  uint64_t end_ns = MonotonicNs();
-  uint64_t duration_ns = end_ns - start_ns;
+  uint64_t end_ticks = CommandClockTicks();
+  uint64_t duration_ns = uint64_t(double(end_ticks - start_ticks) * command_clock.ns_per_tick);
   CommandCounters& counters = ServerState::tlocal()->commands[cid->StatsIndex(args)];
   ++counters.calls;
   counters.duration_ns += duration_ns;
@@ -90,14 +128,15 @@ uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& 
       !(cid->flags & facade::kCmdNoAuth)) {
     RecordSlow(args, cntx, duration_ns / 1000);
   }
-  return end_ns;
+  return end_ticks;
 }
 
 void CountRejected(const facade::CommandId* cid, facade::CmdArgList args) {
   ++ServerState::tlocal()->commands[cid->StatsIndex(args)].rejected;
 }
 
-void InitSlowlogFromFlags() {
+void InitCommandAccounting() {
+  CalibrateCommandClock();
   SetSlowlogThresholdUs(FLAGS_slowlog_log_slower_than);
   SetSlowlogMaxLen(FLAGS_slowlog_max_len);
 }

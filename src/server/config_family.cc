@@ -220,7 +220,7 @@ void ConfigFamily::Register(facade::CommandRegistry* registry) {
   std::optional<uint64_t> maxmemory = ParseMemoryValue(FLAGS_maxmemory);
   CHECK(maxmemory) << "--maxmemory: not a memory value: " << FLAGS_maxmemory;
   maxmemory_bytes.store(*maxmemory, std::memory_order_relaxed);
-  InitSlowlogFromFlags();
+  InitCommandAccounting();
   registry->Register(CommandId{
       .name = "CONFIG", .arity = -2, .flags = kCmdLoading | kCmdStale | kCmdNoScript | kCmdAdmin,
       .acl = kAclSlow | kAclAdmin | kAclDangerous, .group = "server",

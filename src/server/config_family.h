@@ -16,7 +16,7 @@ namespace damselfly {
 
 class ConfigFamily {
  public:
-  // Also applies --maxmemory and the slow log flags.
+  // Also applies --maxmemory and the slow log flags (see InitCommandAccounting).
   static void Register(facade::CommandRegistry* registry);
 };
 

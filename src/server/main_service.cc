@@ -92,7 +92,7 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
         cntx->reply_builder()->SendError("CROSSSLOT Keys in request don't hash to the same slot");
       } else {
         RunCommand(cid, route.kind == Route::kHere ? cid->handler : cid->cross_shard_handler,
-                   args, cntx, MonotonicNs());
+                   args, cntx, CommandClockTicks());
       }
       ++i;
     } else {
@@ -129,9 +129,9 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
   const bool remote = !shard_set->IsLocal(shard);
   auto execute = [&] {
     size_t ran = 0;
-    uint64_t now_ns = MonotonicNs();
+    uint64_t now = CommandClockTicks();
     for (; ran < run.size(); ++ran) {
-      now_ns = RunCommand(cids[ran], cids[ran]->handler, run[ran], cntx, now_ns);
+      now = RunCommand(cids[ran], cids[ran]->handler, run[ran], cntx, now);
       if (cntx->reply_builder()->output_size() > facade::ClientConnection::kFlushThresholdBytes) {
         return ran + 1;
       }
