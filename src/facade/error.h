@@ -12,6 +12,7 @@ inline constexpr char kWrongTypeErr[] =
 inline constexpr char kNoSuchKeyErr[] = "ERR no such key";
 inline constexpr char kDbIndexOutOfRangeErr[] = "ERR DB index is out of range";
 inline constexpr char kNoAuthErr[] = "NOAUTH Authentication required.";
+inline constexpr char kOomErr[] = "OOM command not allowed when used memory > 'maxmemory'.";
 inline constexpr char kWrongPassErr[] =
     "WRONGPASS invalid username-password pair or user is disabled.";
 inline constexpr char kStringTooLongErr[] =

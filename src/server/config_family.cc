@@ -1,6 +1,7 @@
 #include "src/server/config_family.h"
 
 #include <gflags/gflags.h>
+#include <glog/logging.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,9 +16,14 @@
 #include "src/server/command_accounting.h"
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard.h"
+#include "src/server/engine_shard_set.h"
+#include "src/server/memory_limit.h"
 #include "src/server/server_stats.h"
 
-DEFINE_string(maxmemory, "0", "Memory limit reported to clients (e.g. 4gb); 0: none. Not enforced yet");
+DEFINE_string(maxmemory, "0",
+              "Memory limit (e.g. 4gb): past it, commands that add data get -OOM. 0: none; "
+              "left at its default inside a container with a memory limit (cgroup), 90% of "
+              "that limit, leaving room for connection buffers and the process itself");
 DECLARE_uint32(port);
 DECLARE_string(bind);
 DECLARE_uint32(dbnum);
@@ -211,6 +217,11 @@ void CmdConfig(CmdArgList args, ConnectionContext* cntx) {
 
 uint64_t MaxMemoryBytes() { return maxmemory_bytes.load(std::memory_order_relaxed); }
 
+bool OverMaxMemory() {
+  uint64_t limit = MaxMemoryBytes();
+  return limit != 0 && shard_set->UsedMemory() > limit;
+}
+
 std::string MaxMemoryPolicy() {
   return std::string(kPolicies[maxmemory_policy.load(std::memory_order_relaxed)]);
 }
@@ -219,6 +230,11 @@ void ConfigFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   std::optional<uint64_t> maxmemory = ParseMemoryValue(FLAGS_maxmemory);
   CHECK(maxmemory) << "--maxmemory: not a memory value: " << FLAGS_maxmemory;
+  std::optional<uint64_t> cgroup_limit = CgroupMemoryLimit();
+  if (gflags::GetCommandLineFlagInfoOrDie("maxmemory").is_default && cgroup_limit) {
+    maxmemory = *cgroup_limit / 10 * 9;
+    LOG(INFO) << "maxmemory " << *maxmemory << " bytes: 90% of the cgroup memory limit";
+  }
   maxmemory_bytes.store(*maxmemory, std::memory_order_relaxed);
   InitCommandAccounting();
   registry->Register(CommandId{

@@ -21,8 +21,11 @@ class ConfigFamily {
 };
 
 // maxmemory in bytes (0: no limit) and maxmemory-policy, for INFO and /metrics. The
-// limit is reported, not enforced yet: nothing is evicted and no write gets -OOM.
+// policy is always noeviction: nothing is evicted; commands that add data fail instead.
 uint64_t MaxMemoryBytes();
+// Whether used_memory, as the shards last published it (see EngineShardSet::UsedMemory),
+// is past maxmemory. Any thread.
+bool OverMaxMemory();
 std::string MaxMemoryPolicy();
 
 }  // namespace damselfly

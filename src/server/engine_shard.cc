@@ -8,6 +8,7 @@
 
 #include "helio/fibers/fiber.h"
 #include "src/core/obj_malloc.h"
+#include "src/server/engine_shard_set.h"
 
 namespace damselfly {
 
@@ -42,6 +43,10 @@ void EngineShard::DestroyThreadLocal() {
 
 EngineShard* EngineShard::tlocal() { return tl_shard; }
 
+uint64_t EngineShard::UsedMemory() const {
+  return core::ThreadObjHeapUsedBytes() + db_slice_.table_stats().table_bytes;
+}
+
 unsigned EngineShard::hz() { return configured_hz.load(std::memory_order_relaxed); }
 
 void EngineShard::set_hz(unsigned hz) {
@@ -50,6 +55,7 @@ void EngineShard::set_hz(unsigned hz) {
 
 void EngineShard::RunExpiryCycles() {
   while (!stop_expiry_.WaitFor(std::chrono::microseconds(1000000 / hz()))) {
+    shard_set->PublishUsedMemory(shard_id_, UsedMemory());
     if (flush_at_ms_ != 0 && UnixTimeMs() >= flush_at_ms_) {
       db_slice_.FlushDb(flush_db_);
       flush_at_ms_ = 0;

@@ -37,6 +37,9 @@ class EngineShard {
   ShardId shard_id() const { return shard_id_; }
   DbSlice& db_slice() { return db_slice_; }
   absl::BitGen& rng() { return rng_; }
+  // What this shard holds: its objects' heap blocks and its tables (INFO's used_memory).
+  // Shard thread.
+  uint64_t UsedMemory() const;
 
   // Empties database `db` once the clock passes at_ms (memcached's flush_all with a
   // delay); a later call replaces the pending one, at_ms == 0 cancels it. Checked by the

@@ -12,6 +12,7 @@ void EngineShardSet::Init(unsigned num_shards, unsigned dbnum, unsigned hz) {
   CHECK_GE(num_shards, 1u);
   CHECK_LE(num_shards, pool_->size());
   size_ = num_shards;
+  used_memory_ = std::make_unique<std::atomic<uint64_t>[]>(num_shards);
   pool_->AwaitFiberOnAll([&](unsigned index, helio::io::Proactor*) {
     if (index < num_shards) EngineShard::InitThreadLocal(ShardId(index), dbnum, hz);
   });
@@ -19,6 +20,12 @@ void EngineShardSet::Init(unsigned num_shards, unsigned dbnum, unsigned hz) {
 
 void EngineShardSet::Shutdown() {
   pool_->AwaitFiberOnAll([](unsigned, helio::io::Proactor*) { EngineShard::DestroyThreadLocal(); });
+}
+
+uint64_t EngineShardSet::UsedMemory() const {
+  uint64_t total = 0;
+  for (unsigned i = 0; i < size_; ++i) total += used_memory_[i].load(std::memory_order_relaxed);
+  return total;
 }
 
 std::string_view EngineShardSet::HashTag(std::string_view key) {

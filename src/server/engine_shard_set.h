@@ -7,6 +7,8 @@
 // Thread-safety: routing calls from any thread after Init().
 #pragma once
 
+#include <atomic>
+#include <memory>
 #include <string_view>
 
 #include "helio/io/proactor_pool.h"
@@ -24,6 +26,14 @@ class EngineShardSet {
   void Shutdown();
 
   unsigned size() const { return size_; }
+
+  // used_memory as the shards last published it (each does so 'hz' times a second), for
+  // the maxmemory check; any thread.
+  uint64_t UsedMemory() const;
+  // Shard `id`'s thread: its current used_memory (objects and tables).
+  void PublishUsedMemory(ShardId id, uint64_t bytes) {
+    used_memory_[id].store(bytes, std::memory_order_relaxed);
+  }
   helio::io::ProactorPool* pool() const { return pool_; }
 
   ShardId ShardOf(std::string_view key) const;
@@ -47,6 +57,7 @@ class EngineShardSet {
  private:
   helio::io::ProactorPool* pool_;
   unsigned size_ = 0;
+  std::unique_ptr<std::atomic<uint64_t>[]> used_memory_;  // per shard
 };
 
 // The process's shard set, set by main() before serving and immutable afterwards.

@@ -53,6 +53,11 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
     CountRejected(cid, args);
     return nullptr;
   }
+  if ((cid->flags & facade::kCmdDenyOom) && OverMaxMemory()) {
+    cntx->reply_builder()->SendError(facade::kOomErr);
+    CountRejected(cid, args);
+    return nullptr;
+  }
   return cid;
 }
 
@@ -74,6 +79,8 @@ Service::Route Service::RouteOf(const CommandId* cid, CmdArgList args) {
 void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionContext* cntx) {
   ThreadStats& stats = ServerState::tlocal()->stats;
   absl::InlinedVector<const CommandId*, 16> run_cids;
+  // Squashed commands skip Validate: while over maxmemory, writes are not squashed.
+  const bool over_maxmemory = OverMaxMemory();
   size_t i = 0;
   while (i < commands.size() && !cntx->close_after_reply) {
     CmdArgList args = commands[i];
@@ -104,7 +111,8 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
         const CommandId* next = registry_.Find(commands[end][0]);
         if (next == nullptr || !next->subcommands.empty() ||
             !next->IsArityValid(commands[end].size()) ||
-            (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth))) {
+            (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth)) ||
+            ((next->flags & facade::kCmdDenyOom) && over_maxmemory)) {
           break;
         }
         Route next_route = RouteOf(next, commands[end]);

@@ -577,6 +577,21 @@ bool HasKeys(Type type) {
   }
 }
 
+bool AddsData(Type type) {
+  switch (type) {
+    case Type::kSet:
+    case Type::kAdd:
+    case Type::kReplace:
+    case Type::kAppend:
+    case Type::kPrepend:
+    case Type::kCas:
+    case Type::kMetaSet:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool IsRetrieval(Type type) {
   return type == Type::kGet || type == Type::kGets || type == Type::kGat || type == Type::kGats;
 }

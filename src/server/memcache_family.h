@@ -42,6 +42,8 @@ using facade::MemcacheCommand;
 
 // Whether the command names keys (and so runs on their shards).
 bool HasKeys(MemcacheCommand::Type type);
+// Whether it stores data (refused past maxmemory): the storage commands and ms.
+bool AddsData(MemcacheCommand::Type type);
 // Whether it is get, gets, gat or gats (many keys, answered in key order).
 bool IsRetrieval(MemcacheCommand::Type type);
 

@@ -9,7 +9,7 @@
 #include "absl/container/inlined_vector.h"
 #include "helio/base/strings.h"
 #include "helio/base/time.h"
-#include "src/core/obj_malloc.h"
+#include "src/server/config_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/memcache_family.h"
 
@@ -52,17 +52,25 @@ std::string RusageSeconds(const timeval& tv) {
 
 void MemcacheService::DispatchMemcache(absl::Span<const MemcacheCommand> commands,
                                        MemcacheContext* cntx) {
+  // Squashed commands are not checked one by one: while over maxmemory, stores are not
+  // squashed.
+  const bool over_maxmemory = OverMaxMemory();
   size_t i = 0;
   while (i < commands.size() && !cntx->close_after_reply) {
     const MemcacheCommand& command = commands[i];
     if (!memcache::HasKeys(command.type)) {
       RunHere(command, cntx);
       ++i;
+    } else if (memcache::AddsData(command.type) && OverMaxMemory()) {
+      // memcached's reply when it cannot allocate the item; noreply hides it too.
+      if (!command.noreply) cntx->out().append("SERVER_ERROR out of memory storing object\r\n");
+      ++i;
     } else if (IsSingleKey(command)) {
       ShardId shard = shard_set->ShardOf(command.key());
       size_t end = i + 1;
       while (end < commands.size() && end - i < kMaxSquashedRun && IsSingleKey(commands[end]) &&
-             shard_set->ShardOf(commands[end].key()) == shard) {
+             shard_set->ShardOf(commands[end].key()) == shard &&
+             !(memcache::AddsData(commands[end].type) && over_maxmemory)) {
         ++end;
       }
       i += RunOnShard(shard, commands.subspan(i, end - i), cntx);
@@ -192,7 +200,7 @@ std::string MemcacheService::Stats() {
   shard_set->RunOnAll([&](EngineShard* shard) {
     DbSlice& slice = shard->db_slice();
     items[shard->shard_id()] = slice.DbSize(0);
-    bytes[shard->shard_id()] = slice.table_stats().table_bytes + core::ThreadObjHeapUsedBytes();
+    bytes[shard->shard_id()] = shard->UsedMemory();
   });
   size_t curr_items = 0, used_bytes = 0;
   for (size_t n : items) curr_items += n;
