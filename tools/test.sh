@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: unit tests (CTest) in the
 # release and the ASAN+UBSan builds, then the integration tests (pytest) when present.
-# Usage: tools/test.sh [--quick]   (--quick: release build only, no sanitizers)
+# Usage: tools/test.sh [--quick]   (--quick: release build only, no sanitizers, no container)
+# Without --quick it ends with tools/docker-test.sh (the Docker image built and checked
+# with podman) when ../shared/tools/docker-check is there (or DOCKER_CHECK names it).
 # A sanitizer report fails the run (halt_on_error, and UBSan without recovery).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,4 +31,13 @@ if compgen -G "tests/*_test.py" >/dev/null || compgen -G "tests/test_*.py" >/dev
     echo "=== integration tests ($flavour) ==="
     DAMSELFLY_BUILD_DIR="build-$flavour" /usr/bin/python3 -m pytest -q tests/
   done
+fi
+
+if [[ $quick -eq 0 ]]; then
+  echo "=== container test ==="
+  if [[ -x "${DOCKER_CHECK:-../shared/tools/docker-check/check.sh}" ]]; then
+    tools/docker-test.sh
+  else
+    echo "skipped: no docker-check at ${DOCKER_CHECK:-../shared/tools/docker-check/check.sh}"
+  fi
 fi
