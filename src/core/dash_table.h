@@ -356,6 +356,11 @@ class DashTable {
     return Handle(segment, r / kRegularPerBlock, r % kRegularPerBlock, slot);
   }
 
+  static void PrefetchForWrite(const Bucket& bucket) {
+    const char* p = reinterpret_cast<const char*>(&bucket);
+    for (size_t offset = 0; offset < sizeof(Bucket); offset += 64) __builtin_prefetch(p + offset, 1);
+  }
+
   static void Construct(const Handle& at, Key&& key, Value&& value) {
     new (at.bucket().key_storage(at.slot_)) Key(std::move(key));
     new (at.bucket().value_storage(at.slot_)) Value(std::move(value));
@@ -551,18 +556,35 @@ class DashTable {
                           std::vector<std::pair<Key, Value>>* spilled) {
     const uint64_t bit = uint64_t(1) << (63 - from->local_depth);
     uint64_t version = ~uint64_t(0);
-    ForEachInSegment(from, [&](Handle h) {
-      version = std::min<uint64_t>(version, h.bucket().version);
-      Segment* to = (upper && (Policy::Hash(h.key()) & bit)) ? upper : lower;
-      Handle placed = TryPlace(to, h.fingerprint(), /*bump_versions=*/false);
-      if (placed) {
-        Construct(placed, std::move(h.key()), std::move(h.value()));
-      } else {
-        spilled->emplace_back(std::move(h.key()), std::move(h.value()));
+    for (unsigned k = 0; k < from->num_blocks; ++k) {
+      for (unsigned b = 0; b < kBlockBuckets; ++b) {
+        Bucket& bucket = from->block[k]->buckets[b];
+        if (b + 2 < kBlockBuckets) PrefetchForWrite(from->block[k]->buckets[b + 2]);
+        if (bucket.occupied == 0) continue;
+        // Homes are monotone in the fingerprint, so the entries of the next regular
+        // buckets land a little further on: fetch those buckets ahead of the writes.
+        if (b < kRegularPerBlock) {
+          unsigned ahead = k * kRegularPerBlock + b + 2;
+          for (Segment* to : {lower, upper}) {
+            if (to) PrefetchForWrite(to->Regular(std::min(ahead * to->regular / from->regular, to->regular - 1)));
+          }
+        }
+        version = std::min<uint64_t>(version, bucket.version);
+        for (uint32_t bits = bucket.occupied; bits; bits &= bits - 1) {
+          unsigned slot = __builtin_ctz(bits);
+          Key& key = bucket.key(slot);
+          Value& value = bucket.value(slot);
+          Segment* to = (upper && (Policy::Hash(key) & bit)) ? upper : lower;
+          if (Handle placed = TryPlace(to, bucket.fingerprint[slot], /*bump_versions=*/false)) {
+            Construct(placed, std::move(key), std::move(value));
+          } else {
+            spilled->emplace_back(std::move(key), std::move(value));
+          }
+          key.~Key();
+          value.~Value();
+        }
       }
-      h.key().~Key();
-      h.value().~Value();
-    });
+    }
     if (version == ~uint64_t(0)) version = 0;
     for (Segment* segment : {lower, upper}) {
       if (!segment) continue;
