@@ -109,13 +109,13 @@ int main(int argc, char** argv) {
   for (auto& k : keys) k = rng() | 1;        // odd: present
   for (auto& k : misses) k = rng() & ~1ull;  // even: absent
   std::vector<Row> rows;
-  rows.push_back(MeasureDash<DashParams<>>("dash 14 slots, 24K blocks, stash 4, max 16 (default)", keys, misses));
-  rows.push_back(MeasureDash<DashParams<14, 4, 24 * 1024, 8>>("dash max 8 blocks", keys, misses));
-  rows.push_back(MeasureDash<DashParams<14, 4, 24 * 1024, 32>>("dash max 32 blocks", keys, misses));
-  rows.push_back(MeasureDash<DashParams<14, 2, 24 * 1024, 16>>("dash stash 2", keys, misses));
+  rows.push_back(MeasureDash<DashParams<>>("dash 24K blocks, stash 6, max 16 (default)", keys, misses));
+  rows.push_back(MeasureDash<DashParams<14, 4, 24 * 1024, 16>>("dash stash 4", keys, misses));
   rows.push_back(MeasureDash<DashParams<14, 8, 24 * 1024, 16>>("dash stash 8", keys, misses));
-  rows.push_back(MeasureDash<DashParams<14, 4, 12 * 1024, 16>>("dash 12K blocks", keys, misses));
-  rows.push_back(MeasureDash<DashParams<16, 4, 24 * 1024, 16>>("dash 16 slots", keys, misses));
+  rows.push_back(MeasureDash<DashParams<14, 6, 24 * 1024, 12>>("dash max 12 blocks", keys, misses));
+  rows.push_back(MeasureDash<DashParams<14, 6, 24 * 1024, 8>>("dash max 8 blocks", keys, misses));
+  rows.push_back(MeasureDash<DashParams<14, 6, 12 * 1024, 16>>("dash 12K blocks", keys, misses));
+  rows.push_back(MeasureDash<DashParams<16, 6, 24 * 1024, 16>>("dash 16 slots", keys, misses));
   using Flat = absl::flat_hash_map<uint64_t, uint64_t, MixHash>;
   rows.push_back(Measure<Flat>(
       "absl::flat_hash_map", keys, misses, [](Flat& t, uint64_t k) { t.emplace(k, k); },
