@@ -58,13 +58,13 @@
 // Parameters (DashParams; dash_table_bench.cc measures alternatives, see
 // docs/benchmarks.md):
 //   kSlots = 14: a probe compares 14 16-bit fingerprints with two 16-byte SIMD compares;
-//     fingerprints, bitmaps, overflow counter and version take 40 bytes per bucket.
+//     fingerprints, bitmaps, overflow counter, stash bitmap and version take 40 bytes.
 //   kBlockBytes = 24 KiB: with 16-byte keys and values a bucket is 488 bytes and a block
 //     50 buckets, 24,400 bytes: inside mimalloc's 24 KiB size class (its classes are a
 //     quarter of a power of two apart, so a block just past one would waste up to 25%).
 //     Equal-sized blocks also let the allocator reuse the blocks a growth step frees.
-//   kStashPerBlock = 6 (of 50): segments grow at ~91% load; with 4 they grew at ~89%,
-//     with 8 at ~92% but lookups that must search the stash read two more buckets.
+//   kStashPerBlock = 6 (of 50 buckets): segments grow at ~90% load (with 4 at ~89%, with
+//     8 at ~91%; the speed differences were within the noise).
 //   kMaxBlocks = 16 (kSplitBlocks = 9): a growth step adds 1/9 to 1/15 of a segment and a
 //     split 1/8, so the load stays between ~0.85 and ~0.91 at every size once the
 //     table has a few segments (16-byte entries; with 12 the band was 0.83-0.91 and

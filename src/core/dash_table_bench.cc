@@ -11,12 +11,14 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -97,14 +99,30 @@ Row Measure(const std::string& name, const std::vector<uint64_t>& keys,
   return row;
 }
 
-template <typename Params>
+// 16-byte keys and values, the shape of the server's table (CompactObj keys and values).
+using Pair = std::array<uint64_t, 2>;
+struct PairPolicy {
+  static uint64_t Hash(const Pair& key) { return U64Policy::Hash(key[0]); }
+  static bool Equal(const Pair& a, const Pair& b) { return a == b; }
+};
+
+// Entry is uint64_t or Pair; the key's first word is the benchmark's key.
+template <typename Params, typename Entry = uint64_t>
 Row MeasureDash(const std::string& name, const std::vector<uint64_t>& keys,
                 const std::vector<uint64_t>& misses) {
-  using Table = DashTable<uint64_t, uint64_t, U64Policy, Params>;
+  using Policy = std::conditional_t<std::is_same_v<Entry, Pair>, PairPolicy, U64Policy>;
+  using Table = DashTable<Entry, Entry, Policy, Params>;
+  auto entry = [](uint64_t k) {
+    if constexpr (std::is_same_v<Entry, Pair>) {
+      return Pair{k, 0};
+    } else {
+      return k;
+    }
+  };
   return Measure<Table>(
-      name, keys, misses, [](Table& t, uint64_t k) { t.Insert(k, k); },
-      [](Table& t, uint64_t k) { return bool(t.Find(k)); },
-      [](Table& t, uint64_t k) { t.Erase(k); },
+      name, keys, misses, [&](Table& t, uint64_t k) { t.Insert(entry(k), entry(k)); },
+      [&](Table& t, uint64_t k) { return bool(t.Find(entry(k))); },
+      [&](Table& t, uint64_t k) { t.Erase(entry(k)); },
       [](Table& t) { return std::pair(t.mem_usage(), double(t.size()) / t.slot_capacity()); });
 }
 
@@ -127,6 +145,7 @@ int main(int argc, char** argv) {
   rows.push_back(MeasureDash<DashParams<14, 6, 24 * 1024, 8>>("dash max 8 blocks", keys, misses));
   rows.push_back(MeasureDash<DashParams<14, 6, 12 * 1024, 16>>("dash 12K blocks", keys, misses));
   rows.push_back(MeasureDash<DashParams<16, 6, 24 * 1024, 16>>("dash 16 slots", keys, misses));
+  rows.push_back(MeasureDash<DashParams<>, Pair>("dash default, 16-byte keys and values", keys, misses));
   using Flat = absl::flat_hash_map<uint64_t, uint64_t, MixHash>;
   rows.push_back(Measure<Flat>(
       "absl::flat_hash_map", keys, misses, [](Flat& t, uint64_t k) { t.emplace(k, k); },
