@@ -1,53 +1,78 @@
-// DashTable: an extendible hash table in the style of Dash (Lu et al., PVLDB 13(8), 2020),
-// a shard's main keyspace table.
+// DashTable: a hash table in the style of Dash (Lu et al., PVLDB 13(8), 2020), a shard's
+// main keyspace table, changed to grow in steps of about a tenth of a segment so that it
+// stays dense at every size (see "Growth" below for why Dash's splits alone do not).
 //
 // Layout.
 //   directory  2^global_depth pointers to segments, indexed by the top bits of the hash.
 //              A segment of local depth d is referenced by 2^(global_depth - d) entries.
-//   segment    kRegularBuckets regular buckets and kStashBuckets stash buckets.
-//   bucket     kSlots slots; per slot a 1-byte fingerprint; bitmaps for "occupied" and
+//   segment    1..kMaxBlocks blocks, each a separate allocation of kRegularPerBlock
+//              regular buckets and kStashPerBlock stash buckets. The segment's regular
+//              buckets are numbered across its blocks (0..regular-1).
+//   bucket     kSlots slots; per slot a 16-bit fingerprint; bitmaps for "occupied" and
 //              "lives here as a neighbour"; a counter of its entries that overflowed into
-//              the stash; a version counter (snapshots compare it with their epoch).
+//              its block's stash and a bitmap of the stash buckets they went to; a 48-bit
+//              version counter (snapshots compare it with their epoch).
 //
-// Hash bits: the top bits choose the segment, bits 8.. choose the home bucket (modulo
-// kRegularBuckets), the low 8 bits are the fingerprint. A lookup hashes once, reads one
-// directory entry and compares fingerprints before touching any key.
+// Hash bits: the top bits choose the segment; the low 16 bits are the fingerprint, and
+// the fingerprint alone chooses the home bucket: home = fingerprint * regular / 2^16, an
+// order-preserving map onto however many regular buckets the segment has. So an entry's
+// home in a segment of any size is known without hashing its key again, which is what
+// makes growing a segment cheap. A lookup hashes once, reads one directory entry and
+// the segment's block table, and compares fingerprints before touching any key.
 //
 // Insert. An entry goes to its home bucket or the next one (its neighbour), whichever
 // has more room (Dash's balanced insert). When both are full, an entry is displaced to
 // make room: one living in the neighbour at home moves on to the neighbour's neighbour,
 // or one living in the home bucket as a neighbour moves back to its own home. Failing
-// that it goes to any stash bucket, and its home bucket counts the overflow so that
-// lookups search the stash only when something of theirs is there. When the stash is
-// full too, the segment splits.
+// that it goes to a stash bucket of the home's block, and the home counts the overflow and
+// marks the stash bucket, so that lookups search only the stash buckets that may hold
+// something of theirs (the marks are cleared when the count drops to 0). When that stash
+// is full too, the segment grows.
 //
-// Split. Only the full segment splits, into itself and a new segment of depth d+1; the
-// directory doubles first if d == global_depth. Entries whose hash bit d (from the top)
-// is set move to the new segment into the very same bucket and slot, so a split cannot
-// fail and needs no reinsertion; bucket versions are copied. There is never a global
-// rehash: memory grows by one segment at a time.
+// Growth. Dash splits a full segment into two half-full ones. With a uniform hash every
+// segment fills at the same rate, so they all split within a short stretch: memory
+// doubles in a step and the load swings between ~45% and ~90% (docs/benchmarks.md,
+// "Memory"); even with splits out of step, halving gives ~65% on average. Here a full
+// segment instead grows by one block: all its entries are placed afresh into a segment
+// of one more block (moved, not rehashed: the fingerprint gives the new home). Only a
+// full segment of kMaxBlocks blocks splits, into two of kSplitBlocks blocks each, by
+// hash bit d (from the top); that needs each key's hash once. Every step adds at most
+// 1/kSplitBlocks of the segment's memory, so the table's load stays within a narrow band
+// (below) and memory follows the number of keys without steps. The price is that an
+// entry is moved about eight times per doubling of the table (once per growth step)
+// instead of once: inserts into a growing table cost more (docs/benchmarks.md, the
+// DashTable micro-benchmark); lookups do not. If an entry cannot be placed in the
+// rebuilt segment (a skewed hash), it is inserted again afterwards.
 //
-// Traversal (SCAN). A cursor is (40-bit hash prefix, home bucket). Each step emits the
-// entries of one segment whose *home* bucket is the cursor's bucket, wherever they sit
-// (home, neighbour or stash), then advances the bucket, and after the last bucket jumps
-// to the prefix where the segment's range ends. Which entries belong to a (prefix range,
-// home bucket) pair does not depend on the table's layout, and splits only narrow a
-// segment's prefix range, so an entry present during a whole scan is emitted at least
-// once; after a split the new segment is visited from bucket 0, which may repeat some
-// entries (allowed). Global depth is limited to 40 (2^40 segments).
+// Traversal (SCAN). A cursor is (32-bit hash prefix, 16-bit fingerprint position). Each
+// step emits the entries of one segment whose home is the bucket holding the position
+// and whose fingerprint is at least the position, wherever they sit (home, neighbour or
+// stash), then advances the position to the next bucket's first fingerprint, and after
+// the last bucket jumps to the prefix where the segment's range ends (position 0). The
+// entries a step emits are those whose (prefix range, fingerprint) lies in a range that
+// does not depend on the layout: growth keeps a segment's prefix range and only moves
+// bucket boundaries, splits only narrow the range (the new upper segment is visited from
+// position 0, which may repeat some entries, allowed). So an entry present during a whole
+// scan is emitted at least once. Global depth is limited to 32; cursors fit in 48 bits.
 //
 // Parameters (DashParams; dash_table_bench.cc measures alternatives, see
 // docs/benchmarks.md):
-//   kSlots = 14: fingerprints (14 B) and the two 16-bit bitmaps fit 32 bytes of metadata
-//     with the overflow counter and leave two bits spare; a probe scans 14 fingerprints
-//     with one 16-byte SIMD compare.
-//   kRegularBuckets = 55, kStashBuckets = 4: a segment of 826 slots fills to ~90% before
-//     it splits, and a split moves ~400 entries, small enough not to stall a shard. With
-//     16-byte keys and values a bucket is 480 bytes and a segment 28,328: just inside
-//     mimalloc's 28 KiB size class. 56+4 buckets (28,808 bytes) fell into the 32 KiB
-//     class and wasted 12% of all table memory (measured: RSS 14% over used_memory).
+//   kSlots = 14: a probe compares 14 16-bit fingerprints with two 16-byte SIMD compares;
+//     fingerprints, bitmaps, overflow counter, stash bitmap and version take 40 bytes.
+//   kBlockBytes = 24 KiB: with 16-byte keys and values a bucket is 488 bytes and a block
+//     50 buckets, 24,400 bytes: inside mimalloc's 24 KiB size class (its classes are a
+//     quarter of a power of two apart, so a block just past one would waste up to 25%).
+//     Equal-sized blocks also let the allocator reuse the blocks a growth step frees.
+//   kStashPerBlock = 6 (of 50 buckets): segments grow at ~90% load (with 4 at ~89%, with
+//     8 at ~91%; the speed differences were within the noise).
+//   kMaxBlocks = 16 (kSplitBlocks = 9): a growth step adds 1/9 to 1/15 of a segment and a
+//     split 1/8, so the load stays between ~0.85 and ~0.91 at every size once the
+//     table has a few segments (16-byte entries; with 12 the band was 0.83-0.91 and
+//     inserts ~20% cheaper, with 20 it was 0.86-0.91). A full 16-block segment holds
+//     ~9,000 entries: the insert that grows a segment takes ~0.1 ms (at most ~0.3), one
+//     that splits it ~0.2 ms (at most ~0.5), measured with 16-byte entries.
 //
-// Assumes a good 64-bit hash: more than a segment's worth of keys sharing their top 40
+// Assumes a good 64-bit hash: more than a segment's worth of keys sharing their top 32
 // hash bits would make splits degenerate and the directory double without end.
 // Iterators (Handle) are invalidated by any insertion or erasure.
 // Thread-safety: none; a table belongs to one shard thread.
@@ -68,13 +93,16 @@
 namespace damselfly::core {
 
 // The shape of a table; the defaults are the measured choice explained above.
-template <unsigned Slots = 14, unsigned RegularBuckets = 55, unsigned StashBuckets = 4>
+template <unsigned Slots = 14, unsigned StashPerBlock = 6, size_t BlockBytes = 24 * 1024,
+          unsigned MaxBlocks = 16>
 struct DashParams {
   static_assert(Slots >= 2 && Slots <= 16, "slot bitmaps and the SIMD probe hold 16");
-  static_assert(RegularBuckets >= 2 && RegularBuckets + StashBuckets <= 256, "bucket index is 8 bits");
+  static_assert(StashPerBlock >= 1 && StashPerBlock <= 8, "stash bitmaps are 8 bits");
+  static_assert(MaxBlocks >= 2 && MaxBlocks <= 64, "a split makes two smaller segments");
   static constexpr unsigned kSlots = Slots;
-  static constexpr unsigned kRegularBuckets = RegularBuckets;
-  static constexpr unsigned kStashBuckets = StashBuckets;
+  static constexpr unsigned kStashPerBlock = StashPerBlock;
+  static constexpr size_t kBlockBytes = BlockBytes;
+  static constexpr unsigned kMaxBlocks = MaxBlocks;
 };
 
 // Policy: how keys hash and compare. Requires
@@ -84,18 +112,19 @@ template <typename Key, typename Value, typename Policy, typename Params = DashP
 class DashTable {
  public:
   static constexpr unsigned kSlots = Params::kSlots;
-  static constexpr unsigned kRegularBuckets = Params::kRegularBuckets;
-  static constexpr unsigned kStashBuckets = Params::kStashBuckets;
-  static constexpr unsigned kTotalBuckets = kRegularBuckets + kStashBuckets;
-  static constexpr unsigned kMaxGlobalDepth = 40;
+  static constexpr unsigned kStashPerBlock = Params::kStashPerBlock;
+  static constexpr unsigned kMaxBlocks = Params::kMaxBlocks;
+  static constexpr unsigned kSplitBlocks = kMaxBlocks / 2 + 1;
+  static constexpr unsigned kMaxGlobalDepth = 32;
 
  private:
   struct Bucket {
-    uint8_t fingerprint[16] = {};  // kSlots used; 16 for the SIMD compare
+    uint16_t fingerprint[kSlots] = {};
     uint16_t occupied = 0;    // bit i: slot i holds an entry
     uint16_t neighbour = 0;   // bit i: slot i's home is the previous bucket
-    uint16_t overflow = 0;    // entries homed here that live in the stash
-    uint64_t version = 0;
+    uint64_t overflow : 8;    // entries homed here that live in the stash (<= 8 * 16)
+    uint64_t stash_mask : 8;  // bit s: stash bucket s may hold one of them
+    uint64_t version : 48;
     // A slot keeps its key and value side by side: a lookup that finds a key reads its
     // value from the same cache line.
     struct alignas(alignof(Key) > alignof(Value) ? alignof(Key) : alignof(Value)) Slot {
@@ -104,6 +133,7 @@ class DashTable {
     };
     Slot slots[kSlots];
 
+    Bucket() : overflow(0), stash_mask(0), version(0) {}
     void* key_storage(unsigned slot) { return slots[slot].key; }
     void* value_storage(unsigned slot) { return slots[slot].value; }
     Key& key(unsigned slot) { return *std::launder(reinterpret_cast<Key*>(slots[slot].key)); }
@@ -111,21 +141,55 @@ class DashTable {
       return *std::launder(reinterpret_cast<Value*>(slots[slot].value));
     }
     bool full() const { return occupied == (1u << kSlots) - 1; }  // kSlots <= 16
-    unsigned size() const { return __builtin_popcount(occupied); }
-    int FreeSlot() const { return full() ? -1 : __builtin_ctz(~occupied); }
+    unsigned size() const { return PopCount16(occupied); }
+    int FreeSlot() const { return full() ? -1 : __builtin_ctz(~unsigned(occupied)); }
 
-    // Slots whose fingerprint matches, as a bitmap.
-    uint32_t Matches(uint8_t fp) const {
-      __m128i probe = _mm_set1_epi8(char(fp));
-      __m128i stored = _mm_loadu_si128(reinterpret_cast<const __m128i*>(fingerprint));
-      return uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(probe, stored))) & occupied;
+    // Slots whose fingerprint matches, as a bitmap. Reads 32 bytes from `fingerprint`
+    // (the bucket is larger than that); lanes past kSlots are masked by `occupied`.
+    uint32_t Matches(uint16_t fp) const {
+      const __m128i probe = _mm_set1_epi16(short(fp));
+      const auto* lanes = reinterpret_cast<const __m128i*>(fingerprint);
+      __m128i low = _mm_cmpeq_epi16(_mm_loadu_si128(lanes), probe);
+      __m128i high = _mm_cmpeq_epi16(_mm_loadu_si128(lanes + 1), probe);
+      return uint32_t(_mm_movemask_epi8(_mm_packs_epi16(low, high))) & occupied;
     }
+  };
+  static_assert(sizeof(Bucket) >= 32, "Matches reads 32 bytes");
+
+  // The build targets baseline x86-64, where __builtin_popcount is a libgcc call (10% of
+  // an insert-heavy profile); this is a few inline instructions.
+  static unsigned PopCount16(uint32_t x) {
+    x = x - ((x >> 1) & 0x5555);
+    x = (x & 0x3333) + ((x >> 2) & 0x3333);
+    x = (x + (x >> 4)) & 0x0f0f;
+    return (x + (x >> 8)) & 0x1f;
+  }
+
+ public:
+  static constexpr unsigned kBlockBuckets = Params::kBlockBytes / sizeof(Bucket);
+  static_assert(kBlockBuckets >= kStashPerBlock + 2, "a block needs two regular buckets");
+  static_assert(kBlockBuckets <= 256, "a bucket's index in its block is 8 bits");
+  static constexpr unsigned kRegularPerBlock = kBlockBuckets - kStashPerBlock;
+
+ private:
+  struct Block {
+    Bucket buckets[kBlockBuckets];
   };
 
   struct Segment {
-    explicit Segment(unsigned depth) : local_depth(depth) {}
+    Segment(unsigned depth, unsigned blocks)
+        : local_depth(depth), num_blocks(blocks), regular(blocks * kRegularPerBlock) {
+      for (unsigned i = 0; i < blocks; ++i) block[i] = new Block;
+    }
+    ~Segment() {
+      for (unsigned i = 0; i < num_blocks; ++i) delete block[i];
+    }
+    Bucket& Regular(unsigned r) { return block[r / kRegularPerBlock]->buckets[r % kRegularPerBlock]; }
+
     unsigned local_depth;
-    Bucket buckets[kTotalBuckets];
+    unsigned num_blocks;
+    unsigned regular;  // num_blocks * kRegularPerBlock
+    Block* block[kMaxBlocks];
   };
 
  public:
@@ -137,20 +201,27 @@ class DashTable {
     Key& key() const { return bucket().key(slot_); }
     Value& value() const { return bucket().value(slot_); }
     uint64_t bucket_version() const { return bucket().version; }
-    void set_bucket_version(uint64_t version) const { bucket().version = version; }
+    // REQUIRES: version < 2^48.
+    void set_bucket_version(uint64_t version) const {
+      DCHECK_LT(version, uint64_t(1) << 48);
+      bucket().version = version;
+    }
 
    private:
     friend class DashTable;
-    Handle(Segment* segment, unsigned bucket, unsigned slot)
-        : segment_(segment), bucket_(bucket), slot_(slot) {}
-    Bucket& bucket() const { return segment_->buckets[bucket_]; }
+    Handle(Segment* segment, unsigned block, unsigned bucket, unsigned slot)
+        : segment_(segment), block_(block), bucket_(bucket), slot_(slot) {}
+    Bucket& bucket() const { return segment_->block[block_]->buckets[bucket_]; }
+    uint16_t fingerprint() const { return bucket().fingerprint[slot_]; }
+    bool in_stash() const { return bucket_ >= kRegularPerBlock; }
 
     Segment* segment_ = nullptr;
-    uint8_t bucket_ = 0;
+    uint16_t block_ = 0;
+    uint8_t bucket_ = 0;  // index in the block
     uint8_t slot_ = 0;
   };
 
-  DashTable() { directory_.push_back(NewSegment(0)); }
+  DashTable() { directory_.push_back(NewSegment(0, 1)); }
   ~DashTable() { DestroySegments(); }
   DashTable(const DashTable&) = delete;
   DashTable& operator=(const DashTable&) = delete;
@@ -159,13 +230,18 @@ class DashTable {
   bool empty() const { return size_ == 0; }
   unsigned global_depth() const { return global_depth_; }
   size_t segment_count() const { return segments_; }
-  size_t bucket_count() const { return segments_ * kTotalBuckets; }
+  size_t block_count() const { return blocks_; }
+  size_t bucket_count() const { return blocks_ * kBlockBuckets; }
   size_t slot_capacity() const { return bucket_count() * kSlots; }
-  // The size of one segment allocation.
-  static constexpr size_t segment_bytes() { return sizeof(Segment); }
-  // Bytes of segments and directory (not what keys and values point to).
+  // Entries a growth step or split could not place in the new segments and inserted
+  // again; stays 0 with a good hash (tests check the path).
+  size_t reinserted_entries() const { return reinserted_; }
+  // The size of one block allocation (the unit the table grows by).
+  static constexpr size_t block_bytes() { return sizeof(Block); }
+  // Bytes of blocks, segment headers and directory (not what keys and values point to).
   size_t mem_usage() const {
-    return segments_ * sizeof(Segment) + directory_.capacity() * sizeof(Segment*);
+    return blocks_ * sizeof(Block) + segments_ * sizeof(Segment) +
+           directory_.capacity() * sizeof(Segment*);
   }
 
   template <typename Probe>
@@ -180,7 +256,7 @@ class DashTable {
   }
 
   // Inserts key/value unless an equal key is present; returns the entry and whether it
-  // was inserted. May split a segment (which invalidates handles).
+  // was inserted. May grow or split a segment (which invalidates handles).
   std::pair<Handle, bool> Insert(Key key, Value value) {
     uint64_t hash = Policy::Hash(key);
     if (Handle found = FindHashed(key, hash)) return {found, false};
@@ -191,22 +267,21 @@ class DashTable {
   Handle InsertNew(Key key, Value value, uint64_t hash) {
     while (true) {
       Segment* segment = SegmentFor(hash);
-      if (Handle placed = TryPlace(segment, hash)) {
-        new (placed.bucket().key_storage(placed.slot_)) Key(std::move(key));
-        new (placed.bucket().value_storage(placed.slot_)) Value(std::move(value));
+      if (Handle placed = TryPlace(segment, Fingerprint(hash), /*bump_versions=*/true)) {
+        Construct(placed, std::move(key), std::move(value));
         ++size_;
         return placed;
       }
-      Split(segment, hash);
+      Grow(segment, hash);
     }
   }
 
   void Erase(Handle handle) {
     Bucket& bucket = handle.bucket();
     unsigned slot = handle.slot_;
-    if (handle.bucket_ >= kRegularBuckets) {
-      uint64_t hash = Policy::Hash(bucket.key(slot));
-      --handle.segment_->buckets[HomeBucket(hash)].overflow;
+    if (handle.in_stash()) {
+      Bucket& home = handle.segment_->Regular(Home(handle.fingerprint(), handle.segment_->regular));
+      if (--home.overflow == 0) home.stash_mask = 0;
     }
     bucket.key(slot).~Key();
     bucket.value(slot).~Value();
@@ -225,7 +300,7 @@ class DashTable {
 
   void Clear() {
     DestroySegments();
-    directory_.push_back(NewSegment(0));
+    directory_.push_back(NewSegment(0, 1));
   }
 
   // Calls fn(Handle) for the entries of one (segment, home bucket) step of a scan, from
@@ -233,75 +308,92 @@ class DashTable {
   // must not insert or erase. Cursors fit in 48 bits.
   template <typename Fn>
   uint64_t TraverseStep(uint64_t cursor, Fn&& fn) {
-    uint64_t prefix = cursor >> 8;
-    unsigned home = cursor & 0xff;
-    if (home >= kRegularBuckets) home = 0;  // not a cursor we made: restart the segment
-    size_t index = global_depth_ ? prefix >> (kMaxGlobalDepth - global_depth_) : 0;
+    const uint64_t prefix = (cursor >> 16) & 0xffffffffu;
+    const unsigned position = cursor & 0xffff;
+    const size_t index = global_depth_ ? prefix >> (kMaxGlobalDepth - global_depth_) : 0;
     Segment* segment = directory_[index];
-    ForEachWithHome(segment, home, fn);
-    if (++home < kRegularBuckets) return (prefix << 8) | home;
+    const unsigned home = Home(position, segment->regular);
+    ForEachWithHome(segment, home, position, fn);
+    if (home + 1 < segment->regular) return (prefix << 16) | FirstFingerprint(home + 1, segment->regular);
     // Next segment: the first directory index past this segment's range.
     size_t span = size_t(1) << (global_depth_ - segment->local_depth);
     size_t next = (index & ~(span - 1)) + span;
     if (next >= directory_.size()) return 0;
-    return (uint64_t(next) << (kMaxGlobalDepth - global_depth_)) << 8;
+    return (uint64_t(next) << (kMaxGlobalDepth - global_depth_)) << 16;
   }
 
   // Calls fn(Handle) for every entry; fn must not insert or erase.
   template <typename Fn>
   void ForEach(Fn&& fn) {
-    ForEachSegment([&](Segment* segment) {
-      for (unsigned b = 0; b < kTotalBuckets; ++b) {
-        for (uint32_t bits = segment->buckets[b].occupied; bits; bits &= bits - 1) {
-          fn(Handle(segment, b, __builtin_ctz(bits)));
-        }
-      }
-    });
+    ForEachSegment([&](Segment* segment) { ForEachInSegment(segment, fn); });
   }
 
-  // A uniformly random occupied bucket's entry, for sampling (RANDOMKEY, eviction);
+  // A random entry, for sampling (RANDOMKEY, eviction): a uniformly random occupied
+  // bucket of a random segment (segments weighted by their share of the hash space);
   // `random` supplies random 64-bit numbers. Empty Handle when the table is empty.
   template <typename Rng>
   Handle RandomEntry(Rng&& random) {
     if (size_ == 0) return {};
     while (true) {  // terminates: the table holds at least one entry
       Segment* segment = directory_[random() % directory_.size()];
-      unsigned b = random() % kTotalBuckets;
-      uint32_t bits = segment->buckets[b].occupied;
+      unsigned block = random() % segment->num_blocks;
+      unsigned b = random() % kBlockBuckets;
+      uint32_t bits = segment->block[block]->buckets[b].occupied;
       if (bits == 0) continue;
-      unsigned pick = random() % __builtin_popcount(bits);
+      unsigned pick = random() % PopCount16(bits);
       while (pick--) bits &= bits - 1;
-      return Handle(segment, b, __builtin_ctz(bits));
+      return Handle(segment, block, b, __builtin_ctz(bits));
     }
   }
 
  private:
-  static uint8_t Fingerprint(uint64_t hash) { return uint8_t(hash); }
-  static unsigned HomeBucket(uint64_t hash) { return (hash >> 8) % kRegularBuckets; }
-  static unsigned Next(unsigned bucket) { return bucket + 1 == kRegularBuckets ? 0 : bucket + 1; }
-  static unsigned Prev(unsigned bucket) { return bucket == 0 ? kRegularBuckets - 1 : bucket - 1; }
+  static uint16_t Fingerprint(uint64_t hash) { return uint16_t(hash); }
+  // The home bucket of a fingerprint among `regular` buckets: monotone in the fingerprint.
+  static unsigned Home(unsigned fingerprint, unsigned regular) { return (fingerprint * regular) >> 16; }
+  // The smallest fingerprint whose home is `bucket`.
+  static unsigned FirstFingerprint(unsigned bucket, unsigned regular) {
+    return (bucket * 65536u + regular - 1) / regular;
+  }
+  static unsigned Next(unsigned r, unsigned regular) { return r + 1 == regular ? 0 : r + 1; }
+  static unsigned Prev(unsigned r, unsigned regular) { return r == 0 ? regular - 1 : r - 1; }
+  static Handle HandleOfRegular(Segment* segment, unsigned r, unsigned slot) {
+    return Handle(segment, r / kRegularPerBlock, r % kRegularPerBlock, slot);
+  }
+
+  static void PrefetchForWrite(const Bucket& bucket) {
+    const char* p = reinterpret_cast<const char*>(&bucket);
+    for (size_t offset = 0; offset < sizeof(Bucket); offset += 64) __builtin_prefetch(p + offset, 1);
+  }
+
+  static void Construct(const Handle& at, Key&& key, Value&& value) {
+    new (at.bucket().key_storage(at.slot_)) Key(std::move(key));
+    new (at.bucket().value_storage(at.slot_)) Value(std::move(value));
+  }
 
   // Destroys every entry and segment, leaving an empty directory.
   void DestroySegments() {
     ForEachSegment([&](Segment* segment) {
-      for (Bucket& bucket : segment->buckets) {
-        for (uint32_t bits = bucket.occupied; bits; bits &= bits - 1) {
-          unsigned slot = __builtin_ctz(bits);
-          bucket.key(slot).~Key();
-          bucket.value(slot).~Value();
-        }
-      }
-      delete segment;
+      ForEachInSegment(segment, [](Handle h) {
+        h.key().~Key();
+        h.value().~Value();
+      });
+      DeleteSegment(segment);
     });
     directory_.clear();
-    segments_ = 0;
     global_depth_ = 0;
     size_ = 0;
   }
 
-  Segment* NewSegment(unsigned depth) {
+  Segment* NewSegment(unsigned depth, unsigned blocks) {
     ++segments_;
-    return new Segment(depth);
+    blocks_ += blocks;
+    return new Segment(depth, blocks);
+  }
+  // The segment's entries must have been destroyed or moved out.
+  void DeleteSegment(Segment* segment) {
+    --segments_;
+    blocks_ -= segment->num_blocks;
+    delete segment;
   }
 
   size_t DirectoryIndex(uint64_t hash) const {
@@ -318,12 +410,24 @@ class DashTable {
     }
   }
 
+  template <typename Fn>
+  static void ForEachInSegment(Segment* segment, Fn&& fn) {
+    for (unsigned k = 0; k < segment->num_blocks; ++k) {
+      for (unsigned b = 0; b < kBlockBuckets; ++b) {
+        for (uint32_t bits = segment->block[k]->buckets[b].occupied; bits; bits &= bits - 1) {
+          fn(Handle(segment, k, b, __builtin_ctz(bits)));
+        }
+      }
+    }
+  }
+
   template <typename Probe>
-  Handle FindInBucket(Segment* segment, unsigned b, const Probe& probe, uint8_t fp) const {
-    Bucket& bucket = segment->buckets[b];
+  static Handle FindInBucket(Segment* segment, unsigned block, unsigned b, const Probe& probe,
+                             uint16_t fp) {
+    Bucket& bucket = segment->block[block]->buckets[b];
     for (uint32_t bits = bucket.Matches(fp); bits; bits &= bits - 1) {
       unsigned slot = __builtin_ctz(bits);
-      if (Policy::Equal(bucket.key(slot), probe)) return Handle(segment, b, slot);
+      if (Policy::Equal(bucket.key(slot), probe)) return Handle(segment, block, b, slot);
     }
     return {};
   }
@@ -331,58 +435,70 @@ class DashTable {
   template <typename Probe>
   Handle FindHashed(const Probe& probe, uint64_t hash) const {
     Segment* segment = SegmentFor(hash);
-    unsigned home = HomeBucket(hash);
-    uint8_t fp = Fingerprint(hash);
-    if (Handle h = FindInBucket(segment, home, probe, fp)) return h;
-    if (Handle h = FindInBucket(segment, Next(home), probe, fp)) return h;
-    if (segment->buckets[home].overflow == 0) return {};
-    for (unsigned b = kRegularBuckets; b < kTotalBuckets; ++b) {
-      if (Handle h = FindInBucket(segment, b, probe, fp)) return h;
+    const uint16_t fp = Fingerprint(hash);
+    const unsigned home = Home(fp, segment->regular);
+    const unsigned block = home / kRegularPerBlock, b = home % kRegularPerBlock;
+    if (Handle h = FindInBucket(segment, block, b, probe, fp)) return h;
+    const unsigned next = Next(home, segment->regular);
+    if (Handle h = FindInBucket(segment, next / kRegularPerBlock, next % kRegularPerBlock, probe, fp)) {
+      return h;
     }
-    return {};
-  }
-
-  // Claims a free slot for an entry with `hash` in `segment` (setting its metadata), or
-  // returns an empty Handle when the segment must split.
-  Handle TryPlace(Segment* segment, uint64_t hash) {
-    const unsigned home = HomeBucket(hash), next = Next(home);
-    Bucket* buckets = segment->buckets;
-    const uint8_t fp = Fingerprint(hash);
-    auto claim = [&](unsigned b, bool as_neighbour) {
-      Bucket& bucket = buckets[b];
-      unsigned slot = bucket.FreeSlot();
-      bucket.occupied |= 1u << slot;
-      if (as_neighbour) bucket.neighbour |= 1u << slot;
-      bucket.fingerprint[slot] = fp;
-      ++bucket.version;
-      return Handle(segment, b, slot);
-    };
-    if (!buckets[home].full() || !buckets[next].full()) {
-      bool use_home = buckets[home].size() <= buckets[next].size() ? !buckets[home].full()
-                                                                   : buckets[next].full();
-      return use_home ? claim(home, false) : claim(next, true);
-    }
-    // Displacement: free a slot in the neighbour by moving one of its own entries on to
-    // its neighbour, or free one at home by sending a guest back to its home.
-    if (MoveEntry(segment, next, Next(next), /*from_neighbours=*/false)) return claim(next, true);
-    if (MoveEntry(segment, home, Prev(home), /*from_neighbours=*/true)) return claim(home, false);
-    for (unsigned b = kRegularBuckets; b < kTotalBuckets; ++b) {
-      if (!buckets[b].full()) {
-        ++buckets[home].overflow;
-        return claim(b, false);
+    for (uint32_t stash = segment->block[block]->buckets[b].stash_mask; stash; stash &= stash - 1) {
+      if (Handle h = FindInBucket(segment, block, kRegularPerBlock + __builtin_ctz(stash), probe, fp)) {
+        return h;
       }
     }
     return {};
   }
 
-  // Moves one entry of bucket `from` to bucket `to` (which must be its other allowed
-  // place): a resident (homed in `from`) when !from_neighbours, else a guest (homed in
-  // `to`). False when there is no such entry or no room.
-  bool MoveEntry(Segment* segment, unsigned from, unsigned to, bool from_neighbours) {
-    Bucket& src = segment->buckets[from];
-    Bucket& dst = segment->buckets[to];
-    uint32_t candidates = from_neighbours ? (src.occupied & src.neighbour)
-                                          : (src.occupied & ~src.neighbour);
+  // Claims a free slot for an entry with fingerprint `fp` in `segment` (setting its
+  // metadata), or returns an empty Handle when the segment must grow. Inserts bump the
+  // versions of the buckets they change; rebuilds set versions themselves.
+  static Handle TryPlace(Segment* segment, uint16_t fp, bool bump_versions) {
+    const unsigned regular = segment->regular;
+    const unsigned home = Home(fp, regular), next = Next(home, regular);
+    Bucket& home_bucket = segment->Regular(home);
+    Bucket& next_bucket = segment->Regular(next);
+    auto claim = [&](Bucket& bucket, Handle handle, bool as_neighbour) {
+      unsigned slot = bucket.FreeSlot();
+      bucket.occupied |= 1u << slot;
+      if (as_neighbour) bucket.neighbour |= 1u << slot;
+      bucket.fingerprint[slot] = fp;
+      if (bump_versions) ++bucket.version;
+      handle.slot_ = slot;
+      return handle;
+    };
+    if (!home_bucket.full() || !next_bucket.full()) {
+      bool use_home = home_bucket.size() <= next_bucket.size() ? !home_bucket.full()
+                                                               : next_bucket.full();
+      return use_home ? claim(home_bucket, HandleOfRegular(segment, home, 0), false)
+                      : claim(next_bucket, HandleOfRegular(segment, next, 0), true);
+    }
+    // Displacement: free a slot in the neighbour by moving one of its own entries on to
+    // its neighbour, or free one at home by sending a guest back to its home.
+    if (MoveEntry(next_bucket, segment->Regular(Next(next, regular)), false, bump_versions)) {
+      return claim(next_bucket, HandleOfRegular(segment, next, 0), true);
+    }
+    if (MoveEntry(home_bucket, segment->Regular(Prev(home, regular)), true, bump_versions)) {
+      return claim(home_bucket, HandleOfRegular(segment, home, 0), false);
+    }
+    const unsigned block = home / kRegularPerBlock;
+    for (unsigned s = kRegularPerBlock; s < kBlockBuckets; ++s) {
+      Bucket& stash = segment->block[block]->buckets[s];
+      if (!stash.full()) {
+        ++home_bucket.overflow;
+        home_bucket.stash_mask |= 1u << (s - kRegularPerBlock);
+        return claim(stash, Handle(segment, block, s, 0), false);
+      }
+    }
+    return {};
+  }
+
+  // Moves one entry of bucket `src` to bucket `dst` (which must be its other allowed
+  // place): a resident (homed in `src`) when !guest, else a guest (homed in `dst`).
+  // False when there is no such entry or no room.
+  static bool MoveEntry(Bucket& src, Bucket& dst, bool guest, bool bump_versions) {
+    uint32_t candidates = guest ? (src.occupied & src.neighbour) : (src.occupied & ~src.neighbour);
     if (candidates == 0 || dst.full()) return false;
     unsigned slot = __builtin_ctz(candidates);
     unsigned target = dst.FreeSlot();
@@ -392,82 +508,129 @@ class DashTable {
     src.value(slot).~Value();
     dst.fingerprint[target] = src.fingerprint[slot];
     dst.occupied |= 1u << target;
-    if (!from_neighbours) dst.neighbour |= 1u << target;  // now a guest in `to`
+    if (!guest) dst.neighbour |= 1u << target;  // now a guest in `dst`
     src.occupied &= ~(1u << slot);
     src.neighbour &= ~(1u << slot);
-    ++src.version;
-    ++dst.version;
+    if (bump_versions) {
+      ++src.version;
+      ++dst.version;
+    }
     return true;
   }
 
-  void Split(Segment* segment, uint64_t hash) {
-    if (segment->local_depth == global_depth_) {
-      CHECK_LT(global_depth_, kMaxGlobalDepth) << "DashTable directory cannot grow further";
-      std::vector<Segment*> doubled(directory_.size() * 2);
-      for (size_t i = 0; i < directory_.size(); ++i) doubled[2 * i] = doubled[2 * i + 1] = directory_[i];
-      directory_ = std::move(doubled);
-      ++global_depth_;
-    }
+  // Makes room in the full `segment` (which `hash` maps to): replaces it by a segment of
+  // one more block, or, at kMaxBlocks, by two segments of kSplitBlocks one level deeper.
+  void Grow(Segment* segment, uint64_t hash) {
     const unsigned depth = segment->local_depth;
-    Segment* upper = NewSegment(depth + 1);
-    segment->local_depth = depth + 1;
-    const uint64_t bit = uint64_t(1) << (63 - depth);
-    for (unsigned b = 0; b < kTotalBuckets; ++b) {
-      Bucket& src = segment->buckets[b];
-      Bucket& dst = upper->buckets[b];
-      dst.version = src.version;
-      for (uint32_t bits = src.occupied; bits; bits &= bits - 1) {
-        unsigned slot = __builtin_ctz(bits);
-        uint64_t entry_hash = Policy::Hash(src.key(slot));
-        if (!(entry_hash & bit)) continue;
-        new (dst.key_storage(slot)) Key(std::move(src.key(slot)));
-        new (dst.value_storage(slot)) Value(std::move(src.value(slot)));
-        src.key(slot).~Key();
-        src.value(slot).~Value();
-        dst.fingerprint[slot] = src.fingerprint[slot];
-        dst.occupied |= 1u << slot;
-        dst.neighbour |= src.neighbour & (1u << slot);
-        src.occupied &= ~(1u << slot);
-        src.neighbour &= ~(1u << slot);
-        if (b >= kRegularBuckets) {
-          unsigned home = HomeBucket(entry_hash);
-          --segment->buckets[home].overflow;
-          ++upper->buckets[home].overflow;
+    Segment* lower;
+    Segment* upper = nullptr;
+    if (segment->num_blocks < kMaxBlocks) {
+      lower = NewSegment(depth, segment->num_blocks + 1);
+    } else {
+      if (depth == global_depth_) {
+        CHECK_LT(global_depth_, kMaxGlobalDepth) << "DashTable directory cannot grow further";
+        std::vector<Segment*> doubled(directory_.size() * 2);
+        for (size_t i = 0; i < directory_.size(); ++i) doubled[2 * i] = doubled[2 * i + 1] = directory_[i];
+        directory_ = std::move(doubled);
+        ++global_depth_;
+      }
+      lower = NewSegment(depth + 1, kSplitBlocks);
+      upper = NewSegment(depth + 1, kSplitBlocks);
+    }
+    std::vector<std::pair<Key, Value>> spilled;
+    MoveEntries(segment, lower, upper, &spilled);
+    const size_t span = size_t(1) << (global_depth_ - depth);
+    const size_t start = DirectoryIndex(hash) & ~(span - 1);
+    for (size_t i = start; i < start + span; ++i) {
+      directory_[i] = (upper && i >= start + span / 2) ? upper : lower;
+    }
+    DeleteSegment(segment);
+    size_ -= spilled.size();
+    reinserted_ += spilled.size();
+    for (auto& [key, value] : spilled) {
+      uint64_t key_hash = Policy::Hash(key);
+      InsertNew(std::move(key), std::move(value), key_hash);
+    }
+  }
+
+  // Moves every entry of `from` into `lower`, or, when `upper` is set, into `upper` if
+  // the entry's hash bit below `from`'s depth is set. Entries that find no room go to
+  // `spilled`. Every bucket of the new segments gets the smallest version of `from`'s
+  // buckets: a snapshot may then see an entry again, but never takes a moved entry for
+  // one it has already serialized.
+  static void MoveEntries(Segment* from, Segment* lower, Segment* upper,
+                          std::vector<std::pair<Key, Value>>* spilled) {
+    const uint64_t bit = uint64_t(1) << (63 - from->local_depth);
+    uint64_t version = ~uint64_t(0);
+    for (unsigned k = 0; k < from->num_blocks; ++k) {
+      for (unsigned b = 0; b < kBlockBuckets; ++b) {
+        Bucket& bucket = from->block[k]->buckets[b];
+        if (b + 2 < kBlockBuckets) PrefetchForWrite(from->block[k]->buckets[b + 2]);
+        if (bucket.occupied == 0) continue;
+        // Homes are monotone in the fingerprint, so the entries of the next regular
+        // buckets land a little further on: fetch those buckets ahead of the writes.
+        if (b < kRegularPerBlock) {
+          unsigned ahead = k * kRegularPerBlock + b + 2;
+          for (Segment* to : {lower, upper}) {
+            if (to) PrefetchForWrite(to->Regular(std::min(ahead * to->regular / from->regular, to->regular - 1)));
+          }
+        }
+        version = std::min<uint64_t>(version, bucket.version);
+        for (uint32_t bits = bucket.occupied; bits; bits &= bits - 1) {
+          unsigned slot = __builtin_ctz(bits);
+          Key& key = bucket.key(slot);
+          Value& value = bucket.value(slot);
+          Segment* to = (upper && (Policy::Hash(key) & bit)) ? upper : lower;
+          if (Handle placed = TryPlace(to, bucket.fingerprint[slot], /*bump_versions=*/false)) {
+            Construct(placed, std::move(key), std::move(value));
+          } else {
+            spilled->emplace_back(std::move(key), std::move(value));
+          }
+          key.~Key();
+          value.~Value();
         }
       }
     }
-    // The upper half of the segment's directory range now points to the new segment.
-    size_t span = size_t(1) << (global_depth_ - depth);
-    size_t start = DirectoryIndex(hash) & ~(span - 1);
-    for (size_t i = start + span / 2; i < start + span; ++i) directory_[i] = upper;
+    if (version == ~uint64_t(0)) version = 0;
+    for (Segment* segment : {lower, upper}) {
+      if (!segment) continue;
+      for (unsigned k = 0; k < segment->num_blocks; ++k) {
+        for (Bucket& bucket : segment->block[k]->buckets) bucket.version = version;
+      }
+    }
   }
 
-  // Calls fn for the entries of `segment` whose home bucket is `home`.
+  // Calls fn for the entries of `segment` whose home bucket is `home` and whose
+  // fingerprint is at least `min_fp`.
   template <typename Fn>
-  void ForEachWithHome(Segment* segment, unsigned home, Fn& fn) {
-    Bucket& at_home = segment->buckets[home];
-    for (uint32_t bits = at_home.occupied & ~at_home.neighbour; bits; bits &= bits - 1) {
-      fn(Handle(segment, home, __builtin_ctz(bits)));
-    }
-    unsigned next = Next(home);
-    Bucket& guests = segment->buckets[next];
-    for (uint32_t bits = guests.occupied & guests.neighbour; bits; bits &= bits - 1) {
-      fn(Handle(segment, next, __builtin_ctz(bits)));
-    }
-    if (at_home.overflow == 0) return;
-    for (unsigned b = kRegularBuckets; b < kTotalBuckets; ++b) {
-      Bucket& stash = segment->buckets[b];
-      for (uint32_t bits = stash.occupied; bits; bits &= bits - 1) {
+  static void ForEachWithHome(Segment* segment, unsigned home, unsigned min_fp, Fn& fn) {
+    const unsigned block = home / kRegularPerBlock, b = home % kRegularPerBlock;
+    Bucket& at_home = segment->block[block]->buckets[b];
+    auto emit = [&](Bucket& bucket, unsigned k, unsigned index, uint32_t bits) {
+      for (; bits; bits &= bits - 1) {
         unsigned slot = __builtin_ctz(bits);
-        if (HomeBucket(Policy::Hash(stash.key(slot))) == home) fn(Handle(segment, b, slot));
+        unsigned fp = bucket.fingerprint[slot];
+        if (fp >= min_fp && Home(fp, segment->regular) == home) fn(Handle(segment, k, index, slot));
       }
+    };
+    emit(at_home, block, b, at_home.occupied & ~at_home.neighbour);
+    const unsigned next = Next(home, segment->regular);
+    const unsigned next_block = next / kRegularPerBlock, next_b = next % kRegularPerBlock;
+    Bucket& guests = segment->block[next_block]->buckets[next_b];
+    emit(guests, next_block, next_b, guests.occupied & guests.neighbour);
+    for (uint32_t stash = at_home.stash_mask; stash; stash &= stash - 1) {
+      const unsigned s = kRegularPerBlock + __builtin_ctz(stash);
+      Bucket& bucket = segment->block[block]->buckets[s];
+      emit(bucket, block, s, bucket.occupied);
     }
   }
 
   std::vector<Segment*> directory_;
   unsigned global_depth_ = 0;
   size_t segments_ = 0;
+  size_t blocks_ = 0;
   size_t size_ = 0;
+  size_t reinserted_ = 0;
 };
 
 }  // namespace damselfly::core

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cstdio>
 #include <random>
 #include <set>
 #include <string>
@@ -85,42 +88,116 @@ TEST(DashTableTest, RandomOperationsMatchReferenceMap) {
     ASSERT_EQ(reference.at(handle.key()), handle.value());
   });
   EXPECT_EQ(seen, reference.size());
-  EXPECT_GT(table.segment_count(), 100u);
+  EXPECT_GT(table.block_count(), 100u);
+  EXPECT_GE(table.segment_count(), 4u);
 }
 
-// Every split keeps every entry findable, and the load at which segments split is high
-// (that is what the stash and displacement buy).
-TEST(DashTableTest, EverySplitKeepsEntriesAndLoadIsHigh) {
+// Every growth step and split keeps every entry findable, and the load at which
+// segments grow is high (that is what the stash and displacement buy).
+TEST(DashTableTest, EveryGrowthAndSplitKeepsEntries) {
   DashTable<uint64_t, uint64_t, MaskedPolicy<~0ull>> table;
-  size_t segments = table.segment_count();
+  size_t blocks = table.block_count(), splits = 0, segments = table.segment_count();
   for (uint64_t key = 0; key < 200'000; ++key) {
     table.Insert(key, key);
-    if (table.segment_count() != segments) {
+    if (table.block_count() != blocks) {
+      blocks = table.block_count();
+      if (table.segment_count() != segments) ++splits;
       segments = table.segment_count();
       for (uint64_t check = 0; check <= key; check += (key < 5000 ? 1 : 97)) {
-        ASSERT_TRUE(table.Find(check)) << "lost " << check << " after split to " << segments;
+        ASSERT_TRUE(table.Find(check)) << "lost " << check << " after growth to " << blocks;
       }
     }
   }
   for (uint64_t key = 0; key < 200'000; ++key) ASSERT_EQ(table.Find(key).value(), key);
-  double load = double(table.size()) / table.slot_capacity();
-  EXPECT_GT(load, 0.6) << "segments split too early";
+  EXPECT_GE(splits, 5u);
+  EXPECT_EQ(table.reinserted_entries(), 0u) << "a uniform hash should never need reinsertion";
 }
 
-// 12 low hash bits (8 of fingerprint, 4 of home bucket: 16 of 55 buckets in use) and 12
-// prefix bits: thousands of keys share fingerprints and home buckets, so lookups must
-// compare keys rather than trust fingerprints, and much lands in the stash.
+// 16-byte keys and values, the shape of the server's table (CompactObj keys and values).
+using Pair = std::array<uint64_t, 2>;
+struct PairPolicy {
+  static uint64_t Hash(const Pair& key) { return MaskedPolicy<~0ull>::Mix(key[0] * 0x9e3779b97f4a7c15ull); }
+  static bool Equal(const Pair& a, const Pair& b) { return a == b; }
+};
+
+// Fills a table with `n` random keys; returns the lowest and highest load from 200,000
+// entries on and the largest share of the table's memory that one insert added.
+template <typename Table, typename MakeKey>
+std::array<double, 3> LoadBand(size_t n, MakeKey make_key) {
+  Table table;
+  std::array<double, 3> band = {1, 0, 0};
+  std::mt19937_64 rng(3);
+  for (size_t i = 1; i <= n; ++i) {
+    size_t before = table.mem_usage();
+    table.Insert(make_key(rng()), {});
+    if (i < 200'000) continue;
+    double load = double(table.size()) / table.slot_capacity();
+    band[0] = std::min(band[0], load);
+    band[1] = std::max(band[1], load);
+    band[2] = std::max(band[2], double(table.mem_usage() - before) / before);
+  }
+  std::printf("load %.3f-%.3f, largest step %.4f of the table\n", band[0], band[1], band[2]);
+  return band;
+}
+
+// The table grows in small steps at every size: from 200,000 entries on the load stays
+// above ~0.84 (not the ~0.45 a doubling split wave leaves), and no insert adds more than
+// 1% to the table's memory. The bounds are the measured minimum (0.847 and 0.836) less a
+// little: a change that makes growth coarser fails here.
+TEST(DashTableTest, LoadStaysHighAtEverySize) {
+  auto server_shape = LoadBand<DashTable<Pair, Pair, PairPolicy>>(
+      1'500'000, [](uint64_t r) { return Pair{r, 0}; });
+  EXPECT_GT(server_shape[0], 0.84);
+  EXPECT_LT(server_shape[2], 0.01);
+  auto small_entries = LoadBand<DashTable<uint64_t, uint64_t, MaskedPolicy<~0ull>>>(
+      1'500'000, [](uint64_t r) { return r; });
+  EXPECT_GT(small_entries[0], 0.825);
+  EXPECT_LT(small_entries[2], 0.01);
+}
+
+// 12 low hash bits (of the 16-bit fingerprint: homes only in the first 1/16 of a
+// segment's buckets) and 12 prefix bits: thousands of keys share fingerprints and home
+// buckets, so lookups must compare keys rather than trust fingerprints, and much lands
+// in the stash.
 TEST(DashTableTest, FingerprintCollisionsAndStash) {
   DashTable<uint64_t, uint64_t, MaskedPolicy<0xfffull | (0xfffull << 52)>> table;
-  std::set<uint64_t> keys;
-  for (uint64_t key = 0; key < 5000; ++key) {
-    table.Insert(key, key + 1);
-    keys.insert(key);
-  }
+  for (uint64_t key = 0; key < 5000; ++key) table.Insert(key, key + 1);
   for (uint64_t key = 0; key < 5000; ++key) ASSERT_EQ(table.Find(key).value(), key + 1);
   for (uint64_t key = 0; key < 5000; key += 2) ASSERT_TRUE(table.Erase(key));
   for (uint64_t key = 0; key < 5000; ++key) ASSERT_EQ(bool(table.Find(key)), key % 2 == 1);
   EXPECT_EQ(table.size(), 2500u);
+}
+
+// Only 4 fingerprint bits: every key of a segment has one of 16 fingerprints and the
+// same home, so each probe matches many slots whose keys differ.
+TEST(DashTableTest, FingerprintCollisionsInEveryProbe) {
+  DashTable<uint64_t, uint64_t, MaskedPolicy<0xfull | (0xffffull << 48)>> table;
+  std::unordered_map<uint64_t, uint64_t> reference;
+  std::mt19937_64 rng(5);
+  for (int op = 0; op < 200'000; ++op) {
+    uint64_t key = rng() % 3000;
+    if (rng() % 3) {
+      ASSERT_EQ(table.Insert(key, op).second, reference.emplace(key, op).second);
+    } else {
+      ASSERT_EQ(table.Erase(key), reference.erase(key) == 1);
+    }
+  }
+  for (auto [key, value] : reference) ASSERT_EQ(table.Find(key).value(), value);
+  EXPECT_EQ(table.size(), reference.size());
+}
+
+// A hash whose top bit is always clear: the first split moves every entry into the lower
+// segment, which has fewer blocks than the full one, so entries are left over and
+// inserted again (growing it back); the next splits, by varying bits, then balance.
+TEST(DashTableTest, SkewedSplitReinsertsWhatDoesNotFit) {
+  DashTable<uint64_t, uint64_t, MaskedPolicy<(0x7full << 56) | 0xffffffffull>> table;
+  for (uint64_t key = 0; key < 60'000; ++key) table.Insert(key, key * 7);
+  EXPECT_GT(table.reinserted_entries(), 0u) << "the test did not reach the spill path";
+  EXPECT_EQ(table.size(), 60'000u);
+  for (uint64_t key = 0; key < 60'000; ++key) ASSERT_EQ(table.Find(key).value(), key * 7);
+  size_t seen = 0;
+  table.ForEach([&](auto) { ++seen; });
+  EXPECT_EQ(seen, 60'000u);
 }
 
 std::set<std::string> ScanAll(StringTable& table, std::function<void()> between_steps) {
@@ -140,18 +217,54 @@ TEST(DashTableTest, ScanVisitsEveryEntry) {
   EXPECT_EQ(seen.size(), 50'000u);
 }
 
-// Keys present for the whole scan are all returned although segments split between
-// cursor calls (the table grows from ~1k to ~60k entries during the scan).
+// Keys present for the whole scan are all returned although segments grow and split
+// between cursor calls (the table grows from ~1k to ~60k entries during the scan).
 TEST(DashTableTest, ScanGuaranteeWhileTableGrows) {
   StringTable table;
   for (int i = 0; i < 1000; ++i) table.Insert("orig" + std::to_string(i), "v");
-  size_t start_segments = table.segment_count();
+  size_t start_blocks = table.block_count();
   int added = 0;
   std::set<std::string> seen = ScanAll(table, [&] {
     for (int j = 0; j < 30; ++j) table.Insert("new" + std::to_string(added++), "v");
   });
-  EXPECT_GT(table.segment_count(), 20 * start_segments) << "the test did not split much";
+  EXPECT_GT(table.block_count(), 20 * start_blocks) << "the test did not grow much";
+  EXPECT_GE(table.segment_count(), 4u) << "the test did not split";
   for (int i = 0; i < 1000; ++i) EXPECT_TRUE(seen.count("orig" + std::to_string(i))) << i;
+}
+
+// The same guarantee under random interleavings of scan steps with inserts and erases,
+// with a uniform hash and with one that makes splits spill: every key present from the
+// scan's start to its end is returned.
+template <typename Policy>
+void CheckScanGuaranteeUnderChurn(uint64_t seed) {
+  DashTable<uint64_t, uint64_t, Policy> table;
+  std::mt19937_64 rng(seed);
+  uint64_t next_key = 0;
+  for (int i = 0; i < 2000; ++i) table.Insert(next_key++, 0);
+  std::set<uint64_t> stable, erased;
+  table.ForEach([&](auto h) { stable.insert(h.key()); });
+  std::set<uint64_t> seen;
+  uint64_t cursor = 0;
+  do {
+    cursor = table.TraverseStep(cursor, [&](auto h) { seen.insert(h.key()); });
+    ASSERT_LT(cursor, uint64_t(1) << 48);
+    for (int burst = rng() % 60; burst > 0; --burst) table.Insert(next_key++, 0);
+    if (rng() % 4 == 0 && !stable.empty()) {  // erase an original key; it leaves the guarantee
+      auto it = stable.lower_bound(rng() % 2000);
+      if (it == stable.end()) it = stable.begin();
+      ASSERT_TRUE(table.Erase(*it));
+      stable.erase(it);
+    }
+  } while (cursor != 0);
+  EXPECT_GT(next_key, 10'000u);
+  for (uint64_t key : stable) ASSERT_TRUE(seen.count(key)) << "missed " << key << " seed " << seed;
+}
+
+TEST(DashTableTest, ScanGuaranteeUnderChurn) {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    CheckScanGuaranteeUnderChurn<MaskedPolicy<~0ull>>(seed);
+    CheckScanGuaranteeUnderChurn<MaskedPolicy<(0x7full << 56) | 0xffffffffull>>(seed);
+  }
 }
 
 // Entries erased during a scan are simply not returned; others still are.
@@ -177,7 +290,8 @@ TEST(DashTableTest, BucketVersionsAndMemory) {
   size_t small = table.mem_usage();
   for (int i = 0; i < 100'000; ++i) table.Insert("k" + std::to_string(i), "v");
   EXPECT_GT(table.mem_usage(), small);
-  EXPECT_EQ(table.mem_usage() / table.segment_count() >= sizeof(void*), true);
+  EXPECT_GE(table.mem_usage(), table.block_count() * table.block_bytes());
+  EXPECT_EQ(table.bucket_count(), table.block_count() * table.kBlockBuckets);
 }
 
 TEST(DashTableTest, RandomEntryAndClear) {

@@ -137,9 +137,9 @@ class DbSlice {
   };
   using MainTable = core::DashTable<core::CompactObj, PrimeValue, KeyPolicy>;
   using ExpireTable = core::DashTable<core::CompactObj, int64_t, KeyPolicy>;
-  // mimalloc rounds allocations up to size classes an eighth of a power of two apart; a
-  // segment just past a class boundary would waste up to 12% of the table.
-  static_assert(MainTable::segment_bytes() <= 28 * 1024, "segments must fit the 28 KiB class");
+  // mimalloc rounds allocations up to size classes a quarter of a power of two apart; a
+  // block just past a class boundary would waste up to 25% of the table.
+  static_assert(MainTable::block_bytes() <= 24 * 1024, "blocks must fit the 24 KiB class");
   struct Db {
     MainTable main;
     ExpireTable expire;  // deadline - base_ms_
