@@ -13,6 +13,7 @@
 // Thread-safety: owned by its shard's thread; every call from that thread only.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -20,8 +21,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/random/random.h"
+#include "helio/base/strings.h"
 #include "helio/base/time.h"
 #include "src/core/compact_object.h"
 #include "src/core/dash_table.h"
@@ -99,6 +102,16 @@ class DbSlice {
   const Stats& stats() const { return stats_; }
   TableStats table_stats() const;
 
+  // WATCH support. While `key` of `db` is watched with `flag`, the flag is set (relaxed)
+  // when the key may have changed: NotifyChanged (called after every write command on
+  // it), its expiry, a FLUSHDB/FLUSHALL while it exists. Unwatched keys cost one branch.
+  void Watch(DbIndex db, std::string_view key, std::atomic<bool>* flag);
+  void Unwatch(DbIndex db, std::string_view key, std::atomic<bool>* flag);
+  void NotifyChanged(DbIndex index, std::string_view key) {
+    Db* d = db(index);
+    if (d && !d->watched.empty()) MarkWatchers(*d, key);
+  }
+
  private:
   struct KeyPolicy {
     static uint64_t Hash(const core::CompactObj& key) { return key.Hash(); }
@@ -111,11 +124,14 @@ class DbSlice {
   // mimalloc rounds allocations up to size classes an eighth of a power of two apart; a
   // segment just past a class boundary would waste up to 12% of the table.
   static_assert(MainTable::segment_bytes() <= 28 * 1024, "segments must fit the 28 KiB class");
+  using WatchMap = absl::flat_hash_map<std::string, std::vector<std::atomic<bool>*>,
+                                      helio::StringViewHash, helio::StringViewEq>;
   struct Db {
     MainTable main;
     ExpireTable expire;  // deadline - base_ms_
     uint64_t expire_cursor = 0;
     size_t inline_keys = 0;
+    WatchMap watched;  // key -> the flags of the connections watching it
   };
 
   Db* db(DbIndex index) { return dbs_[index].get(); }
@@ -128,6 +144,7 @@ class DbSlice {
   void EraseEntry(Db& db, MainTable::Handle handle, std::string_view key);
   // Deletes a main-table entry (its deadline is the caller's business).
   void EraseMain(Db& db, MainTable::Handle handle);
+  void MarkWatchers(Db& db, std::string_view key);
 
   const int64_t base_ms_;
   std::vector<std::unique_ptr<Db>> dbs_;

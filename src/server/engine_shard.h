@@ -14,6 +14,7 @@
 #include "absl/random/random.h"
 #include "helio/fibers/sync.h"
 #include "src/server/db_slice.h"
+#include "src/server/tx_queue.h"
 
 namespace damselfly {
 
@@ -31,6 +32,8 @@ class EngineShard {
 
   ShardId shard_id() const { return shard_id_; }
   DbSlice& db_slice() { return db_slice_; }
+  // Intent locks and the transaction queue (transaction.h).
+  ShardTxQueue& tx_queue() { return tx_queue_; }
   absl::BitGen& rng() { return rng_; }
 
  private:
@@ -39,6 +42,7 @@ class EngineShard {
 
   const ShardId shard_id_;
   DbSlice db_slice_;
+  ShardTxQueue tx_queue_;
   absl::BitGen rng_;
   helio::fibers::Done stop_expiry_;
   boost::fibers::fiber expiry_fiber_;

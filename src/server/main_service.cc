@@ -9,9 +9,12 @@
 #include "src/server/debug_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/generic_family.h"
+#include "src/server/multi_exec.h"
 #include "src/server/server_family.h"
 #include "src/server/server_state.h"
 #include "src/server/string_family.h"
+#include "src/server/transaction.h"
+#include "src/server/watch.h"
 
 namespace damselfly {
 
@@ -33,6 +36,7 @@ void Service::RegisterCommands() {
   StringFamily::Register(&registry_);
   GenericFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
+  MultiExec::Register(&registry_);
 }
 
 const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
@@ -72,6 +76,10 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
     CmdArgList args = commands[i];
     const CommandId* cid = Validate(args, cntx);
     ++stats.commands_processed;
+    if (cntx->transaction_state && MultiExec::InterceptInMulti(cid, args, cntx)) {
+      ++i;
+      continue;
+    }
     if (cid == nullptr) {
       ++i;
       continue;
@@ -104,7 +112,13 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
         run_cids.push_back(next);
         ++end;
       }
-      size_t ran = RunOnShard(route.shard, commands.subspan(i, end - i), run_cids, cntx);
+      bool locked = false;
+      size_t ran = RunOnShard(route.shard, commands.subspan(i, end - i), run_cids, cntx, &locked);
+      if (locked) {  // commands [i, i + ran) ran; the next one waits for a transaction
+        cntx->last_command = run_cids[ran];
+        RunQueuedOnShard(run_cids[ran], commands[i + ran], cntx);
+        ++ran;
+      }
       stats.commands_processed += ran - 1;
       cntx->last_command = run_cids[ran - 1];
       cntx->last_subcommand = nullptr;
@@ -117,12 +131,18 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
 }
 
 size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
-                           absl::Span<const CommandId* const> cids, ConnectionContext* cntx) {
+                           absl::Span<const CommandId* const> cids, ConnectionContext* cntx,
+                           bool* locked) {
   const bool remote = !shard_set->IsLocal(shard);
   auto execute = [&] {
     size_t ran = 0;
     for (; ran < run.size(); ++ran) {
+      if (!KeysFreeForFastPath(cids[ran], run[ran])) {
+        *locked = true;
+        return ran;
+      }
       cids[ran]->handler(run[ran], cntx);
+      NotifyWrite(cids[ran], run[ran], cntx->db_index);
       if (cntx->reply_builder()->output_size() > facade::RespConnection::kFlushThresholdBytes) {
         return ran + 1;
       }
@@ -144,6 +164,7 @@ void Service::OnConnectionOpen(ConnectionContext* cntx) {
 }
 
 void Service::OnConnectionClose(ConnectionContext* cntx) {
+  MultiExec::OnConnectionClose(cntx);
   ServerState::tlocal()->connections.erase(cntx->owner());
 }
 

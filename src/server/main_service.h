@@ -58,10 +58,11 @@ class Service final : public facade::ServiceInterface {
   const facade::CommandId* Validate(facade::CmdArgList args, facade::ConnectionContext* cntx);
   static Route RouteOf(const facade::CommandId* cid, facade::CmdArgList args);
   // Runs commands [first, last) of `run` (all for `shard`) on the shard's thread;
-  // returns how many ran (fewer when the reply buffer filled up).
+  // returns how many ran: fewer when the reply buffer filled up, or when the next one's
+  // keys are locked by a transaction (then *locked is set; see transaction.h).
   size_t RunOnShard(uint16_t shard, absl::Span<const facade::CmdArgList> run,
                     absl::Span<const facade::CommandId* const> cids,
-                    facade::ConnectionContext* cntx);
+                    facade::ConnectionContext* cntx, bool* locked);
 
   helio::io::ProactorPool* pool_;
   facade::CommandRegistry registry_;
