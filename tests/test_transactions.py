@@ -531,3 +531,19 @@ def test_watch_optimistic_increments_are_exact(srv):
     run_threads([incrementer] * 32)
     assert c("GET", counter) == str(32 * per_client).encode()
     assert c("GET", other) == str(32 * per_client).encode()
+
+
+def test_pipelined_watch_inside_multi_does_not_run_what_follows(srv):
+    c = srv.raw()
+    c.send_many([("MULTI",), ("WATCH", "a"), ("SET", "a", "1"), ("SET", "a", "2"), ("DISCARD",)])
+    assert [c.read() for _ in range(5)] == [
+        "OK", err("ERR WATCH inside MULTI is not allowed"), "QUEUED", "QUEUED", "OK"]
+    assert c("EXISTS", "a") == 0
+
+
+def test_unwatch_queued_inside_exec(srv):
+    c = srv.raw()
+    long_key = "watched-key-with-a-name-too-long-for-small-string-storage"
+    assert c("WATCH", long_key, "b") == "OK"
+    assert watched_exec(c, ("UNWATCH",), ("SET", long_key, "1")) == ["OK", "OK"]
+    assert c("GET", long_key) == b"1"

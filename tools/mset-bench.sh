@@ -6,8 +6,11 @@
 # servers:
 #   damselfly-1t   --proactor_threads=1: one shard, so every MSET/MGET takes the
 #                  single-shard path (no transaction)
-#   damselfly-2t   --proactor_threads=2, both threads on CPU 0: two shards, so nearly every
-#                  MSET/MGET is a cross-shard VLL transaction (schedule hop + execution hop)
+#   damselfly-2t   --proactor_threads=2 on CPUs 0-1 (it shares CPU 1 with the load, so its
+#                  figures are a lower bound): two shards, so nearly every MSET/MGET is a
+#                  cross-shard VLL transaction (schedule hop + execution hop). Both threads on
+#                  CPU 0 would measure the runtime's cost of two busy threads on one core
+#                  instead (a hop then waits for the other thread's time slice).
 #   redis-server
 # Prints a markdown table of the per-server medians and the ratios to redis-server;
 # docs/benchmarks.md records the results.
@@ -45,7 +48,7 @@ names=("damselfly-1t" "damselfly-2t" "redis-server")
 ports=("$base_port" "$((base_port + 1))" "$((base_port + 2))")
 cmds=(
   "$bin/damselfly --proactor_threads=1 --port=${ports[0]} --bind=127.0.0.1 --logtostderr"
-  "$bin/damselfly --proactor_threads=2 --port=${ports[1]} --bind=127.0.0.1 --logtostderr"
+  "taskset -c 0,1 $bin/damselfly --proactor_threads=2 --port=${ports[1]} --bind=127.0.0.1 --logtostderr"
   "$redis_server --port ${ports[2]} --bind 127.0.0.1 --save '' --appendonly no"
 )
 mget="MGET"

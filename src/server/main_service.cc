@@ -99,7 +99,9 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
       // Gather the following commands for the same shard that need no error reply.
       run_cids.assign(1, cid);
       size_t end = i + 1;
-      while (end < commands.size() && run_cids.size() < kMaxSquashedRun) {
+      // WATCH inside MULTI runs (to refuse); what follows it must be queued, not squashed.
+      const bool in_multi = cntx->transaction_state && MultiExec::InMulti(cntx);
+      while (!in_multi && end < commands.size() && run_cids.size() < kMaxSquashedRun) {
         // Keyed commands are never containers, so name and arity are the whole check.
         const CommandId* next = registry_.Find(commands[end][0]);
         if (next == nullptr || !next->subcommands.empty() ||

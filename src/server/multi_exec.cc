@@ -161,20 +161,23 @@ void CmdExec(CmdArgList, ConnectionContext* cntx) {
     any_keys |= queued[i].cid->takes_keys();
   }
 
+  // A copy: the locks view these keys, and UNWATCH (queued) or the end of EXEC drop the
+  // connection's list before the locks are released.
+  const std::vector<std::pair<DbIndex, std::string>> watched = state->watched;
   std::optional<Transaction> tx;
   if (any_keys) {
     tx.emplace(cntx->db_index);
     for (size_t i = 0; i < queued.size(); ++i) tx->AddLocks(queued[i].cid, views[i]);
-    for (const auto& [db, key] : state->watched) tx->AddLock(key, LockMode::kShared);
+    for (const auto& [db, key] : watched) tx->AddLock(key, LockMode::kShared);
     tx->Schedule();
   }
-  if (!state->watched.empty()) {
+  if (!watched.empty()) {
     // Every write to a watched key that came before this transaction has run by now (the
     // hop runs at the head of the queues, or out of order when nothing held the keys);
     // none can come after it before it ends. A watched key that expired counts as changed.
     tx->ExecuteOnAll(
-        [state](Transaction*, EngineShard* shard) {
-          for (const auto& [db, key] : state->watched) {
+        [&watched](Transaction*, EngineShard* shard) {
+          for (const auto& [db, key] : watched) {
             if (shard_set->ShardOf(key) == shard->shard_id()) shard->db_slice().Find(db, key);
           }
         },
@@ -213,6 +216,11 @@ void UnwatchAll(ConnectionContext* cntx) {
   }
   state->watched.clear();
   state->watch_dirty.store(false, std::memory_order_relaxed);
+}
+
+bool MultiExec::InMulti(ConnectionContext* cntx) {
+  ConnTxState* state = ConnTxState::Find(cntx);
+  return state && state->in_multi;
 }
 
 bool MultiExec::InterceptInMulti(const CommandId* cid, CmdArgList args, ConnectionContext* cntx) {

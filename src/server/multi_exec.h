@@ -31,6 +31,9 @@ class MultiExec {
   static bool InterceptInMulti(const facade::CommandId* cid, facade::CmdArgList args,
                                facade::ConnectionContext* cntx);
 
+  // True between MULTI and EXEC/DISCARD: commands must not be squashed into shard hops.
+  static bool InMulti(facade::ConnectionContext* cntx);
+
   // Drops the connection's queued commands and watches.
   static void OnConnectionClose(facade::ConnectionContext* cntx);
 };
