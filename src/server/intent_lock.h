@@ -3,23 +3,27 @@
 // the key was free before is what the caller learns, and what decides whether its
 // transaction may run out of queue order.
 //
-// Keys are locked by name, whatever their database: two databases' same-named keys share
-// a lock, which only costs concurrency, never correctness, and lets MULTI/EXEC lock keys
-// before its SELECTs have run.
+// Keys are locked by a 64-bit hash of their name (LockTag), whatever their database:
+// two keys that share a tag (the same name in two databases, or a hash collision) share
+// a lock. That only costs concurrency, never correctness, and it means the table stores
+// no strings (no allocation, no view that could outlive its key) and lets MULTI/EXEC lock
+// keys before its SELECTs have run.
 //
 // Thread-safety: a table belongs to one shard's thread; every call from that thread.
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
-#include "helio/base/strings.h"
+#include "src/core/compact_object.h"
 
 namespace damselfly {
 
 enum class LockMode : uint8_t { kShared, kExclusive };
+
+using LockTag = uint64_t;
+inline LockTag LockTagOf(std::string_view key) { return core::HashKey(key); }
 
 class IntentLock {
  public:
@@ -38,22 +42,22 @@ class IntentLock {
 
 class IntentLockTable {
  public:
-  // Counts one more holder of `key` in `mode`; returns whether the key was free for it.
-  bool Acquire(std::string_view key, LockMode mode) {
-    auto [it, inserted] = locks_.try_emplace(key);
-    bool free = it->second.IsFree(mode);
-    it->second.Acquire(mode);
+  // Counts one more holder of `tag` in `mode`; returns whether it was free for it.
+  bool Acquire(LockTag tag, LockMode mode) {
+    IntentLock& lock = locks_[tag];
+    bool free = lock.IsFree(mode);
+    lock.Acquire(mode);
     return free;
   }
-  // REQUIRES: a holder of `key` in `mode`.
-  void Release(std::string_view key, LockMode mode) {
-    auto it = locks_.find(key);
+  // REQUIRES: a holder of `tag` in `mode`.
+  void Release(LockTag tag, LockMode mode) {
+    auto it = locks_.find(tag);
     if (it == locks_.end()) return;
     it->second.Release(mode);
     if (it->second.unused()) locks_.erase(it);
   }
-  bool IsFree(std::string_view key, LockMode mode) const {
-    auto it = locks_.find(key);
+  bool IsFree(LockTag tag, LockMode mode) const {
+    auto it = locks_.find(tag);
     return it == locks_.end() || it->second.IsFree(mode);
   }
   // No key is locked: the common case, checked before any lookup.
@@ -61,7 +65,7 @@ class IntentLockTable {
   size_t size() const { return locks_.size(); }
 
  private:
-  absl::flat_hash_map<std::string, IntentLock, helio::StringViewHash, helio::StringViewEq> locks_;
+  absl::flat_hash_map<LockTag, IntentLock> locks_;
 };
 
 }  // namespace damselfly

@@ -40,7 +40,7 @@ Transaction::~Transaction() {
 }
 
 void Transaction::InitShards() {
-  shards_ = std::vector<Entry>(shard_set->size());
+  shards_.resize(shard_set->size());
   for (ShardId id = 0; id < shards_.size(); ++id) {
     shards_[id].tx = this;
     shards_[id].shard = id;
@@ -54,7 +54,7 @@ void Transaction::AddLocks(const CommandId* cid, CmdArgList args) {
 }
 
 void Transaction::AddLock(std::string_view key, LockMode mode) {
-  shards_[shard_set->ShardOf(key)].locks.emplace_back(key, mode);
+  shards_[shard_set->ShardOf(key)].locks.emplace_back(LockTagOf(key), mode);
 }
 
 void Transaction::BindCommand(const CommandId* cid, CmdArgList args, DbIndex db) {
@@ -77,8 +77,8 @@ void Transaction::NormalizeLocks() {
   for (Entry& entry : shards_) {
     auto& locks = entry.locks;
     if (locks.size() < 2) continue;
-    std::sort(locks.begin(), locks.end());  // per key, kShared before kExclusive
-    // Keep the last (strongest) mode of each key.
+    std::sort(locks.begin(), locks.end());  // per tag, kShared before kExclusive
+    // Keep the last (strongest) mode of each tag.
     size_t out = 0;
     for (size_t i = 0; i < locks.size(); ++i) {
       if (i + 1 < locks.size() && locks[i + 1].first == locks[i].first) continue;

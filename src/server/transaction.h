@@ -38,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "src/facade/command_registry.h"
 #include "src/server/engine_shard.h"
@@ -87,7 +88,7 @@ class Transaction {
   facade::CmdArgList args() const { return args_; }
   const facade::CommandId* cid() const { return cid_; }
   DbIndex db() const { return db_; }
-  const std::vector<uint32_t>& KeyIndices(ShardId shard) const {
+  absl::Span<const uint32_t> KeyIndices(ShardId shard) const {
     return shards_[shard].key_indices;
   }
   // Shards with keys of the bound command.
@@ -100,7 +101,7 @@ class Transaction {
    public:
     Transaction* tx = nullptr;
     ShardId shard = 0;
-    std::vector<uint32_t> key_indices;  // of the bound command
+    absl::InlinedVector<uint32_t, 4> key_indices;  // of the bound command
     bool scheduled = false;
     bool schedule_ok = false;
 
@@ -126,7 +127,8 @@ class Transaction {
   bool concluded_ = false;
   size_t active_shards_ = 0;
   uint64_t txid_ = 0;
-  std::vector<Entry> shards_;
+  // One per shard of the process, never moved once scheduled (the queues point here).
+  absl::InlinedVector<Entry, 4> shards_;
   // The running hop.
   const HopFn* hop_ = nullptr;
   bool notify_writes_ = false;  // a command's hop: a write marks the watchers of its keys

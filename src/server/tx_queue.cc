@@ -9,23 +9,30 @@ bool ShardTxQueue::Schedule(ShardTxEntry* entry, bool check_order) {
   if (check_order && entry->txid < max_scheduled_txid_) return false;
   max_scheduled_txid_ = std::max(max_scheduled_txid_, entry->txid);
   bool all_free = true;
-  for (const auto& [key, mode] : entry->locks) all_free &= locks_.Acquire(key, mode);
+  for (const auto& [tag, mode] : entry->locks) all_free &= locks_.Acquire(tag, mode);
   entry->out_of_order_ = all_free;
   entry->armed_ = false;
   entry->queued_ = true;
-  entry->position_ = queue_.insert(queue_.end(), entry);
+  entry->prev_ = tail_;
+  entry->next_ = nullptr;
+  (tail_ ? tail_->next_ : head_) = entry;
+  tail_ = entry;
+  ++size_;
   return true;
 }
 
 void ShardTxQueue::Remove(ShardTxEntry* entry) {
   DCHECK(entry->queued_);
-  for (const auto& [key, mode] : entry->locks) locks_.Release(key, mode);
-  queue_.erase(entry->position_);
+  for (const auto& [tag, mode] : entry->locks) locks_.Release(tag, mode);
+  (entry->prev_ ? entry->prev_->next_ : head_) = entry->next_;
+  (entry->next_ ? entry->next_->prev_ : tail_) = entry->prev_;
+  entry->prev_ = entry->next_ = nullptr;
+  --size_;
   entry->queued_ = false;
 }
 
 void ShardTxQueue::Cancel(ShardTxEntry* entry) {
-  bool was_head = queue_.front() == entry;
+  bool was_head = head_ == entry;
   Remove(entry);
   if (was_head) RunHeads();
 }
@@ -34,7 +41,7 @@ void ShardTxQueue::Arm(ShardTxEntry* entry, bool last_hop) {
   DCHECK(entry->queued_ && !entry->armed_);
   entry->armed_ = true;
   entry->last_hop_ = last_hop;
-  if (queue_.front() == entry) {
+  if (head_ == entry) {
     RunHeads();
   } else if (entry->out_of_order_) {
     Run(entry);  // leaving from the middle unblocks nobody: the head is unchanged
@@ -51,7 +58,7 @@ void ShardTxQueue::Run(ShardTxEntry* entry) {
 }
 
 void ShardTxQueue::RunHeads() {
-  while (!queue_.empty() && queue_.front()->armed_) Run(queue_.front());
+  while (head_ && head_->armed_) Run(head_);
 }
 
 }  // namespace damselfly

@@ -22,10 +22,10 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <string_view>
 #include <utility>
-#include <vector>
+
+#include "absl/container/inlined_vector.h"
 
 #include "src/server/intent_lock.h"
 
@@ -36,9 +36,8 @@ class ShardTxEntry {
   virtual ~ShardTxEntry() = default;
 
   uint64_t txid = 0;
-  // The keys locked on this shard, each once, with the strongest mode needed. The
-  // views must outlive the entry's presence in the queue.
-  std::vector<std::pair<std::string_view, LockMode>> locks;
+  // The keys locked on this shard, each once, with the strongest mode needed.
+  absl::InlinedVector<std::pair<LockTag, LockMode>, 4> locks;
 
   bool out_of_order() const { return out_of_order_; }
   bool queued() const { return queued_; }
@@ -49,7 +48,8 @@ class ShardTxEntry {
 
  private:
   friend class ShardTxQueue;
-  std::list<ShardTxEntry*>::iterator position_;
+  ShardTxEntry* prev_ = nullptr;  // the queue is an intrusive list: no node to allocate
+  ShardTxEntry* next_ = nullptr;
   bool queued_ = false;
   bool out_of_order_ = false;
   bool armed_ = false;
@@ -71,10 +71,10 @@ class ShardTxQueue {
   // The single-shard fast path: true when `key` may be used in `mode` right now,
   // without queueing.
   bool IsFree(std::string_view key, LockMode mode) const {
-    return locks_.empty() || locks_.IsFree(key, mode);
+    return locks_.empty() || locks_.IsFree(LockTagOf(key), mode);
   }
   bool no_locks() const { return locks_.empty(); }
-  size_t size() const { return queue_.size(); }
+  size_t size() const { return size_; }
   const IntentLockTable& locks() const { return locks_; }
 
  private:
@@ -84,7 +84,9 @@ class ShardTxQueue {
   // Runs the armed hops of successive queue heads.
   void RunHeads();
 
-  std::list<ShardTxEntry*> queue_;
+  ShardTxEntry* head_ = nullptr;
+  ShardTxEntry* tail_ = nullptr;
+  size_t size_ = 0;
   IntentLockTable locks_;
   uint64_t max_scheduled_txid_ = 0;
 };

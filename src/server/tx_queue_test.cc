@@ -15,7 +15,7 @@ class FakeEntry final : public ShardTxEntry {
             std::vector<std::string>* log)
       : name_(std::move(name)), log_(log) {
     txid = id;
-    locks = std::move(keys);
+    for (auto [key, mode] : keys) locks.emplace_back(LockTagOf(key), mode);
   }
 
  protected:
@@ -31,18 +31,20 @@ constexpr LockMode kX = LockMode::kExclusive;
 
 TEST(IntentLockTest, SharedAndExclusive) {
   IntentLockTable table;
+  const LockTag a = LockTagOf("a");
   EXPECT_TRUE(table.empty());
-  EXPECT_TRUE(table.Acquire("a", kS));
-  EXPECT_TRUE(table.Acquire("a", kS));  // readers share
-  EXPECT_FALSE(table.IsFree("a", kX));
-  EXPECT_TRUE(table.IsFree("a", kS));
-  EXPECT_FALSE(table.Acquire("a", kX));  // counted anyway: taking a lock never waits
-  EXPECT_FALSE(table.IsFree("a", kS));
-  table.Release("a", kS);
-  table.Release("a", kS);
-  EXPECT_FALSE(table.IsFree("a", kS));
-  table.Release("a", kX);
-  EXPECT_TRUE(table.IsFree("a", kX));
+  EXPECT_TRUE(table.Acquire(a, kS));
+  EXPECT_TRUE(table.Acquire(a, kS));  // readers share
+  EXPECT_FALSE(table.IsFree(a, kX));
+  EXPECT_TRUE(table.IsFree(a, kS));
+  EXPECT_TRUE(table.IsFree(LockTagOf("b"), kX));
+  EXPECT_FALSE(table.Acquire(a, kX));  // counted anyway: taking a lock never waits
+  EXPECT_FALSE(table.IsFree(a, kS));
+  table.Release(a, kS);
+  table.Release(a, kS);
+  EXPECT_FALSE(table.IsFree(a, kS));
+  table.Release(a, kX);
+  EXPECT_TRUE(table.IsFree(a, kX));
   EXPECT_TRUE(table.empty());  // unused counters are dropped
 }
 
