@@ -5,9 +5,11 @@
 //     Redis's error texts (in Redis's order) when one fails.
 //  2. Route: a command without keys runs right here (connection and server commands).
 //     A command whose keys all live on one shard runs on that shard's thread: inline
-//     when the connection shares the thread, else after a hop (Proactor::Await). Keys
-//     spread over several shards go to the command's cross-shard handler, which runs
-//     here and hops per shard itself.
+//     when the connection shares the thread, else after a hop (Proactor::Await) — at
+//     once when no transaction holds its keys (the fast path), else queued behind those
+//     transactions. Keys spread over several shards go to the command's cross-shard
+//     handler, which runs here as a VLL transaction (transaction.h). Inside MULTI,
+//     commands are queued instead (multi_exec.h).
 //  3. Squash: consecutive commands bound for the same remote shard travel in one hop,
 //     so a deep pipeline costs a few hops, not one per command.
 // Replies are written straight into the connection's reply builder (on the shard thread
