@@ -85,6 +85,34 @@ def run_threads(workers):
         raise errors[0]
 
 
+def run_while_checking(workers, checker, checkers=1):
+    """Runs the workers in threads while `checkers` threads run checker(stop) until they end."""
+    stop = threading.Event()
+    check_threads = [threading.Thread(target=checker, args=(stop,)) for _ in range(checkers)]
+    for t in check_threads:
+        t.start()
+    try:
+        run_threads(workers)
+    finally:
+        stop.set()
+        for t in check_threads:
+            t.join(timeout=30)
+
+
+def pair_workers(srv, count, rounds, keys, step):
+    """`count` workers, each calling step(conn, rng, a, b) `rounds` times on two random keys."""
+    def worker(seed):
+        def run():
+            rng = random.Random(seed)
+            conn = RawConnection(srv.host, srv.port)
+            for _ in range(rounds):
+                a, b = rng.sample(keys, 2)
+                step(conn, rng, a, b)
+            conn.close()
+        return run
+    return [worker(i) for i in range(count)]
+
+
 # ------------------------------------------------------------------ multi-key commands
 
 
@@ -415,21 +443,13 @@ def test_rename_chains_never_lose_or_duplicate(srv):
     c = srv.raw()
     c("MSET", *[x for i in range(tokens) for x in (slots[i], f"token{i}")])
     expected = sorted(f"token{i}".encode() for i in range(tokens))
-    stop = threading.Event()
     bad = []
 
-    def mover(seed):
-        def run():
-            rng = random.Random(seed)
-            conn = RawConnection(srv.host, srv.port)
-            for _ in range(400):
-                src, dst = rng.sample(slots, 2)
-                reply = conn("RENAMENX", src, dst)
-                assert reply in (0, 1, NO_SUCH_KEY), reply
-            conn.close()
-        return run
+    def move(conn, rng, src, dst):
+        reply = conn("RENAMENX", src, dst)
+        assert reply in (0, 1, NO_SUCH_KEY), reply
 
-    def checker():
+    def checker(stop):
         conn = RawConnection(srv.host, srv.port)
         while not stop.is_set():
             values = sorted(v for v in conn("MGET", *slots) if v is not None)
@@ -437,13 +457,7 @@ def test_rename_chains_never_lose_or_duplicate(srv):
                 bad.append(values)
         conn.close()
 
-    check_thread = threading.Thread(target=checker)
-    check_thread.start()
-    try:
-        run_threads([mover(i) for i in range(12)])
-    finally:
-        stop.set()
-        check_thread.join(timeout=30)
+    run_while_checking(pair_workers(srv, 12, 400, slots, move), checker)
     assert not bad, f"{len(bad)} reads saw a lost or duplicated token, e.g. {bad[0]}"
     values = sorted(v for v in c("MGET", *slots) if v is not None)
     assert values == expected
@@ -456,25 +470,16 @@ def test_multi_exec_transfers_keep_the_total(srv):
     c = srv.raw()
     c("MSET", *[x for a in accounts for x in (a, "1000")])
     total = 100 * 1000
-    stop = threading.Event()
     bad, reads = [], [0]
 
-    def transferrer(seed):
-        def run():
-            rng = random.Random(seed)
-            conn = RawConnection(srv.host, srv.port)
-            for _ in range(100):
-                src, dst = rng.sample(accounts, 2)
-                amount = rng.randint(1, 50)
-                conn.send_many([("MULTI",), ("DECRBY", src, amount), ("INCRBY", dst, amount),
-                                ("EXEC",)])
-                replies = [conn.read() for _ in range(4)]
-                assert replies[:3] == ["OK", "QUEUED", "QUEUED"], replies
-                assert isinstance(replies[3], list) and len(replies[3]) == 2, replies
-            conn.close()
-        return run
+    def transfer(conn, rng, src, dst):
+        amount = rng.randint(1, 50)
+        conn.send_many([("MULTI",), ("DECRBY", src, amount), ("INCRBY", dst, amount), ("EXEC",)])
+        replies = [conn.read() for _ in range(4)]
+        assert replies[:3] == ["OK", "QUEUED", "QUEUED"], replies
+        assert isinstance(replies[3], list) and len(replies[3]) == 2, replies
 
-    def reader():
+    def reader(stop):
         conn = RawConnection(srv.host, srv.port)
         use_multi = False
         while not stop.is_set():
@@ -491,15 +496,7 @@ def test_multi_exec_transfers_keep_the_total(srv):
                 bad.append(s)
         conn.close()
 
-    readers = [threading.Thread(target=reader) for _ in range(2)]
-    for t in readers:
-        t.start()
-    try:
-        run_threads([transferrer(i) for i in range(32)])
-    finally:
-        stop.set()
-        for t in readers:
-            t.join(timeout=30)
+    run_while_checking(pair_workers(srv, 32, 100, accounts, transfer), reader, checkers=2)
     assert not bad, f"{len(bad)} of {reads[0]} reads saw a wrong total, e.g. {bad[:5]}"
     assert reads[0] > 0
     assert sum(int(v) for v in c("MGET", *accounts)) == total
