@@ -432,6 +432,7 @@ def test_no_torn_mget_while_msets_run(srv):
         c.close()
 
     run_threads([writer] * 16 + [reader] * 16)
+    print(f"torn-read test: {reads[0]} MGETs in {TORN_READ_SECONDS:g} s, {len(torn)} torn")
     assert not torn, f"{len(torn)} torn MGETs of {reads[0]}, e.g. {torn[0]}"
     assert reads[0] > 100
 
