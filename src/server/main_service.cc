@@ -137,14 +137,17 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
                            bool* locked) {
   const bool remote = !shard_set->IsLocal(shard);
   auto execute = [&] {
+    EngineShard* engine_shard = EngineShard::tlocal();
+    // Nothing here can suspend, so no transaction can lock keys during the run.
+    const bool no_locks = engine_shard->tx_queue().no_locks();
     size_t ran = 0;
     for (; ran < run.size(); ++ran) {
-      if (!KeysFreeForFastPath(cids[ran], run[ran])) {
+      if (!no_locks && !KeysFreeForFastPath(engine_shard, cids[ran], run[ran])) {
         *locked = true;
         return ran;
       }
       cids[ran]->handler(run[ran], cntx);
-      NotifyWrite(cids[ran], run[ran], cntx->db_index);
+      NotifyWrite(engine_shard, cids[ran], run[ran], cntx->db_index);
       if (cntx->reply_builder()->output_size() > facade::RespConnection::kFlushThresholdBytes) {
         return ran + 1;
       }

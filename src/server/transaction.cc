@@ -205,8 +205,8 @@ void RunQueuedOnShard(const CommandId* cid, CmdArgList args, ConnectionContext* 
   tx.ScheduleSingleHop([&](Transaction*, EngineShard*) { cid->handler(args, cntx); });
 }
 
-bool KeysFreeForFastPath(const CommandId* cid, CmdArgList args) {
-  const ShardTxQueue& queue = EngineShard::tlocal()->tx_queue();
+bool KeysFreeForFastPath(EngineShard* shard, const CommandId* cid, CmdArgList args) {
+  const ShardTxQueue& queue = shard->tx_queue();
   if (queue.no_locks()) return true;
   LockMode mode = ModeOf(cid);
   bool free = true;

@@ -154,8 +154,9 @@ class CommandTransaction {
 void RunQueuedOnShard(const facade::CommandId* cid, facade::CmdArgList args,
                       facade::ConnectionContext* cntx);
 
-// The fast-path test: every key of (cid, args) is free on this shard for the command's
-// mode. Shard thread.
-bool KeysFreeForFastPath(const facade::CommandId* cid, facade::CmdArgList args);
+// The fast-path test: every key of (cid, args) is free on `shard` (this thread's) for
+// the command's mode.
+bool KeysFreeForFastPath(EngineShard* shard, const facade::CommandId* cid,
+                         facade::CmdArgList args);
 
 }  // namespace damselfly

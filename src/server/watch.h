@@ -11,11 +11,12 @@
 
 namespace damselfly {
 
-// After a write command ran on this shard: marks the watchers of its keys that live
-// here. Shard thread; one branch for reads, one per key when nothing is watched.
-inline void NotifyWrite(const facade::CommandId* cid, facade::CmdArgList args, DbIndex db) {
+// After a write command ran on `shard` (this thread's): marks the watchers of its keys.
+// One branch for reads, one per key when nothing is watched.
+inline void NotifyWrite(EngineShard* shard, const facade::CommandId* cid,
+                        facade::CmdArgList args, DbIndex db) {
   if (!(cid->flags & facade::kCmdWrite)) return;
-  DbSlice& slice = EngineShard::tlocal()->db_slice();
+  DbSlice& slice = shard->db_slice();
   cid->ForEachKeyIndex(args.size(), [&](size_t index) { slice.NotifyChanged(db, args[index]); });
 }
 
