@@ -62,7 +62,6 @@ class IntentLockTable {
   }
   // No key is locked: the common case, checked before any lookup.
   bool empty() const { return locks_.empty(); }
-  size_t size() const { return locks_.size(); }
 
  private:
   absl::flat_hash_map<LockTag, IntentLock> locks_;

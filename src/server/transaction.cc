@@ -65,11 +65,9 @@ void Transaction::BindCommand(const CommandId* cid, CmdArgList args, DbIndex db)
   cid->ForEachKeyIndex(args.size(), [&](size_t index) {
     shards_[shard_set->ShardOf(args[index])].key_indices.push_back(uint32_t(index));
   });
-  active_shards_ = 0;
   for (Entry& entry : shards_) {
     DCHECK(entry.key_indices.empty() || !scheduled_ || entry.scheduled)
         << "a MULTI command's keys must have been locked";
-    active_shards_ += !entry.key_indices.empty();
   }
 }
 

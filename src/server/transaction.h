@@ -91,8 +91,6 @@ class Transaction {
   absl::Span<const uint32_t> KeyIndices(ShardId shard) const {
     return shards_[shard].key_indices;
   }
-  // Shards with keys of the bound command.
-  size_t active_shards() const { return active_shards_; }
   uint64_t txid() const { return txid_; }
   bool scheduled() const { return scheduled_; }
 
@@ -125,7 +123,6 @@ class Transaction {
   const bool multi_;
   bool scheduled_ = false;
   bool concluded_ = false;
-  size_t active_shards_ = 0;
   uint64_t txid_ = 0;
   // One per shard of the process, never moved once scheduled (the queues point here).
   absl::InlinedVector<Entry, 4> shards_;

@@ -75,7 +75,6 @@ class ShardTxQueue {
   }
   bool no_locks() const { return locks_.empty(); }
   size_t size() const { return size_; }
-  const IntentLockTable& locks() const { return locks_; }
 
  private:
   // Runs the armed hop of `entry`; concludes it after its last hop.
