@@ -121,6 +121,7 @@ void DbSlice::FlushDb(DbIndex index) {
 
 void DbSlice::Watch(DbIndex index, std::string_view key, std::atomic<bool>* flag) {
   EnsureDb(index).watched[key].push_back(flag);
+  ++watch_count_;
 }
 
 void DbSlice::Unwatch(DbIndex index, std::string_view key, std::atomic<bool>* flag) {
@@ -129,7 +130,9 @@ void DbSlice::Unwatch(DbIndex index, std::string_view key, std::atomic<bool>* fl
   auto it = d->watched.find(key);
   if (it == d->watched.end()) return;
   auto& flags = it->second;
-  flags.erase(std::remove(flags.begin(), flags.end(), flag), flags.end());
+  auto removed = std::remove(flags.begin(), flags.end(), flag);
+  watch_count_ -= flags.end() - removed;
+  flags.erase(removed, flags.end());
   if (flags.empty()) d->watched.erase(it);
 }
 

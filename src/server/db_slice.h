@@ -111,6 +111,8 @@ class DbSlice {
     Db* d = db(index);
     if (d && !d->watched.empty()) MarkWatchers(*d, key);
   }
+  // Some key of some database is watched (NotifyChanged can be skipped otherwise).
+  bool has_watches() const { return watch_count_ != 0; }
 
  private:
   struct KeyPolicy {
@@ -148,6 +150,7 @@ class DbSlice {
 
   const int64_t base_ms_;
   std::vector<std::unique_ptr<Db>> dbs_;
+  size_t watch_count_ = 0;  // Watch calls not undone by Unwatch
   Stats stats_;
 };
 

@@ -128,8 +128,10 @@ TEST(DbSliceTest, RandomKeyFindsKeysAndSkipsExpired) {
 TEST(DbSliceTest, WatchedKeysAreMarkedOnChangeExpiryAndFlush) {
   DbSlice slice(2);
   std::atomic<bool> a_flag{false}, b_flag{false};
+  EXPECT_FALSE(slice.has_watches());
   slice.Watch(0, "a", &a_flag);
   slice.Watch(0, "b", &b_flag);
+  EXPECT_TRUE(slice.has_watches());
   slice.NotifyChanged(0, "other");
   slice.NotifyChanged(1, "a");  // another database's "a"
   EXPECT_FALSE(a_flag || b_flag);
@@ -155,6 +157,8 @@ TEST(DbSliceTest, WatchedKeysAreMarkedOnChangeExpiryAndFlush) {
   slice.Unwatch(0, "a", &a_flag);
   slice.NotifyChanged(0, "a");
   EXPECT_FALSE(a_flag);
+  slice.Unwatch(0, "b", &b_flag);
+  EXPECT_FALSE(slice.has_watches());
 }
 
 }  // namespace

@@ -138,8 +138,10 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
   const bool remote = !shard_set->IsLocal(shard);
   auto execute = [&] {
     EngineShard* engine_shard = EngineShard::tlocal();
-    // Nothing here can suspend, so no transaction can lock keys during the run.
+    // Nothing here can suspend, so no transaction can lock keys, and no client watch
+    // them, during the run.
     const bool no_locks = engine_shard->tx_queue().no_locks();
+    const bool watched = engine_shard->db_slice().has_watches();
     size_t ran = 0;
     for (; ran < run.size(); ++ran) {
       if (!no_locks && !KeysFreeForFastPath(engine_shard, cids[ran], run[ran])) {
@@ -147,7 +149,7 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
         return ran;
       }
       cids[ran]->handler(run[ran], cntx);
-      NotifyWrite(engine_shard, cids[ran], run[ran], cntx->db_index);
+      if (watched) NotifyWrite(engine_shard, cids[ran], run[ran], cntx->db_index);
       if (cntx->reply_builder()->output_size() > facade::RespConnection::kFlushThresholdBytes) {
         return ran + 1;
       }
