@@ -46,6 +46,7 @@ enum AclCategory : uint32_t {
   kAclAdmin = 1 << 6,
   kAclDangerous = 1 << 7,
   kAclConnection = 1 << 8,
+  kAclTransaction = 1 << 9,
 };
 
 // A command implementation. args[0] is the command name as the client sent it.

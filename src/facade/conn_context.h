@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "src/facade/reply_builder.h"
@@ -20,6 +21,12 @@ using DbIndex = uint16_t;
 
 class ConnectionContext {
  public:
+  // Server-side state that only some connections need (MULTI/EXEC and WATCH, see
+  // src/server/conn_tx_state.h); the facade only owns it.
+  struct TransactionState {
+    virtual ~TransactionState() = default;
+  };
+
   ConnectionContext(RespConnection* owner, uint64_t id) : owner_(owner), id_(id) {}
 
   uint64_t id() const { return id_; }
@@ -35,6 +42,7 @@ class ConnectionContext {
   std::string name;                // CLIENT SETNAME
   const CommandId* last_command = nullptr;        // for CLIENT LIST's cmd=
   const SubcommandSpec* last_subcommand = nullptr;
+  std::unique_ptr<TransactionState> transaction_state;  // null until MULTI or WATCH
 
  private:
   RespConnection* const owner_;

@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+
 namespace damselfly {
 
 using core::CompactObj;
@@ -24,6 +26,7 @@ DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64
   d.expire.Erase(deadline);
   EraseMain(d, handle, key);
   ++stats_.expired_keys;
+  if (!d.watched.empty()) MarkWatchers(d, key);
   return {};
 }
 
@@ -121,7 +124,40 @@ size_t DbSlice::ExpireSize(DbIndex index) const {
   return d ? d->expire.size() : 0;
 }
 
-void DbSlice::FlushDb(DbIndex index) { dbs_[index].reset(); }
+void DbSlice::FlushDb(DbIndex index) {
+  Db* d = db(index);
+  if (!d || d->watched.empty()) return dbs_[index].reset();
+  // Redis invalidates the watches of the keys that existed; the watches themselves stay.
+  for (auto& [key, flags] : d->watched) {
+    if (FindLive(*d, key, core::HashKey(key))) MarkWatchers(*d, key);
+  }
+  WatchMap watched = std::move(d->watched);
+  dbs_[index] = std::make_unique<Db>();
+  dbs_[index]->watched = std::move(watched);
+}
+
+void DbSlice::Watch(DbIndex index, std::string_view key, std::atomic<bool>* flag) {
+  EnsureDb(index).watched[key].push_back(flag);
+  ++watch_count_;
+}
+
+void DbSlice::Unwatch(DbIndex index, std::string_view key, std::atomic<bool>* flag) {
+  Db* d = db(index);
+  if (!d) return;
+  auto it = d->watched.find(key);
+  if (it == d->watched.end()) return;
+  auto& flags = it->second;
+  auto removed = std::remove(flags.begin(), flags.end(), flag);
+  watch_count_ -= flags.end() - removed;
+  flags.erase(removed, flags.end());
+  if (flags.empty()) d->watched.erase(it);
+}
+
+void DbSlice::MarkWatchers(Db& d, std::string_view key) {
+  auto it = d.watched.find(key);
+  if (it == d.watched.end()) return;
+  for (std::atomic<bool>* flag : it->second) flag->store(true, std::memory_order_relaxed);
+}
 
 uint64_t DbSlice::Scan(DbIndex index, uint64_t cursor, size_t count,
                        absl::FunctionRef<void(std::string_view, const PrimeValue&)> cb) {
@@ -198,6 +234,7 @@ std::pair<size_t, size_t> DbSlice::ActiveExpire(size_t samples) {
       MainTable::Handle handle = d.main.Find(key);
       DCHECK(handle);
       if (handle) EraseEntry(d, handle, key);
+      if (!d.watched.empty()) MarkWatchers(d, key);
     }
     checked += db_checked;
     deleted += expired.size();

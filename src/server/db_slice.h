@@ -14,6 +14,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -128,6 +129,18 @@ class DbSlice {
   void ResetStats() { stats_ = Stats{}; }  // CONFIG RESETSTAT
   TableStats table_stats() const;
 
+  // WATCH support. While `key` of `db` is watched with `flag`, the flag is set (relaxed)
+  // when the key may have changed: NotifyChanged (called after every write command on
+  // it), its expiry, a FLUSHDB/FLUSHALL while it exists. Unwatched keys cost one branch.
+  void Watch(DbIndex db, std::string_view key, std::atomic<bool>* flag);
+  void Unwatch(DbIndex db, std::string_view key, std::atomic<bool>* flag);
+  void NotifyChanged(DbIndex index, std::string_view key) {
+    Db* d = db(index);
+    if (d && !d->watched.empty()) MarkWatchers(*d, key);
+  }
+  // Some key of some database is watched (NotifyChanged can be skipped otherwise).
+  bool has_watches() const { return watch_count_ != 0; }
+
  private:
   struct KeyPolicy {
     static uint64_t Hash(const core::CompactObj& key) { return key.Hash(); }
@@ -140,6 +153,8 @@ class DbSlice {
   // mimalloc rounds allocations up to size classes a quarter of a power of two apart; a
   // block just past a class boundary would waste up to 25% of the table.
   static_assert(MainTable::block_bytes() <= 24 * 1024, "blocks must fit the 24 KiB class");
+  using WatchMap = absl::flat_hash_map<std::string, std::vector<std::atomic<bool>*>,
+                                      helio::StringViewHash, helio::StringViewEq>;
   struct Db {
     MainTable main;
     ExpireTable expire;  // deadline - base_ms_
@@ -147,6 +162,7 @@ class DbSlice {
     size_t inline_keys = 0;
     // Keys with memcached metadata; an entry lives as long as its key (see FindMcMeta).
     absl::flat_hash_map<std::string, McMeta, helio::StringViewHash, helio::StringViewEq> mc_meta;
+    WatchMap watched;  // key -> the flags of the connections watching it
   };
 
   Db* db(DbIndex index) { return dbs_[index].get(); }
@@ -160,9 +176,11 @@ class DbSlice {
   // Deletes a main-table entry and its memcached metadata (its deadline is the caller's
   // business).
   void EraseMain(Db& db, MainTable::Handle handle, std::string_view key);
+  void MarkWatchers(Db& db, std::string_view key);
 
   const int64_t base_ms_;
   std::vector<std::unique_ptr<Db>> dbs_;
+  size_t watch_count_ = 0;  // Watch calls not undone by Unwatch
   Stats stats_;
   uint64_t last_cas_ = 0;
 };

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 #include <string>
 
@@ -122,6 +123,42 @@ TEST(DbSliceTest, RandomKeyFindsKeysAndSkipsExpired) {
   std::set<std::string> picked;
   for (int i = 0; i < 2000; ++i) picked.insert(*slice.RandomKey(0, &rng));
   EXPECT_GT(picked.size(), 50u);  // spread over the keys, not stuck on a few
+}
+
+TEST(DbSliceTest, WatchedKeysAreMarkedOnChangeExpiryAndFlush) {
+  DbSlice slice(2);
+  std::atomic<bool> a_flag{false}, b_flag{false};
+  EXPECT_FALSE(slice.has_watches());
+  slice.Watch(0, "a", &a_flag);
+  slice.Watch(0, "b", &b_flag);
+  EXPECT_TRUE(slice.has_watches());
+  slice.NotifyChanged(0, "other");
+  slice.NotifyChanged(1, "a");  // another database's "a"
+  EXPECT_FALSE(a_flag || b_flag);
+  slice.NotifyChanged(0, "a");
+  EXPECT_TRUE(a_flag);
+  EXPECT_FALSE(b_flag);
+
+  Put(&slice, "b");
+  slice.SetExpire(0, "b", UnixTimeMs() - 1);
+  EXPECT_EQ(slice.Find(0, "b"), nullptr);  // lazy expiry counts as a change
+  EXPECT_TRUE(b_flag);
+
+  a_flag = b_flag = false;
+  Put(&slice, "a");
+  slice.FlushDb(0);  // marks the watched keys that existed, and keeps the watches
+  EXPECT_TRUE(a_flag);
+  EXPECT_FALSE(b_flag);
+  a_flag = false;
+  slice.NotifyChanged(0, "a");
+  EXPECT_TRUE(a_flag);
+
+  a_flag = false;
+  slice.Unwatch(0, "a", &a_flag);
+  slice.NotifyChanged(0, "a");
+  EXPECT_FALSE(a_flag);
+  slice.Unwatch(0, "b", &b_flag);
+  EXPECT_FALSE(slice.has_watches());
 }
 
 }  // namespace

@@ -98,6 +98,9 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
     boost::this_fiber::sleep_for(std::chrono::microseconds(int64_t(*seconds * 1e6)));
     return rb->SendOk();
   }
+  if (ArgIs(sub, "KEYSHARD") && args.size() == 3) {
+    return rb->SendLong(shard_set->ShardOf(args[2]));
+  }
   if (ArgIs(sub, "HELP") && args.size() == 2) {
     static constexpr std::string_view kHelp[] = {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -109,6 +112,8 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
         "    replicas.",
         "SLEEP <seconds>",
         "    Stop the calling client for <seconds> (fractions allowed).",
+        "KEYSHARD <key>",
+        "    Return the shard that owns <key> (damselfly only).",
         "HELP",
         "    Print this help.",
     };

@@ -14,6 +14,7 @@
 #include "absl/random/random.h"
 #include "helio/fibers/sync.h"
 #include "src/server/db_slice.h"
+#include "src/server/tx_queue.h"
 
 namespace damselfly {
 
@@ -36,6 +37,8 @@ class EngineShard {
 
   ShardId shard_id() const { return shard_id_; }
   DbSlice& db_slice() { return db_slice_; }
+  // Intent locks and the transaction queue (transaction.h).
+  ShardTxQueue& tx_queue() { return tx_queue_; }
   absl::BitGen& rng() { return rng_; }
   // What this shard holds: its objects' heap blocks and its tables (INFO's used_memory).
   // Shard thread.
@@ -55,6 +58,7 @@ class EngineShard {
 
   const ShardId shard_id_;
   DbSlice db_slice_;
+  ShardTxQueue tx_queue_;
   absl::BitGen rng_;
   DbIndex flush_db_ = 0;
   int64_t flush_at_ms_ = 0;

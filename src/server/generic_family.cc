@@ -15,7 +15,9 @@
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/transaction.h"
 
+DECLARE_uint32(dbnum);
 DEFINE_uint32(keys_output_limit, 8192, "KEYS returns at most this many keys");
 
 namespace damselfly {
@@ -49,17 +51,20 @@ void CountHere(CmdArgList args, ConnectionContext* cntx) {
   cntx->reply_builder()->SendLong(PerShard(cntx->db_index, args.subspan(1)));
 }
 
-// Groups the keys by shard and runs PerShard on each shard's group.
+// Keys on several shards: one atomic hop to each, then the sum.
 template <int64_t (*PerShard)(DbIndex, CmdArgList)>
 void CountAcrossShards(CmdArgList args, ConnectionContext* cntx) {
-  std::vector<std::vector<std::string_view>> by_shard(shard_set->size());
-  for (std::string_view key : args.subspan(1)) by_shard[shard_set->ShardOf(key)].push_back(key);
+  CommandTransaction tx(args, cntx);
+  std::vector<int64_t> counts(shard_set->size());
+  tx->Execute(
+      [&](Transaction* t, EngineShard* shard) {
+        std::vector<std::string_view> keys;
+        for (uint32_t index : t->KeyIndices(shard->shard_id())) keys.push_back(t->args()[index]);
+        counts[shard->shard_id()] = PerShard(t->db(), keys);
+      },
+      true);
   int64_t total = 0;
-  DbIndex db = cntx->db_index;
-  for (ShardId shard = 0; shard < by_shard.size(); ++shard) {
-    if (by_shard[shard].empty()) continue;
-    total += shard_set->Await(shard, [&] { return PerShard(db, by_shard[shard]); });
-  }
+  for (int64_t count : counts) total += count;
   cntx->reply_builder()->SendLong(total);
 }
 
@@ -192,28 +197,27 @@ void CmdObject(CmdArgList args, ConnectionContext* cntx) {
 
 // --- RENAME, RENAMENX
 
-// The value and deadline of a key taken out of its shard, for a move between shards.
-// A key's value and deadline taken out of its shard. The bytes are copied out rather
-// than the object moved: an object's heap block belongs to its shard's thread.
-struct TakenEntry {
+// A key's value and deadline copied out of its shard, for a move or copy (also between
+// shards: the bytes are copied rather than the object moved, because an object's heap
+// block belongs to its shard's thread).
+struct CopiedEntry {
   std::string value;
   bool built = false;  // OBJECT ENCODING said "raw" for a short string (APPEND, SETRANGE)
   int64_t deadline_ms = 0;
 };
 
-std::optional<TakenEntry> TakeEntry(DbIndex db, std::string_view key) {
+std::optional<CopiedEntry> CopyEntry(DbIndex db, std::string_view key) {
   PrimeValue* value = Slice().Find(db, key);
   if (!value) return std::nullopt;
-  TakenEntry taken;
+  CopiedEntry taken;
   std::string scratch;
   taken.value = std::string(value->GetString(&scratch));
   taken.built = std::string_view(value->EncodingName()) == "raw";
   taken.deadline_ms = Slice().GetExpire(db, key);
-  Slice().Erase(db, key);
   return taken;
 }
 
-void PutEntry(DbIndex db, std::string_view key, const TakenEntry& entry) {
+void PutEntry(DbIndex db, std::string_view key, const CopiedEntry& entry) {
   auto [value, inserted] = Slice().FindOrInsert(db, key);
   if (entry.built) {
     value->SetBuiltString(entry.value);
@@ -231,28 +235,58 @@ void Rename(CmdArgList args, ConnectionContext* cntx, bool only_if_new) {
   if (!Slice().Find(db, from)) return rb->SendError(facade::kNoSuchKeyErr);
   if (from == to) return only_if_new ? rb->SendLong(0) : rb->SendOk();
   if (only_if_new && Slice().Find(db, to)) return rb->SendLong(0);
-  PutEntry(db, to, *TakeEntry(db, from));
+  PutEntry(db, to, *CopyEntry(db, from));
+  Slice().Erase(db, from);
   only_if_new ? rb->SendLong(1) : rb->SendOk();
 }
 
 void CmdRename(CmdArgList args, ConnectionContext* cntx) { Rename(args, cntx, false); }
 void CmdRenameNx(CmdArgList args, ConnectionContext* cntx) { Rename(args, cntx, true); }
 
-// Keys on two shards: check the target, take the source, put it. Not atomic: another
-// client may see neither key for a moment (the transaction issue makes it atomic).
+enum class Transfer { kNoSource, kTargetExists, kDone };
+
+// Copies (or with `move`, moves) `from` of the connection's database to `to` of
+// `to_db`, keys on two shards, in one transaction of two hops: first copy the source
+// out and see whether the target exists, then put the target (and delete the source).
+// The locks are held throughout, so no client sees neither or both keys of a move.
+Transfer TransferAcrossShards(CmdArgList args, ConnectionContext* cntx, DbIndex to_db,
+                              bool overwrite, bool move) {
+  CommandTransaction tx(args, cntx);
+  std::string_view from = args[1], to = args[2];
+  const ShardId from_shard = shard_set->ShardOf(from);
+  std::optional<CopiedEntry> copied;
+  bool target_exists = false;
+  tx->Execute(
+      [&](Transaction* t, EngineShard* shard) {
+        if (shard->shard_id() == from_shard) {
+          copied = CopyEntry(t->db(), from);
+        } else {
+          target_exists = Slice().Find(to_db, to) != nullptr;
+        }
+      },
+      false);
+  Transfer result = !copied ? Transfer::kNoSource
+                    : target_exists && !overwrite ? Transfer::kTargetExists
+                                                  : Transfer::kDone;
+  tx->Execute(
+      [&](Transaction* t, EngineShard* shard) {
+        if (result != Transfer::kDone) return;
+        if (shard->shard_id() != from_shard) {
+          PutEntry(to_db, to, *copied);
+        } else if (move) {
+          Slice().Erase(t->db(), from);
+        }
+      },
+      true);
+  return result;
+}
+
 void RenameAcrossShards(CmdArgList args, ConnectionContext* cntx, bool only_if_new) {
   ReplyBuilder* rb = cntx->reply_builder();
-  DbIndex db = cntx->db_index;
-  std::string_view from = args[1], to = args[2];
-  ShardId from_shard = shard_set->ShardOf(from), to_shard = shard_set->ShardOf(to);
-  if (only_if_new && shard_set->Await(to_shard, [&] { return Slice().Find(db, to) != nullptr; })) {
-    bool source_exists = shard_set->Await(from_shard, [&] { return Slice().Find(db, from) != nullptr; });
-    return source_exists ? rb->SendLong(0) : rb->SendError(facade::kNoSuchKeyErr);
-  }
-  std::optional<TakenEntry> taken = shard_set->Await(from_shard, [&] { return TakeEntry(db, from); });
-  if (!taken) return rb->SendError(facade::kNoSuchKeyErr);
-  shard_set->Await(to_shard, [&] { PutEntry(db, to, *taken); });
-  only_if_new ? rb->SendLong(1) : rb->SendOk();
+  Transfer result = TransferAcrossShards(args, cntx, cntx->db_index, !only_if_new, true);
+  if (result == Transfer::kNoSource) return rb->SendError(facade::kNoSuchKeyErr);
+  if (only_if_new) return rb->SendLong(result == Transfer::kDone ? 1 : 0);
+  rb->SendOk();
 }
 
 void CmdRenameAcross(CmdArgList args, ConnectionContext* cntx) {
@@ -260,6 +294,57 @@ void CmdRenameAcross(CmdArgList args, ConnectionContext* cntx) {
 }
 void CmdRenameNxAcross(CmdArgList args, ConnectionContext* cntx) {
   RenameAcrossShards(args, cntx, true);
+}
+
+// --- COPY source destination [DB destination-db] [REPLACE]
+
+struct CopyOptions {
+  DbIndex to_db;
+  bool replace = false;
+};
+
+// Parses COPY's options, replying with Redis's error when one is wrong.
+std::optional<CopyOptions> ParseCopy(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  CopyOptions options{cntx->db_index};
+  for (size_t i = 3; i < args.size(); ++i) {
+    if (ArgIs(args[i], "REPLACE")) {
+      options.replace = true;
+    } else if (ArgIs(args[i], "DB") && i + 1 < args.size()) {
+      std::optional<int64_t> db = ParseInt64(args[++i]);
+      if (!db) return rb->SendError(facade::kInvalidIntErr), std::nullopt;
+      if (*db < 0 || *db >= int64_t(FLAGS_dbnum)) {
+        return rb->SendError(facade::kDbIndexOutOfRangeErr), std::nullopt;
+      }
+      options.to_db = DbIndex(*db);
+    } else {
+      return rb->SendError(facade::kSyntaxErr), std::nullopt;
+    }
+  }
+  if (options.to_db == cntx->db_index && args[1] == args[2]) {
+    return rb->SendError("ERR source and destination objects are the same"), std::nullopt;
+  }
+  return options;
+}
+
+// Both keys on this shard.
+void CmdCopy(CmdArgList args, ConnectionContext* cntx) {
+  std::optional<CopyOptions> options = ParseCopy(args, cntx);
+  if (!options) return;
+  std::optional<CopiedEntry> copied = CopyEntry(cntx->db_index, args[1]);
+  if (!copied || (!options->replace && Slice().Find(options->to_db, args[2]))) {
+    return cntx->reply_builder()->SendLong(0);
+  }
+  PutEntry(options->to_db, args[2], *copied);
+  Slice().NotifyChanged(options->to_db, args[2]);
+  cntx->reply_builder()->SendLong(1);
+}
+
+void CmdCopyAcross(CmdArgList args, ConnectionContext* cntx) {
+  std::optional<CopyOptions> options = ParseCopy(args, cntx);
+  if (!options) return;
+  Transfer result = TransferAcrossShards(args, cntx, options->to_db, options->replace, false);
+  cntx->reply_builder()->SendLong(result == Transfer::kDone ? 1 : 0);
 }
 
 // --- KEYS, SCAN, RANDOMKEY: every shard.
@@ -423,6 +508,11 @@ void GenericFamily::Register(facade::CommandRegistry* registry) {
                 .last_key = 2, .key_step = 1, .acl = kAclKeyspace | kAclWrite | kAclFast,
                 .summary = "Rename a key, only if the new key does not exist", .since = "1.0.0",
                 .syntax = "key newkey", .handler = CmdRenameNx, .cross_shard_handler = CmdRenameNxAcross});
+  add(CommandId{.name = "COPY", .arity = -3, .flags = kCmdWrite | kCmdDenyOom, .first_key = 1,
+                .last_key = 2, .key_step = 1, .acl = kAclKeyspace | kAclWrite | kAclSlow,
+                .summary = "Copy a key", .since = "6.2.0",
+                .syntax = "source destination [DB destination-db] [REPLACE]", .handler = CmdCopy,
+                .cross_shard_handler = CmdCopyAcross});
   add(CommandId{.name = "KEYS", .arity = 2, .flags = kCmdReadOnly,
                 .acl = kAclKeyspace | kAclRead | kAclSlow | kAclDangerous,
                 .summary = "Find all keys matching the given pattern", .since = "1.0.0",

@@ -11,10 +11,13 @@
 #include "src/server/debug_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/generic_family.h"
+#include "src/server/multi_exec.h"
 #include "src/server/server_family.h"
 #include "src/server/server_state.h"
 #include "src/server/slowlog_family.h"
 #include "src/server/string_family.h"
+#include "src/server/transaction.h"
+#include "src/server/watch.h"
 
 namespace damselfly {
 
@@ -38,6 +41,7 @@ void Service::RegisterCommands() {
   StringFamily::Register(&registry_);
   GenericFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
+  MultiExec::Register(&registry_);
 }
 
 const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
@@ -86,6 +90,10 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
     CmdArgList args = commands[i];
     const CommandId* cid = Validate(args, cntx);
     ++stats.commands_processed;
+    if (cntx->transaction_state && MultiExec::InterceptInMulti(cid, args, cntx)) {
+      ++i;
+      continue;
+    }
     if (cid == nullptr) {
       ++i;
       continue;
@@ -106,7 +114,9 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
       // Gather the following commands for the same shard that need no error reply.
       run_cids.assign(1, cid);
       size_t end = i + 1;
-      while (end < commands.size() && run_cids.size() < kMaxSquashedRun) {
+      // WATCH inside MULTI runs (to refuse); what follows it must be queued, not squashed.
+      const bool in_multi = cntx->transaction_state && MultiExec::InMulti(cntx);
+      while (!in_multi && end < commands.size() && run_cids.size() < kMaxSquashedRun) {
         // Keyed commands are never containers, so name and arity are the whole check.
         const CommandId* next = registry_.Find(commands[end][0]);
         if (next == nullptr || !next->subcommands.empty() ||
@@ -120,7 +130,13 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
         run_cids.push_back(next);
         ++end;
       }
-      size_t ran = RunOnShard(route.shard, commands.subspan(i, end - i), run_cids, cntx);
+      bool locked = false;
+      size_t ran = RunOnShard(route.shard, commands.subspan(i, end - i), run_cids, cntx, &locked);
+      if (locked) {  // commands [i, i + ran) ran; the next one waits for a transaction
+        cntx->last_command = run_cids[ran];
+        RunQueuedOnShard(run_cids[ran], commands[i + ran], cntx);
+        ++ran;
+      }
       stats.commands_processed += ran - 1;
       cntx->last_command = run_cids[ran - 1];
       cntx->last_subcommand = nullptr;
@@ -133,13 +149,24 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
 }
 
 size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
-                           absl::Span<const CommandId* const> cids, ConnectionContext* cntx) {
+                           absl::Span<const CommandId* const> cids, ConnectionContext* cntx,
+                           bool* locked) {
   const bool remote = !shard_set->IsLocal(shard);
   auto execute = [&] {
+    EngineShard* engine_shard = EngineShard::tlocal();
+    // Nothing here can suspend, so no transaction can lock keys, and no client watch
+    // them, during the run.
+    const bool no_locks = engine_shard->tx_queue().no_locks();
+    const bool watched = engine_shard->db_slice().has_watches();
     size_t ran = 0;
     uint64_t now = CommandClockTicks();
     for (; ran < run.size(); ++ran) {
+      if (!no_locks && !KeysFreeForFastPath(engine_shard, cids[ran], run[ran])) {
+        *locked = true;
+        return ran;
+      }
       now = RunCommand(cids[ran], cids[ran]->handler, run[ran], cntx, now);
+      if (watched) NotifyWrite(engine_shard, cids[ran], run[ran], cntx->db_index);
       if (cntx->reply_builder()->output_size() > facade::ClientConnection::kFlushThresholdBytes) {
         return ran + 1;
       }
@@ -161,6 +188,7 @@ void Service::OnConnectionOpen(ConnectionContext* cntx) {
 }
 
 void Service::OnConnectionClose(ConnectionContext* cntx) {
+  MultiExec::OnConnectionClose(cntx);
   ServerState::tlocal()->connections.erase(cntx->owner());
 }
 

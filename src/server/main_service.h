@@ -5,9 +5,11 @@
 //     Redis's error texts (in Redis's order) when one fails.
 //  2. Route: a command without keys runs right here (connection and server commands).
 //     A command whose keys all live on one shard runs on that shard's thread: inline
-//     when the connection shares the thread, else after a hop (Proactor::Await). Keys
-//     spread over several shards go to the command's cross-shard handler, which runs
-//     here and hops per shard itself.
+//     when the connection shares the thread, else after a hop (Proactor::Await) — at
+//     once when no transaction holds its keys (the fast path), else queued behind those
+//     transactions. Keys spread over several shards go to the command's cross-shard
+//     handler, which runs here as a VLL transaction (transaction.h). Inside MULTI,
+//     commands are queued instead (multi_exec.h).
 //  3. Squash: consecutive commands bound for the same remote shard travel in one hop,
 //     so a deep pipeline costs a few hops, not one per command.
 // Replies are written straight into the connection's reply builder (on the shard thread
@@ -58,10 +60,11 @@ class Service final : public facade::ServiceInterface {
   const facade::CommandId* Validate(facade::CmdArgList args, facade::ConnectionContext* cntx);
   static Route RouteOf(const facade::CommandId* cid, facade::CmdArgList args);
   // Runs commands [first, last) of `run` (all for `shard`) on the shard's thread;
-  // returns how many ran (fewer when the reply buffer filled up).
+  // returns how many ran: fewer when the reply buffer filled up, or when the next one's
+  // keys are locked by a transaction (then *locked is set; see transaction.h).
   size_t RunOnShard(uint16_t shard, absl::Span<const facade::CmdArgList> run,
                     absl::Span<const facade::CommandId* const> cids,
-                    facade::ConnectionContext* cntx);
+                    facade::ConnectionContext* cntx, bool* locked);
 
   helio::io::ProactorPool* pool_;
   facade::CommandRegistry registry_;

@@ -1,13 +1,18 @@
 #include "src/server/string_family.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "helio/base/strings.h"
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/engine_shard.h"
+#include "src/server/engine_shard_set.h"
 #include "src/server/expire_options.h"
+#include "src/server/transaction.h"
 
 namespace damselfly {
 
@@ -343,6 +348,119 @@ void CmdSetRange(CmdArgList args, ConnectionContext* cntx) {
   rb->SendLong(str.size());
 }
 
+// --- MSET, MSETNX, MGET. One shard: the handler runs there. Several: one transaction,
+// so no reader sees some of the keys set and others not.
+
+// Redis checks the pairs after the arity: "MSET a" is an arity error, "MSET a 1 b" too.
+bool CheckPairs(CmdArgList args, ConnectionContext* cntx) {
+  if (args.size() % 2 == 1) return true;
+  cntx->reply_builder()->SendError(
+      facade::CommandRegistry::WrongArityError(args[0]));
+  return false;
+}
+
+template <typename Indices>
+void SetPairs(DbIndex db, CmdArgList args, const Indices& key_indices) {
+  for (uint32_t index : key_indices) {
+    auto [entry, inserted] = Slice().FindOrInsert(db, args[index]);
+    entry->SetString(args[index + 1]);
+    if (!inserted && entry->has_expire()) Slice().SetExpire(db, args[index], 0);
+  }
+}
+
+std::vector<uint32_t> AllKeyIndices(CmdArgList args, uint32_t step) {
+  std::vector<uint32_t> indices;
+  for (uint32_t i = 1; i < args.size(); i += step) indices.push_back(i);
+  return indices;
+}
+
+void CmdMSet(CmdArgList args, ConnectionContext* cntx) {
+  if (!CheckPairs(args, cntx)) return;
+  SetPairs(cntx->db_index, args, AllKeyIndices(args, 2));
+  cntx->reply_builder()->SendOk();
+}
+
+void CmdMSetAcross(CmdArgList args, ConnectionContext* cntx) {
+  if (!CheckPairs(args, cntx)) return;
+  CommandTransaction tx(args, cntx);
+  tx->Execute([&](Transaction* t, EngineShard* shard) {
+    SetPairs(t->db(), args, t->KeyIndices(shard->shard_id()));
+  }, true);
+  cntx->reply_builder()->SendOk();
+}
+
+template <typename Indices>
+bool AnyExists(DbIndex db, CmdArgList args, const Indices& key_indices) {
+  for (uint32_t index : key_indices) {
+    if (Slice().Find(db, args[index])) return true;
+  }
+  return false;
+}
+
+void CmdMSetNx(CmdArgList args, ConnectionContext* cntx) {
+  if (!CheckPairs(args, cntx)) return;
+  std::vector<uint32_t> indices = AllKeyIndices(args, 2);
+  if (AnyExists(cntx->db_index, args, indices)) return cntx->reply_builder()->SendLong(0);
+  SetPairs(cntx->db_index, args, indices);
+  cntx->reply_builder()->SendLong(1);
+}
+
+// Two hops: look on every shard, then set on every shard only if no key existed.
+void CmdMSetNxAcross(CmdArgList args, ConnectionContext* cntx) {
+  if (!CheckPairs(args, cntx)) return;
+  CommandTransaction tx(args, cntx);
+  std::vector<char> exists(shard_set->size());
+  tx->Execute([&](Transaction* t, EngineShard* shard) {
+    exists[shard->shard_id()] = AnyExists(t->db(), args, t->KeyIndices(shard->shard_id()));
+  }, false);
+  bool any = std::find(exists.begin(), exists.end(), 1) != exists.end();
+  tx->Execute([&](Transaction* t, EngineShard* shard) {
+    if (!any) SetPairs(t->db(), args, t->KeyIndices(shard->shard_id()));
+  }, true);
+  cntx->reply_builder()->SendLong(any ? 0 : 1);
+}
+
+// The string of `key` for MGET, nullptr for a missing key or another type.
+const PrimeValue* FindForMGet(DbIndex db, std::string_view key) {
+  const PrimeValue* value = Slice().FindRead(db, key);
+  return value && value->type() == ObjType::kString ? value : nullptr;
+}
+
+void CmdMGet(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  rb->StartArray(args.size() - 1);
+  for (std::string_view key : args.subspan(1)) {
+    const PrimeValue* value = FindForMGet(cntx->db_index, key);
+    if (value) {
+      rb->SendBulk(value->GetString(&Scratch()));
+    } else {
+      rb->SendNull();
+    }
+  }
+}
+
+// Each shard copies its values out in one hop; the reply is built afterwards.
+void CmdMGetAcross(CmdArgList args, ConnectionContext* cntx) {
+  CommandTransaction tx(args, cntx);
+  std::vector<std::optional<std::string>> values(args.size());
+  tx->Execute([&](Transaction* t, EngineShard* shard) {
+    for (uint32_t index : t->KeyIndices(shard->shard_id())) {
+      if (const PrimeValue* value = FindForMGet(t->db(), args[index])) {
+        values[index].emplace(value->GetString(&Scratch()));
+      }
+    }
+  }, true);
+  ReplyBuilder* rb = cntx->reply_builder();
+  rb->StartArray(args.size() - 1);
+  for (size_t i = 1; i < values.size(); ++i) {
+    if (values[i]) {
+      rb->SendBulk(*values[i]);
+    } else {
+      rb->SendNull();
+    }
+  }
+}
+
 }  // namespace
 
 void StringFamily::Register(facade::CommandRegistry* registry) {
@@ -397,6 +515,30 @@ void StringFamily::Register(facade::CommandRegistry* registry) {
       "Get a substring of the string stored at a key", "2.4.0", CmdGetRange);
   add("SUBSTR", "key start end", 4, kCmdReadOnly, kR | kAclSlow,
       "Get a substring of the string stored at a key", "1.0.0", CmdGetRange);
+  auto add_multi = [&](const char* name, const char* syntax, uint32_t flags, uint32_t acl,
+                       int key_step, const char* summary, const char* since,
+                       CommandHandler here, CommandHandler across) {
+    registry->Register(CommandId{.name = name,
+                                 .arity = key_step == 1 ? -2 : -3,
+                                 .flags = flags,
+                                 .first_key = 1,
+                                 .last_key = -1,
+                                 .key_step = key_step,
+                                 .acl = acl | kAclString,
+                                 .group = "string",
+                                 .summary = summary,
+                                 .since = since,
+                                 .syntax = syntax,
+                                 .handler = std::move(here),
+                                 .cross_shard_handler = std::move(across)});
+  };
+  add_multi("MSET", "key value [key value ...]", kWriteFlags, kW | kAclSlow, 2,
+            "Set multiple keys to multiple values", "1.0.1", CmdMSet, CmdMSetAcross);
+  add_multi("MSETNX", "key value [key value ...]", kWriteFlags, kW | kAclSlow, 2,
+            "Set multiple keys to multiple values, only if none of the keys exist", "1.0.1",
+            CmdMSetNx, CmdMSetNxAcross);
+  add_multi("MGET", "key [key ...]", kReadFast, kR | kAclFast, 1,
+            "Get the values of all the given keys", "1.0.0", CmdMGet, CmdMGetAcross);
   add("SETRANGE", "key offset value", 4, kWriteFlags, kW | kAclSlow,
       "Overwrite part of a string at key starting at the specified offset", "2.2.0",
       CmdSetRange);

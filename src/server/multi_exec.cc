@@ -1,0 +1,284 @@
+#include "src/server/multi_exec.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/facade/conn_context.h"
+#include "src/server/conn_tx_state.h"
+#include "src/server/engine_shard_set.h"
+#include "src/server/transaction.h"
+#include "src/server/watch.h"
+
+namespace damselfly {
+
+namespace {
+
+using facade::CmdArgList;
+using facade::CommandId;
+using facade::ConnectionContext;
+using facade::ReplyBuilder;
+
+// Commands that run at once inside MULTI instead of being queued, as in Redis.
+bool RunsInsideMulti(const CommandId* cid) {
+  const std::string& name = cid->name;
+  return name == "EXEC" || name == "DISCARD" || name == "MULTI" || name == "WATCH" ||
+         name == "QUIT" || name == "RESET";
+}
+
+void ClearMulti(ConnTxState* state) {
+  state->in_multi = false;
+  state->exec_abort = false;
+  state->queued.clear();
+}
+
+// --- WATCH, UNWATCH
+
+// Registers the keys at `indices` of args on this shard. Shard thread.
+template <typename Indices>
+void WatchHere(ConnTxState* state, DbIndex db, CmdArgList args, const Indices& indices) {
+  DbSlice& slice = EngineShard::tlocal()->db_slice();
+  for (uint32_t index : indices) {
+    std::string_view key = args[index];
+    bool known = false;
+    for (const auto& [watched_db, watched_key] : state->watched) {
+      known |= watched_db == db && watched_key == key;
+    }
+    if (known) continue;
+    slice.Find(db, key);  // a key that has already expired goes now, not later
+    slice.Watch(db, key, &state->watch_dirty);
+    state->watched.emplace_back(db, std::string(key));
+  }
+}
+
+bool RefuseWatchInMulti(ConnTxState* state, ConnectionContext* cntx) {
+  if (!state->in_multi) return false;
+  cntx->reply_builder()->SendError("ERR WATCH inside MULTI is not allowed");
+  return true;
+}
+
+// All keys on one shard: runs there.
+void CmdWatch(CmdArgList args, ConnectionContext* cntx) {
+  ConnTxState* state = ConnTxState::Get(cntx);
+  if (RefuseWatchInMulti(state, cntx)) return;
+  std::vector<uint32_t> indices;
+  for (uint32_t i = 1; i < args.size(); ++i) indices.push_back(i);
+  WatchHere(state, cntx->db_index, args, indices);
+  cntx->reply_builder()->SendOk();
+}
+
+void CmdWatchAcross(CmdArgList args, ConnectionContext* cntx) {
+  ConnTxState* state = ConnTxState::Get(cntx);
+  if (RefuseWatchInMulti(state, cntx)) return;
+  std::vector<std::vector<uint32_t>> by_shard(shard_set->size());
+  for (uint32_t i = 1; i < args.size(); ++i) by_shard[shard_set->ShardOf(args[i])].push_back(i);
+  DbIndex db = cntx->db_index;
+  for (ShardId shard = 0; shard < by_shard.size(); ++shard) {
+    if (by_shard[shard].empty()) continue;
+    shard_set->Await(shard, [&] { WatchHere(state, db, args, by_shard[shard]); });
+  }
+  cntx->reply_builder()->SendOk();
+}
+
+void CmdUnwatch(CmdArgList, ConnectionContext* cntx) {
+  UnwatchAll(cntx);
+  cntx->reply_builder()->SendOk();
+}
+
+// --- MULTI, DISCARD, EXEC
+
+void CmdMulti(CmdArgList, ConnectionContext* cntx) {
+  ConnTxState* state = ConnTxState::Get(cntx);
+  if (state->in_multi) return cntx->reply_builder()->SendError("ERR MULTI calls can not be nested");
+  state->in_multi = true;
+  cntx->reply_builder()->SendOk();
+}
+
+void CmdDiscard(CmdArgList, ConnectionContext* cntx) {
+  ConnTxState* state = ConnTxState::Find(cntx);
+  if (!state || !state->in_multi) {
+    return cntx->reply_builder()->SendError("ERR DISCARD without MULTI");
+  }
+  ClearMulti(state);
+  UnwatchAll(cntx);
+  cntx->reply_builder()->SendOk();
+}
+
+enum class Placement { kNoKeys, kOneShard, kManyShards };
+
+Placement PlacementOf(const CommandId* cid, CmdArgList args) {
+  Placement placement = Placement::kNoKeys;
+  ShardId first = 0;
+  cid->ForEachKeyIndex(args.size(), [&](size_t index) {
+    ShardId shard = shard_set->ShardOf(args[index]);
+    if (placement == Placement::kNoKeys) {
+      placement = Placement::kOneShard;
+      first = shard;
+    } else if (shard != first) {
+      placement = Placement::kManyShards;
+    }
+  });
+  return placement;
+}
+
+// Runs one queued command inside EXEC's transaction `tx` (null when no command has keys).
+void RunInExec(const CommandId* cid, CmdArgList args, Transaction* tx, ConnectionContext* cntx) {
+  cntx->last_command = cid;
+  cntx->last_subcommand =
+      cid->subcommands.empty() || args.size() < 2 ? nullptr : cid->FindSubcommand(args[1]);
+  switch (PlacementOf(cid, args)) {
+    case Placement::kNoKeys:
+      return cid->handler(args, cntx);
+    case Placement::kOneShard:
+      tx->BindCommand(cid, args, cntx->db_index);
+      return tx->Execute([&](Transaction*, EngineShard*) { cid->handler(args, cntx); }, true);
+    case Placement::kManyShards:
+      if (!cid->cross_shard_handler) {
+        return cntx->reply_builder()->SendError(
+            "CROSSSLOT Keys in request don't hash to the same slot");
+      }
+      return cid->cross_shard_handler(args, cntx);  // binds tx via CommandTransaction
+  }
+}
+
+void CmdExec(CmdArgList, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  ConnTxState* state = ConnTxState::Find(cntx);
+  if (!state || !state->in_multi) return rb->SendError("ERR EXEC without MULTI");
+  if (state->exec_abort) {
+    ClearMulti(state);
+    UnwatchAll(cntx);
+    return rb->SendError("EXECABORT Transaction discarded because of previous errors.");
+  }
+  // The queued commands move out of the state: a command inside may reset it (RESET is
+  // not queued, but UNWATCH is).
+  std::vector<ConnTxState::QueuedCommand> queued = std::move(state->queued);
+  ClearMulti(state);
+  std::vector<std::vector<std::string_view>> views(queued.size());
+  bool any_keys = !state->watched.empty();
+  for (size_t i = 0; i < queued.size(); ++i) {
+    views[i].assign(queued[i].args.begin(), queued[i].args.end());
+    any_keys |= queued[i].cid->takes_keys();
+  }
+
+  // A copy: the locks view these keys, and UNWATCH (queued) or the end of EXEC drop the
+  // connection's list before the locks are released.
+  const std::vector<std::pair<DbIndex, std::string>> watched = state->watched;
+  std::optional<Transaction> tx;
+  if (any_keys) {
+    tx.emplace(cntx->db_index);
+    for (size_t i = 0; i < queued.size(); ++i) tx->AddLocks(queued[i].cid, views[i]);
+    for (const auto& [db, key] : watched) tx->AddLock(key, LockMode::kShared);
+    tx->Schedule();
+  }
+  if (!watched.empty()) {
+    // Every write to a watched key that came before this transaction has run by now (the
+    // hop runs at the head of the queues, or out of order when nothing held the keys);
+    // none can come after it before it ends. A watched key that expired counts as changed.
+    tx->ExecuteOnAll(
+        [&watched](Transaction*, EngineShard* shard) {
+          for (const auto& [db, key] : watched) {
+            if (shard_set->ShardOf(key) == shard->shard_id()) shard->db_slice().Find(db, key);
+          }
+        },
+        false);
+    const bool dirty = state->watch_dirty.load(std::memory_order_relaxed);
+    UnwatchAll(cntx);
+    if (dirty) {
+      tx->Conclude();
+      return rb->SendNullArray();
+    }
+  }
+  state->exec_tx = tx ? &*tx : nullptr;
+  rb->StartArray(queued.size());
+  for (size_t i = 0; i < queued.size(); ++i) {
+    RunInExec(queued[i].cid, views[i], state->exec_tx, cntx);
+  }
+  state->exec_tx = nullptr;
+  if (tx) tx->Conclude();
+}
+
+}  // namespace
+
+void UnwatchAll(ConnectionContext* cntx) {
+  ConnTxState* state = ConnTxState::Find(cntx);
+  if (!state || state->watched.empty()) return;
+  for (ShardId shard = 0; shard < shard_set->size(); ++shard) {
+    bool any = false;
+    for (const auto& [db, key] : state->watched) any |= shard_set->ShardOf(key) == shard;
+    if (!any) continue;
+    shard_set->Await(shard, [&] {
+      DbSlice& slice = EngineShard::tlocal()->db_slice();
+      for (const auto& [db, key] : state->watched) {
+        if (shard_set->ShardOf(key) == shard) slice.Unwatch(db, key, &state->watch_dirty);
+      }
+    });
+  }
+  state->watched.clear();
+  state->watch_dirty.store(false, std::memory_order_relaxed);
+}
+
+bool MultiExec::InMulti(ConnectionContext* cntx) {
+  ConnTxState* state = ConnTxState::Find(cntx);
+  return state && state->in_multi;
+}
+
+bool MultiExec::InterceptInMulti(const CommandId* cid, CmdArgList args, ConnectionContext* cntx) {
+  ConnTxState* state = ConnTxState::Find(cntx);
+  if (cid && cid->name == "RESET") {
+    ClearMulti(state);
+    UnwatchAll(cntx);
+    return false;
+  }
+  if (!state->in_multi) return false;
+  if (cid == nullptr) {
+    state->exec_abort = true;
+    return true;
+  }
+  if (RunsInsideMulti(cid)) return false;
+  if (cid->flags & facade::kCmdNoMulti) {
+    state->exec_abort = true;
+    cntx->reply_builder()->SendError("ERR Command not allowed inside a transaction");
+    return true;
+  }
+  state->queued.push_back({cid, std::vector<std::string>(args.begin(), args.end())});
+  cntx->reply_builder()->SendSimpleString("QUEUED");
+  return true;
+}
+
+void MultiExec::OnConnectionClose(ConnectionContext* cntx) {
+  ConnTxState* state = ConnTxState::Find(cntx);
+  if (!state) return;
+  ClearMulti(state);
+  UnwatchAll(cntx);
+}
+
+void MultiExec::Register(facade::CommandRegistry* registry) {
+  using namespace facade;
+  constexpr uint32_t kFlags = kCmdNoScript | kCmdLoading | kCmdStale;
+  auto add = [&](CommandId command) {
+    command.group = "transactions";
+    command.since = command.name == "WATCH" || command.name == "UNWATCH" ? "2.2.0" : "1.2.0";
+    registry->Register(std::move(command));
+  };
+  add(CommandId{.name = "MULTI", .arity = 1, .flags = kFlags | kCmdFast | kCmdAllowBusy,
+                .acl = kAclFast | kAclTransaction, .summary = "Mark the start of a transaction block",
+                .syntax = "", .handler = CmdMulti});
+  add(CommandId{.name = "EXEC", .arity = 1, .flags = kFlags, .acl = kAclSlow | kAclTransaction,
+                .summary = "Execute all commands issued after MULTI", .syntax = "",
+                .handler = CmdExec});
+  add(CommandId{.name = "DISCARD", .arity = 1, .flags = kFlags | kCmdFast | kCmdAllowBusy,
+                .acl = kAclFast | kAclTransaction,
+                .summary = "Discard all commands issued after MULTI", .syntax = "",
+                .handler = CmdDiscard});
+  add(CommandId{.name = "WATCH", .arity = -2, .flags = kFlags | kCmdFast | kCmdAllowBusy,
+                .first_key = 1, .last_key = -1, .key_step = 1, .acl = kAclFast | kAclTransaction,
+                .summary = "Watch the given keys to determine execution of the MULTI/EXEC block",
+                .syntax = "key [key ...]", .handler = CmdWatch,
+                .cross_shard_handler = CmdWatchAcross});
+  add(CommandId{.name = "UNWATCH", .arity = 1, .flags = kFlags | kCmdFast | kCmdAllowBusy,
+                .acl = kAclFast | kAclTransaction, .summary = "Forget about all watched keys",
+                .syntax = "", .handler = CmdUnwatch});
+}
+
+}  // namespace damselfly

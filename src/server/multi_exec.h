@@ -1,0 +1,41 @@
+// MULTI, EXEC, DISCARD, WATCH, UNWATCH with Redis's semantics.
+//
+// MULTI makes the dispatcher queue the connection's commands (InterceptInMulti) instead
+// of running them; a command refused while queuing (unknown, wrong arity, NOAUTH, not
+// allowed in MULTI) gets its error and makes EXEC fail with EXECABORT. EXEC runs the
+// queue as one Transaction (transaction.h) that locks every key of every queued command,
+// so the block is atomic as a whole even when its keys live on many shards; a command
+// failing at run time only puts its error in EXEC's reply array. WATCH registers keys
+// whose change (a write command, expiry, FLUSHDB/FLUSHALL while the key exists) makes
+// the next EXEC reply nil. EXEC checks the watches after its transaction reached the head
+// of every queue with the watched keys locked, so no write can slip in between the check
+// and the commands.
+//
+// Difference from Redis: a write command that leaves a watched key unchanged (SET NX on
+// an existing key, DEL of a missing key) also invalidates the watch.
+//
+// Thread-safety: the dispatcher hooks run on the connection's fiber.
+#pragma once
+
+#include "src/facade/command_registry.h"
+
+namespace damselfly {
+
+class MultiExec {
+ public:
+  static void Register(facade::CommandRegistry* registry);
+
+  // Dispatcher hook for a connection with transaction state, before routing `cid`
+  // (nullptr: the command failed validation and got its error). Returns true when the
+  // command was handled here (queued, or refused inside MULTI).
+  static bool InterceptInMulti(const facade::CommandId* cid, facade::CmdArgList args,
+                               facade::ConnectionContext* cntx);
+
+  // True between MULTI and EXEC/DISCARD: commands must not be squashed into shard hops.
+  static bool InMulti(facade::ConnectionContext* cntx);
+
+  // Drops the connection's queued commands and watches.
+  static void OnConnectionClose(facade::ConnectionContext* cntx);
+};
+
+}  // namespace damselfly

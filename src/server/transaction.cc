@@ -1,0 +1,215 @@
+#include "src/server/transaction.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "src/server/conn_tx_state.h"
+#include "src/server/engine_shard_set.h"
+#include "src/server/watch.h"
+
+namespace damselfly {
+
+using facade::CmdArgList;
+using facade::CommandId;
+using facade::ConnectionContext;
+
+namespace {
+
+// The global txid. One increment per multi-shard (or queued) command: the fast path
+// never touches it.
+std::atomic<uint64_t> next_txid{1};
+
+LockMode ModeOf(const CommandId* cid) {
+  return (cid->flags & facade::kCmdWrite) ? LockMode::kExclusive : LockMode::kShared;
+}
+
+}  // namespace
+
+Transaction::Transaction(const CommandId* cid, CmdArgList args, DbIndex db) : multi_(false) {
+  InitShards();
+  AddLocks(cid, args);
+  BindCommand(cid, args, db);
+}
+
+Transaction::Transaction(DbIndex db) : db_(db), multi_(true) { InitShards(); }
+
+Transaction::~Transaction() {
+  if (scheduled_ && !concluded_) Conclude();
+}
+
+void Transaction::InitShards() {
+  shards_.resize(shard_set->size());
+  for (ShardId id = 0; id < shards_.size(); ++id) {
+    shards_[id].tx = this;
+    shards_[id].shard = id;
+  }
+}
+
+void Transaction::AddLocks(const CommandId* cid, CmdArgList args) {
+  DCHECK(!scheduled_);
+  LockMode mode = ModeOf(cid);
+  cid->ForEachKeyIndex(args.size(), [&](size_t index) { AddLock(args[index], mode); });
+}
+
+void Transaction::AddLock(std::string_view key, LockMode mode) {
+  shards_[shard_set->ShardOf(key)].locks.emplace_back(LockTagOf(key), mode);
+}
+
+void Transaction::BindCommand(const CommandId* cid, CmdArgList args, DbIndex db) {
+  cid_ = cid;
+  args_ = args;
+  db_ = db;
+  for (Entry& entry : shards_) entry.key_indices.clear();
+  cid->ForEachKeyIndex(args.size(), [&](size_t index) {
+    shards_[shard_set->ShardOf(args[index])].key_indices.push_back(uint32_t(index));
+  });
+  for (Entry& entry : shards_) {
+    DCHECK(entry.key_indices.empty() || !scheduled_ || entry.scheduled)
+        << "a MULTI command's keys must have been locked";
+  }
+}
+
+void Transaction::NormalizeLocks() {
+  for (Entry& entry : shards_) {
+    auto& locks = entry.locks;
+    if (locks.size() < 2) continue;
+    std::sort(locks.begin(), locks.end());  // per tag, kShared before kExclusive
+    // Keep the last (strongest) mode of each tag.
+    size_t out = 0;
+    for (size_t i = 0; i < locks.size(); ++i) {
+      if (i + 1 < locks.size() && locks[i + 1].first == locks[i].first) continue;
+      locks[out++] = locks[i];
+    }
+    locks.resize(out);
+  }
+}
+
+template <typename Select, typename Fn>
+void Transaction::OnShards(Select&& select, Fn&& fn) {
+  size_t count = 0;
+  for (Entry& entry : shards_) count += select(entry);
+  if (count == 0) return;
+  helio::fibers::BlockingCounter pending(count);
+  for (Entry& entry : shards_) {
+    if (!select(entry)) continue;
+    Entry* target = &entry;
+    auto task = [target, &fn, &pending] {
+      fn(target);
+      pending.Dec();
+    };
+    if (shard_set->IsLocal(entry.shard)) {
+      task();
+    } else {
+      shard_set->pool()->at(entry.shard)->Dispatch(task);
+    }
+  }
+  pending.Wait();
+}
+
+void Transaction::Schedule() {
+  DCHECK(!scheduled_);
+  NormalizeLocks();
+  size_t shard_count = 0;
+  for (Entry& entry : shards_) {
+    entry.scheduled = !entry.locks.empty();
+    shard_count += entry.scheduled;
+  }
+  // A one-shard transaction cannot be ordered inconsistently with anything: it may join
+  // its queue whatever txids the queue holds.
+  const bool check_order = shard_count > 1;
+  auto scheduled = [](const Entry& entry) { return entry.scheduled; };
+  while (true) {
+    txid_ = next_txid.fetch_add(1, std::memory_order_relaxed);
+    for (Entry& entry : shards_) entry.txid = txid_;
+    OnShards(scheduled, [check_order](Entry* entry) {
+      entry->schedule_ok = EngineShard::tlocal()->tx_queue().Schedule(entry, check_order);
+    });
+    bool all_ok = std::all_of(shards_.begin(), shards_.end(),
+                              [](const Entry& e) { return !e.scheduled || e.schedule_ok; });
+    if (all_ok) break;
+    OnShards([](const Entry& e) { return e.scheduled && e.schedule_ok; },
+             [](Entry* entry) { EngineShard::tlocal()->tx_queue().Cancel(entry); });
+  }
+  scheduled_ = true;
+}
+
+void Transaction::Entry::RunHop() {
+  if (tx->hop_) {
+    EngineShard* shard = EngineShard::tlocal();
+    (*tx->hop_)(tx, shard);
+    if (tx->notify_writes_ && (tx->cid_->flags & facade::kCmdWrite)) {
+      for (uint32_t index : key_indices) shard->db_slice().NotifyChanged(tx->db_, tx->args_[index]);
+    }
+  }
+  // The coordinator may go on (and destroy the transaction) once this is counted.
+  tx->pending_->Dec();
+}
+
+void Transaction::Execute(HopFn fn, bool last) {
+  hop_ = &fn;
+  notify_writes_ = true;
+  const bool release = last && !multi_;
+  ArmHop([](const Entry& e) { return !e.key_indices.empty(); }, release);
+  notify_writes_ = false;
+}
+
+void Transaction::ExecuteOnAll(std::optional<HopFn> fn, bool last) {
+  hop_ = fn ? &*fn : nullptr;
+  ArmHop([](const Entry& e) { return e.scheduled; }, last);
+}
+
+template <typename Select>
+void Transaction::ArmHop(Select&& select, bool last) {
+  DCHECK(scheduled_ && !concluded_);
+  size_t count = 0;
+  for (Entry& entry : shards_) count += select(entry);
+  helio::fibers::BlockingCounter pending(count);
+  pending_ = &pending;
+  for (Entry& entry : shards_) {
+    if (!select(entry)) continue;
+    Entry* target = &entry;
+    auto arm = [target, last] { EngineShard::tlocal()->tx_queue().Arm(target, last); };
+    if (shard_set->IsLocal(entry.shard)) {
+      arm();
+    } else {
+      shard_set->pool()->at(entry.shard)->Dispatch(arm);
+    }
+  }
+  pending.Wait();
+  hop_ = nullptr;
+  pending_ = nullptr;
+  if (last) concluded_ = true;
+}
+
+CommandTransaction::CommandTransaction(CmdArgList args, ConnectionContext* cntx) {
+  ConnTxState* state = ConnTxState::Find(cntx);
+  if (state && state->exec_tx) {
+    tx_ = state->exec_tx;
+    tx_->BindCommand(cntx->last_command, args, cntx->db_index);
+  } else {
+    tx_ = &own_.emplace(cntx->last_command, args, cntx->db_index);
+  }
+}
+
+Transaction* CommandTransaction::Get() {
+  if (own_ && !own_->scheduled()) own_->Schedule();
+  return tx_;
+}
+
+void RunQueuedOnShard(const CommandId* cid, CmdArgList args, ConnectionContext* cntx) {
+  Transaction tx(cid, args, cntx->db_index);
+  tx.ScheduleSingleHop([&](Transaction*, EngineShard*) { cid->handler(args, cntx); });
+}
+
+bool KeysFreeForFastPath(EngineShard* shard, const CommandId* cid, CmdArgList args) {
+  const ShardTxQueue& queue = shard->tx_queue();
+  if (queue.no_locks()) return true;
+  LockMode mode = ModeOf(cid);
+  bool free = true;
+  cid->ForEachKeyIndex(args.size(), [&](size_t index) { free &= queue.IsFree(args[index], mode); });
+  return free;
+}
+
+}  // namespace damselfly

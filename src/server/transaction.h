@@ -1,0 +1,159 @@
+// Transaction: runs a command whose keys live on several shards (or a MULTI/EXEC block)
+// atomically, without a mutex on the data path, following VLL (Ren, Thomson, Abadi,
+// VLDB 2013). The shard side is ShardTxQueue (tx_queue.h); this is the coordinator side,
+// which runs on the client connection's fiber.
+//
+//  1. Keys. The constructor groups the command's keys by shard; each shard gets the
+//     intent locks the command needs there (exclusive for writes, shared for reads).
+//  2. Schedule hop. Schedule() takes a global txid and, on every involved shard at once,
+//     takes the locks and appends the transaction to the shard's queue. A shard that
+//     already queued a larger txid refuses; the transaction is then withdrawn everywhere
+//     and retried with a new txid, so every queue is ordered by txid and no two shards
+//     disagree on which of two transactions goes first.
+//  3. Execution hops. Execute(fn, last) runs fn on each shard holding keys of the current
+//     command and waits for all of them. A shard runs the hop when the transaction is at
+//     the head of its queue, or at once when all its locks were free at schedule time
+//     (nothing queued before it touches its keys, and everything queued after it and
+//     touching them waits for its locks). A transaction may make several hops — read on
+//     some shards, then write on others (MSETNX, RENAME) — and keeps its locks and queue
+//     places in between, so no other client sees or changes its keys meanwhile. After the
+//     last hop each shard releases the locks and the next transaction may run.
+//  4. Single-shard fast path (main_service.cc): a command whose keys all live on one
+//     shard and are not locked runs at once, with no txid and no queue. Only when a key
+//     is locked does it become a one-shard Transaction and wait its turn.
+//  5. MULTI/EXEC (multi_exec.cc): one Transaction locks the keys of every queued command
+//     (and the WATCHed ones), then runs the commands one by one, each with hops on its
+//     own shards; multi-shard commands inside reuse it (CommandTransaction). Its locks
+//     are released by Conclude() after the last command.
+// A client that disconnects cannot leave locks behind: the coordinator is the client's
+// fiber, which finishes the command it is running before it notices the disconnect, and
+// the destructor concludes a transaction its command left unfinished.
+//
+// Thread-safety: the coordinator methods run on one fiber; the hop functions run on the
+// shard threads while that fiber waits, and may write the connection's replies then.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
+#include "src/facade/command_registry.h"
+#include "src/server/engine_shard.h"
+#include "src/server/tx_queue.h"
+
+namespace damselfly {
+
+class Transaction {
+ public:
+  using HopFn = absl::FunctionRef<void(Transaction* tx, EngineShard* shard)>;
+
+  // A transaction for one command (cid, args) on database `db`.
+  Transaction(const facade::CommandId* cid, facade::CmdArgList args, DbIndex db);
+  // A MULTI/EXEC transaction: add the queued commands with AddLocks, then Schedule, then
+  // BindCommand before each command's hops.
+  explicit Transaction(DbIndex db);
+  // Concludes a scheduled transaction that has not had its last hop.
+  ~Transaction();
+
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  // MULTI/EXEC: also lock the keys of (cid, args) (which must outlive the transaction),
+  // or one `key` in `mode`.
+  void AddLocks(const facade::CommandId* cid, facade::CmdArgList args);
+  void AddLock(std::string_view key, LockMode mode);
+  // MULTI/EXEC: the next hops are for (cid, args) on database `db`.
+  void BindCommand(const facade::CommandId* cid, facade::CmdArgList args, DbIndex db);
+
+  // The schedule hop (step 2). REQUIRES: not scheduled yet.
+  void Schedule();
+  // A hop (step 3) on every shard holding keys of the bound command. `last`: release
+  // the locks afterwards (ignored in MULTI/EXEC, see Conclude).
+  void Execute(HopFn fn, bool last);
+  // Schedule + Execute(fn, true).
+  void ScheduleSingleHop(HopFn fn) {
+    Schedule();
+    Execute(fn, true);
+  }
+  // A hop on every scheduled shard, `fn` optional; with `last`, releases all the locks.
+  void ExecuteOnAll(std::optional<HopFn> fn, bool last);
+  // Releases every lock of a scheduled transaction (MULTI/EXEC's end).
+  void Conclude() { ExecuteOnAll(std::nullopt, true); }
+
+  // Inside hops: the bound command, its database and the positions in args() of its
+  // keys on `shard`, in argument order.
+  facade::CmdArgList args() const { return args_; }
+  const facade::CommandId* cid() const { return cid_; }
+  DbIndex db() const { return db_; }
+  absl::Span<const uint32_t> KeyIndices(ShardId shard) const {
+    return shards_[shard].key_indices;
+  }
+  uint64_t txid() const { return txid_; }
+  bool scheduled() const { return scheduled_; }
+
+ private:
+  class Entry final : public ShardTxEntry {
+   public:
+    Transaction* tx = nullptr;
+    ShardId shard = 0;
+    absl::InlinedVector<uint32_t, 4> key_indices;  // of the bound command
+    bool scheduled = false;
+    bool schedule_ok = false;
+
+   protected:
+    void RunHop() override;
+  };
+
+  void InitShards();
+  // Runs fn(entry) as a task on each shard whose entry passes `select`, and waits.
+  template <typename Select, typename Fn>
+  void OnShards(Select&& select, Fn&& fn);
+  // Arms a hop (hop_) on each shard whose entry passes `select` and waits for them all.
+  template <typename Select>
+  void ArmHop(Select&& select, bool last);
+  // Sorts and deduplicates each shard's locks, keeping the strongest mode.
+  void NormalizeLocks();
+
+  const facade::CommandId* cid_ = nullptr;
+  facade::CmdArgList args_;
+  DbIndex db_ = 0;
+  const bool multi_;
+  bool scheduled_ = false;
+  bool concluded_ = false;
+  uint64_t txid_ = 0;
+  // One per shard of the process, never moved once scheduled (the queues point here).
+  absl::InlinedVector<Entry, 4> shards_;
+  // The running hop.
+  const HopFn* hop_ = nullptr;
+  bool notify_writes_ = false;  // a command's hop: a write marks the watchers of its keys
+  helio::fibers::BlockingCounter* pending_ = nullptr;
+};
+
+// The transaction a multi-key command's cross-shard handler runs its hops in: inside
+// EXEC, the EXEC's transaction (already scheduled, bound to this command); otherwise a
+// new one for (cntx->last_command, args), scheduled on first use.
+class CommandTransaction {
+ public:
+  CommandTransaction(facade::CmdArgList args, facade::ConnectionContext* cntx);
+  Transaction* operator->() { return Get(); }
+  Transaction* Get();
+
+ private:
+  std::optional<Transaction> own_;
+  Transaction* tx_ = nullptr;
+};
+
+// Runs a single-shard command whose keys were locked: as a one-shard transaction, once
+// the transactions ahead of it are done. Connection fiber.
+void RunQueuedOnShard(const facade::CommandId* cid, facade::CmdArgList args,
+                      facade::ConnectionContext* cntx);
+
+// The fast-path test: every key of (cid, args) is free on `shard` (this thread's) for
+// the command's mode.
+bool KeysFreeForFastPath(EngineShard* shard, const facade::CommandId* cid,
+                         facade::CmdArgList args);
+
+}  // namespace damselfly

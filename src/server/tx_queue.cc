@@ -1,0 +1,64 @@
+#include "src/server/tx_queue.h"
+
+#include <glog/logging.h>
+
+namespace damselfly {
+
+bool ShardTxQueue::Schedule(ShardTxEntry* entry, bool check_order) {
+  DCHECK(!entry->queued_);
+  if (check_order && entry->txid < max_scheduled_txid_) return false;
+  max_scheduled_txid_ = std::max(max_scheduled_txid_, entry->txid);
+  bool all_free = true;
+  for (const auto& [tag, mode] : entry->locks) all_free &= locks_.Acquire(tag, mode);
+  entry->out_of_order_ = all_free;
+  entry->armed_ = false;
+  entry->queued_ = true;
+  entry->prev_ = tail_;
+  entry->next_ = nullptr;
+  (tail_ ? tail_->next_ : head_) = entry;
+  tail_ = entry;
+  ++size_;
+  return true;
+}
+
+void ShardTxQueue::Remove(ShardTxEntry* entry) {
+  DCHECK(entry->queued_);
+  for (const auto& [tag, mode] : entry->locks) locks_.Release(tag, mode);
+  (entry->prev_ ? entry->prev_->next_ : head_) = entry->next_;
+  (entry->next_ ? entry->next_->prev_ : tail_) = entry->prev_;
+  entry->prev_ = entry->next_ = nullptr;
+  --size_;
+  entry->queued_ = false;
+}
+
+void ShardTxQueue::Cancel(ShardTxEntry* entry) {
+  bool was_head = head_ == entry;
+  Remove(entry);
+  if (was_head) RunHeads();
+}
+
+void ShardTxQueue::Arm(ShardTxEntry* entry, bool last_hop) {
+  DCHECK(entry->queued_ && !entry->armed_);
+  entry->armed_ = true;
+  entry->last_hop_ = last_hop;
+  if (head_ == entry) {
+    RunHeads();
+  } else if (entry->out_of_order_) {
+    Run(entry);  // leaving from the middle unblocks nobody: the head is unchanged
+  }
+}
+
+void ShardTxQueue::Run(ShardTxEntry* entry) {
+  entry->armed_ = false;
+  const bool last = entry->last_hop_;
+  // After the last hop the coordinator may destroy the entry as soon as RunHop returns
+  // (it learns the hop is done from inside RunHop), so conclude first.
+  if (last) Remove(entry);
+  entry->RunHop();
+}
+
+void ShardTxQueue::RunHeads() {
+  while (head_ && head_->armed_) Run(head_);
+}
+
+}  // namespace damselfly

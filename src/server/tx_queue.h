@@ -1,0 +1,93 @@
+// ShardTxQueue: one shard's side of VLL scheduling, independent of threads so that its
+// interleavings can be tested directly (tx_queue_test.cc).
+//
+// A transaction is present on each shard it touches as a ShardTxEntry: its txid, the
+// keys it locks there and the state of its current hop. The queue:
+//  1. Schedule(entry): takes the entry's intent locks in one step (never waiting) and
+//     appends it. If every lock was free, no earlier transaction on this shard touches
+//     the entry's keys, and no later one can run before the entry releases them (its
+//     locks make those later ones wait), so the entry may run *out of order*: at once,
+//     whatever sits ahead of it. A multi-shard schedule is refused when an entry with a
+//     larger txid was already scheduled here; the coordinator then undoes it on every
+//     shard (Cancel) and retries with a fresh txid. That keeps each queue in txid order,
+//     so all shards agree on the order of any two transactions: no deadlock.
+//  2. Arm(entry, last): the coordinator asks for the entry's next hop. It runs at once
+//     when the entry is out of order or at the head of the queue; otherwise it runs when
+//     the entries ahead of it have left. After its last hop the entry releases its locks
+//     and leaves the queue, which may let the next head run its armed hop.
+//  Between the hops of a multi-hop transaction its entries keep their locks and their
+//  place, so the keys cannot change under it.
+//
+// Thread-safety: one queue per shard thread; every call from that thread.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
+
+#include "src/server/intent_lock.h"
+
+namespace damselfly {
+
+class ShardTxEntry {
+ public:
+  virtual ~ShardTxEntry() = default;
+
+  uint64_t txid = 0;
+  // The keys locked on this shard, each once, with the strongest mode needed.
+  absl::InlinedVector<std::pair<LockTag, LockMode>, 4> locks;
+
+  bool out_of_order() const { return out_of_order_; }
+  bool queued() const { return queued_; }
+
+ protected:
+  // Runs the armed hop on this shard. Must not suspend.
+  virtual void RunHop() = 0;
+
+ private:
+  friend class ShardTxQueue;
+  ShardTxEntry* prev_ = nullptr;  // the queue is an intrusive list: no node to allocate
+  ShardTxEntry* next_ = nullptr;
+  bool queued_ = false;
+  bool out_of_order_ = false;
+  bool armed_ = false;
+  bool last_hop_ = false;
+};
+
+class ShardTxQueue {
+ public:
+  // Locks the entry's keys and appends it. With `check_order` (multi-shard
+  // transactions), refuses without side effects, returning false, when a larger txid
+  // was scheduled here before.
+  bool Schedule(ShardTxEntry* entry, bool check_order);
+  // Undoes Schedule of an entry that has not run: releases its locks, leaves the queue.
+  void Cancel(ShardTxEntry* entry);
+  // Requests the entry's next hop (the last when `last_hop`); runs it, and any hop it
+  // unblocks, before returning when possible.
+  void Arm(ShardTxEntry* entry, bool last_hop);
+
+  // The single-shard fast path: true when `key` may be used in `mode` right now,
+  // without queueing.
+  bool IsFree(std::string_view key, LockMode mode) const {
+    return locks_.empty() || locks_.IsFree(LockTagOf(key), mode);
+  }
+  bool no_locks() const { return locks_.empty(); }
+  size_t size() const { return size_; }
+
+ private:
+  // Runs the armed hop of `entry`; concludes it after its last hop.
+  void Run(ShardTxEntry* entry);
+  void Remove(ShardTxEntry* entry);
+  // Runs the armed hops of successive queue heads.
+  void RunHeads();
+
+  ShardTxEntry* head_ = nullptr;
+  ShardTxEntry* tail_ = nullptr;
+  size_t size_ = 0;
+  IntentLockTable locks_;
+  uint64_t max_scheduled_txid_ = 0;
+};
+
+}  // namespace damselfly

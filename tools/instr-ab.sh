@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Instructions the server executes per request, for two damselfly binaries: a measure that
+# neighbours on a shared machine do not disturb (unlike requests/s or CPU time). Each
+# binary runs under callgrind (epoll, one thread) twice, with N and 3N redis-benchmark
+# SET/GET requests; the difference divided by 2N*2 (SET and GET) is the marginal cost per
+# request, free of start-up and shutdown. Repeats ROUNDS times, alternating the binaries.
+#
+# Usage: tools/instr-ab.sh BASE_BINARY NEW_BINARY
+# Environment: N [10000], PIPELINE [32], ROUNDS [2], PORT [6797], SIZE [256], KEYSPACE [1000]
+set -euo pipefail
+base="${1:?usage: $0 BASE_BINARY NEW_BINARY}"
+new="${2:?usage: $0 BASE_BINARY NEW_BINARY}"
+n="${N:-10000}"
+pipeline="${PIPELINE:-32}"
+rounds="${ROUNDS:-2}"
+port="${PORT:-6797}"
+size="${SIZE:-256}"
+keyspace="${KEYSPACE:-1000}"
+out="$(mktemp -d /tmp/instr-ab.XXXXXX)"
+trap 'rm -rf "$out"' EXIT
+
+# total_instructions <binary> <requests>: callgrind's total for one server run.
+total_instructions() {
+  valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" "$1" --proactor_threads=1 \
+    --force_epoll --port="$port" --bind=127.0.0.1 --logtostderr >"$out/server.log" 2>&1 &
+  local pid=$! i
+  for i in $(seq 1 100); do
+    redis-cli -p "$port" ping >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  redis-benchmark -p "$port" -t set,get -c 10 -d "$size" -r "$keyspace" -n "$2" \
+    -P "$pipeline" -q >/dev/null 2>&1
+  redis-cli -p "$port" shutdown >/dev/null 2>&1 || true
+  wait "$pid" || true
+  awk '/^summary:/ { print $2; exit }' "$out/cg.out"
+}
+
+for ((r = 1; r <= rounds; r++)); do
+  for name in base new; do
+    bin="$base"
+    [[ "$name" == new ]] && bin="$new"
+    small=$(total_instructions "$bin" "$n")
+    large=$(total_instructions "$bin" $((3 * n)))
+    echo "round $r $name: $(((large - small) / (4 * n))) instructions per request" \
+      "(SET/GET, -P $pipeline, -d $size)"
+  done
+done
