@@ -545,3 +545,10 @@ def test_unwatch_queued_inside_exec(srv):
     assert c("WATCH", long_key, "b") == "OK"
     assert watched_exec(c, ("UNWATCH",), ("SET", long_key, "1")) == ["OK", "OK"]
     assert c("GET", long_key) == b"1"
+
+
+def test_pipelined_watch_then_own_write(srv):
+    """WATCH and a write to the key in one pipeline (one hop to the shard) still count."""
+    c = srv.raw()
+    c.send_many([("WATCH", "a"), ("SET", "a", "1"), ("MULTI",), ("GET", "a"), ("EXEC",)])
+    assert [c.read() for _ in range(5)] == ["OK", "OK", "OK", "QUEUED", None]

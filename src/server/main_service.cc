@@ -154,10 +154,10 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
   const bool remote = !shard_set->IsLocal(shard);
   auto execute = [&] {
     EngineShard* engine_shard = EngineShard::tlocal();
-    // Nothing here can suspend, so no transaction can lock keys, and no client watch
-    // them, during the run.
+    // Nothing here can suspend, so no transaction can lock keys during the run (but a
+    // WATCH in the run may add watches).
     const bool no_locks = engine_shard->tx_queue().no_locks();
-    const bool watched = engine_shard->db_slice().has_watches();
+    DbSlice& slice = engine_shard->db_slice();
     size_t ran = 0;
     uint64_t now = CommandClockTicks();
     for (; ran < run.size(); ++ran) {
@@ -166,7 +166,7 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
         return ran;
       }
       now = RunCommand(cids[ran], cids[ran]->handler, run[ran], cntx, now);
-      if (watched) NotifyWrite(engine_shard, cids[ran], run[ran], cntx->db_index);
+      if (slice.has_watches()) NotifyWrite(engine_shard, cids[ran], run[ran], cntx->db_index);
       if (cntx->reply_builder()->output_size() > facade::ClientConnection::kFlushThresholdBytes) {
         return ran + 1;
       }

@@ -9,7 +9,11 @@
 //     takes the locks and appends the transaction to the shard's queue. A shard that
 //     already queued a larger txid refuses; the transaction is then withdrawn everywhere
 //     and retried with a new txid, so every queue is ordered by txid and no two shards
-//     disagree on which of two transactions goes first.
+//     disagree on which of two transactions goes first (no deadlock). A one-shard
+//     transaction has no order to agree on and is never refused. Nothing runs before the
+//     schedule hop completed everywhere: a hop run on shard A while shard B had not yet
+//     queued the transaction would let a later one (an MGET) see A's new value and B's
+//     old one.
 //  3. Execution hops. Execute(fn, last) runs fn on each shard holding keys of the current
 //     command and waits for all of them. A shard runs the hop when the transaction is at
 //     the head of its queue, or at once when all its locks were free at schedule time
