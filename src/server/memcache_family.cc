@@ -53,7 +53,6 @@ using facade::MetaFlag;
 using facade::MetaMode;
 using Type = MemcacheCommand::Type;
 
-constexpr DbIndex kDb = 0;                     // memcache clients see database 0
 constexpr int64_t kMaxRelativeExptime = 2592000;  // 30 days: beyond, a unix time
 constexpr int64_t kAlreadyExpired = -1;
 
@@ -317,6 +316,7 @@ PrimeValue* FindForRetrieval(const MemcacheCommand& command, size_t index) {
     ++stats.cmd_touch;
     ++(value ? stats.touch_hits : stats.touch_misses);
     if (value) Touch(key, value, command.exptime);
+    if (value && Slice().has_watches()) Slice().NotifyChanged(kDb, key);
   }
   return value;
 }
@@ -561,42 +561,8 @@ void RunMetaDebug(const MemcacheCommand& command, std::string* out) {
                    " la=0 cas=", meta.cas, " fetch=no cls=1 size=", value->Size(), "\r\n");
 }
 
-}  // namespace
-
-bool HasKeys(Type type) {
-  switch (type) {
-    case Type::kFlushAll:
-    case Type::kVersion:
-    case Type::kVerbosity:
-    case Type::kQuit:
-    case Type::kStats:
-    case Type::kMetaNoop:
-      return false;
-    default:
-      return true;
-  }
-}
-
-bool AddsData(Type type) {
-  switch (type) {
-    case Type::kSet:
-    case Type::kAdd:
-    case Type::kReplace:
-    case Type::kAppend:
-    case Type::kPrepend:
-    case Type::kCas:
-    case Type::kMetaSet:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsRetrieval(Type type) {
-  return type == Type::kGet || type == Type::kGets || type == Type::kGat || type == Type::kGats;
-}
-
-void RunOnShard(const MemcacheCommand& command, std::string* out) {
+// Runs a keyed command (see RunOnShard).
+void RunCommand(const MemcacheCommand& command, std::string* out) {
   switch (command.type) {
     case Type::kSet:
     case Type::kAdd:
@@ -632,16 +598,57 @@ void RunOnShard(const MemcacheCommand& command, std::string* out) {
   }
 }
 
-void FetchOnShard(const MemcacheCommand& command, size_t index, FetchedItem* item) {
-  PrimeValue* value = FindForRetrieval(command, index);
-  if (!value) return;
-  std::string_view key = command.keys[index];
-  McMeta meta = MetaOf(key, *value);
-  item->found = true;
-  item->flags = meta.flags;
-  item->cas = WantsCas(command.type) ? EnsureCas(key, value, &meta) : 0;
-  std::string scratch;
-  item->value = value->GetString(&scratch);
+}  // namespace
+
+bool HasKeys(Type type) {
+  switch (type) {
+    case Type::kFlushAll:
+    case Type::kVersion:
+    case Type::kVerbosity:
+    case Type::kQuit:
+    case Type::kStats:
+    case Type::kMetaNoop:
+      return false;
+    default:
+      return true;
+  }
+}
+
+bool AddsData(Type type) {
+  switch (type) {
+    case Type::kSet:
+    case Type::kAdd:
+    case Type::kReplace:
+    case Type::kAppend:
+    case Type::kPrepend:
+    case Type::kCas:
+    case Type::kMetaSet:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ReadsOnly(const MemcacheCommand& command) {
+  switch (command.type) {
+    case Type::kGet:
+    case Type::kGets:
+    case Type::kMetaDebug:
+      return true;
+    case Type::kMetaGet:
+      return !command.meta.Has('N') && !command.meta.Has('T');
+    default:
+      return false;
+  }
+}
+
+bool IsRetrieval(Type type) {
+  return type == Type::kGet || type == Type::kGets || type == Type::kGat || type == Type::kGats;
+}
+
+void RunOnShard(const MemcacheCommand& command, std::string* out) {
+  RunCommand(command, out);
+  if (!ReadsOnly(command) && Slice().has_watches()) Slice().NotifyChanged(kDb, command.key());
 }
 
 void AppendRetrieved(const MemcacheCommand& command, size_t begin, size_t end, std::string* out) {
@@ -654,6 +661,18 @@ void AppendRetrieved(const MemcacheCommand& command, size_t begin, size_t end, s
     uint64_t cas = WantsCas(command.type) ? EnsureCas(key, value, &meta) : 0;
     AppendValueBlock(key, meta.flags, value->GetString(&scratch), WantsCas(command.type), cas, out);
   }
+}
+
+void FetchOnShard(const MemcacheCommand& command, size_t index, FetchedItem* item) {
+  PrimeValue* value = FindForRetrieval(command, index);
+  if (!value) return;
+  std::string_view key = command.keys[index];
+  McMeta meta = MetaOf(key, *value);
+  item->found = true;
+  item->flags = meta.flags;
+  item->cas = WantsCas(command.type) ? EnsureCas(key, value, &meta) : 0;
+  std::string scratch;
+  item->value = value->GetString(&scratch);
 }
 
 void AppendFetched(const MemcacheCommand& command, size_t index, const FetchedItem& item,

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "src/facade/memcache_parser.h"
+#include "src/server/db_slice.h"
 
 namespace damselfly {
 
@@ -40,18 +41,24 @@ namespace memcache {
 
 using facade::MemcacheCommand;
 
+inline constexpr DbIndex kDb = 0;  // memcache clients see database 0
+
 // Whether the command names keys (and so runs on their shards).
 bool HasKeys(MemcacheCommand::Type type);
 // Whether it stores data (refused past maxmemory): the storage commands and ms.
 bool AddsData(MemcacheCommand::Type type);
+// Whether it only reads its keys (get, gets, me, mg without N or T): such commands take
+// shared transaction locks, the others exclusive ones, and only the others mark WATCHes.
+bool ReadsOnly(const MemcacheCommand& command);
 // Whether it is get, gets, gat or gats (many keys, answered in key order).
 bool IsRetrieval(MemcacheCommand::Type type);
 
-// Runs a keyed command whose keys all live on this thread's shard, appending its reply.
+// Runs a keyed command whose keys all live on this thread's shard, appending its reply,
+// and marks the WATCHes of the keys it may have changed.
 void RunOnShard(const MemcacheCommand& command, std::string* out);
 
 // Appends the "VALUE ..." blocks of keys [begin, end) of a retrieval (no "END"); every
-// one of those keys lives on this thread's shard.
+// one of those keys lives on this thread's shard. Marks the WATCHes of touched keys.
 void AppendRetrieved(const MemcacheCommand& command, size_t begin, size_t end, std::string* out);
 
 // A retrieval's item, fetched on its shard and sent later (gets spanning shards).

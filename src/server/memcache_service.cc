@@ -12,6 +12,7 @@
 #include "src/server/config_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/memcache_family.h"
+#include "src/server/transaction.h"
 
 namespace damselfly {
 
@@ -73,7 +74,14 @@ void MemcacheService::DispatchMemcache(absl::Span<const MemcacheCommand> command
              !(memcache::AddsData(commands[end].type) && over_maxmemory)) {
         ++end;
       }
-      i += RunOnShard(shard, commands.subspan(i, end - i), cntx);
+      bool locked = false;
+      i += RunOnShard(shard, commands.subspan(i, end - i), cntx, &locked);
+      if (locked) {  // commands[i] waits for the transactions that lock its key
+        RunAsTransaction(commands[i], 0, 1, [&](EngineShard*) {
+          memcache::RunOnShard(commands[i], &cntx->out());
+        });
+        ++i;
+      }
     } else {  // get, gets, gat or gats of zero or several keys
       if (!RunRetrieval(command, cntx)) return;
       ++i;
@@ -83,10 +91,15 @@ void MemcacheService::DispatchMemcache(absl::Span<const MemcacheCommand> command
 }
 
 size_t MemcacheService::RunOnShard(uint16_t shard, absl::Span<const MemcacheCommand> run,
-                                   MemcacheContext* cntx) {
+                                   MemcacheContext* cntx, bool* locked) {
   auto execute = [&] {
+    EngineShard* engine_shard = EngineShard::tlocal();
     size_t ran = 0;
     while (ran < run.size()) {
+      if (!KeysFree(engine_shard, run[ran], 0, 1)) {
+        *locked = true;
+        break;
+      }
       memcache::RunOnShard(run[ran++], &cntx->out());
       if (cntx->out().size() > facade::ClientConnection::kFlushThresholdBytes) break;
     }
@@ -95,13 +108,41 @@ size_t MemcacheService::RunOnShard(uint16_t shard, absl::Span<const MemcacheComm
   return shard_set->IsLocal(shard) ? execute() : shard_set->Await(shard, execute);
 }
 
+bool MemcacheService::KeysFree(EngineShard* shard, const MemcacheCommand& command, size_t begin,
+                               size_t end) {
+  const ShardTxQueue& queue = shard->tx_queue();
+  if (queue.no_locks()) return true;
+  const LockMode mode = memcache::ReadsOnly(command) ? LockMode::kShared : LockMode::kExclusive;
+  for (size_t k = begin; k < end; ++k) {
+    if (!queue.IsFree(command.keys[k], mode)) return false;
+  }
+  return true;
+}
+
+void MemcacheService::RunAsTransaction(const MemcacheCommand& command, size_t begin, size_t end,
+                                       absl::FunctionRef<void(EngineShard*)> hop) {
+  Transaction tx(memcache::kDb);
+  const LockMode mode = memcache::ReadsOnly(command) ? LockMode::kShared : LockMode::kExclusive;
+  for (size_t k = begin; k < end; ++k) tx.AddLock(command.keys[k], mode);
+  tx.Schedule();
+  tx.ExecuteOnAll([&](Transaction*, EngineShard* shard) { hop(shard); }, true);
+}
+
 bool MemcacheService::RunRetrieval(const MemcacheCommand& command, MemcacheContext* cntx) {
   DCHECK(memcache::IsRetrieval(command.type));
   for (size_t begin = 0; begin < command.keys.size(); begin += kKeysPerRound) {
     size_t end = std::min(command.keys.size(), begin + kKeysPerRound);
     if (std::optional<ShardId> shard = ShardOfKeys(command, begin, end)) {
-      auto append = [&] { memcache::AppendRetrieved(command, begin, end, &cntx->out()); };
-      shard_set->IsLocal(*shard) ? append() : shard_set->Await(*shard, append);
+      auto append = [&] {
+        if (!KeysFree(EngineShard::tlocal(), command, begin, end)) return false;
+        memcache::AppendRetrieved(command, begin, end, &cntx->out());
+        return true;
+      };
+      if (!(shard_set->IsLocal(*shard) ? append() : shard_set->Await(*shard, append))) {
+        RunAsTransaction(command, begin, end, [&](EngineShard*) {
+          memcache::AppendRetrieved(command, begin, end, &cntx->out());
+        });
+      }
     } else {
       FetchAcrossShards(command, begin, end, cntx);
     }
@@ -115,20 +156,15 @@ bool MemcacheService::RunRetrieval(const MemcacheCommand& command, MemcacheConte
 
 void MemcacheService::FetchAcrossShards(const MemcacheCommand& command, size_t begin, size_t end,
                                         MemcacheContext* cntx) {
-  // Each shard fetches its keys, all shards at once; the items are then written in key
-  // order. Values are copied out: a shard's table may change as soon as its task ends.
+  // Each shard fetches its keys, all shards at once, inside one transaction, so the
+  // round is atomic like an MGET; the items are then written in key order. Values are
+  // copied out: a shard's table may change as soon as its hop ends.
   std::array<memcache::FetchedItem, kKeysPerRound> items;
   std::array<ShardId, kKeysPerRound> shard_of;
-  absl::InlinedVector<bool, 16> involved(shard_set->size(), false);
-  for (size_t k = begin; k < end; ++k) {
-    shard_of[k - begin] = shard_set->ShardOf(command.keys[k]);
-    involved[shard_of[k - begin]] = true;
-  }
-  shard_set->RunOnAll([&](EngineShard* shard) {
-    ShardId id = shard->shard_id();
-    if (!involved[id]) return;
+  for (size_t k = begin; k < end; ++k) shard_of[k - begin] = shard_set->ShardOf(command.keys[k]);
+  RunAsTransaction(command, begin, end, [&](EngineShard* shard) {
     for (size_t k = begin; k < end; ++k) {
-      if (shard_of[k - begin] == id) memcache::FetchOnShard(command, k, &items[k - begin]);
+      if (shard_of[k - begin] == shard->shard_id()) memcache::FetchOnShard(command, k, &items[k - begin]);
     }
   });
   for (size_t k = begin; k < end; ++k) {
