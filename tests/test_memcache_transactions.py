@@ -4,7 +4,6 @@ and memcache writes invalidate RESP WATCHes. With 2 and 4 threads (shards)."""
 
 import random
 import threading
-import time
 
 import pytest
 
@@ -31,6 +30,30 @@ def spread_keys(srv, count):
         by_shard[c("DEBUG", "KEYSHARD", f"k{n}")].append(f"k{n}")
         n += 1
     return [by_shard[i % srv.shards][i // srv.shards] for i in range(count)]
+
+
+def run_for(seconds, stop, workers):
+    """Runs the callables in threads until `seconds` pass or one sets `stop`; re-raises
+    the first exception a worker raised."""
+    errors = []
+
+    def wrap(fn):
+        try:
+            fn()
+        except BaseException as e:  # noqa: BLE001 - re-raised below
+            errors.append(e)
+            stop.set()
+
+    threads = [threading.Thread(target=wrap, args=(w,)) for w in workers]
+    for t in threads:
+        t.start()
+    stop.wait(seconds)
+    stop.set()
+    for t in threads:
+        t.join(timeout=30)
+        assert not t.is_alive(), "a worker hung"
+    if errors:
+        raise errors[0]
 
 
 def parse_values(reply):
@@ -66,14 +89,7 @@ def test_multi_key_get_never_sees_half_an_mset(srv):
                 problems.append(values)
                 stop.set()
 
-    threads = [threading.Thread(target=writer, args=(s,)) for s in range(4)]
-    threads += [threading.Thread(target=reader) for _ in range(4)]
-    for t in threads:
-        t.start()
-    time.sleep(SECONDS)
-    stop.set()
-    for t in threads:
-        t.join(timeout=30)
+    run_for(SECONDS, stop, [lambda s=s: writer(s) for s in range(4)] + [reader] * 4)
     assert not problems, f"torn get after {gets[0]} gets: {problems[0]}"
     assert gets[0] > 100
 
@@ -106,14 +122,7 @@ def test_single_key_commands_wait_for_a_multi_exec(srv):
                 problems.append((first, second))
                 stop.set()
 
-    threads = [threading.Thread(target=mover) for _ in range(2)]
-    threads += [threading.Thread(target=reader) for _ in range(3)]
-    for t in threads:
-        t.start()
-    time.sleep(SECONDS)
-    stop.set()
-    for t in threads:
-        t.join(timeout=30)
+    run_for(SECONDS, stop, [mover] * 2 + [reader] * 3)
     assert not problems, f"read a={problems[0][0]} then b={problems[0][1]}: an EXEC seen half done"
     assert int(c("GET", a)) + int(c("GET", b)) == 2000
 
