@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# memcaslap against damselfly's memcache port and memcached, side by side in one run. Each
+# memcaslap and mc_load against damselfly's memcache port and memcached, side by side in
+# one run. Each
 # round starts each server in turn (the starting server alternates per round; only one
 # server runs at a time), pinned to CPU 0 on one thread (damselfly --proactor_threads=1,
 # memcached -t 1), and loads it with memcaslap (libmemcached-tools) on one thread pinned to
 # CPU 1. Cases: set, get, and multi-get of MGET_KEYS keys per request ("get k1 ... kN"),
-# each with CLIENTS connections, KEY_SIZE-byte keys and SIZE-byte values. Prints a markdown
-# table of the per-server medians and the ratio damselfly / memcached.
+# each with CLIENTS connections, KEY_SIZE-byte keys and SIZE-byte values. Then, with the
+# project's own generator tools/mc_load (16 connections, 100,000 preloaded keys, every
+# reply checked), the pipelined cases memcaslap cannot make: gets pipelined 16 deep per
+# connection, 100-key multi-gets one at a time, and 100-key multi-gets pipelined 8 deep.
+# (memcaslap keeps one request in flight per connection and is itself the bottleneck for
+# multi-gets: neither server reaches its core's limit under it.) Prints a markdown table
+# of the per-server medians and the ratio damselfly / memcached.
 #
 # Usage: tools/memcache-bench.sh
 # Environment (defaults in brackets):
@@ -25,7 +31,7 @@
 #   QUIET_MAX [10]        "other CPU" percentage above which a run counts as disturbed
 #   QUIET_BUDGET [60]     seconds, in total, to spend waiting for quiet CPUs and re-running
 #                         disturbed runs; once spent, runs are taken as they come
-#   TIME_LIMIT [300]      seconds; no new round is started if it would likely end after this
+#   TIME_LIMIT [480]      seconds; no new round is started if it would likely end after this
 #
 # ops/s is memcaslap's TPS: every key counts as one operation, so a multi-get of 10 keys
 # is 10 operations (requests/s is ops/s / keys per request). "server CPU %" and "client CPU
@@ -51,7 +57,7 @@ mget_keys="${MGET_KEYS:-10 100}"
 base_port="${BASE_PORT:-6690}"
 quiet_max="${QUIET_MAX:-10}"
 quiet_budget="${QUIET_BUDGET:-60}"
-time_limit="${TIME_LIMIT:-300}"
+time_limit="${TIME_LIMIT:-480}"
 memcached="${MEMCACHED:-memcached}"
 memcaslap="${MEMCASLAP:-memcaslap}"
 self_test="${SELF_TEST:-0}"
@@ -95,10 +101,11 @@ require_ports_free 1 "$base_port" "${ports[@]}"
 
 if [[ "$self_test" != 1 ]]; then
   if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
-    build_release damselfly damselfly
+    build_release damselfly damselfly mc_load
   fi
   [[ -x "$bin/damselfly" ]] || die_usage "$bin/damselfly is missing (build it, or unset SKIP_BUILD)"
 fi
+[[ -x "$bin/tools/mc_load" ]] || die_usage "$bin/tools/mc_load is missing (tools/build.sh opt mc_load)"
 commit="$(built_commit)"
 
 # memcaslap configuration files: key and value sizes, then the command mix (0 = set,
@@ -110,18 +117,30 @@ write_config() {
 write_config set 1.0 0.0
 write_config get 0.0 1.0
 
-# The cases: label, configuration, keys per request.
+# The cases: label, configuration (memcaslap's, or "mc_load"), keys per request, requests
+# in flight per connection (mc_load).
 case_labels=("set" "get")
 case_cfgs=("set" "get")
 case_keys=(1 1)
+case_pipeline=(1 1)
 for k in $mget_keys; do
   case_labels+=("multi-get $k")
   case_cfgs+=("get")
   case_keys+=("$k")
+  case_pipeline+=(1)
 done
+case_labels+=("get, pipelined 16 (mc_load)" "multi-get 100 (mc_load)" "multi-get 100, pipelined 8 (mc_load)")
+case_cfgs+=(mc_load mc_load mc_load)
+case_keys+=(1 100 100)
+case_pipeline+=(16 1 8)
 
-# The memcaslap command line of case $2 against server $1.
+# The load command line of case $2 against server $1.
 load_cmd() {
+  if [[ "${case_cfgs[$2]}" == mc_load ]]; then
+    echo "$bin/tools/mc_load --port=${ports[$1]} --conns=16 --pipeline=${case_pipeline[$2]}" \
+      "--mget=${case_keys[$2]} --keys=100000 --size=$size --seconds=$duration --warmup=1"
+    return
+  fi
   echo "$memcaslap -s 127.0.0.1:${ports[$1]} -F $logdir/${case_cfgs[$2]}.cfg -T 1" \
     "-c $clients -w $window -t ${duration}s -d ${case_keys[$2]}"
 }
@@ -194,19 +213,21 @@ measure() {
   load_pid=""
   client_ticks=$(($(child_ticks) - c0))
   if ((rc == 124)); then
-    fail "$i" "$j" "memcaslap did not finish in ${load_timeout}s (hang?)" "$4"
+    fail "$i" "$j" "the load generator did not finish in ${load_timeout}s (hang?)" "$4"
   fi
   if ((stuck == 1)); then
     echo "  (memcaslap did not exit after its summary; stopped it)" >&2
     rc=0
   fi
-  # The last line reads "Run time: 5.0s Ops: 1098636 TPS: 274636 Net_rate: 21.3M/s".
-  m_ops=$(awk '/^Run time:/ { for (f = 1; f < NF; f++) if ($f == "TPS:") print $(f + 1) }' "$out")
+  # memcaslap's last line reads "Run time: 5.0s Ops: 1098636 TPS: 274636 Net_rate: 21.3M/s";
+  # mc_load prints "keys_per_sec=N ..." and fails by itself on a missing value.
+  m_ops=$(awk '/^Run time:/ { for (f = 1; f < NF; f++) if ($f == "TPS:") print $(f + 1) }
+               /^keys_per_sec=/ { sub("keys_per_sec=", "", $1); print $1 }' "$out")
   misses=$(awk '$1 == "get_misses:" { print $2 }' "$out")
   if ((rc != 0)) || ! [[ "$m_ops" =~ ^[1-9][0-9]*$ ]]; then
-    echo "  memcaslap (rc=$rc) said:" >&2
+    echo "  the load generator (rc=$rc) said:" >&2
     tail -n 20 "$out" | sed 's/^/    /' >&2
-    fail "$i" "$j" "memcaslap failed or printed no result" "$4"
+    fail "$i" "$j" "the load generator failed or printed no result" "$4"
   fi
   if [[ "${case_cfgs[$j]}" == get && "$misses" != 0 ]]; then
     fail "$i" "$j" "get_misses is '$misses' (expected 0): values were lost" "$4"

@@ -1,6 +1,8 @@
 #include "helio/net/accept_server.h"
 
 #include <glog/logging.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -66,6 +68,10 @@ void AcceptServer::AcceptLoop(Listener* listener) {
     live_connections_.Add();
     total_accepted_.fetch_add(1, std::memory_order_relaxed);
     int conn_fd = *fd;
+    // Request/response protocols: a reply's last segment must not wait for the ACK of the
+    // previous one (Nagle), which stalls pipelines behind the peer's delayed ACKs.
+    int one = 1;
+    setsockopt(conn_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     pool_->NextProactor()->LaunchFiber([this, conn_fd, listener] {
       ServeConnection(conn_fd, listener);
     });
