@@ -27,6 +27,7 @@ class EchoConnection final : public Connection {
   struct Stats {
     std::atomic<int> started{0};
     std::atomic<int> finished{0};
+    std::atomic<int> nodelay{0};  // connections whose socket had TCP_NODELAY set
     std::vector<std::atomic<int>> per_thread;
     explicit Stats(unsigned threads) : per_thread(threads) {}
   };
@@ -36,6 +37,11 @@ class EchoConnection final : public Connection {
   void HandleRequests() override {
     stats_->started.fetch_add(1);
     stats_->per_thread[io::Proactor::me()->index()].fetch_add(1);
+    int nodelay = 0;
+    socklen_t len = sizeof(nodelay);
+    if (getsockopt(socket()->fd(), IPPROTO_TCP, TCP_NODELAY, &nodelay, &len) == 0 && nodelay) {
+      stats_->nodelay.fetch_add(1);
+    }
     uint8_t buf[4096];
     while (true) {
       Result<size_t> n = socket()->Recv(absl::MakeSpan(buf));
@@ -238,6 +244,8 @@ TEST_P(AcceptServerTest, ListensOnIpv4AndIpv6AtTheSamePort) {
   ASSERT_GE(v6, 0);
   EXPECT_EQ(EchoOnce(v4, "four"), "");
   EXPECT_EQ(EchoOnce(v6, "six"), "");
+  // Replies must not wait behind Nagle for the peer's delayed ACK.
+  EXPECT_EQ(stats_.nodelay.load(), 2);
   close(v4);
   close(v6);
 }
