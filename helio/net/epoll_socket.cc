@@ -4,6 +4,7 @@
 #include <glog/logging.h>
 #include <sys/socket.h>
 
+#include <boost/fiber/operations.hpp>
 #include <cerrno>
 
 namespace helio::net {
@@ -28,8 +29,17 @@ auto EpollSocket::Retry(bool reading, Op&& op) -> decltype(op()) {
       return -1;
     }
     auto res = op();
-    if (res >= 0 || (errno != EAGAIN && errno != EINTR)) return res;
+    if (res >= 0 || (errno != EAGAIN && errno != EINTR)) {
+      if (++ops_without_parking_ >= kOpsPerYield) {
+        ops_without_parking_ = 0;
+        const int saved_errno = errno;
+        boost::this_fiber::yield();
+        errno = saved_errno;
+      }
+      return res;
+    }
     if (errno == EAGAIN) {
+      ops_without_parking_ = 0;
       if (reading) {
         epoll()->WaitReadable(&waiters_);
       } else {

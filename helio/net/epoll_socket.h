@@ -28,11 +28,17 @@ class EpollSocket final : public FiberSocket {
   io::EpollProactor* epoll() const { return static_cast<io::EpollProactor*>(proactor()); }
 
   // Calls `op` (a syscall returning -1/errno on failure) until it does not fail with
-  // EAGAIN, parking in between until the fd is ready in that direction.
+  // EAGAIN, parking in between until the fd is ready in that direction. After
+  // kOpsPerYield operations in a row that did not have to park, yields the fiber: a
+  // connection whose data keeps flowing would otherwise never let the thread's other
+  // fibers and tasks (cross-thread calls, Stop) run. io_uring sockets always suspend.
   template <typename Op>
   auto Retry(bool reading, Op&& op) -> decltype(op());
 
+  static constexpr unsigned kOpsPerYield = 32;
+
   io::EpollProactor::Waiters waiters_;
+  unsigned ops_without_parking_ = 0;
 };
 
 }  // namespace helio::net
