@@ -46,7 +46,7 @@ class EngineShard {
 
   // Empties database `db` once the clock passes at_ms (memcached's flush_all with a
   // delay); a later call replaces the pending one, at_ms == 0 cancels it. Checked by the
-  // expiry fiber, so it happens within 1/hz seconds of the deadline.
+  // expiry fiber, so it happens within 1/hz seconds of the deadline. Shard thread.
   void ScheduleFlush(DbIndex db, int64_t at_ms) {
     flush_db_ = db;
     flush_at_ms_ = at_ms;

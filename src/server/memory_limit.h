@@ -1,6 +1,8 @@
 // The memory a process may use: its cgroup's limit (a container's --memory) when there is
 // one, else the machine's physical memory. maxmemory defaults to it, so a server in a
 // 256 MiB container refuses writes before the kernel's OOM killer ends it.
+//
+// Thread-safety: plain functions of the files they read; any thread.
 #pragma once
 
 #include <cstdint>
