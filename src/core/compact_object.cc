@@ -125,6 +125,19 @@ void CompactObj::SetInt(int64_t value) {
   SetContent(payload, MakeTag(kInt, end - digits));
 }
 
+void CompactObj::AppendTo(std::string* out) const {
+  if (IsRawString()) {
+    out->append(RawView());
+  } else if (encoding() == kHeapPacked) {
+    const size_t at = out->size();
+    out->resize(at + HeapLen());
+    AsciiUnpack(static_cast<const uint8_t*>(HeapPtr()), HeapLen(), out->data() + at);
+  } else {
+    char buf[kMaxIntLen];
+    out->append(DecodeInline(buf));
+  }
+}
+
 void CompactObj::GetString(std::string* out) const {
   if (IsRawString()) {
     out->assign(RawView());

@@ -66,6 +66,7 @@
 // run concurrently with each other.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -147,6 +148,21 @@ class alignas(8) CompactObj {
 
   // Replaces *out with the logical string.
   void GetString(std::string* out) const;
+
+  // Appends the logical string to *out, decoding straight into it (no scratch copy).
+  void AppendTo(std::string* out) const;
+
+  // Hints the CPU to fetch the heap block, if any (its first 256 bytes), so that a
+  // batch of lookups can overlap their cache misses before the values are read. No
+  // effect on the content.
+  void PrefetchHeap() const {
+    if (!IsHeapString()) return;
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(HeapPtr());
+    const uintptr_t end = begin + std::min<size_t>(HeapBlockLen(), 256);
+    for (uintptr_t line = begin & ~uintptr_t{63}; line < end; line += 64) {
+      __builtin_prefetch(reinterpret_cast<const void*>(line));
+    }
+  }
 
   // Returns the value when the string is a canonical int64 (as Redis's string2ll
   // accepts it), otherwise nullopt. O(1): by the canonical form, only kInt holds one.

@@ -73,6 +73,11 @@ void ExpectHolds(const CompactObj& obj, string_view text) {
   } else {
     EXPECT_EQ(scratch, "sentinel") << "raw forms must not touch the scratch";
   }
+  string appended = "prefix:";
+  obj.AppendTo(&appended);
+  ASSERT_EQ(appended, "prefix:" + string(text));
+  obj.PrefetchHeap();  // a hint only: the content must not change
+  ASSERT_EQ(obj.GetSlice(&scratch), text);
   if (form == Form::kInlineRaw) {
     const char* self = reinterpret_cast<const char*>(&obj);
     EXPECT_TRUE(slice.data() >= self && slice.data() + slice.size() <= self + sizeof(obj));

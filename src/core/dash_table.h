@@ -255,6 +255,33 @@ class DashTable {
     return FindHashed(probe, hash);
   }
 
+  // Batched lookups. A Find in a large table misses the cache on the fingerprints of
+  // its two buckets and again on the slot whose key it compares. To overlap those misses
+  // across a batch of keys, call PrefetchBuckets for every key, then PrefetchSlots for
+  // every key, then Find each: each pass issues the loads the next one needs. Both only
+  // hint the CPU (they read the directory, segment headers and, for PrefetchSlots, the
+  // fingerprints) and change nothing.
+  void PrefetchBuckets(uint64_t hash) const {
+    const Segment* segment = SegmentFor(hash);
+    const unsigned home = Home(Fingerprint(hash), segment->regular);
+    __builtin_prefetch(&RegularOf(segment, home));
+    __builtin_prefetch(&RegularOf(segment, Next(home, segment->regular)));
+  }
+  void PrefetchSlots(uint64_t hash) const {
+    const Segment* segment = SegmentFor(hash);
+    const uint16_t fp = Fingerprint(hash);
+    const unsigned home = Home(fp, segment->regular);
+    for (unsigned r : {home, Next(home, segment->regular)}) {
+      const Bucket& bucket = RegularOf(segment, r);
+      for (uint32_t bits = bucket.Matches(fp); bits; bits &= bits - 1) {
+        // A slot may straddle two cache lines (buckets are not line-aligned).
+        const auto* slot = reinterpret_cast<const char*>(&bucket.slots[__builtin_ctz(bits)]);
+        __builtin_prefetch(slot);
+        __builtin_prefetch(slot + sizeof(typename Bucket::Slot) - 1);
+      }
+    }
+  }
+
   // Inserts key/value unless an equal key is present; returns the entry and whether it
   // was inserted. May grow or split a segment (which invalidates handles).
   std::pair<Handle, bool> Insert(Key key, Value value) {
@@ -400,6 +427,9 @@ class DashTable {
     return global_depth_ ? hash >> (64 - global_depth_) : 0;
   }
   Segment* SegmentFor(uint64_t hash) const { return directory_[DirectoryIndex(hash)]; }
+  static const Bucket& RegularOf(const Segment* segment, unsigned r) {
+    return segment->block[r / kRegularPerBlock]->buckets[r % kRegularPerBlock];
+  }
 
   template <typename Fn>
   void ForEachSegment(Fn&& fn) {

@@ -73,6 +73,23 @@ class DbSlice {
   PrimeValue* Find(DbIndex db, std::string_view key);
   // Find for read commands: also counts a keyspace hit or miss.
   PrimeValue* FindRead(DbIndex db, std::string_view key);
+  // Batched lookups: a command that looks up several keys calls PrefetchBuckets for all
+  // of them, then PrefetchSlots for all, then finds each, so that their cache misses
+  // overlap instead of following one another (see DashTable::PrefetchBuckets). `hash`
+  // is core::HashKey(key). Neither changes anything.
+  void PrefetchBuckets(DbIndex db, uint64_t hash) const {
+    if (const Db* d = this->db(db)) d->main.PrefetchBuckets(hash);
+  }
+  void PrefetchSlots(DbIndex db, uint64_t hash) const {
+    if (const Db* d = this->db(db)) d->main.PrefetchSlots(hash);
+  }
+  // A third pass: finds `key` (without Find's expiry) and prefetches its value's heap
+  // block. Changes nothing.
+  void PrefetchValue(DbIndex db, std::string_view key, uint64_t hash) const {
+    const Db* d = this->db(db);
+    if (!d) return;
+    if (MainTable::Handle handle = d->main.Find(key, hash)) handle.value().PrefetchHeap();
+  }
   // The live value of `key`, inserting an empty string when absent; second: inserted.
   std::pair<PrimeValue*, bool> FindOrInsert(DbIndex db, std::string_view key);
   // Deletes `key`; false when it was not there (or had expired).

@@ -11,6 +11,7 @@
 #include "src/server/debug_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/generic_family.h"
+#include "src/server/lookup_prefetcher.h"
 #include "src/server/multi_exec.h"
 #include "src/server/server_family.h"
 #include "src/server/server_state.h"
@@ -158,9 +159,14 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
     // WATCH in the run may add watches).
     const bool no_locks = engine_shard->tx_queue().no_locks();
     DbSlice& slice = engine_shard->db_slice();
+    // Every command of a run takes keys; their first keys are what a pipeline of GETs
+    // and SETs looks up.
+    LookupPrefetcher prefetcher(slice, cntx->db_index, run.size(),
+                                [&](size_t i) { return run[i][cids[i]->first_key]; });
     size_t ran = 0;
     uint64_t now = CommandClockTicks();
     for (; ran < run.size(); ++ran) {
+      prefetcher.Before(ran);
       if (!no_locks && !KeysFreeForFastPath(engine_shard, cids[ran], run[ran])) {
         *locked = true;
         return ran;

@@ -8,6 +8,7 @@
 #include "helio/base/time.h"
 #include "src/server/db_slice.h"
 #include "src/server/engine_shard.h"
+#include "src/server/lookup_prefetcher.h"
 
 DEFINE_uint64(max_item_size, 1 << 20,
               "Largest value a memcached client may store; larger ones get SERVER_ERROR "
@@ -298,11 +299,18 @@ void RunTouch(const MemcacheCommand& command, std::string* out) {
 bool WantsCas(Type type) { return type == Type::kGets || type == Type::kGats; }
 bool Touches(Type type) { return type == Type::kGat || type == Type::kGats; }
 
+// "VALUE <key> <flags> <bytes>[ <cas>]\r\n": what precedes a value's data block.
+void AppendValueHeader(std::string_view key, uint32_t flags, size_t bytes, bool with_cas,
+                       uint64_t cas, std::string* out) {
+  helio::StrAppend(out, "VALUE ", key, " ", flags, " ", bytes);
+  if (with_cas) helio::StrAppend(out, " ", cas);
+  out->append("\r\n");
+}
+
 void AppendValueBlock(std::string_view key, uint32_t flags, std::string_view data, bool with_cas,
                       uint64_t cas, std::string* out) {
-  helio::StrAppend(out, "VALUE ", key, " ", flags, " ", data.size());
-  if (with_cas) helio::StrAppend(out, " ", cas);
-  out->append("\r\n").append(data).append("\r\n");
+  AppendValueHeader(key, flags, data.size(), with_cas, cas, out);
+  out->append(data).append("\r\n");
 }
 
 // Finds key `index` of a retrieval, counting it, touching it for gat/gats.
@@ -652,14 +660,18 @@ void RunOnShard(const MemcacheCommand& command, std::string* out) {
 }
 
 void AppendRetrieved(const MemcacheCommand& command, size_t begin, size_t end, std::string* out) {
-  std::string scratch;
+  LookupPrefetcher prefetcher(Slice(), kDb, end - begin,
+                              [&](size_t i) { return command.keys[begin + i]; });
   for (size_t i = begin; i < end; ++i) {
+    prefetcher.Before(i - begin);
     PrimeValue* value = FindForRetrieval(command, i);
     if (!value) continue;
     std::string_view key = command.keys[i];
     McMeta meta = MetaOf(key, *value);
     uint64_t cas = WantsCas(command.type) ? EnsureCas(key, value, &meta) : 0;
-    AppendValueBlock(key, meta.flags, value->GetString(&scratch), WantsCas(command.type), cas, out);
+    AppendValueHeader(key, meta.flags, value->Size(), WantsCas(command.type), cas, out);
+    value->AppendTo(out);
+    out->append("\r\n");
   }
 }
 

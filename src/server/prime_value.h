@@ -31,6 +31,10 @@ class PrimeValue {
   // valid until the table changes.
   std::string_view GetString(std::string* scratch) const { return obj_.GetSlice(scratch); }
   size_t Size() const { return obj_.Size(); }
+  // Appends the string to *out (decoding in place, no scratch copy).
+  void AppendTo(std::string* out) const { obj_.AppendTo(out); }
+  // See CompactObj::PrefetchHeap.
+  void PrefetchHeap() const { obj_.PrefetchHeap(); }
   std::optional<int64_t> TryGetInt() const { return obj_.TryGetInt(); }
 
   // The setters make the value a new item: they drop its memcached metadata (see
