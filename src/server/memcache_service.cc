@@ -11,6 +11,7 @@
 #include "helio/base/time.h"
 #include "src/server/config_family.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/lookup_prefetcher.h"
 #include "src/server/memcache_family.h"
 #include "src/server/transaction.h"
 
@@ -94,8 +95,11 @@ size_t MemcacheService::RunOnShard(uint16_t shard, absl::Span<const MemcacheComm
                                    MemcacheContext* cntx, bool* locked) {
   auto execute = [&] {
     EngineShard* engine_shard = EngineShard::tlocal();
+    LookupPrefetcher prefetcher(engine_shard->db_slice(), memcache::kDb, run.size(),
+                                [&](size_t i) { return run[i].key(); });
     size_t ran = 0;
     while (ran < run.size()) {
+      prefetcher.Before(ran);
       if (!KeysFree(engine_shard, run[ran], 0, 1)) {
         *locked = true;
         break;
