@@ -91,12 +91,12 @@ void CompactObj::SetString(std::string_view value) {
     ReleaseHeap();
     return SetContent(payload, MakeTag(kInlineRaw, len));
   }
-  const bool packed = len <= kMaxHeapPackedLen && IsAscii(value);
-  if (packed && len <= kInlinePackedLen) {
+  if (len <= kInlinePackedLen && IsAscii(value)) {
     AsciiPack(value.data(), len, payload);
     ReleaseHeap();
     return SetContent(payload, MakeTag(kInlinePacked, len));
   }
+  const bool packed = len <= kMaxHeapPackedLen && PackingSaves(len) && IsAscii(value);
 
   DCHECK_LT(len, uint64_t{1} << (8 * kHeapLenBytes));
   const size_t block_len = packed ? PackedLen(len) : len;
@@ -115,6 +115,8 @@ void CompactObj::SetString(std::string_view value) {
   std::memcpy(payload + kHeapLenOffset, &len64, kHeapLenBytes);
   SetContent(payload, MakeTag(packed ? kHeapPacked : kHeapRaw, 0));
 }
+
+bool CompactObj::PackingSaves(size_t len) { return ObjGoodSize(PackedLen(len)) < ObjGoodSize(len); }
 
 void CompactObj::SetInt(int64_t value) {
   char digits[kMaxIntLen];

@@ -41,22 +41,25 @@
 //  - heap strings: the block is exactly the stored bytes (ObjMalloc(length), or the packed
 //    size), with the length kept here, so a 1024-byte binary value costs one 1024-byte
 //    allocation. 48 bits of length are far beyond any bulk-length limit.
-//  - heap packing for ASCII strings of 17..kMaxHeapPackedLen (4096) characters: the block
-//    shrinks by 1/8, which mimalloc's size classes mostly turn into real savings: an
-//    18-character key takes a 16-byte block instead of 32, a 36-character one 32 instead
-//    of 48, a 1 KiB ASCII value 896 bytes instead of 1024. The price is paid on reads:
-//    GetSlice must decode into a scratch string instead of returning a view of the block,
-//    an extra pass over the value on every GET (about 1 ns per 8 characters, word at a
-//    time: some 150 ns at 1 KiB, 550 ns at 4 KiB, small next to the syscalls of a
-//    request). Beyond 4 KiB that pass and the transient copy of the whole value grow with
-//    every GET, while such values are few, so large strings stay raw and can be sent
-//    straight from the block.
+//  - heap packing for ASCII strings of 17..kMaxHeapPackedLen (4096) characters whose
+//    packed block (7/8 of the length) falls into a smaller mimalloc size class than the
+//    raw one: an 18-character key takes a 16-byte block instead of 32, a 36-character
+//    one 32 instead of 48, a 1 KiB ASCII value 896 bytes instead of 1024. Where the size
+//    class would be the same (20 to 32 characters: 32 bytes either way; 910 of the 4,080
+//    lengths from 17 to 4096) packing saves nothing, so the string stays raw.
+//    The price of packing is paid on reads: GetSlice must decode into a scratch string
+//    instead of returning a view of the block, an extra pass over the value on every GET
+//    (about 1 ns per 8 characters, word at a time: some 150 ns at 1 KiB, 550 ns at 4 KiB,
+//    small next to the syscalls of a request). Beyond 4 KiB that pass and the transient
+//    copy of the whole value grow with every GET, while such values are few, so large
+//    strings stay raw and can be sent straight from the block.
 //  - strings with any byte >= 0x80 (UTF-8 text, binary data) are never packed. Bytes
 //    below 0x80, control characters such as NUL, CR and LF included, pack losslessly.
 //
 // Canonical form. The encoding is a function of the content: SetString always picks,
 // in this order, kInt, kInlineRaw (<= 14 bytes), kInlinePacked (ASCII, 15..16),
-// kHeapPacked (ASCII, 17..4096), kHeapRaw; unused payload bits are zero. So two objects
+// kHeapPacked (ASCII, 17..4096, when PackingSaves(length)), kHeapRaw; unused payload bits
+// are zero. So two objects
 // hold the same string exactly when their tags and stored bytes are equal, which makes
 // comparing two objects a memcmp of their stored forms, packed or not.
 //
@@ -97,6 +100,10 @@ class alignas(8) CompactObj {
   static constexpr size_t kMaxHeapPackedLen = 4096;  // longest ASCII string packed on heap
   static constexpr size_t kMaxIntLen = 20;           // "-9223372036854775808"
   static constexpr size_t kEmbstrMaxLen = 44;        // Redis's OBJ_ENCODING_EMBSTR_SIZE_LIMIT
+
+  // Whether an ASCII string of `len` (17..kMaxHeapPackedLen) characters is stored packed
+  // on the heap: when its packed block takes a smaller allocation than the raw one.
+  static bool PackingSaves(size_t len);
 
   // An empty string with no flags. An all-zero object is this state, too.
   CompactObj() = default;

@@ -38,17 +38,6 @@ bool IsAscii(string_view text) {
   return true;
 }
 
-// The stored form the header promises for `text`.
-enum class Form { kInt, kInlineRaw, kInlinePacked, kHeapPacked, kHeapRaw };
-
-Form ExpectedForm(string_view text) {
-  if (IsCanonicalInt(text)) return Form::kInt;
-  if (text.size() <= 14) return Form::kInlineRaw;
-  if (IsAscii(text) && text.size() <= 16) return Form::kInlinePacked;
-  if (IsAscii(text) && text.size() <= 4096) return Form::kHeapPacked;
-  return Form::kHeapRaw;
-}
-
 // Usable size of a block of `len` bytes: what MallocUsed() must report for it.
 size_t BlockCost(size_t len) {
   void* probe = ObjMalloc(len);
@@ -56,6 +45,21 @@ size_t BlockCost(size_t len) {
   ObjFree(probe);
   return usable;
 }
+
+// The stored form the header promises for `text`.
+enum class Form { kInt, kInlineRaw, kInlinePacked, kHeapPacked, kHeapRaw };
+
+Form ExpectedForm(string_view text) {
+  if (IsCanonicalInt(text)) return Form::kInt;
+  if (text.size() <= 14) return Form::kInlineRaw;
+  if (IsAscii(text) && text.size() <= 16) return Form::kInlinePacked;
+  if (IsAscii(text) && text.size() <= 4096 &&
+      BlockCost((7 * text.size() + 7) / 8) < BlockCost(text.size())) {
+    return Form::kHeapPacked;
+  }
+  return Form::kHeapRaw;
+}
+
 
 // Checks every observable property of `obj` against the string it should hold.
 void ExpectHolds(const CompactObj& obj, string_view text) {

@@ -50,6 +50,8 @@ void ObjFree(void* ptr) {
 
 size_t ObjUsableSize(void* ptr) { return mi_usable_size(ptr); }
 
+size_t ObjGoodSize(size_t size) { return mi_good_size(size); }
+
 size_t ThreadObjHeapUsedBytes() { return tl_used_bytes; }
 
 }  // namespace damselfly::core

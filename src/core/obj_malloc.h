@@ -60,6 +60,10 @@ void ObjFree(void* ptr);
 // REQUIRES: `ptr` came from ObjMalloc and was not freed.
 size_t ObjUsableSize(void* ptr);
 
+// Returns the usable size of the block ObjMalloc(size) would return (its size class),
+// without allocating.
+size_t ObjGoodSize(size_t size);
+
 // Returns the bytes currently allocated through ObjMalloc and not yet freed on this
 // thread (sum of ObjUsableSize). O(1).
 size_t ThreadObjHeapUsedBytes();
