@@ -5,8 +5,10 @@
 #include <atomic>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "helio/base/strings.h"
+#include "src/server/lookup_prefetcher.h"
 
 namespace damselfly {
 namespace {
@@ -33,6 +35,35 @@ TEST(DbSliceTest, FindInsertErase) {
   EXPECT_TRUE(slice.Erase(0, "a"));
   EXPECT_FALSE(slice.Erase(0, "a"));
   EXPECT_EQ(slice.DbSize(0), 0u);
+}
+
+// LookupPrefetcher only hints: a sequence of lookups with writes in between (which may
+// grow the table under the hints) gives the same answers, present keys, absent keys, in
+// databases that do not exist yet, for every length around the window size.
+TEST(DbSliceTest, PrefetchedLookupsAnswerAsPlainOnes) {
+  DbSlice slice(2);
+  for (int i = 0; i < 3000; i += 2) Put(&slice, helio::StrCat("key:", i), helio::StrCat("value:", i));
+  for (size_t count : {0u, 1u, 2u, 15u, 16u, 17u, 33u, 200u}) {
+    std::vector<std::string> keys;
+    for (size_t i = 0; i < count; ++i) keys.push_back(helio::StrCat("key:", (i * 7919) % 3000));
+    for (DbIndex db : {DbIndex{0}, DbIndex{1}}) {
+      LookupPrefetcher prefetcher(slice, db, keys.size(), [&](size_t i) { return keys[i]; });
+      for (size_t i = 0; i < keys.size(); ++i) {
+        prefetcher.Before(i);
+        const int n = (i * 7919) % 3000;
+        PrimeValue* value = slice.Find(db, keys[i]);
+        if (db == 0 && n % 2 == 0) {
+          ASSERT_NE(value, nullptr) << keys[i];
+          std::string scratch;
+          EXPECT_EQ(value->GetString(&scratch), helio::StrCat("value:", n));
+        } else {
+          EXPECT_EQ(value, nullptr) << keys[i];
+        }
+        // Writes between the lookups, as a pipeline of SETs makes them.
+        Put(&slice, helio::StrCat("new:", count, ":", i));
+      }
+    }
+  }
 }
 
 TEST(DbSliceTest, LazyExpiryDeletesOnAccess) {
