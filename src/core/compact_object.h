@@ -59,9 +59,9 @@
 // Canonical form. The encoding is a function of the content: SetString always picks,
 // in this order, kInt, kInlineRaw (<= 14 bytes), kInlinePacked (ASCII, 15..16),
 // kHeapPacked (ASCII, 17..4096, when PackingSaves(length)), kHeapRaw; unused payload bits
-// are zero. So two objects
-// hold the same string exactly when their tags and stored bytes are equal, which makes
-// comparing two objects a memcmp of their stored forms, packed or not.
+// are zero. So two objects hold the same string exactly when their tags and stored bytes
+// are equal, which makes comparing two objects a memcmp of their stored forms, packed or
+// not.
 //
 // Thread-safety: none; an object belongs to one shard thread. Its heap block comes from
 // that thread's ObjMalloc heap and must be freed there (see obj_malloc.h): destroy or

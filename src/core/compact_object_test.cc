@@ -60,7 +60,6 @@ Form ExpectedForm(string_view text) {
   return Form::kHeapRaw;
 }
 
-
 // Checks every observable property of `obj` against the string it should hold.
 void ExpectHolds(const CompactObj& obj, string_view text) {
   SCOPED_TRACE(testing::Message() << "length " << text.size());
