@@ -12,6 +12,7 @@
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/expire_options.h"
+#include "src/server/lookup_prefetcher.h"
 #include "src/server/transaction.h"
 
 namespace damselfly {
@@ -428,9 +429,13 @@ const PrimeValue* FindForMGet(DbIndex db, std::string_view key) {
 
 void CmdMGet(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  rb->StartArray(args.size() - 1);
-  for (std::string_view key : args.subspan(1)) {
-    const PrimeValue* value = FindForMGet(cntx->db_index, key);
+  const CmdArgList keys = args.subspan(1);
+  rb->StartArray(keys.size());
+  LookupPrefetcher prefetcher(Slice(), cntx->db_index, keys.size(),
+                              [&](size_t i) { return keys[i]; });
+  for (size_t i = 0; i < keys.size(); ++i) {
+    prefetcher.Before(i);
+    const PrimeValue* value = FindForMGet(cntx->db_index, keys[i]);
     if (value) {
       rb->SendBulk(value->GetString(&Scratch()));
     } else {
@@ -444,7 +449,12 @@ void CmdMGetAcross(CmdArgList args, ConnectionContext* cntx) {
   CommandTransaction tx(args, cntx);
   std::vector<std::optional<std::string>> values(args.size());
   tx->Execute([&](Transaction* t, EngineShard* shard) {
-    for (uint32_t index : t->KeyIndices(shard->shard_id())) {
+    const absl::Span<const uint32_t> indices = t->KeyIndices(shard->shard_id());
+    LookupPrefetcher prefetcher(Slice(), t->db(), indices.size(),
+                                [&](size_t i) { return args[indices[i]]; });
+    for (size_t i = 0; i < indices.size(); ++i) {
+      prefetcher.Before(i);
+      const uint32_t index = indices[i];
       if (const PrimeValue* value = FindForMGet(t->db(), args[index])) {
         values[index].emplace(value->GetString(&Scratch()));
       }
