@@ -8,7 +8,8 @@
 # Checks, inside the running container: redis-cli PING, SET and GET on the main port; a
 # memcached set/get on 11211; GET /metrics over HTTP on the main port; the epoll fallback
 # logged exactly once; maxmemory taken from the cgroup limit; the image's HEALTHCHECK;
-# and a clean stop (exit code 0 within a second of SIGTERM).
+# and a clean stop (exit code 0 within a second of SIGTERM). Then a container with
+# --cpus=1 and no --proactor_threads: one thread, from the cgroup's CPU limit.
 # Uses ../shared/tools/docker-check/check.sh (override with DOCKER_CHECK=path).
 # Takes about 3 minutes cold (base images and build), under a minute warm.
 set -euo pipefail
@@ -45,4 +46,17 @@ if [[ "$code" != 0 ]] || awk -v s="$stop_s" 'BEGIN { exit !(s > 1.0) }'; then
   echo "docker-test: FAIL (stop took ${stop_s}s, exit code $code)"
   exit 1
 fi
-echo "docker-test: PASS (stopped in ${stop_s}s, exit code 0)"
+
+# A second container, limited to one CPU (--cpus=1) and started without
+# --proactor_threads: damselfly must run one thread, not one per host CPU, and say why.
+# The image is the one just built (podman's layer cache makes this build a no-op).
+set +e
+"$check" . "$tag" -p "$resp_port:6379" --seccomp default --run-opt --cpus=1 \
+  --probe "redis-cli -p $resp_port PING | grep -qx PONG" \
+  --check "redis-cli -p $resp_port INFO server | tr -d '\r' | grep -qx proactor_threads:1" \
+  --check "\$DOCKER_CHECK_ENGINE logs \"\$DOCKER_CHECK_CONTAINER\" 2>&1 | grep -q 'cgroup CPU limit 1: 1 proactor threads'" \
+  2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+[[ $status == 0 ]] || { echo "docker-test: FAIL (--cpus=1 container, docker-check exit $status)"; exit 1; }
+echo "docker-test: PASS (stopped in ${stop_s}s, exit code 0; one thread under --cpus=1)"

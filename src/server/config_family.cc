@@ -17,7 +17,7 @@
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
-#include "src/server/memory_limit.h"
+#include "src/server/cgroup_limits.h"
 #include "src/server/server_stats.h"
 
 DEFINE_string(maxmemory, "0",

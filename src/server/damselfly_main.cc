@@ -4,9 +4,11 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include "helio/base/strings.h"
@@ -15,6 +17,7 @@
 #include "helio/net/accept_server.h"
 #include "src/facade/memcache_connection.h"
 #include "src/facade/resp_connection.h"
+#include "src/server/cgroup_limits.h"
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/main_service.h"
@@ -28,7 +31,9 @@ DECLARE_uint64(max_item_size);
 DEFINE_string(bind, "",
               "Addresses to listen on, separated by spaces or commas (empty: every IPv4 and "
               "IPv6 address)");
-DEFINE_uint32(proactor_threads, 0, "Proactor (I/O and shard) threads; 0: one per CPU");
+DEFINE_uint32(proactor_threads, 0,
+              "Proactor (I/O and shard) threads; 0: one per CPU the process may run on, "
+              "capped by its cgroup's CPU limit (a container's --cpus) rounded up");
 DEFINE_uint32(num_shards, 0, "Keyspace shards, at most one per thread; 0: one per thread");
 DEFINE_uint32(dbnum, 16, "Number of databases (SELECT 0 .. dbnum-1)");
 DEFINE_uint32(hz, 10, "Active expiry cycles per second on each shard");
@@ -68,6 +73,23 @@ bool AddListeners(helio::net::AcceptServer* server, std::string_view bind, uint1
 // The RESP port (which also answers HTTP unless --primary_port_http_enabled=false), the
 // admin port (RESP and HTTP) when --admin_port is set, and the memcached port when
 // --memcached_port is set.
+// --proactor_threads, or its default: see CpusWithinLimit. A container with --cpus=1 on
+// a many-core host would otherwise run one busy thread per host CPU and be throttled for
+// most of every scheduling period.
+unsigned ProactorThreads() {
+  if (FLAGS_proactor_threads != 0) return FLAGS_proactor_threads;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const unsigned allowed = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  const std::optional<double> limit = damselfly::CgroupCpuLimit();
+  const unsigned threads = damselfly::CpusWithinLimit(allowed, limit);
+  if (threads < allowed) {
+    LOG(INFO) << "cgroup CPU limit " << *limit << ": " << threads << " proactor threads for "
+              << allowed << " CPUs";
+  }
+  return threads;
+}
+
 bool AddAllListeners(helio::net::AcceptServer* server, damselfly::Service* service,
                      damselfly::MemcacheService* memcache_service,
                      const damselfly::facade::HttpRouter* http) {
@@ -113,7 +135,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  helio::io::ProactorPool pool(FLAGS_proactor_threads);
+  helio::io::ProactorPool pool(ProactorThreads());
   pool.Run();
   unsigned num_shards = FLAGS_num_shards ? std::min(FLAGS_num_shards, pool.size()) : pool.size();
   damselfly::EngineShardSet shards(&pool);
