@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -136,11 +137,25 @@ class DbSlice {
   const McMeta* FindMcMeta(DbIndex db, std::string_view key, const PrimeValue& value) const;
   // Attaches `meta` to the live value of `key`.
   void SetMcMeta(DbIndex db, std::string_view key, PrimeValue* value, McMeta meta);
-  // A cas unique never handed out before by this slice (cas compares within one key, and
-  // a key lives on one shard).
-  uint64_t NextCas() { return ++last_cas_; }
-  // Records a cas unique a client chose (ms E), so NextCas never hands it out again.
-  void NoteCas(uint64_t cas) { last_cas_ = std::max(last_cas_, cas); }
+  // cas uniques. This slice hands out first, first + stride, first + 2 * stride... The
+  // shards use first = shard id + 1 and stride = the number of shards, so no two shards
+  // ever hand out the same one: unique across the server, as memcached's single counter
+  // makes them, without a shared counter. The default sequence is 1, 2, 3...
+  // REQUIRES: stride >= 1; called before the first NextCas.
+  void SetCasSequence(uint64_t first, uint64_t stride) {
+    DCHECK_GE(stride, 1u);
+    next_cas_ = first;
+    cas_stride_ = stride;
+  }
+  // A cas unique never handed out before by this slice.
+  uint64_t NextCas() { return std::exchange(next_cas_, next_cas_ + cas_stride_); }
+  // Records a cas unique a client chose (ms E), so NextCas never hands it out again: the
+  // sequence skips to its first value above `cas`.
+  void NoteCas(uint64_t cas) {
+    if (cas < next_cas_) return;
+    const uint64_t above = cas + 1;
+    next_cas_ = above + (next_cas_ % cas_stride_ + cas_stride_ - above % cas_stride_) % cas_stride_;
+  }
 
   const Stats& stats() const { return stats_; }
   void ResetStats() { stats_ = Stats{}; }  // CONFIG RESETSTAT
@@ -199,7 +214,8 @@ class DbSlice {
   std::vector<std::unique_ptr<Db>> dbs_;
   size_t watch_count_ = 0;  // Watch calls not undone by Unwatch
   Stats stats_;
-  uint64_t last_cas_ = 0;
+  uint64_t next_cas_ = 1;
+  uint64_t cas_stride_ = 1;
 };
 
 }  // namespace damselfly

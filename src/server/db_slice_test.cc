@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -64,6 +65,36 @@ TEST(DbSliceTest, PrefetchedLookupsAnswerAsPlainOnes) {
       }
     }
   }
+}
+
+// Shards hand out disjoint cas sequences, and a client's chosen cas (ms E) moves a
+// sequence past it without leaving it.
+TEST(DbSliceTest, CasUniquesDisjointAcrossShards) {
+  constexpr unsigned kShards = 3;
+  std::vector<std::unique_ptr<DbSlice>> shards;
+  std::set<uint64_t> seen;
+  for (unsigned id = 0; id < kShards; ++id) {
+    shards.push_back(std::make_unique<DbSlice>(1));
+    shards.back()->SetCasSequence(id + 1, kShards);
+  }
+  for (int round = 0; round < 100; ++round) {
+    for (unsigned id = 0; id < kShards; ++id) {
+      uint64_t cas = shards[id]->NextCas();
+      EXPECT_EQ(cas % kShards, (id + 1) % kShards);
+      EXPECT_TRUE(seen.insert(cas).second) << cas;
+    }
+  }
+  shards[1]->NoteCas(1000);
+  const uint64_t next = shards[1]->NextCas();
+  EXPECT_GT(next, 1000u);
+  EXPECT_LE(next, 1000u + kShards);
+  EXPECT_EQ(next % kShards, 2u);
+  shards[1]->NoteCas(5);  // below what it already handed out: no effect
+  EXPECT_EQ(shards[1]->NextCas(), next + kShards);
+  DbSlice plain(1);  // the default sequence
+  EXPECT_EQ(plain.NextCas(), 1u);
+  plain.NoteCas(7);
+  EXPECT_EQ(plain.NextCas(), 8u);
 }
 
 TEST(DbSliceTest, LazyExpiryDeletesOnAccess) {

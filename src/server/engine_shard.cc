@@ -23,11 +23,12 @@ constexpr size_t kSamplesPerRound = 20;
 constexpr auto kCycleBudget = std::chrono::microseconds(1000);
 }  // namespace
 
-void EngineShard::InitThreadLocal(ShardId id, unsigned dbnum, unsigned hz) {
+void EngineShard::InitThreadLocal(ShardId id, unsigned num_shards, unsigned dbnum, unsigned hz) {
   CHECK(tl_shard == nullptr);
   core::InitThreadObjHeap();  // before any key or value is allocated here
   set_hz(hz);
   tl_shard = new EngineShard(id, dbnum);
+  tl_shard->db_slice_.SetCasSequence(id + 1, num_shards);
   tl_shard->expiry_fiber_ = helio::fibers::Launch([shard = tl_shard] { shard->RunExpiryCycles(); });
 }
 

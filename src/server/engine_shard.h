@@ -22,9 +22,9 @@ using ShardId = uint16_t;
 
 class EngineShard {
  public:
-  // Creates this thread's shard and starts its expiry fiber, which wakes `hz` times a
-  // second. Proactor thread, fiber context.
-  static void InitThreadLocal(ShardId id, unsigned dbnum, unsigned hz);
+  // Creates this thread's shard (shard `id` of `num_shards`) and starts its expiry
+  // fiber, which wakes `hz` times a second. Proactor thread, fiber context.
+  static void InitThreadLocal(ShardId id, unsigned num_shards, unsigned dbnum, unsigned hz);
   // Stops the expiry fiber (waits for it) and destroys the shard. Fiber context.
   static void DestroyThreadLocal();
   // This thread's shard, or nullptr on a thread without one.

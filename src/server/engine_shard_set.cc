@@ -14,7 +14,7 @@ void EngineShardSet::Init(unsigned num_shards, unsigned dbnum, unsigned hz) {
   size_ = num_shards;
   used_memory_ = std::make_unique<std::atomic<uint64_t>[]>(num_shards);
   pool_->AwaitFiberOnAll([&](unsigned index, helio::io::Proactor*) {
-    if (index < num_shards) EngineShard::InitThreadLocal(ShardId(index), dbnum, hz);
+    if (index < num_shards) EngineShard::InitThreadLocal(ShardId(index), num_shards, dbnum, hz);
   });
 }
 
