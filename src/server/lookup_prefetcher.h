@@ -43,9 +43,17 @@ namespace damselfly {
 template <typename KeyAt>
 class LookupPrefetcher {
  public:
-  // A sequence of one key is not worth it: nothing to overlap with.
+  // Off for a single key (nothing to overlap with) and for a small database, whose
+  // table stays in the caches: there the passes only add work (3-5% more CPU per
+  // pipelined GET on one hot key, measured).
   LookupPrefetcher(const DbSlice& slice, DbIndex db, size_t count, KeyAt key_at)
-      : slice_(slice), db_(db), count_(count < 2 ? 0 : count), key_at_(std::move(key_at)) {}
+      : slice_(slice),
+        db_(db),
+        count_(count < 2 || slice.DbSize(db) < kMinKeys ? 0 : count),
+        key_at_(std::move(key_at)) {}
+
+  // Whether it prefetches at all (see the constructor).
+  bool active() const { return count_ != 0; }
 
   // Call just before looking up key i.
   void Before(size_t i) {
@@ -62,6 +70,9 @@ class LookupPrefetcher {
 
  private:
   static constexpr size_t kWindow = 16;
+  // About 640 KB of table at ~39 bytes per key: an L2 cache's worth. Already at 100,000
+  // keys (mc_load) prefetching nearly doubled multi-get throughput.
+  static constexpr size_t kMinKeys = 16384;
 
   const DbSlice& slice_;
   const DbIndex db_;
