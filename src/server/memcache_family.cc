@@ -279,8 +279,10 @@ void RunDelete(const MemcacheCommand& command, std::string* out) {
 
 // Gives a live item the deadline a memcached exptime names. An exptime in the past makes
 // it expire now: the request that touched it still sees it (gat returns it), nobody after.
-void Touch(std::string_view key, PrimeValue* value, int64_t exptime) {
-  const int64_t now_ms = UnixTimeMs();
+// Sets the deadline memcached's `exptime` means at `now_ms`. A command that also reports
+// the TTL (mg/ma with T and t) passes the time it reports against, so that T100 shows
+// t100, not t101 a millisecond later.
+void Touch(std::string_view key, PrimeValue* value, int64_t exptime, int64_t now_ms) {
   int64_t deadline = DeadlineOf(exptime, now_ms);
   SetDeadline(key, value, deadline == kAlreadyExpired ? now_ms : deadline);
 }
@@ -289,7 +291,7 @@ void RunTouch(const MemcacheCommand& command, std::string* out) {
   McStats& stats = McStats::tlocal();
   ++stats.cmd_touch;
   PrimeValue* value = Slice().Find(kDb, command.key());
-  if (value) Touch(command.key(), value, command.exptime);
+  if (value) Touch(command.key(), value, command.exptime, UnixTimeMs());
   ++(value ? stats.touch_hits : stats.touch_misses);
   if (!command.noreply) out->append(value ? "TOUCHED\r\n" : "NOT_FOUND\r\n");
 }
@@ -323,7 +325,7 @@ PrimeValue* FindForRetrieval(const MemcacheCommand& command, size_t index) {
   if (Touches(command.type)) {
     ++stats.cmd_touch;
     ++(value ? stats.touch_hits : stats.touch_misses);
-    if (value) Touch(key, value, command.exptime);
+    if (value) Touch(key, value, command.exptime, UnixTimeMs());
     if (value && Slice().has_watches()) Slice().NotifyChanged(kDb, key);
   }
   return value;
@@ -390,7 +392,7 @@ void RunMetaGet(const MemcacheCommand& command, std::string* out) {
     if (meta_args.Has('T')) {
       ++stats.cmd_touch;
       ++stats.touch_hits;
-      Touch(key, value, meta_args.ttl);
+      Touch(key, value, meta_args.ttl, now_ms);
     }
   }
   std::string scratch;
@@ -498,7 +500,7 @@ void RunMetaDelete(const MemcacheCommand& command, std::string* out) {
     meta.stale = true;
     meta.cas = slice.NextCas();
     slice.SetMcMeta(kDb, key, value, meta);
-    if (meta_args.Has('T')) Touch(key, value, meta_args.ttl);
+    if (meta_args.Has('T')) Touch(key, value, meta_args.ttl, UnixTimeMs());
   } else {
     slice.Erase(kDb, key);
   }
@@ -532,7 +534,7 @@ void RunMetaArithmetic(const MemcacheCommand& command, std::string* out) {
     }
     ++(incr ? stats.incr_hits : stats.decr_hits);
     value = slice.Find(kDb, key);
-    if (meta_args.Has('T')) Touch(key, value, meta_args.ttl);
+    if (meta_args.Has('T')) Touch(key, value, meta_args.ttl, now_ms);
   }
   if (meta_args.Has('q')) return;
   std::string text = helio::StrCat(number);
