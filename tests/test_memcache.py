@@ -388,6 +388,12 @@ def test_stats_fields(mc_server):
     assert int(st["threads"]) >= 1
 
 
+def test_stats_limit_maxbytes_is_maxmemory(mc_server_factory):
+    # memcached's -m is the store's memory limit: damselfly's maxmemory.
+    srv = mc_server_factory("--maxmemory=123456789")
+    assert stats(srv.mc_raw())["limit_maxbytes"] == "123456789"
+
+
 def test_stats_counters_move(mc_server_factory):
     srv = mc_server_factory()  # fresh counters
     raw = srv.mc_raw()

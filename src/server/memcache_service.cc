@@ -9,6 +9,7 @@
 #include "absl/container/inlined_vector.h"
 #include "helio/base/strings.h"
 #include "helio/base/time.h"
+#include "src/server/cgroup_limits.h"
 #include "src/server/config_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/lookup_prefetcher.h"
@@ -282,7 +283,9 @@ std::string MemcacheService::Stats() {
   stat("cas_badval", totals.cas_badval);
   stat("touch_hits", totals.touch_hits);
   stat("touch_misses", totals.touch_misses);
-  stat("limit_maxbytes", static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE));
+  // memcached's -m: the memory the store may use, here maxmemory (which defaults to 90% of
+  // a container's limit), or the machine's memory when it is 0 (no limit).
+  stat("limit_maxbytes", MaxMemoryBytes() ? MaxMemoryBytes() : PhysicalMemory());
   stat("threads", pool_->size());
   stat("bytes", used_bytes);
   stat("curr_items", curr_items);
