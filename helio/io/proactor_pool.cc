@@ -17,19 +17,6 @@ namespace helio::io {
 
 namespace {
 
-// The CPUs this process may run on (a container's cpuset may allow fewer than exist).
-std::vector<int> AllowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-    }
-  }
-  return cpus;
-}
-
 ProactorKind ChooseKind(std::optional<ProactorKind> requested) {
   if (!requested && FLAGS_force_epoll) return ProactorKind::kEpoll;
   if (requested == ProactorKind::kEpoll) return ProactorKind::kEpoll;
@@ -42,6 +29,18 @@ ProactorKind ChooseKind(std::optional<ProactorKind> requested) {
 }
 
 }  // namespace
+
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    }
+  }
+  return cpus;
+}
 
 ProactorPool::ProactorPool(unsigned num_threads, std::optional<ProactorKind> kind,
                            size_t task_queue_capacity)

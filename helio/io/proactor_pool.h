@@ -20,6 +20,10 @@
 
 namespace helio::io {
 
+// The CPUs this process may run on (its affinity: a container's cpuset may allow fewer
+// than exist), in increasing order; empty when the affinity cannot be read. Any thread.
+std::vector<int> AllowedCpus();
+
 class ProactorPool {
  public:
   // num_threads 0: one per CPU the process may run on. kind unset: io_uring when

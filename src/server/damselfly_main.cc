@@ -4,7 +4,6 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 
 #include <atomic>
@@ -78,9 +77,7 @@ bool AddListeners(helio::net::AcceptServer* server, std::string_view bind, uint1
 // most of every scheduling period.
 unsigned ProactorThreads() {
   if (FLAGS_proactor_threads != 0) return FLAGS_proactor_threads;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const unsigned allowed = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  const unsigned allowed = helio::io::AllowedCpus().size();
   const std::optional<double> limit = damselfly::CgroupCpuLimit();
   const unsigned threads = damselfly::CpusWithinLimit(allowed, limit);
   if (threads < allowed) {
