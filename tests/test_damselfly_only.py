@@ -104,3 +104,21 @@ def test_command_line_overrides_environment():
     finally:
         proc.terminate()
         assert proc.wait(timeout=10) == 0
+
+
+def test_compressed_values_take_less_memory(server_factory):
+    # A 1 KiB JSON document compresses to a few hundred bytes; 1 KiB of random bytes does
+    # not, and takes its exact size. With --compress_values=false the JSON takes its
+    # 7-bit packed size (896 bytes).
+    json = b"".join(b'{"id":%d,"name":"user%d","active":true},' % (i * 7919 % 100000, i % 977)
+                    for i in range(40))[:1024]
+    for flags, json_range in (((), (100, 600)), (("--compress_values=false",), (896, 1000))):
+        c = server_factory(*flags).raw()
+        c("SET", "json", json)
+        c("SET", "random", os.urandom(1024))
+        c("SET", "padded", b"value:1" + b"\0" * 1017)
+        assert json_range[0] <= c("MEMORY", "USAGE", "json") < json_range[1], flags
+        assert 1024 <= c("MEMORY", "USAGE", "random") < 1100
+        assert c("GET", "json") == json
+        used = c("MEMORY", "USAGE", "padded")
+        assert (used < 150) if not flags else (used >= 896), flags

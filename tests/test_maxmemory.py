@@ -2,6 +2,8 @@
 memcached's SERVER_ERROR), while reads and deletes keep working. The policy is
 noeviction; used_memory is published by each shard `hz` times a second."""
 
+import os
+
 import pytest
 import redis
 
@@ -25,7 +27,7 @@ def test_writes_get_oom_past_maxmemory_and_reads_still_work(server_factory):
     srv = server_factory("--maxmemory=4mb", "--hz=100")
     r = srv.client()
     assert r.config_get("maxmemory") == {"maxmemory": str(4 << 20)}
-    value = b"\xff" * 65536  # binary: stored as is, 64 KiB each
+    value = os.urandom(65536)  # random: neither packed nor compressed, 64 KiB each
     stored, error = _fill_until_oom(r, value)
     assert error == OOM
     assert 4 <= stored <= 200  # 4 MiB / 64 KiB = 64, plus up to 10 ms of writes before it shows
@@ -40,7 +42,7 @@ def test_writes_get_oom_past_maxmemory_and_reads_still_work(server_factory):
 def test_memcache_stores_get_server_error_past_maxmemory(mc_server_factory):
     srv = mc_server_factory("--maxmemory=4mb", "--hz=100")
     mc = srv.mc_raw()
-    value = b"\xff" * 65536
+    value = os.urandom(65536)
     for i in range(10_000):
         reply = mc.call(b"set k%d 0 0 %d\r\n" % (i, len(value)) + value + b"\r\n")
         if reply != b"STORED\r\n":

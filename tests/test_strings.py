@@ -458,3 +458,71 @@ def test_setrange_errors(server):
     assert c("SETRANGE", "k", "abc", "x") == NOT_INT
     assert c("SETRANGE", "k", "1") == arity("setrange")
     assert c("GET", "k") == b"abc"
+
+
+# ------------------------------------------- values damselfly stores compressed (LZF)
+# Strings of 256 B to 64 KiB that repeat themselves are kept compressed in damselfly; no
+# command may tell. These run against redis-server too, as the reference.
+
+def compressible_values():
+    json = b"".join(b'{"id":%d,"name":"user%d","active":true},' % (i * 7919 % 100000, i % 977)
+                    for i in range(400))
+    return {
+        "padded": b"value:42" + b"\0" * 1016,  # DEBUG POPULATE's shape
+        "x255": b"x" * 255,
+        "x256": b"x" * 256,
+        "x257": b"x" * 257,
+        "json": json[:1024],
+        "json_big": (json * 4)[:65536],
+        "beyond": b"ab" * 32769,  # 65538 bytes: stays uncompressed
+        "binary_runs": (bytes(range(256)) * 3 + b"\xff" * 300),
+    }
+
+
+def test_compressible_values_read_back_exactly(server):
+    c = server.raw()
+    values = compressible_values()
+    for name, value in values.items():
+        assert c("SET", name, value) == "OK"
+    for name, value in values.items():
+        assert c("GET", name) == value, name
+        assert c("STRLEN", name) == len(value), name
+        assert c("GETRANGE", name, "0", "-1") == value, name
+        assert c("GETRANGE", name, "5", "300") == value[5:301], name
+        assert c("GETRANGE", name, "-20", "-1") == value[-20:], name
+        assert c("OBJECT", "ENCODING", name) == b"raw", name
+        assert c("INCR", name) == NOT_INT
+    assert c("MGET", *values) == list(values.values())
+
+
+def test_compressible_values_modified_in_place(server):
+    c = server.raw()
+    value = compressible_values()["json"]
+    c("SET", "k", value)
+    assert c("APPEND", "k", b"\0" * 500) == len(value) + 500
+    value += b"\0" * 500
+    assert c("GET", "k") == value
+    assert c("SETRANGE", "k", "100", "CHANGED") == len(value)
+    value = value[:100] + b"CHANGED" + value[107:]
+    assert c("GET", "k") == value
+    assert c("SETRANGE", "k", str(len(value) + 10), "end") == len(value) + 13
+    value += b"\0" * 10 + b"end"
+    assert c("GET", "k") == value
+    assert c("GETSET", "k", b"y" * 300) == value
+    assert c("SET", "k", b"z" * 400, "GET") == b"y" * 300
+    assert c("GETDEL", "k") == b"z" * 400
+    assert c("EXISTS", "k") == 0
+
+
+def test_compressible_keys(server):
+    c = server.raw()
+    keys = [b"k" * 300, b"user:" + b"0" * 1000, b"user:" + b"0" * 999 + b"1"]
+    for i, key in enumerate(keys):
+        assert c("SET", key, str(i)) == "OK"
+    for i, key in enumerate(keys):
+        assert c("GET", key) == str(i).encode()
+    assert sorted(c("KEYS", "*")) == sorted(keys)
+    assert c("RENAME", keys[0], b"m" * 500) == "OK"
+    assert c("GET", b"m" * 500) == b"0"
+    assert c("DEL", *keys[1:]) == 2
+    assert c("DBSIZE") == 1

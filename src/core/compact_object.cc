@@ -2,11 +2,13 @@
 
 #include "src/core/ascii_pack.h"
 #include "src/core/ascii_pack_loops.h"
+#include "src/core/lzf.h"
 
 #include <glog/logging.h>
 
 #include <bit>
 #include <charconv>
+#include <memory>
 
 #include "src/core/obj_malloc.h"
 
@@ -56,6 +58,16 @@ bool ParseCanonicalInt(std::string_view text, int64_t* out) {
   return true;
 }
 
+bool compression_enabled = true;
+
+// A per-thread buffer of kMaxCompressLen bytes: the compressor's output before it is
+// known to be worth a block, and decoded strings that are only compared or hashed.
+uint8_t* ThreadScratch() {
+  thread_local std::unique_ptr<uint8_t[]> buffer;
+  if (!buffer) buffer = std::make_unique<uint8_t[]>(CompactObj::kMaxCompressLen);
+  return buffer.get();
+}
+
 // Calls visit(chars, count) for each group of packed characters; see ascii_pack_loops.h.
 template <typename Visit>
 bool VisitPacked(const uint8_t* src, size_t len, Visit visit) {
@@ -97,24 +109,41 @@ void CompactObj::SetString(std::string_view value) {
     return SetContent(payload, MakeTag(kInlinePacked, len));
   }
   const bool packed = len <= kMaxHeapPackedLen && PackingSaves(len) && IsAscii(value);
+  Encoding encoding = packed ? kHeapPacked : kHeapRaw;
+  size_t block_len = packed ? PackedLen(len) : len;
+  const uint8_t* compressed = nullptr;
+  if (compression_enabled && len >= kMinCompressLen && len <= kMaxCompressLen) {
+    uint8_t* scratch = ThreadScratch();
+    const size_t stream_len = LzfCompress(value.data(), len, scratch, block_len - 1);
+    if (stream_len > 0 && ObjGoodSize(stream_len) < ObjGoodSize(block_len)) {
+      encoding = kHeapLzf;
+      block_len = stream_len;
+      compressed = scratch;
+    }
+  }
 
   DCHECK_LT(len, uint64_t{1} << (8 * kHeapLenBytes));
-  const size_t block_len = packed ? PackedLen(len) : len;
   const bool reuse = IsHeapString() && HeapBlockLen() == block_len;
   void* block = reuse ? HeapPtr() : ObjMalloc(block_len);
-  if (packed) {
-    // A reused block cannot hold `value` here: no view of a packed block is handed out,
-    // and a view of a raw block that packs to that block's size would be longer than it.
+  if (compressed != nullptr) {
+    std::memcpy(block, compressed, block_len);  // `value` was read before
+  } else if (packed) {
+    // A reused block cannot hold `value` here: no view of a packed or compressed block
+    // is handed out, and a view of a raw block that packs to that block's size would be
+    // longer than it.
     AsciiPack(value.data(), len, static_cast<uint8_t*>(block));
   } else {
     std::memmove(block, value.data(), len);  // `value` may be this very block
   }
   if (!reuse) ReleaseHeap();
   std::memcpy(payload, &block, sizeof(block));
-  const uint64_t len64 = len;
-  std::memcpy(payload + kHeapLenOffset, &len64, kHeapLenBytes);
-  SetContent(payload, MakeTag(packed ? kHeapPacked : kHeapRaw, 0));
+  const uint64_t len_field =
+      encoding == kHeapLzf ? len | uint64_t{block_len} << kLzfLenBits : len;
+  std::memcpy(payload + kHeapLenOffset, &len_field, kHeapLenBytes);
+  SetContent(payload, MakeTag(encoding, 0));
 }
+
+void CompactObj::SetCompression(bool enabled) { compression_enabled = enabled; }
 
 bool CompactObj::PackingSaves(size_t len) { return ObjGoodSize(PackedLen(len)) < ObjGoodSize(len); }
 
@@ -130,10 +159,10 @@ void CompactObj::SetInt(int64_t value) {
 void CompactObj::AppendTo(std::string* out) const {
   if (IsRawString()) {
     out->append(RawView());
-  } else if (encoding() == kHeapPacked) {
+  } else if (IsHeapString()) {
     const size_t at = out->size();
     out->resize(at + HeapLen());
-    AsciiUnpack(static_cast<const uint8_t*>(HeapPtr()), HeapLen(), out->data() + at);
+    DecodeHeap(out->data() + at);
   } else {
     char buf[kMaxIntLen];
     out->append(DecodeInline(buf));
@@ -157,7 +186,14 @@ const char* CompactObj::RedisEncodingName() const {
 }
 
 size_t CompactObj::HeapBlockLen() const {
-  return encoding() == kHeapPacked ? PackedLen(HeapLen()) : HeapLen();
+  switch (encoding()) {
+    case kHeapPacked:
+      return PackedLen(HeapLen());
+    case kHeapLzf:
+      return HeapLenField() >> kLzfLenBits;
+    default:
+      return HeapLen();
+  }
 }
 
 void CompactObj::FreeHeapBlock() { ObjFree(HeapPtr()); }
@@ -188,10 +224,19 @@ std::string_view CompactObj::DecodeInline(char (&buf)[kMaxIntLen]) const {
   return std::string_view(buf, len);
 }
 
+void CompactObj::DecodeHeap(char* dst) const {
+  const auto* block = static_cast<const uint8_t*>(HeapPtr());
+  if (encoding() == kHeapPacked) return AsciiUnpack(block, HeapLen(), dst);
+  DCHECK_EQ(encoding(), kHeapLzf);
+  // The stream was written by LzfCompress from exactly HeapLen() bytes; failing to
+  // decode it means the object's memory was overwritten.
+  CHECK(LzfDecompress(block, HeapBlockLen(), dst, HeapLen())) << "corrupt LZF block";
+}
+
 std::string_view CompactObj::DecodeInto(std::string* scratch) const {
-  if (encoding() == kHeapPacked) {
+  if (IsHeapString()) {
     scratch->resize(HeapLen());
-    AsciiUnpack(static_cast<const uint8_t*>(HeapPtr()), HeapLen(), scratch->data());
+    DecodeHeap(scratch->data());
   } else {
     char buf[kMaxIntLen];
     scratch->assign(DecodeInline(buf));
@@ -200,9 +245,10 @@ std::string_view CompactObj::DecodeInto(std::string* scratch) const {
 }
 
 uint64_t CompactObj::HashDecoded() const {
-  if (encoding() == kHeapPacked) {
-    std::string decoded;
-    return HashKey(DecodeInto(&decoded));
+  if (IsHeapString()) {
+    char* decoded = reinterpret_cast<char*>(ThreadScratch());
+    DecodeHeap(decoded);
+    return HashKey(std::string_view(decoded, HeapLen()));
   }
   char buf[kMaxIntLen];
   return HashKey(DecodeInline(buf));
@@ -210,6 +256,11 @@ uint64_t CompactObj::HashDecoded() const {
 
 bool CompactObj::EqualsDecoded(std::string_view value) const {
   if (value.size() != Size()) return false;
+  if (encoding() == kHeapLzf) {
+    char* decoded = reinterpret_cast<char*>(ThreadScratch());
+    DecodeHeap(decoded);
+    return std::memcmp(decoded, value.data(), value.size()) == 0;
+  }
   if (encoding() != kHeapPacked) {
     char buf[kMaxIntLen];
     return DecodeInline(buf) == value;
@@ -226,7 +277,8 @@ bool CompactObj::EqualsDecoded(std::string_view value) const {
 
 bool CompactObj::HeapEquals(const CompactObj& other) const {
   DCHECK(IsHeapString() && tag_ == other.tag_);
-  return HeapLen() == other.HeapLen() &&
+  // The length field holds the block length, too, for every heap encoding.
+  return HeapLenField() == other.HeapLenField() &&
          std::memcmp(HeapPtr(), other.HeapPtr(), HeapBlockLen()) == 0;
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/core/lzf.h"
 #include "src/core/obj_malloc.h"
 
 namespace damselfly::core {
@@ -46,31 +47,42 @@ size_t BlockCost(size_t len) {
   return usable;
 }
 
-// The stored form the header promises for `text`.
-enum class Form { kInt, kInlineRaw, kInlinePacked, kHeapPacked, kHeapRaw };
+// Whether the tests run with compression (the default); see the tests that switch it.
+bool compression_on = true;
 
-Form ExpectedForm(string_view text) {
-  if (IsCanonicalInt(text)) return Form::kInt;
-  if (text.size() <= 14) return Form::kInlineRaw;
-  if (IsAscii(text) && text.size() <= 16) return Form::kInlinePacked;
-  if (IsAscii(text) && text.size() <= 4096 &&
-      BlockCost((7 * text.size() + 7) / 8) < BlockCost(text.size())) {
-    return Form::kHeapPacked;
+// The stored form the header promises for `text`, and the bytes of its heap block.
+enum class Form { kInt, kInlineRaw, kInlinePacked, kHeapLzf, kHeapPacked, kHeapRaw };
+
+std::pair<Form, size_t> ExpectedFormAndBlock(string_view text) {
+  const size_t len = text.size();
+  if (IsCanonicalInt(text)) return {Form::kInt, 0};
+  if (len <= 14) return {Form::kInlineRaw, 0};
+  if (IsAscii(text) && len <= 16) return {Form::kInlinePacked, 0};
+  const size_t packed_len = (7 * len + 7) / 8;
+  const bool packed = IsAscii(text) && len <= 4096 && BlockCost(packed_len) < BlockCost(len);
+  const size_t block_len = packed ? packed_len : len;
+  if (compression_on && len >= 256 && len <= 65536) {
+    string stream(block_len, '\0');
+    const size_t stream_len = LzfCompress(text.data(), len, stream.data(), block_len - 1);
+    if (stream_len > 0 && BlockCost(stream_len) < BlockCost(block_len)) {
+      return {Form::kHeapLzf, stream_len};
+    }
   }
-  return Form::kHeapRaw;
+  return {packed ? Form::kHeapPacked : Form::kHeapRaw, block_len};
 }
+
 
 // Checks every observable property of `obj` against the string it should hold.
 void ExpectHolds(const CompactObj& obj, string_view text) {
   SCOPED_TRACE(testing::Message() << "length " << text.size());
-  const Form form = ExpectedForm(text);
+  const auto [form, block_len] = ExpectedFormAndBlock(text);
   ASSERT_EQ(obj.Size(), text.size());
 
   string scratch = "sentinel";
   string_view slice = obj.GetSlice(&scratch);
   ASSERT_EQ(slice, text);
   const bool decoded = form == Form::kInt || form == Form::kInlinePacked ||
-                       form == Form::kHeapPacked;
+                       form == Form::kHeapPacked || form == Form::kHeapLzf;
   if (decoded) {
     EXPECT_EQ(slice.data(), scratch.data()) << "decoded forms go through the scratch";
   } else {
@@ -95,9 +107,6 @@ void ExpectHolds(const CompactObj& obj, string_view text) {
   const bool inline_form =
       form == Form::kInt || form == Form::kInlineRaw || form == Form::kInlinePacked;
   EXPECT_EQ(obj.IsInline(), inline_form);
-  size_t block_len = 0;
-  if (form == Form::kHeapRaw) block_len = text.size();
-  if (form == Form::kHeapPacked) block_len = (7 * text.size() + 7) / 8;
   EXPECT_EQ(obj.MallocUsed(), inline_form ? 0 : BlockCost(block_len));
 
   if (form == Form::kInt) {
@@ -125,16 +134,37 @@ void RoundTrip(string_view text) {
   EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
 }
 
+// A pseudo-random 64-bit word for position i of a string of `len` (splitmix64).
+uint64_t Noise(size_t i, size_t len) {
+  uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ULL ^ len * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Pseudo-random letters: ASCII that packs but does not compress (LZF finds too few
+// repeats in it to save a size class), so these strings test packing alone.
 string AsciiText(size_t len) {
   string text(len, ' ');
-  for (size_t i = 0; i < len; ++i) text[i] = static_cast<char>('a' + (i * 7 + len) % 26);
+  for (size_t i = 0; i < len; ++i) text[i] = static_cast<char>('a' + Noise(i, len) % 26);
   return text;
 }
 
-// Every byte value 0..255 in turn, shifted by the length.
+// Pseudo-random bytes of all 256 values: neither packs nor compresses.
 string BinaryText(size_t len) {
   string text(len, '\0');
-  for (size_t i = 0; i < len; ++i) text[i] = static_cast<char>(i * 131 + len);
+  for (size_t i = 0; i < len; ++i) text[i] = static_cast<char>(Noise(i, len));
+  return text;
+}
+
+// JSON records that differ in their numbers: text that LZF compresses about 3 to 1.
+string JsonText(size_t len) {
+  string text;
+  for (size_t i = 0; text.size() < len; ++i) {
+    text += "{\"id\":" + std::to_string(Noise(i, len) % 100000) + ",\"name\":\"user" +
+            std::to_string(Noise(i, len + 1) % 1000) + "\",\"active\":true},";
+  }
+  text.resize(len);
   return text;
 }
 
@@ -213,7 +243,7 @@ TEST(CompactObjTest, ControlBytesPackLosslessly) {
 
 TEST(CompactObjTest, BinaryValueCostsItsExactSize) {
   const size_t baseline = ThreadObjHeapUsedBytes();
-  CompactObj value(string(1024, '\xff'));
+  CompactObj value(BinaryText(1024));
   EXPECT_EQ(value.MallocUsed(), 1024u);
   EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + 1024);
   value.SetString(AsciiText(1024));
@@ -276,6 +306,15 @@ TEST(CompactObjTest, EqualityAcrossEncodings) {
     string high_last = AsciiText(len);
     high_last.back() = '\x80';
     corpus.push_back(high_last);
+  }
+  for (size_t len : {256u, 1024u, 4096u}) {  // compressed, with the same stream lengths
+    for (size_t pos : {size_t{0}, len / 2, len - 1}) {
+      string changed = JsonText(len);
+      changed[pos] = changed[pos] == '1' ? '2' : '1';
+      corpus.push_back(changed);
+    }
+    corpus.push_back(JsonText(len));
+    corpus.push_back(string(len, 'x'));
   }
   for (const string& a : corpus) {
     CompactObj obj_a(a);
@@ -408,6 +447,84 @@ TEST(CompactObjTest, SameSizeOverwriteKeepsAccounting) {
   EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + 896);
 }
 
+TEST(CompactObjTest, CompressesValuesThatRepeatThemselves) {
+  const string padded = "value:42" + string(1016, '\0');  // DEBUG POPULATE's values
+  CompactObj obj(padded);
+  ExpectHolds(obj, padded);
+  EXPECT_LE(obj.MallocUsed(), 32u);
+  obj.SetString(JsonText(1024));
+  ExpectHolds(obj, JsonText(1024));
+  EXPECT_LE(obj.MallocUsed(), 512u) << "instead of 896 packed";
+  obj.SetString(string(256, 'x'));  // redis-benchmark's values
+  ExpectHolds(obj, string(256, 'x'));
+  EXPECT_LE(obj.MallocUsed(), 8u);
+}
+
+TEST(CompactObjTest, CompressionLengthBounds) {
+  // 255 repeated characters pack (224 bytes); 256 compress.
+  EXPECT_EQ(CompactObj(string(255, 'x')).MallocUsed(), BlockCost(224));
+  EXPECT_LE(CompactObj(string(256, 'x')).MallocUsed(), 8u);
+  EXPECT_LE(CompactObj(string(65536, 'x')).MallocUsed(), 1024u);
+  EXPECT_EQ(CompactObj(string(65537, 'x')).MallocUsed(), BlockCost(65537));
+  for (size_t len : {255u, 256u, 65536u, 65537u}) RoundTrip(JsonText(len));
+}
+
+// Strings from incompressible to repetitive: each is stored compressed exactly when the
+// stream saves a size class, which the model in ExpectedFormAndBlock computes.
+TEST(CompactObjTest, CompressedOnlyWhenItSavesASizeClass) {
+  size_t compressed = 0, not_compressed = 0;
+  for (size_t len : {256u, 300u, 1024u, 5000u}) {
+    for (size_t repeated = 0; repeated <= len; repeated += len / 32) {
+      for (const string& noise : {AsciiText(len - repeated), BinaryText(len - repeated)}) {
+        const string text = noise + string(repeated, 'r');
+        RoundTrip(text);
+        (ExpectedFormAndBlock(text).first == Form::kHeapLzf ? compressed : not_compressed)++;
+      }
+    }
+  }
+  EXPECT_GT(compressed, 50u);
+  EXPECT_GT(not_compressed, 50u);
+}
+
+TEST(CompactObjTest, CompressionCanBeSwitchedOff) {
+  // No object holds a heap string across the switch, as SetCompression requires.
+  CompactObj::SetCompression(false);
+  compression_on = false;
+  {
+    CompactObj obj(JsonText(1024));
+    EXPECT_EQ(obj.MallocUsed(), 896u) << "packed, not compressed";
+    ExpectHolds(obj, JsonText(1024));
+    RoundTrip("value:42" + string(1016, '\0'));
+  }
+  CompactObj::SetCompression(true);
+  compression_on = true;
+  EXPECT_LT(CompactObj(JsonText(1024)).MallocUsed(), 896u);
+}
+
+TEST(CompactObjTest, CompressedOverwritesAndOwnContent) {
+  const size_t baseline = ThreadObjHeapUsedBytes();
+  {
+    string scratch;
+    CompactObj obj(JsonText(1024));
+    for (size_t i = 0; i < 20; ++i) {
+      string text = JsonText(1024);
+      text[i * 37] = text[i * 37] == '1' ? '2' : '1';
+      obj.SetString(text);
+      ExpectHolds(obj, text);
+      EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + obj.MallocUsed());
+    }
+    obj.SetString(JsonText(1024));
+    obj.SetString(obj.GetSlice(&scratch));  // a view of the scratch the block decoded to
+    ExpectHolds(obj, JsonText(1024));
+    obj.SetString(obj.GetSlice(&scratch).substr(0, 700));
+    ExpectHolds(obj, JsonText(1024).substr(0, 700));
+    obj.SetString(BinaryText(700));  // a raw block after a compressed one
+    ExpectHolds(obj, BinaryText(700));
+    EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + obj.MallocUsed());
+  }
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
+}
+
 TEST(CompactObjTest, WorksOnAThreadHeap) {
   std::thread shard([] {
     InitThreadObjHeap();
@@ -428,7 +545,7 @@ TEST(CompactObjTest, WorksOnAThreadHeap) {
 // binary, and lengths at the boundaries.
 string RandomText(std::mt19937_64& rng) {
   auto pick = [&rng](size_t n) { return static_cast<size_t>(rng() % n); };
-  switch (pick(6)) {
+  switch (pick(7)) {
     case 0:
       return std::to_string(static_cast<int64_t>(rng()) >> pick(64));
     case 1: {
@@ -451,6 +568,14 @@ string RandomText(std::mt19937_64& rng) {
     case 4: {
       string text(pick(3000), ' ');
       for (char& c : text) c = static_cast<char>(pick(256));
+      return text;
+    }
+    case 5: {  // compressible: runs, and repeated fragments from a small set
+      static const string kFragments[] = {"{\"id\":", "\0\0\0\0", "\xff\xfe", "name", "7"};
+      string text;
+      const size_t len = pick(3) == 0 ? 256 : pick(70000);
+      while (text.size() < len) text += kFragments[pick(std::size(kFragments))];
+      text.resize(len);
       return text;
     }
     default: {

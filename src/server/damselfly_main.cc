@@ -14,6 +14,7 @@
 #include "helio/base/init.h"
 #include "helio/io/proactor_pool.h"
 #include "helio/net/accept_server.h"
+#include "src/core/compact_object.h"
 #include "src/facade/memcache_connection.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/cgroup_limits.h"
@@ -42,6 +43,9 @@ DEFINE_bool(primary_port_http_enabled, true,
 DEFINE_uint32(admin_port, 0, "A second port for RESP and HTTP, for operators; 0: none");
 DEFINE_string(admin_bind, "", "Address of --admin_port (empty: every address, like --bind)");
 DEFINE_bool(admin_nopass, false, "Commands on --admin_port need no AUTH even with --requirepass");
+DEFINE_bool(compress_values, true,
+            "Keep strings of 256 B to 64 KiB LZF-compressed when that saves an allocation size "
+            "class: less memory for text-like values, some CPU on every write and read of them");
 
 namespace {
 
@@ -132,6 +136,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  damselfly::core::CompactObj::SetCompression(FLAGS_compress_values);  // before any key exists
   helio::io::ProactorPool pool(ProactorThreads());
   pool.Run();
   unsigned num_shards = FLAGS_num_shards ? std::min(FLAGS_num_shards, pool.size()) : pool.size();
