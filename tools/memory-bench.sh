@@ -17,11 +17,17 @@
 #   SCALE [1]               multiplies both cases' key counts (e.g. 0.01 for a quick check)
 #   COUNT_A [5000000], SIZE_A [1024], TARGET_A [0.68]   case a: keys, value bytes, target
 #   COUNT_B [10000000], SIZE_B [16], TARGET_B [0.37]    case b: keys, value bytes, target
+#   COUNT_SHAPES [1000000], SIZE_SHAPES [1024]  the value-shape cases json, text and binary
+#                           (not in the default CASES): instead of DEBUG POPULATE's
+#                           zero-padded values, each step sends `SET key:N value` with
+#                           values from tools/value-gen.py (JSON records, random printable
+#                           ASCII, random bytes) through redis-cli --pipe; no target
 #                           (targets: at most this ratio of damselfly's RSS per key to
 #                           redis-server's)
 #   STEPS [10]              fill steps per server and case (the points of the RSS curve)
 #   BASE_PORT [6620]        damselfly listens on BASE_PORT, redis-server on BASE_PORT + 1
 #   REDIS_SERVER [redis-server], REDIS_CLI [redis-cli]
+#   DAMSELFLY_FLAGS []      extra flags for damselfly, e.g. --compress_values=false
 #   SKIP_BUILD              1: use the existing build-opt/damselfly
 #   DRY_RUN                 1: run a second redis-server in damselfly's place (to check the
 #                           script itself; the ratios should come out near 1.00)
@@ -52,6 +58,9 @@ target_a="${TARGET_A:-0.68}"
 count_b="${COUNT_B:-10000000}"
 size_b="${SIZE_B:-16}"
 target_b="${TARGET_B:-0.37}"
+count_shapes="${COUNT_SHAPES:-1000000}"
+size_shapes="${SIZE_SHAPES:-1024}"
+shape_cases="json text binary"
 steps="${STEPS:-10}"
 base_port="${BASE_PORT:-6620}"
 quiet_max="${QUIET_MAX:-10}"
@@ -61,14 +70,17 @@ time_limit="${TIME_LIMIT:-3600}"
 dry_run="${DRY_RUN:-0}"
 redis_server="${REDIS_SERVER:-redis-server}"
 redis_cli="${REDIS_CLI:-redis-cli}"
+damselfly_flags="${DAMSELFLY_FLAGS:-}"
 
-require_counts "$count_a" "$size_a" "$count_b" "$size_b" "$steps" "$base_port" "$quiet_max" \
+require_counts "$count_a" "$size_a" "$count_b" "$size_b" "$count_shapes" "$size_shapes" "$steps" "$base_port" "$quiet_max" \
   "$step_timeout" "$time_limit"
 require_quiet_budget
 for v in "$scale" "$target_a" "$target_b"; do
   [[ "$v" =~ ^[0-9]*\.?[0-9]+$ ]] || die_usage "bad number '$v'"
 done
-for c in $cases; do [[ "$c" == a || "$c" == b ]] || die_usage "unknown case '$c' (a, b)"; done
+for c in $cases; do
+  [[ " a b $shape_cases " == *" $c "* ]] || die_usage "unknown case '$c' (a, b, $shape_cases)"
+done
 [[ -n "${cases// /}" ]] || die_usage "CASES is empty"
 require_two_cpus redis-cli
 require_commands "$redis_server" "$redis_cli"
@@ -81,7 +93,7 @@ SECONDS=0  # bash's elapsed-time counter, for TIME_LIMIT
 names=("damselfly" "redis-server")
 ports=("$base_port" "$((base_port + 1))")
 cmds=(
-  "$bin/damselfly --proactor_threads=1 --port=${ports[0]} --bind=127.0.0.1 --logtostderr"
+  "$bin/damselfly --proactor_threads=1 --port=${ports[0]} --bind=127.0.0.1 --logtostderr $damselfly_flags"
   "$redis_server --port ${ports[1]} --bind 127.0.0.1 --save '' --appendonly no --enable-debug-command yes"
 )
 if [[ "$dry_run" == 1 ]]; then
@@ -97,6 +109,11 @@ case_size[a]="$size_a"
 case_size[b]="$size_b"
 case_target[a]="$target_a"
 case_target[b]="$target_b"
+for c in $shape_cases; do
+  case_count[$c]="$(awk -v c="$count_shapes" -v s="$scale" 'BEGIN { printf "%d", c * s + 0.5 }')"
+  case_size[$c]="$size_shapes"
+  case_target[$c]="-"
+done
 for c in $cases; do
   ((case_count[$c] >= steps)) || die_usage "case $c: ${case_count[$c]} keys is fewer than STEPS"
 done
@@ -130,6 +147,34 @@ cli() {
   return "$rc"
 }
 
+# fill <port> <seconds> <case> <keys before> <keys after>: adds keys up to <keys after>, by
+# DEBUG POPULATE (cases a, b) or by SET through redis-cli --pipe (value-shape cases, the
+# generator on CPU 1 as well); prints OK, or what went wrong.
+fill() {
+  local port=$1 secs=$2 c=$3 from=$4 to=$5 rc=0
+  if [[ "$c" == a || "$c" == b ]]; then
+    cli "$port" "$secs" debug populate "$to" key "${case_size[$c]}"
+    return
+  fi
+  timeout "$secs" taskset -c 1 bash -c "python3 tools/value-gen.py $c ${case_size[$c]} $from $to |
+    $redis_cli -p $port --pipe" >"$logdir/cli.out" 2>&1 &
+  load_pid=$!
+  wait "$load_pid" || rc=$?
+  load_pid=""
+  if grep -q "errors: 0, replies: $((to - from))\$" "$logdir/cli.out"; then
+    echo OK
+  else
+    tail -n 3 "$logdir/cli.out" | tr -d '\r'
+  fi
+  return "$rc"
+}
+
+# What fill does for <case> <keys after>, for messages.
+fill_desc() {
+  if [[ "$1" == a || "$1" == b ]]; then echo "DEBUG POPULATE $2 key ${case_size[$1]}"
+  else echo "SET key:N (tools/value-gen.py $1 ${case_size[$1]}) up to $2 keys"; fi
+}
+
 used_memory() {
   cli "$1" 30 info memory | awk -F: '$1 == "used_memory" { v = $2 } END { print v == "" ? "-" : v }'
 }
@@ -145,7 +190,7 @@ fail() {
   local k n
   for ((k = 1; k <= ${5:-0}; k++)); do
     n=$((case_count[$2] * k / steps))
-    echo "    $redis_cli -p ${ports[$1]} DEBUG POPULATE $n key ${case_size[$2]}; $redis_cli -p ${ports[$1]} DBSIZE" >&2
+    echo "    $(fill_desc "$2" "$n"); $redis_cli -p ${ports[$1]} DBSIZE" >&2
   done
   echo "memory-bench: stopped; logs are in $logdir" >&2
   exit 1
@@ -198,28 +243,28 @@ run_server() {
     b0=$(cpu01_busy)
     t0=$(now_ns)
     rc=0
-    reply="$(cli "$port" "$budget" debug populate "$n" key "$size")" || rc=$?
+    reply="$(fill "$port" "$budget" "$c" "$((count * (k - 1) / steps))" "$n")" || rc=$?
     fill_ns=$((fill_ns + $(now_ns) - t0))
     if ! kill -0 "$server_pid" 2>/dev/null; then
       wait "$server_pid" 2>/dev/null || rc=$?
       server_pid=""
-      fail "$i" "$c" "the server died during DEBUG POPULATE $n key $size (exit status $rc)" \
+      fail "$i" "$c" "the server died during $(fill_desc "$c" "$n") (exit status $rc)" \
         "$log" "$k"
     fi
     server_ticks=$((server_ticks + $(proc_ticks "$server_pid") - p0))
     client_ticks=$((client_ticks + $(child_ticks) - c0))
     busy=$((busy + $(cpu01_busy) - b0))
     if ((rc == 124)); then
-      fail "$i" "$c" "DEBUG POPULATE $n key $size did not answer within ${budget}s (hang?)" \
+      fail "$i" "$c" "$(fill_desc "$c" "$n") did not answer within ${budget}s (hang?)" \
         "$log" "$k"
     fi
     if ((rc != 0)) || [[ "$reply" != OK ]]; then
-      fail "$i" "$c" "DEBUG POPULATE $n key $size: redis-cli exit status $rc, reply '$reply'" \
+      fail "$i" "$c" "$(fill_desc "$c" "$n"): exit status $rc, reply '$reply'" \
         "$log" "$k"
     fi
     keys="$(cli "$port" 30 dbsize)" || fail "$i" "$c" "DBSIZE failed: $keys" "$log" "$k"
     if [[ "$keys" != "$n" ]]; then
-      fail "$i" "$c" "DBSIZE is '$keys' after DEBUG POPULATE $n key $size; expected $n" \
+      fail "$i" "$c" "DBSIZE is '$keys' after $(fill_desc "$c" "$n"); expected $n" \
         "$log" "$k"
     fi
     rss=$(proc_kb "$server_pid" VmRSS)
@@ -268,7 +313,8 @@ bytes_mib() {
 scaled=""
 if [[ "$scale" != 1 ]]; then scaled=" (SCALE=$scale: the targets are stated for the full counts)"; fi
 echo
-echo "DEBUG POPULATE in $steps steps, one thread each on CPU 0; $(machine_desc)," \
+echo "Filled in $steps steps (cases a, b: DEBUG POPULATE; others: SET from tools/value-gen.py)," \
+  "one thread each on CPU 0; $(machine_desc)," \
   "commit $commit"
 echo
 echo "| case | server | keys (DBSIZE) | RSS before, MiB | RSS after, MiB | peak RSS, MiB" \
@@ -287,6 +333,7 @@ for c in $cases; do
     if ((i == 0)); then
       rcol="**$rt**"
       tcol="<= ${case_target[$c]}: $met$scaled"
+      [[ "${case_target[$c]}" == - ]] && tcol="-"
     else
       rcol="1.00 (baseline)"
       tcol=""
