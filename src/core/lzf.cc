@@ -12,6 +12,7 @@ constexpr size_t kMinMatch = 3;
 constexpr size_t kMaxMatch = 7 + 255 + 2;
 constexpr size_t kMaxDistance = 8192;
 constexpr size_t kMissesPerStep = 32;
+constexpr size_t kNoRepeatWindow = 256;
 
 // The hash table maps a 3-byte prefix to the last position it was seen at, plus one (0 is
 // empty). It is cleared on every call, so the output depends on the input alone. Its
@@ -21,7 +22,12 @@ constexpr int kMinHashBits = 8;
 constexpr int kMaxHashBits = 13;
 thread_local uint32_t hash_table[1 << kMaxHashBits];
 
-uint32_t Load24(const uint8_t* p) { return p[0] | p[1] << 8 | p[2] << 16; }
+// The 3 bytes at p, from a 4-byte load. REQUIRES: p[3] is readable.
+uint32_t Load24(const uint8_t* p) {
+  uint32_t word;
+  std::memcpy(&word, p, 4);
+  return word & 0xffffff;
+}
 
 uint32_t HashOf(uint32_t prefix, int bits) { return (prefix * 2654435761u) >> (32 - bits); }
 
@@ -95,16 +101,20 @@ size_t LzfCompress(const void* src, size_t len, void* dst, size_t capacity) {
   // so incompressible input costs a fraction of a probe per byte; what matched once
   // restarts the dense probing.
   size_t misses = kMissesPerStep;
-  while (pos + kMinMatch <= len) {
-    uint32_t& slot = hash_table[HashOf(Load24(in + pos), bits)];
+  // Matches start before the last 3 bytes (which the 4-byte loads need to read).
+  while (pos + kMinMatch < len) {
+    const uint32_t prefix = Load24(in + pos);
+    uint32_t& slot = hash_table[HashOf(prefix, bits)];
     const size_t candidate = slot;  // position + 1, or 0
     slot = static_cast<uint32_t>(pos + 1);
     const size_t ref = candidate - 1;
     const size_t length =
-        candidate == 0 || pos - ref > kMaxDistance
+        candidate == 0 || pos - ref > kMaxDistance || Load24(in + ref) != prefix
             ? 0
-            : MatchLength(in + ref, in + pos, std::min(kMaxMatch, len - pos));
+            : kMinMatch + MatchLength(in + ref + kMinMatch, in + pos + kMinMatch,
+                                      std::min(kMaxMatch, len - pos) - kMinMatch);
     if (length < kMinMatch) {
+      if (literal_start == 0 && pos >= kNoRepeatWindow) return 0;
       pos += misses++ / kMissesPerStep;
       continue;
     }
@@ -115,7 +125,7 @@ size_t LzfCompress(const void* src, size_t len, void* dst, size_t capacity) {
     literal_start = pos;
     // Index the match's last position, so that a long run keeps referring to itself at
     // a short distance; the positions inside the match are skipped (that is the speed).
-    if (pos + kMinMatch - 1 <= len) {
+    if (pos + kMinMatch - 1 < len) {
       hash_table[HashOf(Load24(in + pos - 1), bits)] = static_cast<uint32_t>(pos);
     }
   }
@@ -132,8 +142,16 @@ bool LzfDecompress(const void* src, size_t len, void* dst, size_t out_len) {
     const size_t control = *in++;
     if (control < 32) {
       const size_t run = control + 1;
-      if (static_cast<size_t>(in_end - in) < run || out_len - produced < run) return false;
-      std::memcpy(out + produced, in, run);
+      if (static_cast<size_t>(in_end - in) >= kMaxLiteralRun &&
+          out_len - produced >= kMaxLiteralRun) {
+        // Both sides have room for the longest run: one fixed-size copy, whose bytes
+        // past `run` are overwritten by what comes next (or lie beyond what is produced).
+        std::memcpy(out + produced, in, kMaxLiteralRun);
+      } else if (static_cast<size_t>(in_end - in) < run || out_len - produced < run) {
+        return false;
+      } else {
+        std::memcpy(out + produced, in, run);
+      }
       in += run;
       produced += run;
       continue;
@@ -150,7 +168,11 @@ bool LzfDecompress(const void* src, size_t len, void* dst, size_t out_len) {
 
     uint8_t* to = out + produced;
     const uint8_t* from = to - distance;
-    if (distance >= length) {
+    if (distance >= 8 && out_len - produced >= length + 7) {
+      // 8-byte chunks, the last one possibly past `length` (overwritten later, or beyond
+      // what is produced); each chunk reads bytes written before it starts.
+      for (size_t i = 0; i < length; i += 8) std::memcpy(to + i, from + i, 8);
+    } else if (distance >= length) {
       std::memcpy(to, from, length);
     } else if (distance == 1) {
       std::memset(to, *from, length);

@@ -41,6 +41,12 @@ string RandomBytes(std::mt19937_64& rng, size_t len, int alphabet) {
   return s;
 }
 
+// Random bytes after a repeat ("abcabc"), so that the compressor does not give up on them
+// (see GivesUpOnInputWithoutRepeatsInItsFirst256Bytes) and must encode them all.
+string RandomAfterRepeat(std::mt19937_64& rng, size_t len, int alphabet) {
+  return ("abcabc" + RandomBytes(rng, len, alphabet)).substr(0, len);
+}
+
 TEST(LzfTest, DecompressesStreamsRedisWrote) {
   // The LZF payloads of `DUMP key` from redis-server 7.0 (rdbcompression yes).
   struct Case {
@@ -73,9 +79,9 @@ TEST(LzfTest, RoundTripsShapesAndLengths) {
     SCOPED_TRACE(len);
     RoundTrip(string(len, '\0'));
     RoundTrip(string(len, 'x'));
-    for (int alphabet : {2, 4, 26, 256}) RoundTrip(RandomBytes(rng, len, alphabet));
+    for (int alphabet : {2, 4, 26, 256}) RoundTrip(RandomAfterRepeat(rng, len, alphabet));
     for (size_t period : {2, 3, 7, 8, 9, 100, 8191, 8192, 8193}) {
-      string periodic = RandomBytes(rng, std::min(len, period), 256);
+      string periodic = RandomAfterRepeat(rng, std::min(len, period), 256);
       while (periodic.size() < len) periodic += periodic.substr(0, len - periodic.size());
       RoundTrip(periodic);
     }
@@ -86,13 +92,13 @@ TEST(LzfTest, CompressesRepetitionAndKeepsRandomDataNearItsSize) {
   EXPECT_LE(RoundTrip("value:42" + string(1016, '\0')).size(), 30u);
   EXPECT_LE(RoundTrip(string(256, 'x')).size(), 8u);
   std::mt19937_64 rng(1);
-  const string noise = RandomBytes(rng, 1024, 256);
+  const string noise = RandomAfterRepeat(rng, 1024, 256);
   EXPECT_LE(RoundTrip(noise).size(), Bound(noise.size()));
   // A reference reaches at most 8192 bytes back: a repeat 8192 bytes away is found,
   // one 8193 bytes away is not.
   const string block = RandomBytes(rng, 300, 256);
-  const string near = block + RandomBytes(rng, 8192 - 300, 256) + block;
-  const string far = block + RandomBytes(rng, 8193 - 300, 256) + block;
+  const string near = "abcabc" + block + RandomBytes(rng, 8192 - 300, 256) + block;
+  const string far = "abcabc" + block + RandomBytes(rng, 8193 - 300, 256) + block;
   EXPECT_LT(RoundTrip(near).size(), RoundTrip(far).size() - 250);
 }
 
@@ -108,7 +114,7 @@ TEST(LzfTest, OutputIsAFunctionOfTheInput) {
 
 TEST(LzfTest, StopsWhenTheCapacityIsTooSmall) {
   std::mt19937_64 rng(5);
-  for (const string& in : {RandomBytes(rng, 1024, 256), RandomBytes(rng, 1024, 3),
+  for (const string& in : {RandomAfterRepeat(rng, 1024, 256), RandomBytes(rng, 1024, 3),
                            string(1024, 'z')}) {
     const string full = Compress(in, Bound(in.size()));
     ASSERT_FALSE(full.empty());
@@ -119,6 +125,18 @@ TEST(LzfTest, StopsWhenTheCapacityIsTooSmall) {
       EXPECT_EQ(out.substr(capacity), string(16, '\x77')) << "wrote past the capacity";
     }
   }
+}
+
+TEST(LzfTest, GivesUpOnInputWithoutRepeatsInItsFirst256Bytes) {
+  std::mt19937_64 rng(9);
+  const string noise = RandomBytes(rng, 256, 256);
+  const string zeros(2000, '\0');
+  // A repeat found within the first 256 bytes keeps the compressor going...
+  EXPECT_LT(Compress(noise.substr(0, 250) + zeros, 4000).size(), 300u);
+  // ...none in them, and it gives up however well the rest would compress.
+  EXPECT_EQ(Compress(noise + zeros, 4000), "");
+  // Shorter inputs are compressed whatever they hold.
+  EXPECT_FALSE(Compress(noise.substr(0, 200) + string(50, 'z'), 400).empty());
 }
 
 TEST(LzfTest, RejectsMalformedStreams) {
