@@ -66,6 +66,24 @@ def test_set_get_with_flags(mc_server):
     assert c.get(b"missing") is None
 
 
+def test_values_damselfly_compresses(mc_server):
+    # damselfly keeps these LZF-compressed (512 B to 64 KiB, repetitive); no reply may show it.
+    raw = mc_server.mc_raw()
+    values = {b"padded": b"value:7" + b"\0" * 1017, b"runs": b"ab" * 5000,
+              b"json": b"".join(b'{"id":%d,"ok":true},' % i for i in range(60))[:1000]}
+    for key, value in values.items():
+        assert raw.call(b"set %s 5 0 %d\r\n%s\r\n" % (key, len(value), value)) == b"STORED\r\n"
+    for key, value in values.items():
+        assert value_of(raw, key) == (5, value)
+    reply = raw.call(b"get " + b" ".join(values) + b"\r\n")
+    assert reply == b"".join(b"VALUE %s 5 %d\r\n%s\r\n" % (k, len(v), v)
+                             for k, v in values.items()) + b"END\r\n"
+    assert raw.call(b"append runs 0 0 2\r\nzz\r\n") == b"STORED\r\n"
+    assert value_of(raw, b"runs") == (5, b"ab" * 5000 + b"zz")
+    assert raw.call(b"prepend json 0 0 1\r\n[\r\n") == b"STORED\r\n"
+    assert value_of(raw, b"json") == (5, b"[" + values[b"json"])
+
+
 def test_add_replace(mc_server):
     c = mc_server.mc_client()
     assert c.add(b"a", b"1") is True

@@ -461,7 +461,7 @@ def test_setrange_errors(server):
 
 
 # ------------------------------------------- values damselfly stores compressed (LZF)
-# Strings of 256 B to 64 KiB that repeat themselves are kept compressed in damselfly; no
+# Strings of 512 B to 64 KiB that repeat themselves are kept compressed in damselfly; no
 # command may tell. These run against redis-server too, as the reference.
 
 def compressible_values():
@@ -469,9 +469,9 @@ def compressible_values():
                     for i in range(400))
     return {
         "padded": b"value:42" + b"\0" * 1016,  # DEBUG POPULATE's shape
-        "x255": b"x" * 255,
-        "x256": b"x" * 256,
-        "x257": b"x" * 257,
+        "x511": b"x" * 511,
+        "x512": b"x" * 512,
+        "x513": b"x" * 513,
         "json": json[:1024],
         "json_big": (json * 4)[:65536],
         "beyond": b"ab" * 32769,  # 65538 bytes: stays uncompressed
@@ -508,21 +508,21 @@ def test_compressible_values_modified_in_place(server):
     assert c("SETRANGE", "k", str(len(value) + 10), "end") == len(value) + 13
     value += b"\0" * 10 + b"end"
     assert c("GET", "k") == value
-    assert c("GETSET", "k", b"y" * 300) == value
-    assert c("SET", "k", b"z" * 400, "GET") == b"y" * 300
-    assert c("GETDEL", "k") == b"z" * 400
+    assert c("GETSET", "k", b"y" * 600) == value
+    assert c("SET", "k", b"z" * 700, "GET") == b"y" * 600
+    assert c("GETDEL", "k") == b"z" * 700
     assert c("EXISTS", "k") == 0
 
 
 def test_compressible_keys(server):
     c = server.raw()
-    keys = [b"k" * 300, b"user:" + b"0" * 1000, b"user:" + b"0" * 999 + b"1"]
+    keys = [b"k" * 600, b"user:" + b"0" * 1000, b"user:" + b"0" * 999 + b"1"]
     for i, key in enumerate(keys):
         assert c("SET", key, str(i)) == "OK"
     for i, key in enumerate(keys):
         assert c("GET", key) == str(i).encode()
     assert sorted(c("KEYS", "*")) == sorted(keys)
-    assert c("RENAME", keys[0], b"m" * 500) == "OK"
-    assert c("GET", b"m" * 500) == b"0"
+    assert c("RENAME", keys[0], b"m" * 800) == "OK"
+    assert c("GET", b"m" * 800) == b"0"
     assert c("DEL", *keys[1:]) == 2
     assert c("DBSIZE") == 1

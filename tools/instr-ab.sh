@@ -6,7 +6,9 @@
 # request, free of start-up and shutdown. Repeats ROUNDS times, alternating the binaries.
 #
 # Usage: tools/instr-ab.sh BASE_BINARY NEW_BINARY
-# Environment: N [10000], PIPELINE [32], ROUNDS [2], PORT [6797], SIZE [256], KEYSPACE [1000]
+# Environment: N [10000], PIPELINE [32], ROUNDS [2], PORT [6797], SIZE [256], KEYSPACE [1000],
+#   BASE_FLAGS, NEW_FLAGS [none]: extra flags for each binary (the two may then be the same
+#   binary, e.g. BASE_FLAGS=--compress_values=false)
 set -euo pipefail
 base="${1:?usage: $0 BASE_BINARY NEW_BINARY}"
 new="${2:?usage: $0 BASE_BINARY NEW_BINARY}"
@@ -16,12 +18,15 @@ rounds="${ROUNDS:-2}"
 port="${PORT:-6797}"
 size="${SIZE:-256}"
 keyspace="${KEYSPACE:-1000}"
+base_flags="${BASE_FLAGS:-}"
+new_flags="${NEW_FLAGS:-}"
 out="$(mktemp -d /tmp/instr-ab.XXXXXX)"
 trap 'rm -rf "$out"' EXIT
 
-# total_instructions <binary> <requests>: callgrind's total for one server run.
+# total_instructions <binary> <requests> <flags>: callgrind's total for one server run.
 total_instructions() {
-  valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" "$1" --proactor_threads=1 \
+  # shellcheck disable=SC2086 # the flags are split on purpose
+  valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" "$1" $3 --proactor_threads=1 \
     --force_epoll --port="$port" --bind=127.0.0.1 --logtostderr >"$out/server.log" 2>&1 &
   local pid=$! i
   for i in $(seq 1 100); do
@@ -37,10 +42,10 @@ total_instructions() {
 
 for ((r = 1; r <= rounds; r++)); do
   for name in base new; do
-    bin="$base"
-    [[ "$name" == new ]] && bin="$new"
-    small=$(total_instructions "$bin" "$n")
-    large=$(total_instructions "$bin" $((3 * n)))
+    bin="$base" flags="$base_flags"
+    [[ "$name" == new ]] && bin="$new" flags="$new_flags"
+    small=$(total_instructions "$bin" "$n" "$flags")
+    large=$(total_instructions "$bin" $((3 * n)) "$flags")
     echo "round $r $name: $(((large - small) / (4 * n))) instructions per request" \
       "(SET/GET, -P $pipeline, -d $size)"
   done

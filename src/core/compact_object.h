@@ -57,28 +57,30 @@
 //    strings stay raw and can be sent straight from the block.
 //  - strings with any byte >= 0x80 (UTF-8 text, binary data) are never packed. Bytes
 //    below 0x80, control characters such as NUL, CR and LF included, pack losslessly.
-//  - LZF compression (lzf.h) for strings of kMinCompressLen..kMaxCompressLen (256 B to
+//  - LZF compression (lzf.h) for strings of kMinCompressLen..kMaxCompressLen (512 B to
 //    64 KiB) bytes, when the compressed stream falls into a smaller size class than the
 //    block the string would otherwise take (packed or raw). Text, JSON, serialized
-//    records and padded values repeat themselves: a 1 KiB JSON document typically takes
-//    a 320-byte block instead of 896, a value padded with zeros a few dozen bytes.
-//    The costs, measured (Zen 5, 1 KiB): compressing repetitive data takes 100-500 ns,
-//    less than or about what packing takes; decompressing on every read 70-400 ns; a
-//    failed attempt on incompressible data about 450 ns, bounded because the compressor
-//    probes ever more sparsely while it finds nothing and stops once the stream would
-//    not save a size class. Below 256 bytes a value rarely repeats itself enough to save
-//    a size class, and next to its 32 bytes of slot there is little left to save; above
-//    64 KiB every read would decode the whole value into a transient copy (as for
-//    packing, see above), and such values are few. Compression is on by default and can
-//    be switched off for the process (SetCompression) before any object exists.
+//    records and padded values repeat themselves: the 1 KiB JSON records of
+//    compact_object_bench take 384-448-byte blocks instead of 896, a value padded with
+//    zeros (DEBUG POPULATE's) 32 bytes. Costs per value, measured with
+//    compact_object_bench (docs/benchmarks.md), at 1 KiB: storing JSON 1.3 us instead of
+//    0.35 (storing padded or repeated values is faster than packing them); reading it
+//    0.2 us instead of 0.15; a failed attempt on random text or bytes 15-70 ns (the
+//    compressor gives up when the first 64 bytes hold no repeat, see lzf.h). Below 512
+//    bytes that failed attempt is too dear: on redis-benchmark's random 256-byte values
+//    it added 26% to the instructions per request (tools/instr-ab.sh), while such a
+//    value has at most a few hundred bytes to save. Above 64 KiB every read would decode
+//    the whole value into a transient copy (as for packing, see above), and such values
+//    are few. Compression is on by default and can be switched off for the process
+//    (SetCompression) before any object exists.
 //
 // Canonical form. The encoding is a function of the content: SetString always picks,
 // in this order, kInt, kInlineRaw (<= 14 bytes), kInlinePacked (ASCII, 15..16),
-// kHeapLzf (256..65536, when it saves a size class), kHeapPacked (ASCII, 17..4096, when
-// PackingSaves(length)), kHeapRaw; unused payload bits are zero. The compressor's output
-// is itself a function of its input. So two objects hold the same string exactly when their tags and stored bytes
-// are equal, which makes comparing two objects a memcmp of their stored forms, packed or
-// not.
+// kHeapLzf (512..65536, when it saves a size class), kHeapPacked (ASCII, 17..4096, when
+// PackingSaves(length)), kHeapRaw; unused payload bits are zero, and the compressor's
+// output is a function of its input. So two objects hold the same string exactly when
+// their tags and stored bytes are equal, which makes comparing two objects a memcmp of
+// their stored forms, packed, compressed or not.
 //
 // Thread-safety: none; an object belongs to one shard thread. Its heap block comes from
 // that thread's ObjMalloc heap and must be freed there (see obj_malloc.h): destroy or
@@ -117,7 +119,7 @@ class alignas(8) CompactObj {
   static constexpr size_t kMaxHeapPackedLen = 4096;  // longest ASCII string packed on heap
   static constexpr size_t kMaxIntLen = 20;           // "-9223372036854775808"
   static constexpr size_t kEmbstrMaxLen = 44;        // Redis's OBJ_ENCODING_EMBSTR_SIZE_LIMIT
-  static constexpr size_t kMinCompressLen = 256;     // shortest string tried with LZF
+  static constexpr size_t kMinCompressLen = 512;     // shortest string tried with LZF
   static constexpr size_t kMaxCompressLen = 65536;   // longest; both lengths fit 24 bits
 
   // Switches LZF compression of large strings on (the default) or off for the whole

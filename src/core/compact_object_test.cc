@@ -61,7 +61,7 @@ std::pair<Form, size_t> ExpectedFormAndBlock(string_view text) {
   const size_t packed_len = (7 * len + 7) / 8;
   const bool packed = IsAscii(text) && len <= 4096 && BlockCost(packed_len) < BlockCost(len);
   const size_t block_len = packed ? packed_len : len;
-  if (compression_on && len >= 256 && len <= 65536) {
+  if (compression_on && len >= 512 && len <= 65536) {
     string stream(block_len, '\0');
     const size_t stream_len = LzfCompress(text.data(), len, stream.data(), block_len - 1);
     if (stream_len > 0 && BlockCost(stream_len) < BlockCost(block_len)) {
@@ -307,7 +307,7 @@ TEST(CompactObjTest, EqualityAcrossEncodings) {
     high_last.back() = '\x80';
     corpus.push_back(high_last);
   }
-  for (size_t len : {256u, 1024u, 4096u}) {  // compressed, with the same stream lengths
+  for (size_t len : {512u, 1024u, 4096u}) {  // compressed, with the same stream lengths
     for (size_t pos : {size_t{0}, len / 2, len - 1}) {
       string changed = JsonText(len);
       changed[pos] = changed[pos] == '1' ? '2' : '1';
@@ -455,30 +455,31 @@ TEST(CompactObjTest, CompressesValuesThatRepeatThemselves) {
   obj.SetString(JsonText(1024));
   ExpectHolds(obj, JsonText(1024));
   EXPECT_LE(obj.MallocUsed(), 512u) << "instead of 896 packed";
-  obj.SetString(string(256, 'x'));  // redis-benchmark's values
-  ExpectHolds(obj, string(256, 'x'));
+  obj.SetString(string(512, 'x'));
+  ExpectHolds(obj, string(512, 'x'));
   EXPECT_LE(obj.MallocUsed(), 8u);
 }
 
 TEST(CompactObjTest, CompressionLengthBounds) {
-  // 255 repeated characters pack (224 bytes); 256 compress.
-  EXPECT_EQ(CompactObj(string(255, 'x')).MallocUsed(), BlockCost(224));
-  EXPECT_LE(CompactObj(string(256, 'x')).MallocUsed(), 8u);
+  // 511 repeated characters pack (448 bytes); 512 compress.
+  EXPECT_EQ(CompactObj(string(511, 'x')).MallocUsed(), BlockCost(448));
+  EXPECT_LE(CompactObj(string(512, 'x')).MallocUsed(), 8u);
   EXPECT_LE(CompactObj(string(65536, 'x')).MallocUsed(), 1024u);
   EXPECT_EQ(CompactObj(string(65537, 'x')).MallocUsed(), BlockCost(65537));
-  for (size_t len : {255u, 256u, 65536u, 65537u}) RoundTrip(JsonText(len));
+  for (size_t len : {511u, 512u, 65536u, 65537u}) RoundTrip(JsonText(len));
 }
 
 // Strings from incompressible to repetitive: each is stored compressed exactly when the
 // stream saves a size class, which the model in ExpectedFormAndBlock computes.
 TEST(CompactObjTest, CompressedOnlyWhenItSavesASizeClass) {
   size_t compressed = 0, not_compressed = 0;
-  for (size_t len : {256u, 300u, 1024u, 5000u}) {
+  for (size_t len : {512u, 600u, 1024u, 5000u}) {
     for (size_t repeated = 0; repeated <= len; repeated += len / 32) {
       for (const string& noise : {AsciiText(len - repeated), BinaryText(len - repeated)}) {
-        const string text = noise + string(repeated, 'r');
-        RoundTrip(text);
-        (ExpectedFormAndBlock(text).first == Form::kHeapLzf ? compressed : not_compressed)++;
+        for (const string& text : {string(repeated, 'r') + noise, noise + string(repeated, 'r')}) {
+          RoundTrip(text);
+          (ExpectedFormAndBlock(text).first == Form::kHeapLzf ? compressed : not_compressed)++;
+        }
       }
     }
   }
@@ -573,7 +574,7 @@ string RandomText(std::mt19937_64& rng) {
     case 5: {  // compressible: runs, and repeated fragments from a small set
       static const string kFragments[] = {"{\"id\":", "\0\0\0\0", "\xff\xfe", "name", "7"};
       string text;
-      const size_t len = pick(3) == 0 ? 256 : pick(70000);
+      const size_t len = pick(3) == 0 ? 512 : pick(70000);
       while (text.size() < len) text += kFragments[pick(std::size(kFragments))];
       text.resize(len);
       return text;

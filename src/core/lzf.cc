@@ -12,15 +12,18 @@ constexpr size_t kMinMatch = 3;
 constexpr size_t kMaxMatch = 7 + 255 + 2;
 constexpr size_t kMaxDistance = 8192;
 constexpr size_t kMissesPerStep = 32;
-constexpr size_t kNoRepeatWindow = 256;
+constexpr size_t kNoRepeatWindow = 64;
 
-// The hash table maps a 3-byte prefix to the last position it was seen at, plus one (0 is
-// empty). It is cleared on every call, so the output depends on the input alone. Its
-// size follows the input (half an entry per byte, 2^8..2^13 entries): clearing 32 KiB
-// for a 1 KiB value would cost more than compressing it.
+// The hash table maps a 3-byte prefix to the last position it was seen at: each entry is
+// (call << 32) | (position + 1), `call` numbering this thread's calls from 1. An entry
+// written by another call counts as empty, so the output depends on the input alone
+// without clearing the table on every call (clearing 4 KiB cost as much as a failed
+// attempt on 1 KiB of random bytes). A call uses the first 2^8..2^13 entries, half an
+// entry per input byte.
 constexpr int kMinHashBits = 8;
 constexpr int kMaxHashBits = 13;
-thread_local uint32_t hash_table[1 << kMaxHashBits];
+thread_local uint64_t hash_table[1 << kMaxHashBits];
+thread_local uint64_t calls = 0;
 
 // The 3 bytes at p, from a 4-byte load. REQUIRES: p[3] is readable.
 uint32_t Load24(const uint8_t* p) {
@@ -91,7 +94,7 @@ size_t LzfCompress(const void* src, size_t len, void* dst, size_t capacity) {
   auto* out = static_cast<uint8_t*>(dst);
   const int bits = std::clamp(static_cast<int>(std::bit_width(len)) - 1, kMinHashBits,
                               kMaxHashBits);
-  std::memset(hash_table, 0, sizeof(uint32_t) << bits);
+  const uint64_t call = ++calls << 32;
 
   Writer writer(out, capacity);
   size_t literal_start = 0;
@@ -104,9 +107,9 @@ size_t LzfCompress(const void* src, size_t len, void* dst, size_t capacity) {
   // Matches start before the last 3 bytes (which the 4-byte loads need to read).
   while (pos + kMinMatch < len) {
     const uint32_t prefix = Load24(in + pos);
-    uint32_t& slot = hash_table[HashOf(prefix, bits)];
-    const size_t candidate = slot;  // position + 1, or 0
-    slot = static_cast<uint32_t>(pos + 1);
+    uint64_t& slot = hash_table[HashOf(prefix, bits)];
+    const size_t candidate = (slot >> 32 << 32) == call ? slot - call : 0;  // position + 1
+    slot = call | (pos + 1);
     const size_t ref = candidate - 1;
     const size_t length =
         candidate == 0 || pos - ref > kMaxDistance || Load24(in + ref) != prefix
@@ -126,7 +129,7 @@ size_t LzfCompress(const void* src, size_t len, void* dst, size_t capacity) {
     // Index the match's last position, so that a long run keeps referring to itself at
     // a short distance; the positions inside the match are skipped (that is the speed).
     if (pos + kMinMatch - 1 < len) {
-      hash_table[HashOf(Load24(in + pos - 1), bits)] = static_cast<uint32_t>(pos);
+      hash_table[HashOf(Load24(in + pos - 1), bits)] = call | pos;
     }
   }
   if (!writer.Literals(in + literal_start, len - literal_start)) return 0;

@@ -27,10 +27,11 @@ namespace damselfly::core {
 
 // Compresses src[0, len) into dst[0, capacity). Returns the compressed length, or 0 when
 // the stream would not fit in `capacity` bytes (it stops as soon as it knows), when the
-// first 256 bytes hold no repeat at all, and for len == 0. The second rule bounds the
+// first 64 bytes hold no repeat at all, and for len == 0. The second rule bounds the
 // cost of incompressible input: random, encrypted or already compressed data shows that
 // it does not repeat itself that early, and going on would cost a hash probe per byte for
 // nothing. Cost otherwise: up to one probe per input byte outside matches.
+// REQUIRES: len < 2^32.
 size_t LzfCompress(const void* src, size_t len, void* dst, size_t capacity);
 
 // Decompresses the stream src[0, len) into dst[0, out_len). Returns true when the stream

@@ -42,7 +42,7 @@ string RandomBytes(std::mt19937_64& rng, size_t len, int alphabet) {
 }
 
 // Random bytes after a repeat ("abcabc"), so that the compressor does not give up on them
-// (see GivesUpOnInputWithoutRepeatsInItsFirst256Bytes) and must encode them all.
+// (see GivesUpOnInputWithoutRepeatsInItsFirst64Bytes) and must encode them all.
 string RandomAfterRepeat(std::mt19937_64& rng, size_t len, int alphabet) {
   return ("abcabc" + RandomBytes(rng, len, alphabet)).substr(0, len);
 }
@@ -127,16 +127,16 @@ TEST(LzfTest, StopsWhenTheCapacityIsTooSmall) {
   }
 }
 
-TEST(LzfTest, GivesUpOnInputWithoutRepeatsInItsFirst256Bytes) {
+TEST(LzfTest, GivesUpOnInputWithoutRepeatsInItsFirst64Bytes) {
   std::mt19937_64 rng(9);
-  const string noise = RandomBytes(rng, 256, 256);
+  const string noise = RandomBytes(rng, 100, 256);
   const string zeros(2000, '\0');
-  // A repeat found within the first 256 bytes keeps the compressor going...
-  EXPECT_LT(Compress(noise.substr(0, 250) + zeros, 4000).size(), 300u);
+  // A repeat found within the first 64 bytes keeps the compressor going...
+  EXPECT_LT(Compress(noise.substr(0, 58) + zeros, 4000).size(), 100u);
   // ...none in them, and it gives up however well the rest would compress.
   EXPECT_EQ(Compress(noise + zeros, 4000), "");
-  // Shorter inputs are compressed whatever they hold.
-  EXPECT_FALSE(Compress(noise.substr(0, 200) + string(50, 'z'), 400).empty());
+  // Inputs too short to reach the 64th byte's probe are compressed whatever they hold.
+  EXPECT_FALSE(Compress(noise.substr(0, 50) + string(14, 'z'), 100).empty());
 }
 
 TEST(LzfTest, RejectsMalformedStreams) {

@@ -44,7 +44,7 @@ DEFINE_uint32(admin_port, 0, "A second port for RESP and HTTP, for operators; 0:
 DEFINE_string(admin_bind, "", "Address of --admin_port (empty: every address, like --bind)");
 DEFINE_bool(admin_nopass, false, "Commands on --admin_port need no AUTH even with --requirepass");
 DEFINE_bool(compress_values, true,
-            "Keep strings of 256 B to 64 KiB LZF-compressed when that saves an allocation size "
+            "Keep strings of 512 B to 64 KiB LZF-compressed when that saves an allocation size "
             "class: less memory for text-like values, some CPU on every write and read of them");
 
 namespace {
