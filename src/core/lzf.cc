@@ -99,10 +99,10 @@ size_t LzfCompress(const void* src, size_t len, void* dst, size_t capacity) {
   Writer writer(out, capacity);
   size_t literal_start = 0;
   size_t pos = 0;
-  // Positions probed since the last match, times 32. Data that keeps missing is probed
-  // ever more sparsely (every 2nd position after 32 misses, every 3rd after 64 more...),
-  // so incompressible input costs a fraction of a probe per byte; what matched once
-  // restarts the dense probing.
+  // The step to the next probe is misses / 32: 1 for the first 32 probes after a match,
+  // 2 for the next 32, and so on. Data that keeps missing is probed ever more sparsely,
+  // so incompressible input costs a fraction of a probe per byte; a match restarts the
+  // dense probing.
   size_t misses = kMissesPerStep;
   // Matches start before the last 3 bytes (which the 4-byte loads need to read).
   while (pos + kMinMatch < len) {
