@@ -35,7 +35,7 @@ std::string Padded(std::mt19937_64& rng, size_t size) {  // DEBUG POPULATE's val
   return value;
 }
 
-std::string Repeated(std::mt19937_64& rng, size_t size) {  // redis-benchmark's values
+std::string Repeated(std::mt19937_64& rng, size_t size) {  // one character
   return std::string(size, static_cast<char>('a' + rng() % 26));
 }
 
@@ -77,8 +77,8 @@ int main(int argc, char** argv) {
     if (std::strncmp(argv[i], "--values=", 9) == 0) count = std::strtoull(argv[i] + 9, nullptr, 10);
   }
   const Shape shapes[] = {
-      {"padded", Padded, 1024}, {"repeated", Repeated, 256}, {"json", Json, 256},
-      {"json", Json, 1024},     {"json", Json, 4096},        {"text", Text, 1024},
+      {"padded", Padded, 1024}, {"repeated", Repeated, 1024}, {"json", Json, 512},
+      {"json", Json, 1024},     {"json", Json, 4096},         {"text", Text, 1024},
       {"binary", Binary, 1024}, {"binary", Binary, 4096},
   };
   std::printf("| shape | bytes | compression | block bytes | store ns | read ns |\n");
