@@ -61,11 +61,11 @@
 //    64 KiB) bytes, when the compressed stream falls into a smaller size class than the
 //    block the string would otherwise take (packed or raw). Text, JSON, serialized
 //    records and padded values repeat themselves: the 1 KiB JSON records of
-//    compact_object_bench take 384-448-byte blocks instead of 896, a value padded with
-//    zeros (DEBUG POPULATE's) 32 bytes. Costs per value, measured with
-//    compact_object_bench (docs/benchmarks.md), at 1 KiB: storing JSON 1.3 us instead of
-//    0.35 (storing padded or repeated values is faster than packing them); reading it
-//    0.2 us instead of 0.15; a failed attempt on random text or bytes 15-70 ns (the
+//    compact_object_bench take 392-byte blocks on average instead of 896, a value padded
+//    with zeros (DEBUG POPULATE's) 32 bytes. Costs per value, measured with
+//    compact_object_bench (docs/benchmarks.md), at 1 KiB: storing JSON 1.2 us instead of
+//    0.3 (storing padded or repeated values is faster than packing them); reading it
+//    0.2 us instead of 0.15; a failed attempt on random text or bytes 45-130 ns (the
 //    compressor gives up when the first 64 bytes hold no repeat, see lzf.h). Below 512
 //    bytes that failed attempt is too dear: on redis-benchmark's random 256-byte values
 //    it added 26% to the instructions per request (tools/instr-ab.sh), while such a
