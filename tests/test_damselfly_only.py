@@ -122,3 +122,11 @@ def test_compressed_values_take_less_memory(server_factory):
         assert c("GET", "json") == json
         used = c("MEMORY", "USAGE", "padded")
         assert (used < 150) if not flags else (used >= 896), flags
+        memory = info_fields(c, "memory")
+        count = int(memory["compressed_strings"])
+        assert count == (0 if flags else 2), flags
+        assert int(memory["compressed_strings_bytes"]) == 1024 * count
+        if count:
+            assert 0 < int(memory["compressed_strings_used_memory"]) < 600
+        c("DEL", "json", "padded")
+        assert int(info_fields(c, "memory")["compressed_strings"]) == 0

@@ -59,6 +59,7 @@ bool ParseCanonicalInt(std::string_view text, int64_t* out) {
 }
 
 bool compression_enabled = true;
+thread_local CompactObj::CompressionStats compression_stats;
 
 // A per-thread buffer of kMaxCompressLen bytes: the compressor's output before it is
 // known to be worth a block, and decoded strings that are only compared or hashed.
@@ -87,6 +88,7 @@ CompactObj CompactObj::Clone() const {
     void* block = ObjMalloc(block_len);
     std::memcpy(block, HeapPtr(), block_len);
     std::memcpy(copy.payload_, &block, sizeof(block));
+    copy.CountCompressed(+1);
   }
   return copy;
 }
@@ -135,15 +137,30 @@ void CompactObj::SetString(std::string_view value) {
   } else {
     std::memmove(block, value.data(), len);  // `value` may be this very block
   }
-  if (!reuse) ReleaseHeap();
+  if (reuse) {
+    CountCompressed(-1);
+  } else {
+    ReleaseHeap();
+  }
   std::memcpy(payload, &block, sizeof(block));
   const uint64_t len_field =
       encoding == kHeapLzf ? len | uint64_t{block_len} << kLzfLenBits : len;
   std::memcpy(payload + kHeapLenOffset, &len_field, kHeapLenBytes);
   SetContent(payload, MakeTag(encoding, 0));
+  CountCompressed(+1);
 }
 
 void CompactObj::SetCompression(bool enabled) { compression_enabled = enabled; }
+
+CompactObj::CompressionStats CompactObj::ThreadCompressionStats() { return compression_stats; }
+
+void CompactObj::CountCompressed(int sign) const {
+  if (encoding() != kHeapLzf) return;
+  const int64_t block_bytes = ObjUsableSize(HeapPtr());
+  compression_stats.strings += sign;
+  compression_stats.string_bytes += sign * static_cast<int64_t>(HeapLen());
+  compression_stats.block_bytes += sign * block_bytes;
+}
 
 bool CompactObj::PackingSaves(size_t len) { return ObjGoodSize(PackedLen(len)) < ObjGoodSize(len); }
 
@@ -196,7 +213,10 @@ size_t CompactObj::HeapBlockLen() const {
   }
 }
 
-void CompactObj::FreeHeapBlock() { ObjFree(HeapPtr()); }
+void CompactObj::FreeHeapBlock() {
+  CountCompressed(-1);
+  ObjFree(HeapPtr());
+}
 
 void CompactObj::SetContent(const uint8_t (&payload)[kInlineLen], uint8_t tag) {
   std::memcpy(payload_, payload, kInlineLen);

@@ -127,6 +127,16 @@ class alignas(8) CompactObj {
   // string yet (call it at start-up, before any shard stores anything).
   static void SetCompression(bool enabled);
 
+  // The strings this thread holds compressed: how many, their length in total, and the
+  // usable bytes of their blocks (ObjUsableSize). Kept per thread as the objects are set
+  // and released, like ObjMalloc's counter, so reading it costs nothing; objects must be
+  // released on the thread that set them (see the thread-safety note above).
+  struct CompressionStats {
+    uint64_t strings = 0, string_bytes = 0, block_bytes = 0;
+    bool operator==(const CompressionStats&) const = default;
+  };
+  static CompressionStats ThreadCompressionStats();
+
   // Whether an ASCII string of `len` (17..kMaxHeapPackedLen) characters is stored packed
   // on the heap: when its packed block takes a smaller allocation than the raw one.
   static bool PackingSaves(size_t len);
@@ -316,6 +326,10 @@ class alignas(8) CompactObj {
     if (IsHeapString()) FreeHeapBlock();
   }
   void FreeHeapBlock();
+
+  // Adds (+1) or removes (-1) this object's content in ThreadCompressionStats() when it
+  // is compressed.
+  void CountCompressed(int sign) const;
 
   // Replaces payload and tag and clears the raw mark; the caller has released the old
   // heap block, or reuses it in `payload`.

@@ -526,6 +526,38 @@ TEST(CompactObjTest, CompressedOverwritesAndOwnContent) {
   EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
 }
 
+CompactObj::CompressionStats Plus(CompactObj::CompressionStats stats, const CompactObj& obj) {
+  stats.strings += 1;
+  stats.string_bytes += obj.Size();
+  stats.block_bytes += obj.MallocUsed();
+  return stats;
+}
+
+TEST(CompactObjTest, CompressionStatsFollowTheObjects) {
+  const CompactObj::CompressionStats base = CompactObj::ThreadCompressionStats();
+  {
+    CompactObj obj(JsonText(1024));
+    EXPECT_EQ(CompactObj::ThreadCompressionStats(), Plus(base, obj));
+    CompactObj copy = obj.Clone();
+    EXPECT_EQ(CompactObj::ThreadCompressionStats(), Plus(Plus(base, obj), copy));
+    string changed = JsonText(1024);
+    changed[500] = changed[500] == '1' ? '2' : '1';
+    copy.SetString(changed);  // most likely reuses the block; counted either way
+    EXPECT_EQ(CompactObj::ThreadCompressionStats(), Plus(Plus(base, obj), copy));
+    copy.SetString(JsonText(3000));
+    EXPECT_EQ(CompactObj::ThreadCompressionStats(), Plus(Plus(base, obj), copy));
+    copy.SetString(BinaryText(1024));  // not compressed
+    EXPECT_EQ(CompactObj::ThreadCompressionStats(), Plus(base, obj));
+    CompactObj moved(std::move(obj));
+    EXPECT_EQ(CompactObj::ThreadCompressionStats(), Plus(base, moved));
+    moved.SetInt(7);
+    EXPECT_EQ(CompactObj::ThreadCompressionStats(), base);
+    moved.SetString("value:1" + string(1017, '\0'));
+    EXPECT_EQ(CompactObj::ThreadCompressionStats(), Plus(base, moved));
+  }
+  EXPECT_EQ(CompactObj::ThreadCompressionStats(), base);
+}
+
 TEST(CompactObjTest, WorksOnAThreadHeap) {
   std::thread shard([] {
     InitThreadObjHeap();
@@ -591,6 +623,8 @@ TEST(CompactObjTest, RandomizedAgainstStdString) {
   std::mt19937_64 rng(20240607);
   constexpr size_t kSlots = 16;
   const size_t baseline = ThreadObjHeapUsedBytes();
+  const CompactObj::CompressionStats compressed_base = CompactObj::ThreadCompressionStats();
+  string scratch;
   {
     std::vector<CompactObj> objs(kSlots);
     std::vector<string> model(kSlots);
@@ -625,8 +659,15 @@ TEST(CompactObjTest, RandomizedAgainstStdString) {
       ASSERT_EQ(objs[i] == string_view(model[j]), model[i] == model[j]);
     }
     size_t total = 0;
-    for (const CompactObj& obj : objs) total += obj.MallocUsed();
+    CompactObj::CompressionStats compressed = compressed_base;
+    for (const CompactObj& obj : objs) {
+      total += obj.MallocUsed();
+      if (ExpectedFormAndBlock(obj.GetSlice(&scratch)).first == Form::kHeapLzf) {
+        compressed = Plus(compressed, obj);
+      }
+    }
     EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + total);
+    EXPECT_EQ(CompactObj::ThreadCompressionStats(), compressed);
   }
   EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
 }

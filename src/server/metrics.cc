@@ -105,6 +105,14 @@ std::string RenderMetrics(Service* service) {
            UpdateUsedMemoryPeak(t.used_memory()));
   w.Single("memory_used_rss_bytes", "gauge", "Resident set size of the process.", RssBytes());
   w.Single("memory_max_bytes", "gauge", "The maxmemory limit; 0 means none.", MaxMemoryBytes());
+  w.Single("compressed_strings", "gauge",
+           "Keys and values held LZF-compressed (--compress_values).", t.compressed_strings);
+  w.Single("compressed_strings_bytes", "gauge",
+           "The length of the compressed strings, uncompressed, in total.",
+           t.compressed_string_bytes);
+  w.Single("compressed_strings_memory_bytes", "gauge",
+           "The memory the compressed strings take (part of memory_used_bytes).",
+           t.compressed_block_bytes);
   w.Single("commands_processed_total", "counter", "Commands received, errors included.",
            t.commands_processed);
 

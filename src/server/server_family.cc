@@ -157,6 +157,9 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("num_buckets", totals.buckets);
     field("num_entries", totals.entries);
     field("inline_keys", totals.inline_keys);
+    field("compressed_strings", totals.compressed_strings);
+    field("compressed_strings_bytes", totals.compressed_string_bytes);
+    field("compressed_strings_used_memory", totals.compressed_block_bytes);
   }
   if (show("persistence")) {
     header("Persistence");

@@ -8,6 +8,7 @@
 
 #include "helio/base/strings.h"
 #include "helio/base/time.h"
+#include "src/core/compact_object.h"
 #include "src/core/obj_malloc.h"
 #include "src/facade/facade_stats.h"
 #include "src/server/engine_shard_set.h"
@@ -39,6 +40,9 @@ void AddInto(const ThreadSnapshot& t, ThreadSnapshot* sum) {
   sum->buckets += t.buckets;
   sum->entries += t.entries;
   sum->inline_keys += t.inline_keys;
+  sum->compressed_strings += t.compressed_strings;
+  sum->compressed_string_bytes += t.compressed_string_bytes;
+  sum->compressed_block_bytes += t.compressed_block_bytes;
   sum->keys += t.keys;
 }
 
@@ -82,6 +86,10 @@ StatsSnapshot GatherStats() {
     s.buckets = tables.buckets;
     s.entries = tables.entries;
     s.inline_keys = tables.inline_keys;
+    const core::CompactObj::CompressionStats compressed = core::CompactObj::ThreadCompressionStats();
+    s.compressed_strings = compressed.strings;
+    s.compressed_string_bytes = compressed.string_bytes;
+    s.compressed_block_bytes = compressed.block_bytes;
     for (DbIndex db = 0; db < slice.dbnum(); ++db) {
       mine.keyspace.emplace_back(slice.DbSize(db), slice.ExpireSize(db));
       s.keys += slice.DbSize(db);

@@ -26,6 +26,8 @@ struct ThreadSnapshot {
   uint64_t tasks_run = 0;  // cross-thread tasks the thread ran (hops it served)
   // Memory: keys and values (the shard's object heap) and the tables holding them.
   uint64_t object_bytes = 0, table_bytes = 0, buckets = 0, entries = 0, inline_keys = 0;
+  // Strings held LZF-compressed: how many, their length, their blocks (in object_bytes).
+  uint64_t compressed_strings = 0, compressed_string_bytes = 0, compressed_block_bytes = 0;
   uint64_t keys = 0;  // over all databases: the shard's size
   bool has_shard = false;
 
