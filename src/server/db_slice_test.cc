@@ -137,8 +137,11 @@ TEST(DbSliceTest, ActiveExpiryWalksTheWholeTable) {
 }
 
 // SCAN returns every key present for the whole scan at least once, and finishes, even
-// when segments split between calls: inserting 8 keys per call of COUNT 10 takes the
-// table from 1,000 keys past what two 826-slot segments hold.
+// when segments split between calls: 8 keys inserted after every call of COUNT 10, and
+// 700 more after the 10th, take the table from 1,000 keys past what two 826-slot
+// segments hold while the scan runs. (The burst makes that independent of the hash seed,
+// which decides how many calls the scan takes: with 8 keys per call alone, a run ended
+// 12 keys short.)
 TEST(DbSliceTest, ScanSurvivesGrowthBetweenCalls) {
   DbSlice slice(1);
   std::set<std::string> original;
@@ -153,10 +156,12 @@ TEST(DbSliceTest, ScanSurvivesGrowthBetweenCalls) {
     cursor = slice.Scan(0, cursor, 10, [&](std::string_view key, const PrimeValue&) {
       seen.emplace(key);
     });
-    for (int i = 0; i < 8; ++i) Put(&slice, helio::StrCat("new:", added++));
     ++calls;
+    const int batch = calls == 10 ? 708 : 8;
+    for (int i = 0; i < batch; ++i) Put(&slice, helio::StrCat("new:", added++));
   } while (cursor != 0 && calls < 100000);
   EXPECT_EQ(cursor, 0u);
+  EXPECT_GT(calls, 10) << "the burst came before the scan ended";
   EXPECT_GT(1000 + added, 2 * 826);  // so segments split mid-scan
   for (const std::string& key : original) EXPECT_TRUE(seen.count(key)) << key;
 }
