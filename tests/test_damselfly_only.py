@@ -130,3 +130,28 @@ def test_compressed_values_take_less_memory(server_factory):
             assert 0 < int(memory["compressed_strings_used_memory"]) < 600
         c("DEL", "json", "padded")
         assert int(info_fields(c, "memory")["compressed_strings"]) == 0
+
+
+def test_appended_values_are_not_compressed(server):
+    # APPEND and SETRANGE rebuild the whole value; compressing it again on every one would
+    # cost far more than the change, so such values stay uncompressed until the next SET.
+    # RENAME keeps each kind as it is.
+    c = server.raw()
+    json = b"".join(b'{"id":%d,"name":"user%d","active":true},' % (i * 7919 % 100000, i % 977)
+                    for i in range(40))[:1024]
+    c("SET", "k", json)
+    compressed = c("MEMORY", "USAGE", "k")
+    assert compressed < 600
+    assert c("APPEND", "k", b',{"id":1}') == 1033
+    assert c("MEMORY", "USAGE", "k") > 896  # packed, no longer compressed
+    assert c("GET", "k") == json + b',{"id":1}'
+    assert c("RENAME", "k", "k2") == "OK"
+    assert c("MEMORY", "USAGE", "k2") > 896
+    assert c("OBJECT", "ENCODING", "k2") == b"raw"
+    c("SET", "k2", json)
+    assert c("MEMORY", "USAGE", "k2") == compressed
+    assert c("RENAME", "k2", "k3") == "OK"
+    assert c("MEMORY", "USAGE", "k3") == compressed
+    assert c("SETRANGE", "k3", "0", "[") == 1024
+    assert c("MEMORY", "USAGE", "k3") > 896
+    assert c("GET", "k3") == b"[" + json[1:]

@@ -93,7 +93,7 @@ CompactObj CompactObj::Clone() const {
   return copy;
 }
 
-void CompactObj::SetString(std::string_view value) {
+void CompactObj::StoreString(std::string_view value, bool may_compress) {
   int64_t int_value;
   if (ParseCanonicalInt(value, &int_value)) return SetInt(int_value);
 
@@ -114,7 +114,7 @@ void CompactObj::SetString(std::string_view value) {
   Encoding encoding = packed ? kHeapPacked : kHeapRaw;
   size_t block_len = packed ? PackedLen(len) : len;
   const uint8_t* compressed = nullptr;
-  if (compression_enabled && len >= kMinCompressLen && len <= kMaxCompressLen) {
+  if (may_compress && compression_enabled && len >= kMinCompressLen && len <= kMaxCompressLen) {
     uint8_t* scratch = ThreadScratch();
     const size_t stream_len = LzfCompress(value.data(), len, scratch, block_len - 1);
     if (stream_len > 0 && ObjGoodSize(stream_len) < ObjGoodSize(block_len)) {
@@ -293,6 +293,18 @@ bool CompactObj::EqualsDecoded(std::string_view value) const {
                        next += count;
                        return chars == expected;
                      });
+}
+
+bool CompactObj::EqualsOtherEncoding(const CompactObj& other) const {
+  // Different tags mean different strings, unless one is compressed and the other is not
+  // (see SetUncompressedString). Compressed strings are long, so both live on the heap.
+  if (encoding() != kHeapLzf && other.encoding() != kHeapLzf) return false;
+  if (!IsHeapString() || !other.IsHeapString() || HeapLen() != other.HeapLen()) return false;
+  const CompactObj& compressed = encoding() == kHeapLzf ? *this : other;
+  const CompactObj& plain = encoding() == kHeapLzf ? other : *this;
+  char* decoded = reinterpret_cast<char*>(ThreadScratch());
+  compressed.DecodeHeap(decoded);
+  return plain == std::string_view(decoded, compressed.HeapLen());
 }
 
 bool CompactObj::HeapEquals(const CompactObj& other) const {

@@ -558,6 +558,43 @@ TEST(CompactObjTest, CompressionStatsFollowTheObjects) {
   EXPECT_EQ(CompactObj::ThreadCompressionStats(), base);
 }
 
+TEST(CompactObjTest, UncompressedStringsEqualCompressedOnes) {
+  const string json = JsonText(1024);
+  CompactObj compressed(json);
+  CompactObj plain;
+  plain.SetUncompressedString(json);
+  EXPECT_EQ(plain.MallocUsed(), 896u) << "packed, not compressed";
+  EXPECT_LT(compressed.MallocUsed(), 896u);
+  string scratch;
+  EXPECT_EQ(plain.GetSlice(&scratch), json);
+  EXPECT_TRUE(plain == json);
+  EXPECT_EQ(plain.Hash(), compressed.Hash());
+  EXPECT_TRUE(plain == compressed);
+  EXPECT_TRUE(compressed == plain);
+  string changed = json;
+  changed.back() = changed.back() == '1' ? '2' : '1';
+  CompactObj other;
+  other.SetUncompressedString(changed);
+  EXPECT_FALSE(other == compressed);
+  EXPECT_FALSE(compressed == other);
+  other.SetUncompressedString(json + "x");  // another length
+  EXPECT_FALSE(other == compressed);
+  // Binary content is stored raw: equal to the compressed form of the same bytes too.
+  const string runs = string(700, '\xff') + BinaryText(300);
+  CompactObj runs_compressed(runs);
+  CompactObj runs_raw;
+  runs_raw.SetUncompressedString(runs);
+  EXPECT_EQ(runs_raw.MallocUsed(), BlockCost(1000));
+  EXPECT_LT(runs_compressed.MallocUsed(), BlockCost(1000));
+  EXPECT_TRUE(runs_raw == runs_compressed);
+  // Short strings are the same either way.
+  plain.SetUncompressedString("short");
+  EXPECT_TRUE(plain == CompactObj("short"));
+  // SetString compresses again.
+  plain.SetString(json);
+  EXPECT_EQ(plain.MallocUsed(), compressed.MallocUsed());
+}
+
 TEST(CompactObjTest, WorksOnAThreadHeap) {
   std::thread shard([] {
     InitThreadObjHeap();

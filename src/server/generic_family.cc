@@ -202,7 +202,7 @@ void CmdObject(CmdArgList args, ConnectionContext* cntx) {
 // block belongs to its shard's thread).
 struct CopiedEntry {
   std::string value;
-  bool built = false;  // OBJECT ENCODING said "raw" for a short string (APPEND, SETRANGE)
+  bool built = false;  // stored by SetBuiltString (APPEND, SETRANGE): so it stays
   int64_t deadline_ms = 0;
 };
 
@@ -212,7 +212,7 @@ std::optional<CopiedEntry> CopyEntry(DbIndex db, std::string_view key) {
   CopiedEntry taken;
   std::string scratch;
   taken.value = std::string(value->GetString(&scratch));
-  taken.built = std::string_view(value->EncodingName()) == "raw";
+  taken.built = value->is_built();
   taken.deadline_ms = Slice().GetExpire(db, key);
   return taken;
 }

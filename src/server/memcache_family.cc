@@ -169,7 +169,7 @@ StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
                                ? helio::StrCat(current, request.data)
                                : helio::StrCat(request.data, current);
       McMeta kept{.flags = old.flags, .cas = CasForNewItem(request)};
-      value->SetString(joined);
+      value->SetBuiltString(joined);
       if (kept.flags != 0 || kept.cas != 0) slice.SetMcMeta(kDb, key, value, kept);
       ++McStats::tlocal().total_items;
       *new_cas = kept.cas;

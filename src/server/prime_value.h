@@ -44,15 +44,21 @@ class PrimeValue {
     obj_.SetString(value);
     obj_.SetMcFlags(false);
   }
-  // Stores a string built in place, as APPEND and SETRANGE do (Redis reports raw).
+  // Stores a string built from the old one, as APPEND, SETRANGE and memcached's
+  // append/prepend do: uncompressed (see CompactObj::SetUncompressedString), and marked
+  // so that OBJECT ENCODING says raw, as Redis does.
   void SetBuiltString(std::string_view value) {
-    SetString(value);
+    obj_.SetUncompressedString(value);
+    obj_.SetMcFlags(false);
     obj_.MarkRaw(true);
   }
   void SetInt(int64_t value) {
     obj_.SetInt(value);
     obj_.SetMcFlags(false);
   }
+
+  // Whether the string was last stored by SetBuiltString.
+  bool is_built() const { return obj_.IsMarkedRaw(); }
 
   // OBJECT ENCODING's answer.
   const char* EncodingName() const { return obj_.RedisEncodingName(); }
