@@ -72,7 +72,9 @@
 //    value has at most a few hundred bytes to save. Above 64 KiB every read would decode
 //    the whole value into a transient copy (as for packing, see above), and such values
 //    are few. Compression is on by default and can be switched off for the process
-//    (SetCompression) before any object exists.
+//    (SetCompression) before any object exists; SetUncompressedString skips it for one
+//    string (APPEND and SETRANGE results, which would otherwise be compressed whole again
+//    on every append).
 //
 // Canonical form. The encoding is a function of the content: SetString always picks,
 // in this order, kInt, kInlineRaw (<= 14 bytes), kInlinePacked (ASCII, 15..16),
