@@ -52,6 +52,10 @@ REQUIRED_FAMILIES = {
     "damselfly_thread_connected_clients": "gauge",
     "damselfly_shard_keys": "gauge",
     "damselfly_shard_memory_used_bytes": "gauge",
+    "damselfly_memcache_current_connections": "gauge",
+    "damselfly_memcache_connections": "counter",
+    "damselfly_memcache_commands": "counter",
+    "damselfly_memcache_items": "counter",
 }
 
 
@@ -99,6 +103,40 @@ def test_parses_with_prometheus_client(server):
     assert len(fams["damselfly_thread_commands_processed"].samples) == 2
     shard_keys = [s.value for s in fams["damselfly_shard_keys"].samples]
     assert sum(shard_keys) == 2
+
+
+def test_memcache_traffic_is_counted(mc_server):
+    mc = mc_server.mc_raw()
+
+    def counters():
+        fams = families(scrape(mc_server.port))
+        out = {(s.labels["command"], s.labels["status"]): s.value
+               for s in fams["damselfly_memcache_commands"].samples
+               if s.name == "damselfly_memcache_commands_total"}
+        out["items"] = sample(fams, "damselfly_memcache_items", "damselfly_memcache_items_total")
+        out["processed"] = sample(fams, "damselfly_commands_processed",
+                                  "damselfly_commands_processed_total")
+        out["open"] = sample(fams, "damselfly_memcache_current_connections",
+                             "damselfly_memcache_current_connections")
+        return out
+
+    before = counters()
+    assert mc.call(b"set a 0 0 1\r\nx\r\n") == b"STORED\r\n"
+    assert mc.call(b"get a b\r\n").endswith(b"END\r\n")  # one hit, one miss
+    assert mc.call(b"delete nosuch\r\n") == b"NOT_FOUND\r\n"
+    assert mc.call(b"cas a 0 0 1 12345\r\ny\r\n") == b"EXISTS\r\n"
+    after = counters()
+    delta = {k: after[k] - before[k] for k in after}
+    # As in memcached's stats, cas counts in cmd_set too; a get of two keys counts per key.
+    assert delta[("set", "hit")] == 2
+    assert delta[("get", "hit")] == 1 and delta[("get", "miss")] == 1
+    assert delta[("delete", "miss")] == 1
+    assert delta[("cas", "badval")] == 1
+    assert delta["items"] == 1
+    assert after["open"] >= 1
+    # Each call sends its command and an mn (meta no-op): 8 commands processed. A scrape
+    # counts none.
+    assert delta["processed"] == 8
 
 
 def test_values_match_info(server):

@@ -14,6 +14,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/lookup_prefetcher.h"
 #include "src/server/memcache_family.h"
+#include "src/server/server_state.h"
 #include "src/server/transaction.h"
 
 namespace damselfly {
@@ -58,6 +59,9 @@ void MemcacheService::DispatchMemcache(absl::Span<const MemcacheCommand> command
   // Squashed commands are not checked one by one: while over maxmemory, stores are not
   // squashed.
   const bool over_maxmemory = OverMaxMemory();
+  // Counted for INFO total_commands_processed and /metrics, as RESP commands are: every
+  // command of the batch, whether it succeeds or not.
+  ServerState::tlocal()->stats.commands_processed += commands.size();
   size_t i = 0;
   while (i < commands.size() && !cntx->close_after_reply) {
     const MemcacheCommand& command = commands[i];

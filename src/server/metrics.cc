@@ -152,6 +152,37 @@ std::string RenderMetrics(Service* service) {
   w.Family("errors_total", "counter", "Error replies by error code (the first word of the error).");
   for (const auto& [code, count] : stats.errors_by_code) w.Sample(Label("err", code), count);
 
+  // The memcached port: memcached's `stats` counters, labelled as memcached_exporter
+  // labels them, so that dashboards made for memcached read them with a prefix change.
+  const McStats& mc = stats.memcache;
+  w.Single("memcache_current_connections", "gauge", "Connections open on --memcached_port.",
+           mc.curr_connections);
+  w.Single("memcache_connections_total", "counter",
+           "Connections accepted on --memcached_port.", mc.total_connections);
+  w.Family("memcache_commands_total", "counter",
+           "memcached commands by command and outcome (memcached's stats cmd_*, *_hits, "
+           "*_misses, cas_badval).");
+  const std::pair<const char*, uint64_t> by_outcome[] = {
+      {"command=\"get\",status=\"hit\"", mc.get_hits},
+      {"command=\"get\",status=\"miss\"", mc.get_misses},
+      {"command=\"set\",status=\"hit\"", mc.cmd_set},
+      {"command=\"delete\",status=\"hit\"", mc.delete_hits},
+      {"command=\"delete\",status=\"miss\"", mc.delete_misses},
+      {"command=\"incr\",status=\"hit\"", mc.incr_hits},
+      {"command=\"incr\",status=\"miss\"", mc.incr_misses},
+      {"command=\"decr\",status=\"hit\"", mc.decr_hits},
+      {"command=\"decr\",status=\"miss\"", mc.decr_misses},
+      {"command=\"cas\",status=\"hit\"", mc.cas_hits},
+      {"command=\"cas\",status=\"miss\"", mc.cas_misses},
+      {"command=\"cas\",status=\"badval\"", mc.cas_badval},
+      {"command=\"touch\",status=\"hit\"", mc.touch_hits},
+      {"command=\"touch\",status=\"miss\"", mc.touch_misses},
+      {"command=\"flush\",status=\"hit\"", mc.cmd_flush},
+  };
+  for (const auto& [labels, value] : by_outcome) w.Sample(labels, value);
+  w.Single("memcache_items_total", "counter",
+           "Items stored through --memcached_port (memcached's total_items).", mc.total_items);
+
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   w.Single("cpu_sys_seconds_total", "counter", "System CPU time of the process.", Seconds(usage.ru_stime));

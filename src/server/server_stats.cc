@@ -55,6 +55,7 @@ StatsSnapshot GatherStats() {
     std::vector<std::pair<uint64_t, uint64_t>> keyspace;
     std::vector<CommandCounters> commands;
     std::vector<std::pair<std::string, uint64_t>> errors;
+    McStats memcache;
   };
   std::vector<PerThread> per_thread(pool->size());
   pool->AwaitOnAll([&](unsigned index, helio::io::Proactor* proactor) {
@@ -73,6 +74,7 @@ StatsSnapshot GatherStats() {
     s.net_output_bytes = facade_stats->net_output_bytes;
     s.error_replies = facade_stats->error_replies;
     mine.errors.assign(facade_stats->errors_by_code.begin(), facade_stats->errors_by_code.end());
+    mine.memcache = McStats::tlocal();
     EngineShard* shard = EngineShard::tlocal();
     if (!shard) return;
     s.has_shard = true;
@@ -116,6 +118,7 @@ StatsSnapshot GatherStats() {
       sum.failed += t.commands[i].failed;
     }
     errors.insert(errors.end(), t.errors.begin(), t.errors.end());
+    out.memcache.Add(t.memcache);
   }
   std::sort(errors.begin(), errors.end());
   for (auto& [code, count] : errors) {

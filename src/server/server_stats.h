@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/server/memcache_family.h"
 #include "src/server/server_state.h"
 
 namespace damselfly {
@@ -40,6 +41,7 @@ struct StatsSnapshot {
   std::vector<std::pair<uint64_t, uint64_t>> keyspace;  // per db: keys, keys with a TTL
   std::vector<CommandCounters> commands;               // by CommandId::index, summed
   std::vector<std::pair<std::string, uint64_t>> errors_by_code;  // sorted by code
+  McStats memcache;                                            // summed over the threads
 };
 
 StatsSnapshot GatherStats();
