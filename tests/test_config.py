@@ -1,6 +1,8 @@
 """CONFIG GET / SET / RESETSTAT and INFO sections, through redis-py and raw RESP.
 Validated against redis-server 7.0 (DAMSELFLY_TEST_TARGET=redis)."""
 
+import re
+
 import pytest
 import redis
 
@@ -214,3 +216,29 @@ def test_commandstats_per_subcommand(server):
     assert lines["cmdstat_config|get"].startswith("calls=2,")
     assert lines["cmdstat_config|set"].startswith("calls=0,")
     assert lines["cmdstat_config|set"].endswith(",rejected_calls=1,failed_calls=0")
+
+
+def test_info_latencystats(server):
+    c = server.raw()
+    assert c("CONFIG", "RESETSTAT") == "OK"
+    c("SET", "k", "v")
+    for _ in range(10):
+        c("GET", "k")
+    c("CONFIG", "GET", "maxmemory")
+    text = c("INFO", "latencystats").decode()
+    assert text.startswith("# Latencystats\r\n")
+    lines = dict(line.split(":", 1) for line in text.split("\r\n")[1:] if line)
+    pattern = re.compile(r"p50=(\d+\.\d{3}),p99=(\d+\.\d{3}),p99\.9=(\d+\.\d{3})")
+    for name in ("set", "get", "config|get", "config|resetstat"):
+        match = pattern.fullmatch(lines[f"latency_percentiles_usec_{name}"])
+        assert match, lines
+        p50, p99, p999 = (float(v) for v in match.groups())
+        assert 0 < p50 <= p99 <= p999 < 1_000_000
+    assert "latency_percentiles_usec_del" not in lines  # only commands that ran
+    # Not in the default INFO; in "everything".
+    assert b"# Latencystats" not in c("INFO")
+    assert b"# Latencystats" in c("INFO", "everything")
+    assert c("CONFIG", "RESETSTAT") == "OK"
+    lines = c("INFO", "latencystats").decode().split("\r\n")
+    assert [line.split(":")[0] for line in lines[1:] if line] == [
+        "latency_percentiles_usec_config|resetstat"]

@@ -115,9 +115,16 @@ uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& 
   handler(args, cntx);
   uint64_t end_ticks = CommandClockTicks();
   uint64_t duration_ns = uint64_t(double(end_ticks - start_ticks) * command_clock.ns_per_tick);
-  CommandCounters& counters = ServerState::tlocal()->commands[cid->StatsIndex(args)];
+  ServerState* state = ServerState::tlocal();
+  const size_t index = cid->StatsIndex(args);
+  CommandCounters& counters = state->commands[index];
   ++counters.calls;
   counters.duration_ns += duration_ns;
+  std::unique_ptr<LatencyHistogram>& latency = state->latency[index];
+  if (!latency) [[unlikely]] {
+    latency = std::make_unique<LatencyHistogram>();
+  }
+  latency->Record(duration_ns);
   counters.failed += cntx->reply_builder()->errors_sent() != errors_before;
   if (MonitorsActive()) [[unlikely]] {
     FeedMonitors(cid, args, cntx);

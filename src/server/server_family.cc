@@ -246,6 +246,20 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
       field(helio::StrCat("db", db), helio::StrCat("keys=", keys, ",expires=", expires, ",avg_ttl=0"));
     }
   }
+  // Not in the default set either; Redis 7's default percentiles (latency-tracking-info-
+  // percentiles "50 99 99.9").
+  if (show_extra("latencystats")) {
+    header("Latencystats");
+    const std::vector<std::unique_ptr<LatencyHistogram>> latency = GatherLatency();
+    ForEachCommandName(service->registry(), [&](const std::string& name, uint16_t index) {
+      const std::unique_ptr<LatencyHistogram>& h = latency[index];
+      if (!h || h->count() == 0) return;
+      field(helio::StrCat("latency_percentiles_usec_", name),
+            helio::StrCat("p50=", FormatDouble("%.3f", h->PercentileUs(50)),
+                          ",p99=", FormatDouble("%.3f", h->PercentileUs(99)),
+                          ",p99.9=", FormatDouble("%.3f", h->PercentileUs(99.9))));
+    });
+  }
   cntx->reply_builder()->SendVerbatim(out);
 }
 

@@ -9,12 +9,14 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "src/facade/command_registry.h"
 #include "src/facade/resp_connection.h"
+#include "src/server/latency_histogram.h"
 
 namespace damselfly {
 
@@ -51,6 +53,9 @@ class ServerState {
   absl::flat_hash_set<facade::RespConnection*> connections;
   ThreadStats stats;
   std::array<CommandCounters, facade::CommandRegistry::kMaxCommands> commands{};
+  // Per command, as `commands`; made when the command first runs on this thread (9 KiB
+  // each, so only the commands in use cost memory).
+  std::array<std::unique_ptr<LatencyHistogram>, facade::CommandRegistry::kMaxCommands> latency;
   std::deque<SlowLogEntry> slowlog;  // newest first, at most --slowlog_max_len
 };
 

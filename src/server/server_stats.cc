@@ -131,19 +131,44 @@ StatsSnapshot GatherStats() {
   return out;
 }
 
-void ForEachCommandStat(const facade::CommandRegistry& registry, const StatsSnapshot& stats,
-                        const std::function<void(const std::string&, const CommandCounters&)>& fn) {
-  auto visit = [&](std::string name, uint16_t index) {
-    const CommandCounters& c = stats.commands[index];
-    if (c.calls || c.rejected || c.failed) fn(name, c);
-  };
+void ForEachCommandName(const facade::CommandRegistry& registry,
+                        const std::function<void(const std::string&, uint16_t)>& fn) {
   registry.ForEach([&](const facade::CommandId& cid) {
     std::string name = helio::AsciiStrToLower(cid.name);
-    visit(name, cid.index);
+    fn(name, cid.index);
     for (const facade::SubcommandSpec& sub : cid.subcommands) {
-      visit(helio::StrCat(name, "|", helio::AsciiStrToLower(sub.name)), sub.index);
+      fn(helio::StrCat(name, "|", helio::AsciiStrToLower(sub.name)), sub.index);
     }
   });
+}
+
+void ForEachCommandStat(const facade::CommandRegistry& registry, const StatsSnapshot& stats,
+                        const std::function<void(const std::string&, const CommandCounters&)>& fn) {
+  ForEachCommandName(registry, [&](const std::string& name, uint16_t index) {
+    const CommandCounters& c = stats.commands[index];
+    if (c.calls || c.rejected || c.failed) fn(name, c);
+  });
+}
+
+std::vector<std::unique_ptr<LatencyHistogram>> GatherLatency() {
+  helio::io::ProactorPool* pool = shard_set->pool();
+  // Copies of the histograms a thread has, with their command indexes.
+  using Copies = std::vector<std::pair<size_t, LatencyHistogram>>;
+  std::vector<Copies> per_thread(pool->size());
+  pool->AwaitOnAll([&](unsigned index, helio::io::Proactor*) {
+    const ServerState* state = ServerState::tlocal();
+    for (size_t i = 0; i < state->latency.size(); ++i) {
+      if (state->latency[i]) per_thread[index].emplace_back(i, *state->latency[i]);
+    }
+  });
+  std::vector<std::unique_ptr<LatencyHistogram>> merged(facade::CommandRegistry::kMaxCommands);
+  for (const Copies& copies : per_thread) {
+    for (const auto& [i, histogram] : copies) {
+      if (!merged[i]) merged[i] = std::make_unique<LatencyHistogram>();
+      merged[i]->Merge(histogram);
+    }
+  }
+  return merged;
 }
 
 void ResetStats() {
@@ -154,6 +179,7 @@ void ResetStats() {
     state->stats.shard_hops = 0;
     state->stats.remote_commands = 0;
     state->commands.fill(CommandCounters{});
+    for (auto& latency : state->latency) latency.reset();
     facade::FacadeStats* facade_stats = facade::FacadeStats::tlocal();
     facade_stats->net_input_bytes = facade_stats->net_output_bytes = 0;
     facade_stats->ResetErrors();

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,7 +52,17 @@ StatsSnapshot GatherStats();
 void ForEachCommandStat(const facade::CommandRegistry& registry, const StatsSnapshot& stats,
                         const std::function<void(const std::string&, const CommandCounters&)>& fn);
 
-// CONFIG RESETSTAT: zeroes the counters INFO stats/commandstats/errorstats show.
+// Calls fn(name, index) for every command and subcommand in `registry`: names as
+// commandstats shows them, index as CommandId::index (StatsIndex).
+void ForEachCommandName(const facade::CommandRegistry& registry,
+                        const std::function<void(const std::string&, uint16_t)>& fn);
+
+// Every thread's latency histograms, merged per command (by CommandId::index); null for
+// commands that have not run since start-up or CONFIG RESETSTAT. From a fiber.
+std::vector<std::unique_ptr<LatencyHistogram>> GatherLatency();
+
+// CONFIG RESETSTAT: zeroes the counters INFO stats/commandstats/errorstats/latencystats
+// show.
 void ResetStats();
 
 // Process figures shared by INFO and /metrics.
