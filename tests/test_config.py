@@ -235,6 +235,9 @@ def test_info_latencystats(server):
         p50, p99, p999 = (float(v) for v in match.groups())
         assert 0 < p50 <= p99 <= p999 < 1_000_000
     assert "latency_percentiles_usec_del" not in lines  # only commands that ran
+    pairs = c("CONFIG", "GET", "latency-tracking*")
+    assert dict(zip(pairs[::2], pairs[1::2])) == {
+        b"latency-tracking-info-percentiles": b"50 99 99.9", b"latency-tracking": b"yes"}
     # Not in the default INFO; in "everything".
     assert b"# Latencystats" not in c("INFO")
     assert b"# Latencystats" in c("INFO", "everything")

@@ -120,6 +120,9 @@ const std::vector<ConfigParam>& Params() {
       {"appendonly", [] { return std::string("no"); }, nullptr},
       {"timeout", [] { return std::string("0"); }, nullptr},
       {"maxclients", [] { return std::string("10000"); }, nullptr},
+      // INFO latencystats: always on, with Redis 7's default percentiles.
+      {"latency-tracking", [] { return std::string("yes"); }, nullptr},
+      {"latency-tracking-info-percentiles", [] { return std::string("50 99 99.9"); }, nullptr},
   };
   return params;
 }
