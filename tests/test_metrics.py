@@ -52,6 +52,7 @@ REQUIRED_FAMILIES = {
     "damselfly_thread_connected_clients": "gauge",
     "damselfly_shard_keys": "gauge",
     "damselfly_shard_memory_used_bytes": "gauge",
+    "damselfly_commands_latency_seconds": "histogram",
     "damselfly_memcache_current_connections": "gauge",
     "damselfly_memcache_connections": "counter",
     "damselfly_memcache_commands": "counter",
@@ -137,6 +138,24 @@ def test_memcache_traffic_is_counted(mc_server):
     # Each call sends its command and an mn (meta no-op): 8 commands processed. A scrape
     # counts none.
     assert delta["processed"] == 8
+
+
+def test_latency_histogram(server):
+    c = server.client()
+    c.config_resetstat()
+    for i in range(50):
+        c.set(f"k{i}", "v")
+    fams = families(scrape(server.port))
+    buckets = [(s.labels["le"], s.value) for s in fams["damselfly_commands_latency_seconds"].samples
+               if s.name.endswith("_bucket") and s.labels["cmd"] == "set"]
+    assert buckets[-1] == ("+Inf", 50)
+    assert [v for _, v in buckets] == sorted(v for _, v in buckets)  # cumulative
+    assert buckets[0][0] == "1e-07" and buckets[-2][0] == "1"
+    assert sample(fams, "damselfly_commands_latency_seconds",
+                  "damselfly_commands_latency_seconds_count", cmd="set") == 50
+    total = sample(fams, "damselfly_commands_latency_seconds",
+                   "damselfly_commands_latency_seconds_sum", cmd="set")
+    assert 0 < total < 1
 
 
 def test_values_match_info(server):

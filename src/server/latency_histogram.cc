@@ -24,6 +24,13 @@ uint64_t LatencyHistogram::HighestInBucket(size_t bucket) {
 void LatencyHistogram::Merge(const LatencyHistogram& other) {
   for (size_t i = 0; i < kBuckets; ++i) counts_[i] += other.counts_[i];
   total_ += other.total_;
+  sum_ns_ += other.sum_ns_;
+}
+
+uint64_t LatencyHistogram::CountAtMost(uint64_t ns) const {
+  uint64_t count = 0;
+  for (size_t i = 0; i < kBuckets && HighestInBucket(i) <= ns; ++i) count += counts_[i];
+  return count;
 }
 
 double LatencyHistogram::PercentileUs(double percentile) const {

@@ -20,11 +20,21 @@ namespace damselfly {
 
 class LatencyHistogram {
  public:
-  void Record(uint64_t duration_ns) { ++counts_[BucketOf(duration_ns)]; ++total_; }
+  void Record(uint64_t duration_ns) {
+    ++counts_[BucketOf(duration_ns)];
+    ++total_;
+    sum_ns_ += duration_ns;
+  }
 
   void Merge(const LatencyHistogram& other);
 
   uint64_t count() const { return total_; }
+  uint64_t sum_ns() const { return sum_ns_; }
+
+  // How many recorded durations are at most `ns`, counting whole buckets: the bucket
+  // that straddles `ns` (at most 1/32 of it wide) counts as above it. For Prometheus's
+  // cumulative `le` buckets.
+  uint64_t CountAtMost(uint64_t ns) const;
 
   // The duration, in microseconds, that `percentile` percent (0 < percentile <= 100) of
   // the recorded ones do not exceed: the highest duration of the bucket that holds that
@@ -43,6 +53,7 @@ class LatencyHistogram {
 
   std::array<uint64_t, kBuckets> counts_{};
   uint64_t total_ = 0;
+  uint64_t sum_ns_ = 0;
 };
 
 }  // namespace damselfly

@@ -65,12 +65,28 @@ TEST(LatencyHistogramTest, HugeDurationsShareTheLastBucket) {
   EXPECT_DOUBLE_EQ(h.PercentileUs(100), double((uint64_t{1} << 40) - 1) / 1000);
 }
 
+TEST(LatencyHistogramTest, CountAtMostCountsWholeBuckets) {
+  LatencyHistogram h;
+  for (uint64_t ns : {10, 63, 64, 1000, 1000, 5000, 1000000}) h.Record(ns);
+  EXPECT_EQ(h.sum_ns(), 10u + 63 + 64 + 1000 + 1000 + 5000 + 1000000);
+  EXPECT_EQ(h.CountAtMost(0), 0u);
+  EXPECT_EQ(h.CountAtMost(10), 1u);
+  EXPECT_EQ(h.CountAtMost(64), 2u);  // 64 is in the bucket [64, 65]
+  EXPECT_EQ(h.CountAtMost(65), 3u);
+  EXPECT_EQ(h.CountAtMost(2000), 5u);
+  EXPECT_EQ(h.CountAtMost(1000000 * 33 / 32), 7u);
+  EXPECT_EQ(h.CountAtMost(UINT64_MAX), 7u);
+  // 1000 ns lies in the bucket [992, 1007]: a bound inside it counts it above.
+  EXPECT_EQ(h.CountAtMost(1000), 3u);
+}
+
 TEST(LatencyHistogramTest, MergeAddsCounts) {
   LatencyHistogram a, b;
   for (int i = 0; i < 90; ++i) a.Record(1000);
   for (int i = 0; i < 10; ++i) b.Record(1000000);
   a.Merge(b);
   EXPECT_EQ(a.count(), 100u);
+  EXPECT_EQ(a.sum_ns(), 90u * 1000 + 10u * 1000000);
   EXPECT_NEAR(a.PercentileUs(50), 1.0, 0.04);
   EXPECT_NEAR(a.PercentileUs(95), 1000.0, 40);
 }

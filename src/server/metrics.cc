@@ -24,8 +24,10 @@ class MetricsWriter {
     name_ = name;
   }
   // A sample of the current family; `labels` is "" or `key="value",...` (escaped).
-  void Sample(std::string_view labels, double value) {
-    helio::StrAppend(&out_, "damselfly_", name_);
+  void Sample(std::string_view labels, double value) { SuffixedSample("", labels, value); }
+  // A sample named after the family plus `suffix` (a histogram's _bucket, _sum, _count).
+  void SuffixedSample(std::string_view suffix, std::string_view labels, double value) {
+    helio::StrAppend(&out_, "damselfly_", name_, suffix);
     if (!labels.empty()) helio::StrAppend(&out_, "{", labels, "}");
     char buf[40];
     snprintf(buf, sizeof(buf), " %.17g\n", value);
@@ -62,6 +64,13 @@ std::string Label(std::string_view key, std::string_view value) {
 }
 
 double Seconds(timeval tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
+
+// A histogram bound as Prometheus clients print them: "1e-06", "2.5e-05", "0.001", "1".
+std::string FormatBound(double seconds) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%g", seconds);
+  return buf;
+}
 
 std::string RenderStatusPage() {
   StatsSnapshot stats = GatherStats();
@@ -131,6 +140,28 @@ std::string RenderMetrics(Service* service) {
   for_each_called([&](const std::string& label, const CommandCounters& c) { w.Sample(label, c.rejected); });
   w.Family("commands_failed_calls_total", "counter", "Calls that replied with an error, per command.");
   for_each_called([&](const std::string& label, const CommandCounters& c) { w.Sample(label, c.failed); });
+
+  // Latency per command as a Prometheus histogram, from the same histograms as INFO
+  // latencystats: histogram_quantile() over rate() of these gives windowed percentiles.
+  // Bounds from 100 ns to 1 s in 1-2.5-5 steps: a GET runs in well under 1 us.
+  w.Family("commands_latency_seconds", "histogram",
+           "Time each command took to run (counts per bound within 1/32 of the bound).");
+  static constexpr double kBoundsUs[] = {0.1,  0.25, 0.5,  1,     2.5,   5,     10,    25,
+                                         50,   100,  250,  500,   1000,  2500,  5000,  1e4,
+                                         2.5e4, 5e4, 1e5,  2.5e5, 5e5,   1e6};
+  const std::vector<std::unique_ptr<LatencyHistogram>> latency = GatherLatency();
+  ForEachCommandName(service->registry(), [&](const std::string& name, uint16_t index) {
+    const std::unique_ptr<LatencyHistogram>& h = latency[index];
+    if (!h || h->count() == 0) return;
+    const std::string cmd = Label("cmd", name);
+    for (double bound_us : kBoundsUs) {
+      w.SuffixedSample("_bucket", helio::StrCat(cmd, ",", Label("le", FormatBound(bound_us / 1e6))),
+                       h->CountAtMost(uint64_t(bound_us * 1000)));
+    }
+    w.SuffixedSample("_bucket", helio::StrCat(cmd, ",", Label("le", "+Inf")), h->count());
+    w.SuffixedSample("_sum", cmd, h->sum_ns() / 1e9);
+    w.SuffixedSample("_count", cmd, h->count());
+  });
 
   w.Single("keyspace_hits_total", "counter", "Key lookups that found the key.", t.hits);
   w.Single("keyspace_misses_total", "counter", "Key lookups that did not find the key.", t.misses);
