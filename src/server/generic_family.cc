@@ -202,7 +202,7 @@ void CmdObject(CmdArgList args, ConnectionContext* cntx) {
 // block belongs to its shard's thread).
 struct CopiedEntry {
   std::string value;
-  bool built = false;  // stored by SetBuiltString (APPEND, SETRANGE): so it stays
+  bool built = false;  // stored by SetBuiltString (APPEND, SETRANGE); the copy is too
   int64_t deadline_ms = 0;
 };
 
