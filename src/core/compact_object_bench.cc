@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -52,6 +53,23 @@ std::string Json(std::mt19937_64& rng, size_t size) {  // as tools/value-gen.py 
   return value;
 }
 
+std::string Words(std::mt19937_64& rng, size_t size) {  // prose from a small vocabulary
+  static const char* const kWords[] = {
+      "the",  "quick", "brown", "fox",   "jumps", "over",  "lazy", "dog",  "and",   "of",
+      "to",   "in",    "is",    "that",  "for",   "it",    "as",   "was",  "with",  "be",
+      "by",   "on",    "not",   "he",    "this",  "are",   "or",   "his",  "from",  "at",
+      "which", "but",  "have",  "an",    "had",   "they",  "you",  "were", "their", "one",
+      "all",  "we",    "can",   "her",   "has",   "there", "been", "if",   "more",  "when",
+      "will", "would", "who",   "so",    "no"};
+  std::string value;
+  while (value.size() < size) {
+    value += kWords[rng() % std::size(kWords)];
+    value += ' ';
+  }
+  value.resize(size);
+  return value;
+}
+
 std::string Text(std::mt19937_64& rng, size_t size) {  // random printable ASCII
   std::string value(size, ' ');
   for (char& c : value) c = static_cast<char>(32 + rng() % 95);
@@ -79,7 +97,8 @@ int main(int argc, char** argv) {
   }
   const Shape shapes[] = {
       {"padded", Padded, 1024}, {"repeated", Repeated, 1024}, {"json", Json, 512},
-      {"json", Json, 1024},     {"json", Json, 4096},         {"text", Text, 1024},
+      {"json", Json, 1024},     {"json", Json, 4096},         {"words", Words, 1024},
+      {"text", Text, 1024},
       {"binary", Binary, 1024}, {"binary", Binary, 4096},
   };
   std::printf("| shape | bytes | compression | block bytes | store ns | read ns |\n");
