@@ -10,6 +10,14 @@ def err(message):
     return RespError(message)
 
 
+def json_records(size):
+    """`size` bytes of JSON records that differ in their numbers: a value that damselfly
+    keeps LZF-compressed (it compresses about 3 to 1)."""
+    out = b"".join(b'{"id":%d,"name":"user%d","active":true},' % (i * 7919 % 100000, i % 977)
+                   for i in range(size // 30 + 1))
+    return out[:size]
+
+
 def wait_for(predicate, timeout=3.0, interval=0.02, what="condition"):
     """Polls predicate() until it returns a truthy value; returns that value.
 

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from conftest import damselfly_binary, free_port
-from helpers import err, info_fields
+from helpers import err, info_fields, json_records
 from resp_client import RawConnection
 
 pytestmark = pytest.mark.damselfly_only
@@ -110,8 +110,7 @@ def test_compressed_values_take_less_memory(server_factory):
     # A 1 KiB JSON document compresses to a few hundred bytes; 1 KiB of random bytes does
     # not, and takes its exact size. With --compress_values=false the JSON takes its
     # 7-bit packed size (896 bytes).
-    json = b"".join(b'{"id":%d,"name":"user%d","active":true},' % (i * 7919 % 100000, i % 977)
-                    for i in range(40))[:1024]
+    json = json_records(1024)
     for flags, json_range in (((), (100, 600)), (("--compress_values=false",), (896, 1000))):
         c = server_factory(*flags).raw()
         c("SET", "json", json)
@@ -137,8 +136,7 @@ def test_appended_values_are_not_compressed(server):
     # cost far more than the change, so such values stay uncompressed until the next SET.
     # RENAME keeps each kind as it is.
     c = server.raw()
-    json = b"".join(b'{"id":%d,"name":"user%d","active":true},' % (i * 7919 % 100000, i % 977)
-                    for i in range(40))[:1024]
+    json = json_records(1024)
     c("SET", "k", json)
     compressed = c("MEMORY", "USAGE", "k")
     assert compressed < 600

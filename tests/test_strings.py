@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from helpers import err
+from helpers import err, json_records
 
 SYNTAX = err("ERR syntax error")
 NOT_INT = err("ERR value is not an integer or out of range")
@@ -465,15 +465,13 @@ def test_setrange_errors(server):
 # command may tell. These run against redis-server too, as the reference.
 
 def compressible_values():
-    json = b"".join(b'{"id":%d,"name":"user%d","active":true},' % (i * 7919 % 100000, i % 977)
-                    for i in range(400))
     return {
         "padded": b"value:42" + b"\0" * 1016,  # DEBUG POPULATE's shape
         "x511": b"x" * 511,
         "x512": b"x" * 512,
         "x513": b"x" * 513,
-        "json": json[:1024],
-        "json_big": (json * 4)[:65536],
+        "json": json_records(1024),
+        "json_big": json_records(65536),
         "beyond": b"ab" * 32769,  # 65538 bytes: stays uncompressed
         "binary_runs": (bytes(range(256)) * 3 + b"\xff" * 300),
     }
@@ -497,7 +495,7 @@ def test_compressible_values_read_back_exactly(server):
 
 def test_compressible_values_modified_in_place(server):
     c = server.raw()
-    value = compressible_values()["json"]
+    value = json_records(1024)
     c("SET", "k", value)
     assert c("APPEND", "k", b"\0" * 500) == len(value) + 500
     value += b"\0" * 500
