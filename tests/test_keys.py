@@ -450,3 +450,64 @@ def test_active_expiry_without_access(server):
     assert keyspace["db0"].startswith("keys=1,expires=0,"), keyspace
     after = int(info_fields(c, "stats")["expired_keys"])
     assert after - before == 100
+
+
+# ------------------------------------------------------------------ MOVE, SWAPDB, key specs
+
+
+def test_move(server):
+    c = server.raw()
+    c("SET", "k", "v", "EX", "100")
+    assert c("MOVE", "k", "1") == 1
+    assert c("EXISTS", "k") == 0
+    c("SELECT", "1")
+    assert c("GET", "k") == b"v"
+    assert 0 < c("TTL", "k") <= 100  # the deadline moves with the key
+    c("SELECT", "0")
+    assert c("MOVE", "k", "1") == 0  # missing here
+    c("SET", "k", "here")
+    assert c("MOVE", "k", "1") == 0  # exists there
+    assert c("GET", "k") == b"here"
+    assert c("MOVE", "k", "0") == err("ERR source and destination objects are the same")
+    assert c("MOVE", "k", "100000") == err("ERR DB index is out of range")
+    assert c("MOVE", "k", "-1") == err("ERR DB index is out of range")
+    assert c("MOVE", "k", "x") == err("ERR value is not an integer or out of range")
+    assert c("MOVE", "k") == err("ERR wrong number of arguments for 'move' command")
+
+
+def test_swapdb(server):
+    c, other = server.raw(), server.raw()
+    c("SET", "a", "in0")
+    other("SELECT", "1")
+    other("SET", "b", "in1")
+    assert c("SWAPDB", "0", "1") == "OK"
+    assert c("GET", "b") == b"in1"
+    assert c("EXISTS", "a") == 0
+    assert other("GET", "a") == b"in0"
+    assert c("SWAPDB", "0", "0") == "OK"
+    assert c("DBSIZE") == 1
+    assert c("SWAPDB", "x", "1") == err("ERR invalid first DB index")
+    assert c("SWAPDB", "0", "x") == err("ERR invalid second DB index")
+    assert c("SWAPDB", "0", "100000") == err("ERR DB index is out of range")
+    assert c("SWAPDB", "-1", "0") == err("ERR DB index is out of range")
+
+
+def test_command_getkeys_and_flags(server):
+    c = server.raw()
+    assert c("COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2") == [b"a", b"b"]
+    assert c("COMMAND", "GETKEYS", "RENAME", "a", "b") == [b"a", b"b"]
+    assert c("COMMAND", "GETKEYSANDFLAGS", "COPY", "a", "b") == [
+        [b"a", ["RO", "access"]], [b"b", ["OW", "update"]]]
+    assert c("COMMAND", "GETKEYSANDFLAGS", "DEL", "a", "b") == [
+        [b"a", ["RM", "delete"]], [b"b", ["RM", "delete"]]]
+    assert c("COMMAND", "GETKEYSANDFLAGS", "GET", "a") == [[b"a", ["RO", "access"]]]
+    assert c("COMMAND", "GETKEYS", "PING", "x") == err("ERR The command has no key arguments")
+    assert c("COMMAND", "GETKEYS", "NOPE", "a") == err("ERR Invalid command specified")
+    assert c("COMMAND", "GETKEYS", "GET", "a", "b") == err(
+        "ERR Invalid number of arguments specified for command")
+    assert c("COMMAND", "GETKEYS", "GET") == err(
+        "ERR wrong number of arguments for 'command|getkeys' command")
+    info = c("COMMAND", "INFO", "RENAME")[0]
+    specs = info[8]
+    assert len(specs) == 2
+    assert c("COMMAND", "INFO", "MOVE")[0][3:6] == [1, 1, 1]

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import TARGET, ServerHandle
 from helpers import err, info_fields, wait_for
-from resp_client import RawConnection, encode_command
+from resp_client import RawConnection, RespError, encode_command
 
 TORN_READ_SECONDS = float(os.environ.get("DAMSELFLY_TORN_READ_SECONDS", "5"))
 EXECABORT = err("EXECABORT Transaction discarded because of previous errors.")
@@ -552,3 +552,74 @@ def test_pipelined_watch_then_own_write(srv):
     c = srv.raw()
     c.send_many([("WATCH", "a"), ("SET", "a", "1"), ("MULTI",), ("GET", "a"), ("EXEC",)])
     assert [c.read() for _ in range(5)] == ["OK", "OK", "OK", "QUEUED", None]
+
+
+# ------------------------------------------------------------------ WATCH counts real changes
+
+
+@pytest.mark.parametrize("no_op", [
+    ("SET", "{a}", "new", "NX"),     # SET NX of an existing key
+    ("SET", "{a}missing", "v", "XX"),  # SET XX of a missing key
+    ("DEL", "{a}missing"),           # DEL of a missing key
+    ("EXPIRE", "{a}", "100", "XX"),  # EXPIRE XX of a key without a TTL
+    ("PERSIST", "{a}"),              # PERSIST of a key without a TTL
+    ("GETDEL", "{a}missing"),        # failed GETDEL
+    ("SETNX", "{a}", "x"),
+    ("RENAMENX", "{a}missing", "{a}"),
+    ("INCR", "{a}"),                  # fails: not an integer
+    ("GETEX", "{a}"),                 # no option: a read
+    ("APPEND", "{a}unwatched", "x"),  # a real change of another key
+], ids=lambda cmd: " ".join(cmd))
+def test_watch_ignores_writes_that_change_nothing(srv, no_op):
+    c, other = srv.raw(), srv.raw()
+    c("SET", "{a}", "value")
+    assert c("WATCH", "{a}", "{a}missing") == "OK"
+    other(*no_op)
+    assert watched_exec(c, ("SET", "{a}other", "1")) == ["OK"]
+
+
+def test_watch_sees_real_changes_of_each_kind(srv):
+    c, other = srv.raw(), srv.raw()
+    changes = [
+        ("SET", "{a}", "new", "XX"), ("EXPIRE", "{a}", "100"), ("PERSIST", "{a}"),
+        ("APPEND", "{a}", "x"), ("DEL", "{a}"), ("SETNX", "{a}", "x"),
+        ("RENAME", "{a}", "{a}2"), ("RENAME", "{a}2", "{a}"), ("MOVE", "{a}", "1"),
+    ]
+    for change in changes:
+        c("SELECT", "0")
+        if change[0] == "PERSIST":
+            c("EXPIRE", "{a}", "100")
+        if change[0] == "RENAME" and change[1] == "{a}2":
+            c("SET", "{a}2", "v")
+        if change[0] not in ("SETNX",) and not c("EXISTS", "{a}"):
+            c("SET", "{a}", "v")
+        assert c("WATCH", "{a}") == "OK", change
+        assert not isinstance(other(*change), RespError), change
+        assert watched_exec(c, ("SET", "{a}other", "1")) is None, change
+        other("SELECT", "1")
+        other("DEL", "{a}")
+        other("SELECT", "0")
+
+
+def test_watch_and_swapdb(srv):
+    c, other = srv.raw(), srv.raw()
+    assert c("WATCH", "{a}missing") == "OK"
+    assert other("SWAPDB", "0", "1") == "OK"
+    assert watched_exec(c, ("SET", "{a}x", "1")) == ["OK"]  # existed in neither database
+    other("SELECT", "1")
+    other("SET", "{a}", "in1")
+    assert c("WATCH", "{a}") == "OK"
+    assert other("SWAPDB", "0", "1") == "OK"
+    assert watched_exec(c, ("GET", "{a}")) is None  # existed in the other database
+    assert c("GET", "{a}") == b"in1"
+
+
+def test_flushall_and_swapdb_inside_exec(srv):
+    c = srv.raw()
+    a, b = two_shard_keys(srv)
+    c("SET", a, "1")
+    assert c("MULTI") == "OK"
+    for cmd in (("SET", b, "2"), ("SWAPDB", "0", "1"), ("DBSIZE",), ("SELECT", "1"),
+                ("MGET", a, b), ("FLUSHALL",), ("DBSIZE",)):
+        assert c(*cmd) == "QUEUED"
+    assert c("EXEC") == ["OK", "OK", 0, "OK", [b"1", b"2"], "OK", 0]

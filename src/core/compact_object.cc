@@ -194,7 +194,21 @@ void CompactObj::GetString(std::string* out) const {
   }
 }
 
-size_t CompactObj::MallocUsed() const { return IsHeapString() ? ObjUsableSize(HeapPtr()) : 0; }
+size_t CompactObj::MallocUsed() const {
+  if (IsObject()) return GetObject()->MallocUsed();
+  return IsHeapString() ? ObjUsableSize(HeapPtr()) : 0;
+}
+
+void CompactObj::SetObject(uint8_t type, uint8_t encoding, TypedObject* object) {
+  DCHECK_NE(type, 0);
+  DCHECK(object != nullptr);
+  ReleaseHeap();
+  uint8_t payload[kInlineLen] = {};
+  std::memcpy(payload, &object, sizeof(object));
+  payload[kObjTypeOffset] = type;
+  payload[kObjEncodingOffset] = encoding;
+  SetContent(payload, MakeTag(kObject, 0));
+}
 
 const char* CompactObj::RedisEncodingName() const {
   if (flags_ & kRawFlag) return "raw";
@@ -213,7 +227,8 @@ size_t CompactObj::HeapBlockLen() const {
   }
 }
 
-void CompactObj::FreeHeapBlock() {
+void CompactObj::ReleaseOwned() {
+  if (IsObject()) return TypedObject::Destroy(GetObject());
   CountCompressed(-1);
   ObjFree(HeapPtr());
 }

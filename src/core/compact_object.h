@@ -1,5 +1,5 @@
-// CompactObj: a 16-byte holder for a key or a string value, the unit a shard's table
-// stores per entry.
+// CompactObj: a 16-byte holder for a key or a value (a string, or a pointer to a typed
+// object: a list, a hash...), the unit a shard's table stores per entry.
 //
 // The problem. A Redis-style store keeps tens of millions of small keys and values; with
 // std::string (32 bytes, plus a heap block past 15 characters) or Redis's 16-byte robj
@@ -24,8 +24,8 @@
 //   kHeapPacked     block pointer in [0, 8), 48-bit length [8, 14) 0
 //   kHeapLzf        block pointer in [0, 8), 24-bit length [8, 11),     0
 //                   24-bit block length [11, 14)
-//   kObject         reserved for collections: pointer in [0, 8), type in [8]; nothing
-//                   creates it yet, and the methods below all expect a string
+//   kObject         a TypedObject (typed_object.h), owned: pointer in [0, 8), the
+//                   server's type number in [8] and encoding number in [9]
 //
 // Why these numbers:
 //  - 14 inline bytes: two bytes of metadata (tag, flags) are the least that can carry the
@@ -101,6 +101,7 @@
 
 #include "absl/hash/hash.h"
 #include "absl/strings/string_view.h"
+#include "src/core/typed_object.h"
 
 namespace damselfly::core {
 
@@ -187,6 +188,26 @@ class alignas(8) CompactObj {
   // Flags as SetString.
   void SetInt(int64_t value);
 
+  // Holds `object` (made by TypedObject::Make on this thread), taking ownership, with the
+  // caller's numbers for its type and encoding; frees the previous content. Keeps
+  // has_expire, has_mc_flags and the spare bits; clears the raw mark.
+  // REQUIRES: type != 0 (0 is how PrimeValue numbers strings), object != nullptr.
+  void SetObject(uint8_t type, uint8_t encoding, TypedObject* object);
+  // Whether this holds a typed object rather than a string. The string methods below
+  // (Size, GetSlice, Hash, ==...) REQUIRE !IsObject(); MallocUsed works for both.
+  bool IsObject() const { return encoding() == kObject; }
+  // The type number given to SetObject; 0 for a string.
+  uint8_t ObjectType() const { return IsObject() ? payload_[kObjTypeOffset] : 0; }
+  // The encoding number given to SetObject (or SetObjectEncoding). REQUIRES: IsObject().
+  uint8_t ObjectEncoding() const { return payload_[kObjEncodingOffset]; }
+  // Records a new encoding of the same object (a listpack converted in place to a hash
+  // table keeps its TypedObject wrapper). REQUIRES: IsObject().
+  void SetObjectEncoding(uint8_t encoding) { payload_[kObjEncodingOffset] = encoding; }
+  // The held object, or nullptr when this holds a string.
+  TypedObject* GetObject() const {
+    return IsObject() ? static_cast<TypedObject*>(HeapPtr()) : nullptr;
+  }
+
   // Returns the length of the logical string. O(1).
   size_t Size() const { return encoding() < kHeapRaw ? SmallLen() : HeapLen(); }
 
@@ -247,8 +268,8 @@ class alignas(8) CompactObj {
   // buffer).
   uint64_t Hash() const { return IsRawString() ? HashKey(RawView()) : HashDecoded(); }
 
-  // Returns the bytes of this object's heap block (ObjUsableSize), 0 when inline. The
-  // 16 bytes of the object itself are not included.
+  // Returns the bytes of this object's heap block (ObjUsableSize), or its typed object's
+  // MallocUsed, 0 when inline. The 16 bytes of the object itself are not included.
   size_t MallocUsed() const;
 
   // Whether the content lives in the 16 bytes (no heap block).
@@ -295,6 +316,8 @@ class alignas(8) CompactObj {
   static constexpr size_t kHeapLenBytes = 6;
   static constexpr int kLzfLenBits = 24;  // kHeapLzf splits the 48 bits in two
   static constexpr uint64_t kLzfLenMask = (uint64_t{1} << kLzfLenBits) - 1;
+  static constexpr size_t kObjTypeOffset = 8;  // kObject: type and encoding after the pointer
+  static constexpr size_t kObjEncodingOffset = 9;
 
   Encoding encoding() const { return static_cast<Encoding>(tag_ & kEncodingMask); }
   size_t SmallLen() const { return tag_ >> kSmallLenShift; }
@@ -335,11 +358,12 @@ class alignas(8) CompactObj {
 
   void SetFlag(Flag flag, bool on) { flags_ = on ? (flags_ | flag) : (flags_ & ~flag); }
 
-  // Frees the heap block, if any, leaving the payload stale.
+  // Frees the heap block or typed object, if any, leaving the payload stale. One compare
+  // for inline content: the encodings that own memory are numbered last.
   void ReleaseHeap() {
-    if (IsHeapString()) FreeHeapBlock();
+    if (encoding() >= kHeapRaw) ReleaseOwned();
   }
-  void FreeHeapBlock();
+  void ReleaseOwned();
 
   // Adds (+1) or removes (-1) this object's content in ThreadCompressionStats() when it
   // is compressed.

@@ -709,5 +709,59 @@ TEST(CompactObjTest, RandomizedAgainstStdString) {
   EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
 }
 
+// A typed object that counts its live instances and owns a vector in the object heap.
+class CountedObject : public TypedObject {
+ public:
+  static inline int live = 0;
+  explicit CountedObject(size_t n) : items_(n, 7) { ++live; }
+  ~CountedObject() override { --live; }
+  size_t MallocUsed() const override {
+    return ObjUsableSize(const_cast<CountedObject*>(this)) +
+           (items_.empty() ? 0 : ObjUsableSize(const_cast<uint64_t*>(items_.data())));
+  }
+  void Serialize(std::string* out) const override { out->append(std::to_string(items_.size())); }
+
+ private:
+  std::vector<uint64_t, ObjAllocator<uint64_t>> items_;
+};
+
+TEST(CompactObjTest, OwnsTypedObjects) {
+  const size_t baseline = ThreadObjHeapUsedBytes();
+  {
+    CompactObj obj("a string first");
+    obj.SetExpire(true);
+    obj.SetObject(3, 1, TypedObject::Make<CountedObject>(100));
+    EXPECT_EQ(CountedObject::live, 1);
+    EXPECT_TRUE(obj.IsObject());
+    EXPECT_EQ(obj.ObjectType(), 3);
+    EXPECT_EQ(obj.ObjectEncoding(), 1);
+    EXPECT_TRUE(obj.HasExpire()) << "flags survive SetObject";
+    EXPECT_GE(obj.MallocUsed(), sizeof(CountedObject) + 800);
+    EXPECT_EQ(ThreadObjHeapUsedBytes() - baseline, obj.MallocUsed())
+        << "the object and its container come from the object heap";
+    obj.SetObjectEncoding(2);
+    EXPECT_EQ(obj.ObjectEncoding(), 2);
+    std::string form;
+    obj.GetObject()->Serialize(&form);
+    EXPECT_EQ(form, "100");
+
+    CompactObj moved(std::move(obj));
+    EXPECT_FALSE(obj.IsObject());
+    EXPECT_EQ(obj.ObjectType(), 0);
+    EXPECT_EQ(moved.ObjectType(), 3);
+    EXPECT_EQ(CountedObject::live, 1);
+
+    moved.SetObject(4, 0, TypedObject::Make<CountedObject>(1));  // replaces, frees the first
+    EXPECT_EQ(CountedObject::live, 1);
+    moved.SetString("back to a string");
+    EXPECT_EQ(CountedObject::live, 0);
+    EXPECT_FALSE(moved.IsObject());
+    EXPECT_EQ(moved.GetObject(), nullptr);
+    moved.SetObject(5, 0, TypedObject::Make<CountedObject>(10));
+  }
+  EXPECT_EQ(CountedObject::live, 0) << "the destructor frees the object";
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
+}
+
 }  // namespace
 }  // namespace damselfly::core

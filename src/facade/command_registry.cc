@@ -11,6 +11,14 @@ void CommandRegistry::Register(CommandId command) {
   std::string name = command.name;
   DCHECK_EQ(name, helio::AsciiStrToUpper(name));
   DCHECK(command.handler) << name;
+  if (command.key_specs.empty() && command.first_key > 0) {
+    const bool writes = command.flags & kCmdWrite;
+    command.key_specs.push_back(KeySpec{
+        .flags = writes ? (kKeyRW | kKeyAccess | kKeyUpdate) : (kKeyRO | kKeyAccess),
+        .begin_index = command.first_key,
+        .last_key = command.last_key >= 0 ? command.last_key - command.first_key : command.last_key,
+        .key_step = command.key_step});
+  }
   command.index = next_index_++;
   for (SubcommandSpec& sub : command.subcommands) sub.index = next_index_++;
   CHECK_LE(next_index_, kMaxCommands) << "raise CommandRegistry::kMaxCommands";
@@ -54,6 +62,48 @@ std::string CommandRegistry::UnknownSubcommandError(std::string_view container,
                        helio::AsciiStrToUpper(container), " HELP.");
 }
 
+int KeySpecBegin(const KeySpec& spec, CmdArgList args) {
+  if (spec.keyword == nullptr) return spec.begin_index;
+  const int argc = int(args.size());
+  if (spec.begin_index >= 0) {
+    for (int i = spec.begin_index; i < argc; ++i) {
+      if (helio::EqualsIgnoreCase(args[i], spec.keyword)) return i + 1;
+    }
+  } else {
+    for (int i = argc + spec.begin_index; i > 0; --i) {
+      if (helio::EqualsIgnoreCase(args[i], spec.keyword)) return i + 1;
+    }
+  }
+  return 0;
+}
+
+int KeySpecKeynum(const KeySpec& spec, CmdArgList args, int begin) {
+  const int at = begin + spec.keynum_index;
+  int64_t count;
+  if (at >= int(args.size()) || !helio::SimpleAtoi(args[at], &count) || count < 0) return -1;
+  const int64_t first = begin + spec.first_key_index;
+  if (count > 0 && first + (count - 1) * spec.key_step >= int64_t(args.size())) return -1;
+  return int(count);
+}
+
+bool CommandId::movable_keys() const {
+  for (const KeySpec& spec : key_specs) {
+    if (spec.keyword != nullptr || spec.keynum) return true;
+  }
+  return false;
+}
+
+size_t CommandId::FirstKeyIndex(CmdArgList args) const {
+  if (key_specs.size() == 1 && key_specs[0].keyword == nullptr && !key_specs[0].keynum) {
+    return size_t(key_specs[0].begin_index) < args.size() ? key_specs[0].begin_index : 0;
+  }
+  size_t first = 0;
+  ForEachKey(args, [&](size_t index, uint32_t) {
+    if (first == 0) first = index;
+  });
+  return first;
+}
+
 const SubcommandSpec* CommandId::FindSubcommand(std::string_view sub) const {
   for (const SubcommandSpec& spec : subcommands) {
     if (helio::EqualsIgnoreCase(spec.name, sub)) return &spec;
@@ -94,7 +144,7 @@ std::vector<std::string_view> CommandRegistry::FlagNames(uint32_t flags) {
       {kCmdAdmin, "admin"},         {kCmdNoScript, "noscript"}, {kCmdLoading, "loading"},
       {kCmdStale, "stale"},         {kCmdSkipMonitor, "skip_monitor"},
       {kCmdNoAuth, "no_auth"},      {kCmdAllowBusy, "allow_busy"}, {kCmdNoMulti, "no_multi"},
-      {kCmdFast, "fast"},
+      {kCmdFast, "fast"},           {kCmdBlocking, "blocking"},
   };
   std::vector<std::string_view> names;
   for (const auto& [bit, name] : kNames) {

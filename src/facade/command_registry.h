@@ -33,6 +33,55 @@ enum CommandFlag : uint32_t {
   kCmdAllowBusy = 1 << 9,
   kCmdSkipMonitor = 1 << 10,
   kCmdNoMulti = 1 << 11,
+  kCmdBlocking = 1 << 12,  // may block the client (BLPOP, XREAD BLOCK...)
+  // Runs as a whole-shard transaction (FLUSHALL, SWAPDB): EXEC holding one locks every
+  // shard. Internal: COMMAND INFO does not list it.
+  kCmdWholeShard = 1 << 13,
+};
+
+// Flags of a key spec, as Redis 7 names them (COMMAND INFO, COMMAND GETKEYSANDFLAGS).
+// kKeyRO keys are locked shared by transactions, all others exclusive.
+enum KeyFlag : uint32_t {
+  kKeyRO = 1 << 0,  // read only
+  kKeyRW = 1 << 1,  // read and written
+  kKeyOW = 1 << 2,  // overwritten, not read
+  kKeyRM = 1 << 3,  // removed
+  kKeyAccess = 1 << 4,
+  kKeyUpdate = 1 << 5,
+  kKeyInsert = 1 << 6,
+  kKeyDelete = 1 << 7,
+  kKeyNotKey = 1 << 8,
+  kKeyIncomplete = 1 << 9,
+  kKeyVariableFlags = 1 << 10,
+};
+
+// Where a command's keys are, as Redis 7's key specs say it: a begin search (an index,
+// or a keyword searched for) and a find-keys rule (a range, or a count of keys read from
+// an argument). Examples:
+//   GET key                       {.begin_index = 1}
+//   MSET k v [k v ...]            {.begin_index = 1, .last_key = -1, .key_step = 2}
+//   ZUNIONSTORE dst n k1..kn      {.begin_index = 1} + {.begin_index = 2, .keynum = true}
+//   XREAD ... STREAMS k1 k2 id1 id2
+//                                 {.keyword = "STREAMS", .begin_index = 1,
+//                                  .last_key = -1, .limit = 2}
+struct KeySpec {
+  uint32_t flags = 0;  // KeyFlag
+  // begin_search. Without a keyword: the first key's position. With one: the position
+  // to search from (negative: from the end, backwards); the begin is the argument after
+  // the keyword. No keyword found: no keys from this spec.
+  int begin_index = 0;
+  const char* keyword = nullptr;
+  // find_keys, range: the last key relative to the begin (negative: from the end of
+  // the arguments, -1 the last one), every key_step, and with limit > 1 only the first
+  // 1/limit of the remaining arguments.
+  int last_key = 0;
+  int key_step = 1;
+  int limit = 0;
+  // find_keys, keynum: the number of keys is the argument at begin + keynum_index, the
+  // first key at begin + first_key_index, then every key_step.
+  bool keynum = false;
+  int keynum_index = 0;
+  int first_key_index = 1;
 };
 
 // ACL categories (@keyspace, @read, ...); the names are in command_registry.cc.
@@ -70,11 +119,14 @@ struct CommandId {
   // Redis arity: N means exactly N arguments (name included), -N means at least N.
   int arity = 0;
   uint32_t flags = 0;
-  // Key positions: first, last (-1: the last argument, -2: the one before...) and step.
-  // first_key 0 means the command takes no keys.
+  // The legacy key range COMMAND INFO prints: first, last (-1: the last argument, -2:
+  // the one before...) and step; 0 0 0 for commands whose keys move (keynum or keyword
+  // specs). Register derives key_specs from it when none are given.
   int first_key = 0;
   int last_key = 0;
   int key_step = 0;
+  // Where the keys are (see KeySpec); empty: no keys.
+  std::vector<KeySpec> key_specs;
   uint32_t acl = 0;
   std::string group;    // COMMAND DOCS group: "string", "generic", "connection", "server"
   std::string summary;  // COMMAND DOCS summary
@@ -82,20 +134,28 @@ struct CommandId {
   std::string syntax;   // the arguments, in Redis docs' notation (see command_docs.h)
 
   // Runs on the thread of the shard that owns all the command's keys (or, for commands
-  // without keys, on the connection's fiber). Must not suspend when it has keys.
+  // without keys, or with keys on several shards, on the connection's fiber). Must not
+  // suspend when it runs on the keys' shard. A command that may have keys on several
+  // shards reaches them through a CommandTransaction (server/transaction.h), which
+  // makes its hops inline in the first case and across shards in the second.
   CommandHandler handler = nullptr;
-  // Optional. Runs on the connection's fiber when the keys live on several shards.
-  CommandHandler cross_shard_handler = nullptr;
   // Non-empty for container commands; the handler sees only validated subcommands.
   std::vector<SubcommandSpec> subcommands;
 
-  bool takes_keys() const { return first_key > 0; }
+  bool takes_keys() const { return !key_specs.empty(); }
+  // Whether the keys' positions depend on the arguments (Redis's "movablekeys").
+  bool movable_keys() const;
   bool IsArityValid(size_t argc) const {
     return arity >= 0 ? argc == size_t(arity) : argc >= size_t(-arity);
   }
-  // Positions of the keys in a call with `argc` arguments, in order.
+  // Calls fn(position, key flags) for each key of the call `args`, spec by spec, in
+  // argument order within a spec. A keynum that is not a number, or asks for more
+  // arguments than there are, gives no keys from that spec (the handler then replies
+  // the error).
   template <typename Fn>
-  void ForEachKeyIndex(size_t argc, Fn&& fn) const;
+  void ForEachKey(CmdArgList args, Fn&& fn) const;
+  // The first key's position (0: none); the prefetcher's and the router's quick look.
+  size_t FirstKeyIndex(CmdArgList args) const;
   // Case-insensitive; nullptr when this container has no such subcommand.
   const SubcommandSpec* FindSubcommand(std::string_view name) const;
   // The counters slot of a call: its subcommand's when it names a known one, else this
@@ -147,11 +207,28 @@ class CommandRegistry {
   size_t next_index_ = 0;
 };
 
+// The begin of `spec` in `args`, or 0 when it has none (keyword missing).
+int KeySpecBegin(const KeySpec& spec, CmdArgList args);
+// For a keynum spec: the number of keys, or -1 when the argument is not a valid count.
+int KeySpecKeynum(const KeySpec& spec, CmdArgList args, int begin);
+
 template <typename Fn>
-void CommandId::ForEachKeyIndex(size_t argc, Fn&& fn) const {
-  if (first_key <= 0) return;
-  int last = last_key >= 0 ? last_key : int(argc) + last_key;
-  for (int i = first_key; i <= last && i < int(argc); i += key_step) fn(size_t(i));
+void CommandId::ForEachKey(CmdArgList args, Fn&& fn) const {
+  const int argc = int(args.size());
+  for (const KeySpec& spec : key_specs) {
+    const int begin = KeySpecBegin(spec, args);
+    if (begin <= 0 || begin >= argc) continue;
+    if (spec.keynum) {
+      const int count = KeySpecKeynum(spec, args, begin);
+      if (count < 0) continue;
+      const int first = begin + spec.first_key_index;
+      for (int n = 0, i = first; n < count; ++n, i += spec.key_step) fn(size_t(i), spec.flags);
+      continue;
+    }
+    int last = spec.last_key >= 0 ? begin + spec.last_key : argc + spec.last_key;
+    if (spec.limit > 1) last = begin + (argc - begin) / spec.limit - 1;
+    for (int i = begin; i <= last && i < argc; i += spec.key_step) fn(size_t(i), spec.flags);
+  }
 }
 
 }  // namespace damselfly::facade

@@ -13,7 +13,7 @@ DbSlice::DbSlice(unsigned dbnum) : base_ms_(UnixTimeMs()), dbs_(dbnum) {}
 DbSlice::~DbSlice() = default;
 
 DbSlice::Db& DbSlice::EnsureDb(DbIndex index) {
-  if (!dbs_[index]) dbs_[index] = std::make_unique<Db>();
+  if (!dbs_[index]) dbs_[index] = std::make_unique<Db>(index);
   return *dbs_[index];
 }
 
@@ -26,7 +26,7 @@ DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64
   d.expire.Erase(deadline);
   EraseMain(d, handle, key);
   ++stats_.expired_keys;
-  if (!d.watched.empty()) MarkWatchers(d, key);
+  Report(KeyChangeKind::kExpired, d.index, key, "expired");
   return {};
 }
 
@@ -41,34 +41,118 @@ void DbSlice::EraseMain(Db& d, MainTable::Handle handle, std::string_view key) {
   d.main.Erase(handle);
 }
 
-PrimeValue* DbSlice::Find(DbIndex index, std::string_view key) {
+const PrimeValue* DbSlice::Find(DbIndex index, std::string_view key) {
   Db* d = db(index);
   if (!d) return nullptr;
   MainTable::Handle handle = FindLive(*d, key, core::HashKey(key));
   return handle ? &handle.value() : nullptr;
 }
 
-PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key) {
-  PrimeValue* value = Find(index, key);
+const PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key) {
+  const PrimeValue* value = Find(index, key);
   ++(value ? stats_.keyspace_hits : stats_.keyspace_misses);
   return value;
 }
 
-std::pair<PrimeValue*, bool> DbSlice::FindOrInsert(DbIndex index, std::string_view key) {
-  Db& d = EnsureDb(index);
-  const uint64_t hash = core::HashKey(key);
-  if (MainTable::Handle handle = FindLive(d, key, hash)) return {&handle.value(), false};
-  MainTable::Handle handle = d.main.InsertNew(CompactObj(key), PrimeValue(), hash);
-  d.inline_keys += handle.key().IsInline();
-  return {&handle.value(), true};
+OpResult<const PrimeValue*> DbSlice::FindTyped(DbIndex index, std::string_view key,
+                                               ObjType type) {
+  const PrimeValue* value = FindRead(index, key);
+  if (value == nullptr) return OpStatus::kKeyNotFound;
+  if (value->type() != type) return OpStatus::kWrongType;
+  return value;
 }
 
-bool DbSlice::Erase(DbIndex index, std::string_view key) {
+DbSlice::Update DbSlice::FindMutable(DbIndex index, std::string_view key) {
+  Db* d = db(index);
+  if (!d) return Update();
+  MainTable::Handle handle = FindLive(*d, key, core::HashKey(key));
+  if (!handle) return Update();
+  return Update(this, index, key, &handle.value(), false);
+}
+
+OpResult<DbSlice::Update> DbSlice::FindMutableTyped(DbIndex index, std::string_view key,
+                                                    ObjType type) {
+  Update update = FindMutable(index, key);
+  if (!update) return OpStatus::kKeyNotFound;
+  if (update->type() != type) return OpStatus::kWrongType;
+  return update;
+}
+
+DbSlice::Update DbSlice::AddOrFind(DbIndex index, std::string_view key) {
+  Db& d = EnsureDb(index);
+  const uint64_t hash = core::HashKey(key);
+  if (MainTable::Handle handle = FindLive(d, key, hash)) {
+    return Update(this, index, key, &handle.value(), false);
+  }
+  MainTable::Handle handle = d.main.InsertNew(CompactObj(key), PrimeValue(), hash);
+  d.inline_keys += handle.key().IsInline();
+  return Update(this, index, key, &handle.value(), true);
+}
+
+bool DbSlice::Erase(DbIndex index, std::string_view key, std::string_view event) {
   Db* d = db(index);
   if (!d) return false;
   MainTable::Handle handle = FindLive(*d, key, core::HashKey(key));
   if (!handle) return false;
   EraseEntry(*d, handle, key);
+  Report(KeyChangeKind::kDel, index, key, event);
+  return true;
+}
+
+OpStatus DbSlice::Rename(DbIndex index, std::string_view from, std::string_view to,
+                         bool only_if_new) {
+  DCHECK(from != to);
+  Db* d = db(index);
+  MainTable::Handle source = d ? FindLive(*d, from, core::HashKey(from)) : MainTable::Handle();
+  if (!source) return OpStatus::kKeyNotFound;
+  if (only_if_new && FindLive(*d, to, core::HashKey(to))) return OpStatus::kSkipped;
+  const int64_t deadline_ms = source.value().has_expire() ? GetExpire(index, from) : 0;
+  PrimeValue value = std::move(source.value());
+  value.set_has_expire(false);
+  value.set_has_mc_meta(false);  // the metadata described the item under its old key
+  EraseEntry(*d, source, from);
+  Report(KeyChangeKind::kRenamedFrom, index, from, "rename_from");
+  // Insert (or overwrite) only after the erase: the insert may move entries.
+  Update target = AddOrFind(index, to);
+  if (target->has_expire()) target.SetExpire(0);
+  if (target->has_mc_meta()) d->mc_meta.erase(to);
+  target.value() = std::move(value);
+  target.SetExpire(deadline_ms);
+  target.Changed("rename_to");
+  target.Finish();
+  return OpStatus::kOk;
+}
+
+OpStatus DbSlice::MoveToDb(DbIndex from_db, DbIndex to_db, std::string_view key) {
+  DCHECK_NE(from_db, to_db);
+  Db* from = db(from_db);
+  MainTable::Handle source = from ? FindLive(*from, key, core::HashKey(key)) : MainTable::Handle();
+  if (!source) return OpStatus::kKeyNotFound;
+  if (Find(to_db, key)) return OpStatus::kSkipped;
+  const int64_t deadline_ms = source.value().has_expire() ? GetExpire(from_db, key) : 0;
+  PrimeValue value = std::move(source.value());
+  value.set_has_expire(false);
+  value.set_has_mc_meta(false);
+  EraseEntry(*from, source, key);
+  Report(KeyChangeKind::kRenamedFrom, from_db, key, "move_from");
+  Update target = AddOrFind(to_db, key);
+  target.value() = std::move(value);
+  target.SetExpire(deadline_ms);
+  target.Changed("move_to");
+  return OpStatus::kOk;
+}
+
+bool DbSlice::PutSerialized(DbIndex index, std::string_view key, std::string_view form,
+                            int64_t deadline_ms, std::string_view event) {
+  PrimeValue value;
+  if (!value.Deserialize(form)) return false;
+  Update target = AddOrFind(index, key);
+  if (target->has_expire()) target.SetExpire(0);
+  if (target->has_mc_meta()) dbs_[index]->mc_meta.erase(key);
+  target.value() = std::move(value);
+  target.SetExpire(deadline_ms);
+  target.Changed(event);
+  target.Finish();
   return true;
 }
 
@@ -79,21 +163,17 @@ int64_t DbSlice::GetExpire(DbIndex index, std::string_view key) const {
   return deadline ? base_ms_ + deadline.value() : 0;
 }
 
-void DbSlice::SetExpire(DbIndex index, std::string_view key, int64_t at_ms) {
-  Db* d = db(index);
-  MainTable::Handle handle = d ? d->main.Find(key) : MainTable::Handle();
-  DCHECK(handle);
-  if (!handle) return;
+void DbSlice::SetExpireOf(Db& d, MainTable::Handle handle, std::string_view key, int64_t at_ms) {
   if (at_ms > 0) {
     int64_t relative = at_ms - base_ms_;
-    if (ExpireTable::Handle deadline = d->expire.Find(key)) {
+    if (ExpireTable::Handle deadline = d.expire.Find(key)) {
       deadline.value() = relative;
     } else {
-      d->expire.InsertNew(CompactObj(key), relative, core::HashKey(key));
+      d.expire.InsertNew(CompactObj(key), relative, core::HashKey(key));
     }
     handle.value().set_has_expire(true);
   } else if (handle.value().has_expire()) {
-    d->expire.Erase(key);
+    d.expire.Erase(key);
     handle.value().set_has_expire(false);
   }
 }
@@ -125,38 +205,31 @@ size_t DbSlice::ExpireSize(DbIndex index) const {
 }
 
 void DbSlice::FlushDb(DbIndex index) {
-  Db* d = db(index);
-  if (!d || d->watched.empty()) return dbs_[index].reset();
-  // Redis invalidates the watches of the keys that existed; the watches themselves stay.
-  for (auto& [key, flags] : d->watched) {
-    if (FindLive(*d, key, core::HashKey(key))) MarkWatchers(*d, key);
-  }
-  WatchMap watched = std::move(d->watched);
-  dbs_[index] = std::make_unique<Db>();
-  dbs_[index]->watched = std::move(watched);
+  if (!dbs_[index]) return;
+  Report(KeyChangeKind::kFlushDb, index, {}, "flushdb");
+  dbs_[index].reset();
 }
 
-void DbSlice::Watch(DbIndex index, std::string_view key, std::atomic<bool>* flag) {
-  EnsureDb(index).watched[key].push_back(flag);
-  ++watch_count_;
+void DbSlice::SwapDb(DbIndex a, DbIndex b) {
+  if (a == b) return;
+  Report(KeyChangeKind::kSwapDb, a, {}, "swapdb", b);
+  Report(KeyChangeKind::kSwapDb, b, {}, "swapdb", a);
+  std::swap(dbs_[a], dbs_[b]);
+  if (dbs_[a]) dbs_[a]->index = a;
+  if (dbs_[b]) dbs_[b]->index = b;
 }
 
-void DbSlice::Unwatch(DbIndex index, std::string_view key, std::atomic<bool>* flag) {
-  Db* d = db(index);
-  if (!d) return;
-  auto it = d->watched.find(key);
-  if (it == d->watched.end()) return;
-  auto& flags = it->second;
-  auto removed = std::remove(flags.begin(), flags.end(), flag);
-  watch_count_ -= flags.end() - removed;
-  flags.erase(removed, flags.end());
-  if (flags.empty()) d->watched.erase(it);
+uint64_t DbSlice::AddChangeListener(ChangeListener listener) {
+  listeners_.emplace_back(next_listener_id_, std::move(listener));
+  return next_listener_id_++;
 }
 
-void DbSlice::MarkWatchers(Db& d, std::string_view key) {
-  auto it = d.watched.find(key);
-  if (it == d.watched.end()) return;
-  for (std::atomic<bool>* flag : it->second) flag->store(true, std::memory_order_relaxed);
+void DbSlice::RemoveChangeListener(uint64_t id) {
+  std::erase_if(listeners_, [id](const auto& entry) { return entry.first == id; });
+}
+
+void DbSlice::ReportToListeners(const KeyChange& change) {
+  for (const auto& [id, listener] : listeners_) listener(change);
 }
 
 uint64_t DbSlice::Scan(DbIndex index, uint64_t cursor, size_t count,
@@ -233,8 +306,9 @@ std::pair<size_t, size_t> DbSlice::ActiveExpire(size_t samples) {
     for (const std::string& key : expired) {
       MainTable::Handle handle = d.main.Find(key);
       DCHECK(handle);
-      if (handle) EraseEntry(d, handle, key);
-      if (!d.watched.empty()) MarkWatchers(d, key);
+      if (!handle) continue;
+      EraseEntry(d, handle, key);
+      Report(KeyChangeKind::kExpired, d.index, key, "expired");
     }
     checked += db_checked;
     deleted += expired.size();
@@ -254,6 +328,55 @@ DbSlice::TableStats DbSlice::table_stats() const {
     stats.inline_keys += d->inline_keys;
   }
   return stats;
+}
+
+// --- Update
+
+DbSlice::Update& DbSlice::Update::operator=(Update&& other) noexcept {
+  if (this != &other) {
+    Finish();
+    slice_ = std::exchange(other.slice_, nullptr);
+    db_ = other.db_;
+    key_ = other.key_;
+    value_ = std::exchange(other.value_, nullptr);
+    inserted_ = other.inserted_;
+    event_ = std::exchange(other.event_, {});
+  }
+  return *this;
+}
+
+int64_t DbSlice::Update::expire() const {
+  return value_->has_expire() ? slice_->GetExpire(db_, key_) : 0;
+}
+
+void DbSlice::Update::SetExpire(int64_t at_ms) {
+  Db& d = *slice_->db(db_);
+  MainTable::Handle handle = d.main.Find(key_);
+  DCHECK(handle && &handle.value() == value_);
+  slice_->SetExpireOf(d, handle, key_, at_ms);
+}
+
+void DbSlice::Update::Erase(std::string_view event) {
+  DCHECK(value_);
+  Db& d = *slice_->db(db_);
+  MainTable::Handle handle = d.main.Find(key_);
+  DCHECK(handle && &handle.value() == value_);
+  slice_->EraseEntry(d, handle, key_);
+  if (!inserted_) slice_->Report(KeyChangeKind::kDel, db_, key_, event);
+  value_ = nullptr;
+  slice_ = nullptr;
+}
+
+void DbSlice::Update::Finish() {
+  if (value_ == nullptr) return;
+  if (!event_.empty()) {
+    slice_->Report(KeyChangeKind::kSet, db_, key_, event_);
+  } else if (inserted_) {
+    Erase();  // inserted and never set: it never existed
+    return;
+  }
+  value_ = nullptr;
+  slice_ = nullptr;
 }
 
 }  // namespace damselfly

@@ -1,4 +1,5 @@
-// DbSlice: one shard's part of every database: keys, values and expiry deadlines.
+// DbSlice: one shard's part of every database: keys, values and expiry deadlines, and
+// the one door through which every change to them passes.
 //
 // Each database has a main table (key -> PrimeValue) and an expire table (key ->
 // deadline) holding only keys with a TTL, so keys without one pay nothing for it.
@@ -7,14 +8,24 @@
 // (ActiveExpire walks the expire table incrementally with a traversal cursor).
 // Databases are created on first write: an unused database costs a null pointer.
 //
-// Pointers returned by Find/FindOrInsert stay valid until the next insertion into or
-// erasure from that database's main table (a DashTable may move entries).
+// The write path. Reads get const values (Find, FindRead, FindTyped). Every change goes
+// through an Update (FindMutable, FindMutableTyped, AddOrFind) or one of the few
+// whole-key operations (Erase, Rename, MoveToDb, FlushDb, SwapDb, expiry). The command
+// says what it did to an Update (Changed("incrby")); when the Update ends, a real change
+// is reported to the change listeners as a KeyChange (key, kind, notify-keyspace-events
+// name). A command that changed nothing reports nothing: a SET NX of an existing key, a
+// DEL of a missing one, an EXPIRE that a condition refused. Listeners today: WATCH
+// (watch_table.h); keyspace notifications, client-side caching, blocked clients and the
+// replication journal are to subscribe the same way. See docs/architecture.md.
+//
+// Pointers returned by Find/Update stay valid until the next insertion into or erasure
+// from that database's main table (a DashTable may move entries).
 //
 // Thread-safety: owned by its shard's thread; every call from that thread only.
 #pragma once
 
 #include <algorithm>
-#include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -30,6 +41,7 @@
 #include "helio/base/time.h"
 #include "src/core/compact_object.h"
 #include "src/core/dash_table.h"
+#include "src/server/op_status.h"
 #include "src/server/prime_value.h"
 
 namespace damselfly {
@@ -49,8 +61,36 @@ struct McMeta {
   bool win_sent = false;  // a client was told to recache it (W)
 };
 
+// What a write did to a key: the post-update event of the write path.
+enum class KeyChangeKind : uint8_t {
+  kSet,          // created, or its value or deadline changed
+  kDel,          // deleted by a command
+  kExpired,      // deleted because its deadline passed
+  kEvicted,      // deleted to make room (maxmemory)
+  kRenamedFrom,  // its value moved to another key or database (RENAME, MOVE); gone here
+  kRenamedTo,    // received another key's value (RENAME, MOVE)
+  kFlushDb,      // the database is about to be emptied (key is empty)
+  kSwapDb,       // the database is about to trade places with other_db (key is empty)
+};
+
+struct KeyChange {
+  KeyChangeKind kind;
+  DbIndex db;
+  std::string_view key;
+  // The event's name as notify-keyspace-events names it: "set", "incrby", "del",
+  // "expired", "rename_from", "move_to", "flushdb"...
+  std::string_view event;
+  DbIndex other_db = 0;  // kSwapDb
+};
+
+// Called on the shard's thread after a change (before, for kFlushDb and kSwapDb); may
+// read the slice, must not change it.
+using ChangeListener = std::function<void(const KeyChange&)>;
+
 class DbSlice {
  public:
+  class Update;
+
   struct Stats {
     uint64_t keyspace_hits = 0;
     uint64_t keyspace_misses = 0;
@@ -70,10 +110,15 @@ class DbSlice {
 
   unsigned dbnum() const { return dbs_.size(); }
 
+  // --- reads
+
   // The live value of `key`, or nullptr. An expired key is deleted on the way.
-  PrimeValue* Find(DbIndex db, std::string_view key);
+  const PrimeValue* Find(DbIndex db, std::string_view key);
   // Find for read commands: also counts a keyspace hit or miss.
-  PrimeValue* FindRead(DbIndex db, std::string_view key);
+  const PrimeValue* FindRead(DbIndex db, std::string_view key);
+  // FindRead of a value of `type`: kKeyNotFound, or kWrongType for another type (the
+  // one place WRONGTYPE is decided).
+  OpResult<const PrimeValue*> FindTyped(DbIndex db, std::string_view key, ObjType type);
   // Batched lookups: a command that looks up several keys calls PrefetchBuckets for all
   // of them, then PrefetchSlots for all, then finds each, so that their cache misses
   // overlap instead of following one another (see DashTable::PrefetchBuckets). `hash`
@@ -91,19 +136,49 @@ class DbSlice {
     if (!d) return;
     if (MainTable::Handle handle = d->main.Find(key, hash)) handle.value().PrefetchHeap();
   }
-  // The live value of `key`, inserting an empty string when absent; second: inserted.
-  std::pair<PrimeValue*, bool> FindOrInsert(DbIndex db, std::string_view key);
-  // Deletes `key`; false when it was not there (or had expired).
-  bool Erase(DbIndex db, std::string_view key);
-
   // The deadline (unix ms) of a live key, or 0 when it has none.
   int64_t GetExpire(DbIndex db, std::string_view key) const;
-  // Sets (at_ms > 0) or removes (at_ms == 0) the deadline of a live key.
-  void SetExpire(DbIndex db, std::string_view key, int64_t at_ms);
+  // Counts a keyspace hit or miss for a read that went through FindMutable (memcache's
+  // gets, which may hand out a cas unique).
+  void CountRead(bool hit) { ++(hit ? stats_.keyspace_hits : stats_.keyspace_misses); }
+
+  // --- writes (see the top of this file). `key` must stay valid while the Update lives.
+
+  // An Update of the live value of `key`; false (no value) when absent.
+  Update FindMutable(DbIndex db, std::string_view key);
+  // FindMutable of a value of `type`: kKeyNotFound or kWrongType otherwise.
+  OpResult<Update> FindMutableTyped(DbIndex db, std::string_view key, ObjType type);
+  // An Update of the live value of `key`, inserting an empty string when absent
+  // (Update::inserted()). An inserted key the command never marks Changed is removed
+  // again when the Update ends.
+  Update AddOrFind(DbIndex db, std::string_view key);
+  // Deletes `key`, reporting kDel with `event`; false when it was not there.
+  bool Erase(DbIndex db, std::string_view key, std::string_view event = "del");
+  // Moves the value and deadline of `from` to `to` (replacing `to`), within the database:
+  // the object moves, nothing is copied. kKeyNotFound when `from` is missing; kSkipped
+  // with only_if_new when `to` exists (RENAMENX). REQUIRES: from != to.
+  OpStatus Rename(DbIndex db, std::string_view from, std::string_view to, bool only_if_new);
+  // Moves `key` with its deadline to database `to_db` (MOVE). kKeyNotFound when missing,
+  // kSkipped when `to_db` has the key. REQUIRES: from_db != to_db.
+  OpStatus MoveToDb(DbIndex from_db, DbIndex to_db, std::string_view key);
+  // Puts a value rebuilt from PrimeValue::Serialize form (a value moved in from another
+  // shard) under `key` with `deadline_ms` (0: none), replacing any value; reported as
+  // kRenamedTo with `event`. False (nothing changed) when the form is malformed.
+  bool PutSerialized(DbIndex db, std::string_view key, std::string_view form,
+                     int64_t deadline_ms, std::string_view event);
 
   size_t DbSize(DbIndex db) const;
   size_t ExpireSize(DbIndex db) const;
+  // Empties database `db` (listeners hear kFlushDb first).
   void FlushDb(DbIndex db);
+  // Trades the contents of databases a and b (SWAPDB); listeners hear kSwapDb first, once
+  // for each side.
+  void SwapDb(DbIndex a, DbIndex b);
+
+  // Listeners of the write path (see ChangeListener). Returns an id for
+  // RemoveChangeListener. Reporting costs one branch while there are none.
+  uint64_t AddChangeListener(ChangeListener listener);
+  void RemoveChangeListener(uint64_t id);
 
   // Calls cb for the keys of the table from `cursor` (0 starts a scan) until at least
   // `count` keys were seen or the table ends, and returns the cursor to continue with
@@ -161,18 +236,6 @@ class DbSlice {
   void ResetStats() { stats_ = Stats{}; }  // CONFIG RESETSTAT
   TableStats table_stats() const;
 
-  // WATCH support. While `key` of `db` is watched with `flag`, the flag is set (relaxed)
-  // when the key may have changed: NotifyChanged (called after every write command on
-  // it), its expiry, a FLUSHDB/FLUSHALL while it exists. Unwatched keys cost one branch.
-  void Watch(DbIndex db, std::string_view key, std::atomic<bool>* flag);
-  void Unwatch(DbIndex db, std::string_view key, std::atomic<bool>* flag);
-  void NotifyChanged(DbIndex index, std::string_view key) {
-    Db* d = db(index);
-    if (d && !d->watched.empty()) MarkWatchers(*d, key);
-  }
-  // Some key of some database is watched (NotifyChanged can be skipped otherwise).
-  bool has_watches() const { return watch_count_ != 0; }
-
  private:
   struct KeyPolicy {
     static uint64_t Hash(const core::CompactObj& key) { return key.Hash(); }
@@ -185,16 +248,15 @@ class DbSlice {
   // mimalloc rounds allocations up to size classes a quarter of a power of two apart; a
   // block just past a class boundary would waste up to 25% of the table.
   static_assert(MainTable::block_bytes() <= 24 * 1024, "blocks must fit the 24 KiB class");
-  using WatchMap = absl::flat_hash_map<std::string, std::vector<std::atomic<bool>*>,
-                                      helio::StringViewHash, helio::StringViewEq>;
   struct Db {
+    explicit Db(DbIndex i) : index(i) {}
+    DbIndex index;  // its place in dbs_ (changes with SwapDb)
     MainTable main;
     ExpireTable expire;  // deadline - base_ms_
     uint64_t expire_cursor = 0;
     size_t inline_keys = 0;
     // Keys with memcached metadata; an entry lives as long as its key (see FindMcMeta).
     absl::flat_hash_map<std::string, McMeta, helio::StringViewHash, helio::StringViewEq> mc_meta;
-    WatchMap watched;  // key -> the flags of the connections watching it
   };
 
   Db* db(DbIndex index) { return dbs_[index].get(); }
@@ -208,14 +270,75 @@ class DbSlice {
   // Deletes a main-table entry and its memcached metadata (its deadline is the caller's
   // business).
   void EraseMain(Db& db, MainTable::Handle handle, std::string_view key);
-  void MarkWatchers(Db& db, std::string_view key);
+  // Sets (at_ms > 0) or removes (0) the deadline of the live entry `handle` of `key`.
+  void SetExpireOf(Db& db, MainTable::Handle handle, std::string_view key, int64_t at_ms);
+  void Report(KeyChangeKind kind, DbIndex db, std::string_view key, std::string_view event,
+              DbIndex other_db = 0) {
+    if (!listeners_.empty()) ReportToListeners({kind, db, key, event, other_db});
+  }
+  void ReportToListeners(const KeyChange& change);
 
   const int64_t base_ms_;
   std::vector<std::unique_ptr<Db>> dbs_;
-  size_t watch_count_ = 0;  // Watch calls not undone by Unwatch
+  std::vector<std::pair<uint64_t, ChangeListener>> listeners_;
+  uint64_t next_listener_id_ = 1;
   Stats stats_;
   uint64_t next_cas_ = 1;
   uint64_t cas_stride_ = 1;
+};
+
+// An open change of one key: the value to change and what the command did to it,
+// reported to the listeners when the Update ends (Finish or destruction). Movable, not
+// copyable. The value pointer follows DbSlice's pointer rule (valid until the next
+// insertion or erasure in that database), so a command finishes one Update before it
+// inserts another key.
+class DbSlice::Update {
+ public:
+  Update() = default;
+  Update(Update&& other) noexcept { *this = std::move(other); }
+  Update& operator=(Update&& other) noexcept;
+  ~Update() { Finish(); }
+
+  // Whether there is a value (FindMutable of a missing key gives none).
+  explicit operator bool() const { return value_ != nullptr; }
+  PrimeValue& value() const { return *value_; }
+  PrimeValue* operator->() const { return value_; }
+  // Whether AddOrFind inserted the key (its value is an empty string until set).
+  bool inserted() const { return inserted_; }
+  std::string_view key() const { return key_; }
+  DbIndex db() const { return db_; }
+
+  // Records that the command changed the key (value or deadline); reported with
+  // `event` (a static name: "set", "incrby", "expire"...) when the Update ends. The
+  // last name given wins.
+  void Changed(std::string_view event) { event_ = event; }
+  bool changed() const { return !event_.empty(); }
+
+  // The deadline in unix ms, 0 when none.
+  int64_t expire() const;
+  // Sets (at_ms > 0) or removes (0) the deadline. Not a change by itself: the command
+  // says Changed() when it means one.
+  void SetExpire(int64_t at_ms);
+
+  // Deletes the key and ends the Update, reporting kDel with `event` (nothing when this
+  // Update inserted the key: for the listeners it never existed).
+  void Erase(std::string_view event = "del");
+
+  // Ends the Update now: reports a change, or removes a key it inserted and never
+  // changed. Idempotent.
+  void Finish();
+
+ private:
+  friend class DbSlice;
+  Update(DbSlice* slice, DbIndex db, std::string_view key, PrimeValue* value, bool inserted)
+      : slice_(slice), db_(db), key_(key), value_(value), inserted_(inserted) {}
+
+  DbSlice* slice_ = nullptr;
+  DbIndex db_ = 0;
+  std::string_view key_;
+  PrimeValue* value_ = nullptr;
+  bool inserted_ = false;
+  std::string_view event_;  // empty: nothing changed (yet)
 };
 
 }  // namespace damselfly

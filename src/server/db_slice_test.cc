@@ -10,13 +10,38 @@
 
 #include "helio/base/strings.h"
 #include "src/server/lookup_prefetcher.h"
+#include "src/server/watch_table.h"
 
 namespace damselfly {
 namespace {
 
-void Put(DbSlice* slice, std::string_view key, std::string_view value = "v") {
-  slice->FindOrInsert(0, key).first->SetString(value);
+void Put(DbSlice* slice, std::string_view key, std::string_view value = "v", DbIndex db = 0) {
+  DbSlice::Update entry = slice->AddOrFind(db, key);
+  entry->SetString(value);
+  entry.Changed("set");
 }
+
+void SetExpire(DbSlice* slice, std::string_view key, int64_t at_ms) {
+  DbSlice::Update entry = slice->FindMutable(0, key);
+  ASSERT_TRUE(entry);
+  entry.SetExpire(at_ms);
+  entry.Changed("expire");
+}
+
+// Records what the write path reports.
+struct ChangeLog {
+  explicit ChangeLog(DbSlice* slice) : slice_(slice) {
+    id_ = slice->AddChangeListener([this](const KeyChange& change) {
+      events.push_back(helio::StrCat(change.db, ":", change.key, ":", change.event));
+    });
+  }
+  ~ChangeLog() { slice_->RemoveChangeListener(id_); }
+  std::vector<std::string> Take() { return std::exchange(events, {}); }
+
+  std::vector<std::string> events;
+  DbSlice* slice_;
+  uint64_t id_;
+};
 
 std::string Get(DbSlice* slice, std::string_view key) {
   std::string scratch;
@@ -26,12 +51,15 @@ std::string Get(DbSlice* slice, std::string_view key) {
 TEST(DbSliceTest, FindInsertErase) {
   DbSlice slice(2);
   EXPECT_EQ(slice.Find(0, "a"), nullptr);
-  auto [value, inserted] = slice.FindOrInsert(0, "a");
-  EXPECT_TRUE(inserted);
-  value->SetString("1");
+  {
+    DbSlice::Update entry = slice.AddOrFind(0, "a");
+    EXPECT_TRUE(entry.inserted());
+    entry->SetString("1");
+    entry.Changed("set");
+  }
   EXPECT_EQ(Get(&slice, "a"), "1");
   EXPECT_EQ(slice.Find(1, "a"), nullptr);  // databases are separate
-  EXPECT_FALSE(slice.FindOrInsert(0, "a").second);
+  EXPECT_FALSE(slice.AddOrFind(0, "a").inserted());
   EXPECT_EQ(slice.DbSize(0), 1u);
   EXPECT_TRUE(slice.Erase(0, "a"));
   EXPECT_FALSE(slice.Erase(0, "a"));
@@ -54,7 +82,7 @@ TEST(DbSliceTest, PrefetchedLookupsAnswerAsPlainOnes) {
       for (size_t i = 0; i < keys.size(); ++i) {
         prefetcher.Before(i);
         const int n = (i * 7919) % kRange;
-        PrimeValue* value = slice.Find(db, keys[i]);
+        const PrimeValue* value = slice.Find(db, keys[i]);
         if (db == 0 && n % 2 == 0) {
           ASSERT_NE(value, nullptr) << keys[i];
           std::string scratch;
@@ -103,15 +131,15 @@ TEST(DbSliceTest, LazyExpiryDeletesOnAccess) {
   DbSlice slice(1);
   Put(&slice, "gone");
   Put(&slice, "kept");
-  slice.SetExpire(0, "gone", UnixTimeMs() - 1);
-  slice.SetExpire(0, "kept", UnixTimeMs() + 60000);
+  SetExpire(&slice, "gone", UnixTimeMs() - 1);
+  SetExpire(&slice, "kept", UnixTimeMs() + 60000);
   EXPECT_EQ(slice.ExpireSize(0), 2u);
   EXPECT_EQ(slice.Find(0, "gone"), nullptr);
   EXPECT_NE(slice.Find(0, "kept"), nullptr);
   EXPECT_EQ(slice.DbSize(0), 1u);
   EXPECT_EQ(slice.ExpireSize(0), 1u);
   EXPECT_EQ(slice.stats().expired_keys, 1u);
-  slice.SetExpire(0, "kept", 0);  // PERSIST
+  SetExpire(&slice, "kept", 0);  // PERSIST
   EXPECT_EQ(slice.ExpireSize(0), 0u);
   EXPECT_EQ(slice.GetExpire(0, "kept"), 0);
 }
@@ -123,8 +151,8 @@ TEST(DbSliceTest, ActiveExpiryWalksTheWholeTable) {
   for (int i = 0; i < 5000; ++i) {
     std::string key = helio::StrCat("k", i);
     Put(&slice, key);
-    if (i % 2 == 0) slice.SetExpire(0, key, UnixTimeMs() - 1);
-    if (i % 10 == 1) slice.SetExpire(0, key, UnixTimeMs() + 60000);
+    if (i % 2 == 0) SetExpire(&slice, key, UnixTimeMs() - 1);
+    if (i % 10 == 1) SetExpire(&slice, key, UnixTimeMs() + 60000);
   }
   size_t rounds = 0;
   while (slice.ExpireSize(0) > 500 && rounds < 10000) {
@@ -170,7 +198,7 @@ TEST(DbSliceTest, ScanSkipsExpiredAndFlushClears) {
   DbSlice slice(1);
   Put(&slice, "live");
   Put(&slice, "dead");
-  slice.SetExpire(0, "dead", UnixTimeMs() - 1);
+  SetExpire(&slice, "dead", UnixTimeMs() - 1);
   std::set<std::string> seen;
   uint64_t cursor = 0;
   do {
@@ -194,40 +222,206 @@ TEST(DbSliceTest, RandomKeyFindsKeysAndSkipsExpired) {
   EXPECT_GT(picked.size(), 50u);  // spread over the keys, not stuck on a few
 }
 
-TEST(DbSliceTest, WatchedKeysAreMarkedOnChangeExpiryAndFlush) {
+// The write path reports real changes only, with the command's event name.
+TEST(DbSliceTest, UpdatesReportRealChangesOnly) {
   DbSlice slice(2);
+  ChangeLog log(&slice);
+  Put(&slice, "a");
+  EXPECT_EQ(log.Take(), std::vector<std::string>{"0:a:set"});
+
+  {  // SET NX of an existing key: an Update that changes nothing
+    DbSlice::Update entry = slice.AddOrFind(0, "a");
+    EXPECT_FALSE(entry.inserted());
+  }
+  {  // an insert never set (SET XX of a missing key) leaves no key and no event
+    DbSlice::Update entry = slice.AddOrFind(0, "b");
+    EXPECT_TRUE(entry.inserted());
+  }
+  EXPECT_EQ(slice.Find(0, "b"), nullptr);
+  EXPECT_FALSE(slice.Erase(0, "missing"));
+  EXPECT_FALSE(slice.FindMutable(0, "missing"));
+  EXPECT_TRUE(log.Take().empty());
+
+  EXPECT_TRUE(slice.Erase(0, "a"));
+  Put(&slice, "c");
+  SetExpire(&slice, "c", UnixTimeMs() - 1);
+  EXPECT_EQ(slice.Find(0, "c"), nullptr);
+  EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:a:del", "0:c:set", "0:c:expire",
+                                                   "0:c:expired"}));
+
+  {  // erasing through the Update reports the delete once
+    Put(&slice, "d");
+    log.Take();
+    DbSlice::Update entry = slice.FindMutable(0, "d");
+    entry.Changed("set");
+    entry.Erase("del");
+  }
+  EXPECT_EQ(log.Take(), std::vector<std::string>{"0:d:del"});
+}
+
+TEST(DbSliceTest, FindTypedDecidesWrongType) {
+  DbSlice slice(1);
+  Put(&slice, "s");
+  EXPECT_EQ(slice.FindTyped(0, "none", ObjType::kString).status(), OpStatus::kKeyNotFound);
+  EXPECT_TRUE(slice.FindTyped(0, "s", ObjType::kString).ok());
+  EXPECT_EQ(slice.FindTyped(0, "s", ObjType::kList).status(), OpStatus::kWrongType);
+  EXPECT_EQ(slice.FindMutableTyped(0, "s", ObjType::kHash).status(), OpStatus::kWrongType);
+  EXPECT_EQ(slice.FindMutableTyped(0, "none", ObjType::kHash).status(), OpStatus::kKeyNotFound);
+}
+
+// A list-like test type: the server's seams (ownership, type, encoding, memory, moves,
+// serialized moves) before the first real collection lands.
+class TestList : public core::TypedObject {
+ public:
+  static inline int live = 0;
+  explicit TestList(std::string items) : items_(std::move(items)) { ++live; }
+  ~TestList() override { --live; }
+  size_t MallocUsed() const override { return core::ObjUsableSize(const_cast<TestList*>(this)) + 1000; }
+  void Serialize(std::string* out) const override { out->append(items_); }
+  const std::string& items() const { return items_; }
+
+  static core::TypedObject* Make(ObjEncoding, std::string_view form) {
+    return core::TypedObject::Make<TestList>(std::string(form));
+  }
+
+ private:
+  std::string items_;
+};
+
+void PutList(DbSlice* slice, std::string_view key, std::string items, DbIndex db = 0) {
+  DbSlice::Update entry = slice->AddOrFind(db, key);
+  entry->SetObject(ObjType::kList, ObjEncoding::kListpack,
+                   core::TypedObject::Make<TestList>(std::move(items)));
+  entry.Changed("lpush");
+}
+
+TEST(DbSliceTest, TypedValuesMoveWithoutCopies) {
+  RegisterTypedObjectFactory(ObjType::kList, TestList::Make);
+  {
+    DbSlice slice(2);
+    ChangeLog log(&slice);
+    PutList(&slice, "l", "abc");
+    const PrimeValue* value = slice.Find(0, "l");
+    ASSERT_NE(value, nullptr);
+    EXPECT_EQ(value->type(), ObjType::kList);
+    EXPECT_STREQ(ObjTypeName(value->type()), "list");
+    EXPECT_STREQ(value->EncodingName(), "listpack");
+    EXPECT_GE(value->MallocUsed(), 1000u);
+    EXPECT_GT(slice.MemoryUsage(0, "l"), 1000u);
+    const TestList* object = value->GetObjectAs<TestList>();
+
+    SetExpire(&slice, "l", UnixTimeMs() + 60000);
+    Put(&slice, "target");
+    log.Take();
+    ASSERT_EQ(slice.Rename(0, "l", "target", false), OpStatus::kOk);
+    EXPECT_EQ(slice.Find(0, "l"), nullptr);
+    value = slice.Find(0, "target");
+    ASSERT_NE(value, nullptr);
+    EXPECT_EQ(value->GetObjectAs<TestList>(), object) << "the object itself moved";
+    EXPECT_GT(slice.GetExpire(0, "target"), UnixTimeMs());
+    EXPECT_EQ(TestList::live, 1);
+    EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:l:rename_from", "0:target:rename_to"}));
+
+    Put(&slice, "other");
+    EXPECT_EQ(slice.Rename(0, "target", "other", true), OpStatus::kSkipped);
+    EXPECT_EQ(slice.Rename(0, "nothing", "x", false), OpStatus::kKeyNotFound);
+
+    // MOVE: to another database of the shard, deadline kept; refused onto an existing key.
+    log.Take();
+    ASSERT_EQ(slice.MoveToDb(0, 1, "target"), OpStatus::kOk);
+    EXPECT_EQ(slice.Find(0, "target"), nullptr);
+    EXPECT_EQ(slice.Find(1, "target")->GetObjectAs<TestList>(), object);
+    EXPECT_GT(slice.GetExpire(1, "target"), UnixTimeMs());
+    EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:target:move_from", "1:target:move_to"}));
+    Put(&slice, "other", "v", 1);
+    EXPECT_EQ(slice.MoveToDb(0, 1, "other"), OpStatus::kSkipped);
+
+    // Across shards a value travels serialized.
+    std::string form;
+    slice.Find(1, "target")->Serialize(&form);
+    DbSlice elsewhere(2);
+    ASSERT_TRUE(elsewhere.PutSerialized(0, "copy", form, 0, "copy_to"));
+    const PrimeValue* copy = elsewhere.Find(0, "copy");
+    ASSERT_NE(copy, nullptr);
+    EXPECT_EQ(copy->type(), ObjType::kList);
+    EXPECT_EQ(copy->GetObjectAs<TestList>()->items(), "abc");
+    EXPECT_FALSE(elsewhere.PutSerialized(0, "bad", "", 0, "copy_to"));
+    EXPECT_EQ(TestList::live, 2);
+  }
+  EXPECT_EQ(TestList::live, 0) << "destroying the slice destroys its objects";
+}
+
+TEST(DbSliceTest, SwapDbTradesContents) {
+  DbSlice slice(3);
+  ChangeLog log(&slice);
+  Put(&slice, "a", "in0", 0);
+  Put(&slice, "b", "in1", 1);
+  log.Take();
+  slice.SwapDb(0, 1);
+  EXPECT_EQ(slice.Find(0, "a"), nullptr);
+  EXPECT_NE(slice.Find(1, "a"), nullptr);
+  EXPECT_NE(slice.Find(0, "b"), nullptr);
+  EXPECT_EQ(log.Take(), (std::vector<std::string>{"0::swapdb", "1::swapdb"}));
+  // Expiry after the swap reports the key's new database.
+  DbSlice::Update entry = slice.FindMutable(0, "b");
+  entry.SetExpire(UnixTimeMs() - 1);
+  entry.Finish();
+  EXPECT_EQ(slice.Find(0, "b"), nullptr);
+  EXPECT_EQ(log.Take(), std::vector<std::string>{"0:b:expired"});
+  slice.SwapDb(2, 0);  // with an empty database
+  EXPECT_EQ(slice.DbSize(0), 0u);
+  EXPECT_EQ(slice.DbSize(2), 0u);
+}
+
+TEST(DbSliceTest, WatchedKeysAreMarkedOnRealChanges) {
+  DbSlice slice(2);
+  WatchTable watches(&slice);
   std::atomic<bool> a_flag{false}, b_flag{false};
-  EXPECT_FALSE(slice.has_watches());
-  slice.Watch(0, "a", &a_flag);
-  slice.Watch(0, "b", &b_flag);
-  EXPECT_TRUE(slice.has_watches());
-  slice.NotifyChanged(0, "other");
-  slice.NotifyChanged(1, "a");  // another database's "a"
+  watches.Watch(0, "a", &a_flag);
+  watches.Watch(0, "b", &b_flag);
+  EXPECT_EQ(watches.size(), 2u);
+  Put(&slice, "other");
+  Put(&slice, "a", "v", 1);  // another database's "a"
   EXPECT_FALSE(a_flag || b_flag);
-  slice.NotifyChanged(0, "a");
+  EXPECT_FALSE(slice.Erase(0, "a"));  // deleting a missing key changes nothing
+  slice.AddOrFind(0, "a");           // nor does an insert that is never set
+  EXPECT_FALSE(a_flag);
+  Put(&slice, "a");
   EXPECT_TRUE(a_flag);
   EXPECT_FALSE(b_flag);
 
   Put(&slice, "b");
-  slice.SetExpire(0, "b", UnixTimeMs() - 1);
+  b_flag = false;
+  SetExpire(&slice, "b", UnixTimeMs() - 1);
+  b_flag = false;
   EXPECT_EQ(slice.Find(0, "b"), nullptr);  // lazy expiry counts as a change
   EXPECT_TRUE(b_flag);
 
   a_flag = b_flag = false;
-  Put(&slice, "a");
   slice.FlushDb(0);  // marks the watched keys that existed, and keeps the watches
   EXPECT_TRUE(a_flag);
   EXPECT_FALSE(b_flag);
   a_flag = false;
-  slice.NotifyChanged(0, "a");
+  Put(&slice, "a");
   EXPECT_TRUE(a_flag);
 
+  std::atomic<bool> c_flag{false};
+  watches.Watch(0, "c", &c_flag);
+  Put(&slice, "b", "v", 1);
+  slice.Erase(0, "a");
+  a_flag = b_flag = false;
+  slice.SwapDb(0, 1);  // "a" and "b" exist in db 1: marked; "c" exists in neither
+  EXPECT_TRUE(a_flag);
+  EXPECT_TRUE(b_flag);
+  EXPECT_FALSE(c_flag);
+  watches.Unwatch(0, "c", &c_flag);
+
   a_flag = false;
-  slice.Unwatch(0, "a", &a_flag);
-  slice.NotifyChanged(0, "a");
+  watches.Unwatch(0, "a", &a_flag);
+  Put(&slice, "a");
   EXPECT_FALSE(a_flag);
-  slice.Unwatch(0, "b", &b_flag);
-  EXPECT_FALSE(slice.has_watches());
+  watches.Unwatch(0, "b", &b_flag);
+  EXPECT_EQ(watches.size(), 0u);
 }
 
 }  // namespace

@@ -35,11 +35,12 @@ void PopulateShard(EngineShard* shard, DbIndex db, uint64_t count, std::string_v
     key.resize(key_prefix_len);
     helio::StrAppend(&key, i);
     if (shard_set->ShardOf(key) != shard->shard_id()) continue;
-    auto [entry, inserted] = slice.FindOrInsert(db, key);
-    if (!inserted) continue;
+    DbSlice::Update entry = slice.AddOrFind(db, key);
+    if (!entry.inserted()) continue;
     value = helio::StrCat("value:", i);
     if (size > 0) value.resize(size, '\0');
     entry->SetString(value);
+    entry.Changed("set");
   }
 }
 
@@ -80,7 +81,7 @@ void DescribeObject(CmdArgList args, ConnectionContext* cntx) {
     if (!value) return std::nullopt;
     return helio::StrCat("Value at:", reinterpret_cast<uintptr_t>(value),
                          " refcount:1 encoding:", value->EncodingName(),
-                         " serializedlength:", value->Size(), " lru:0 lru_seconds_idle:0");
+                         " serializedlength:", value->type() == ObjType::kString ? value->Size() : value->MallocUsed(), " lru:0 lru_seconds_idle:0");
   });
   if (!line) return rb->SendError(facade::kNoSuchKeyErr);
   rb->SendSimpleString(*line);

@@ -15,6 +15,7 @@
 #include "helio/fibers/sync.h"
 #include "src/server/db_slice.h"
 #include "src/server/tx_queue.h"
+#include "src/server/watch_table.h"
 
 namespace damselfly {
 
@@ -37,6 +38,8 @@ class EngineShard {
 
   ShardId shard_id() const { return shard_id_; }
   DbSlice& db_slice() { return db_slice_; }
+  // The WATCHed keys of this shard (a listener of db_slice's writes).
+  WatchTable& watches() { return watches_; }
   // Intent locks and the transaction queue (transaction.h).
   ShardTxQueue& tx_queue() { return tx_queue_; }
   absl::BitGen& rng() { return rng_; }
@@ -53,11 +56,12 @@ class EngineShard {
   }
 
  private:
-  EngineShard(ShardId id, unsigned dbnum) : shard_id_(id), db_slice_(dbnum) {}
+  EngineShard(ShardId id, unsigned dbnum) : shard_id_(id), db_slice_(dbnum), watches_(&db_slice_) {}
   void RunExpiryCycles();
 
   const ShardId shard_id_;
   DbSlice db_slice_;
+  WatchTable watches_;  // after db_slice_: it unsubscribes from it when destroyed
   ShardTxQueue tx_queue_;
   absl::BitGen rng_;
   DbIndex flush_db_ = 0;

@@ -15,6 +15,7 @@
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/family_utils.h"
 #include "src/server/transaction.h"
 
 DECLARE_uint32(dbnum);
@@ -30,37 +31,28 @@ using facade::CommandId;
 using facade::ConnectionContext;
 using facade::ReplyBuilder;
 
-DbSlice& Slice() { return EngineShard::tlocal()->db_slice(); }
-
 // --- DEL, UNLINK, EXISTS, TOUCH: a count over the keys, per shard then summed.
 
-int64_t DeleteKeys(DbIndex db, CmdArgList keys) {
+int64_t DeleteKeys(DbIndex db, CmdArgList args, absl::Span<const uint32_t> indices) {
   int64_t deleted = 0;
-  for (std::string_view key : keys) deleted += Slice().Erase(db, key);
+  for (uint32_t index : indices) deleted += Slice().Erase(db, args[index]);
   return deleted;
 }
 
-int64_t CountExisting(DbIndex db, CmdArgList keys) {
+int64_t CountExisting(DbIndex db, CmdArgList args, absl::Span<const uint32_t> indices) {
   int64_t found = 0;
-  for (std::string_view key : keys) found += Slice().Find(db, key) != nullptr;
+  for (uint32_t index : indices) found += Slice().Find(db, args[index]) != nullptr;
   return found;
 }
 
-template <int64_t (*PerShard)(DbIndex, CmdArgList)>
-void CountHere(CmdArgList args, ConnectionContext* cntx) {
-  cntx->reply_builder()->SendLong(PerShard(cntx->db_index, args.subspan(1)));
-}
-
-// Keys on several shards: one atomic hop to each, then the sum.
-template <int64_t (*PerShard)(DbIndex, CmdArgList)>
-void CountAcrossShards(CmdArgList args, ConnectionContext* cntx) {
+// One hop to each shard holding keys (inline when there is one), then the sum.
+template <int64_t (*PerShard)(DbIndex, CmdArgList, absl::Span<const uint32_t>)>
+void CmdCount(CmdArgList args, ConnectionContext* cntx) {
   CommandTransaction tx(args, cntx);
   std::vector<int64_t> counts(shard_set->size());
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
-        std::vector<std::string_view> keys;
-        for (uint32_t index : t->KeyIndices(shard->shard_id())) keys.push_back(t->args()[index]);
-        counts[shard->shard_id()] = PerShard(t->db(), keys);
+        counts[shard->shard_id()] = PerShard(t->db(), args, t->KeyIndices(shard->shard_id()));
       },
       true);
   int64_t total = 0;
@@ -92,10 +84,31 @@ void CmdExpireTime(CmdArgList args, ConnectionContext* cntx) { ReplyTtl(args, cn
 void CmdPExpireTime(CmdArgList args, ConnectionContext* cntx) { ReplyTtl(args, cntx, true, true); }
 
 void CmdPersist(CmdArgList args, ConnectionContext* cntx) {
-  PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
-  if (!value || !value->has_expire()) return cntx->reply_builder()->SendLong(0);
-  Slice().SetExpire(cntx->db_index, args[1], 0);
+  DbSlice::Update entry = Slice().FindMutable(cntx->db_index, args[1]);
+  if (!entry || !entry->has_expire()) return cntx->reply_builder()->SendLong(0);
+  entry.SetExpire(0);
+  entry.Changed("persist");
   cntx->reply_builder()->SendLong(1);
+}
+
+// Applies EXPIRE's conditions to `key` and sets (or, for a deadline in the past,
+// deletes) it. kKeyNotFound, kSkipped when a condition says no.
+OpStatus OpExpire(DbIndex db, std::string_view key, int64_t deadline_ms, bool nx, bool xx,
+                  bool gt, bool lt) {
+  DbSlice::Update entry = Slice().FindMutable(db, key);
+  if (!entry) return OpStatus::kKeyNotFound;
+  const int64_t current = entry.expire();  // 0: none, i.e. infinite
+  if ((nx && current != 0) || (xx && current == 0) || (gt && (current == 0 || deadline_ms <= current)) ||
+      (lt && current != 0 && deadline_ms >= current)) {
+    return OpStatus::kSkipped;
+  }
+  if (deadline_ms <= UnixTimeMs()) {
+    entry.Erase("del");
+  } else {
+    entry.SetExpire(deadline_ms);
+    entry.Changed("expire");
+  }
+  return OpStatus::kOk;
 }
 
 // EXPIRE key seconds [NX | XX | GT | LT], and PEXPIRE / EXPIREAT / PEXPIREAT.
@@ -135,19 +148,7 @@ void SetExpiry(CmdArgList args, ConnectionContext* cntx, bool seconds, bool abso
     if (deadline > INT64_MAX - now) return rb->SendError(invalid);
     deadline += now;
   }
-
-  if (!Slice().Find(cntx->db_index, args[1])) return rb->SendLong(0);
-  int64_t current = Slice().GetExpire(cntx->db_index, args[1]);  // 0: none, i.e. infinite
-  if ((nx && current != 0) || (xx && current == 0) || (gt && (current == 0 || deadline <= current)) ||
-      (lt && current != 0 && deadline >= current)) {
-    return rb->SendLong(0);
-  }
-  if (deadline <= UnixTimeMs()) {
-    Slice().Erase(cntx->db_index, args[1]);
-  } else {
-    Slice().SetExpire(cntx->db_index, args[1], deadline);
-  }
-  rb->SendLong(1);
+  rb->SendLong(OpExpire(cntx->db_index, args[1], deadline, nx, xx, gt, lt) == OpStatus::kOk);
 }
 
 void CmdExpire(CmdArgList args, ConnectionContext* cntx) { SetExpiry(args, cntx, true, false); }
@@ -195,156 +196,131 @@ void CmdObject(CmdArgList args, ConnectionContext* cntx) {
       "to adjust.");
 }
 
-// --- RENAME, RENAMENX
+// --- RENAME, RENAMENX, COPY, MOVE
 
-// A key's value and deadline copied out of its shard, for a move or copy (also between
-// shards: the bytes are copied rather than the object moved, because an object's heap
-// block belongs to its shard's thread).
-struct CopiedEntry {
-  std::string value;
-  bool built = false;  // stored by SetBuiltString (APPEND, SETRANGE); the copy is too
+// A key's value and deadline in serialized form, to move or copy it to another shard
+// (an object's heap blocks belong to its shard's thread) or another key.
+struct SerializedEntry {
+  std::string form;  // PrimeValue::Serialize
   int64_t deadline_ms = 0;
 };
 
-std::optional<CopiedEntry> CopyEntry(DbIndex db, std::string_view key) {
-  PrimeValue* value = Slice().Find(db, key);
+std::optional<SerializedEntry> SerializeEntry(DbIndex db, std::string_view key) {
+  const PrimeValue* value = Slice().Find(db, key);
   if (!value) return std::nullopt;
-  CopiedEntry taken;
-  std::string scratch;
-  taken.value = std::string(value->GetString(&scratch));
-  taken.built = value->is_built();
-  taken.deadline_ms = Slice().GetExpire(db, key);
-  return taken;
+  SerializedEntry entry;
+  value->Serialize(&entry.form);
+  entry.deadline_ms = value->has_expire() ? Slice().GetExpire(db, key) : 0;
+  return entry;
 }
-
-void PutEntry(DbIndex db, std::string_view key, const CopiedEntry& entry) {
-  auto [value, inserted] = Slice().FindOrInsert(db, key);
-  if (entry.built) {
-    value->SetBuiltString(entry.value);
-  } else {
-    value->SetString(entry.value);
-  }
-  Slice().SetExpire(db, key, entry.deadline_ms);  // 0 clears a deadline `key` had
-}
-
-// Both keys on this shard.
-void Rename(CmdArgList args, ConnectionContext* cntx, bool only_if_new) {
-  ReplyBuilder* rb = cntx->reply_builder();
-  DbIndex db = cntx->db_index;
-  std::string_view from = args[1], to = args[2];
-  if (!Slice().Find(db, from)) return rb->SendError(facade::kNoSuchKeyErr);
-  if (from == to) return only_if_new ? rb->SendLong(0) : rb->SendOk();
-  if (only_if_new && Slice().Find(db, to)) return rb->SendLong(0);
-  PutEntry(db, to, *CopyEntry(db, from));
-  Slice().Erase(db, from);
-  only_if_new ? rb->SendLong(1) : rb->SendOk();
-}
-
-void CmdRename(CmdArgList args, ConnectionContext* cntx) { Rename(args, cntx, false); }
-void CmdRenameNx(CmdArgList args, ConnectionContext* cntx) { Rename(args, cntx, true); }
 
 enum class Transfer { kNoSource, kTargetExists, kDone };
 
-// Copies (or with `move`, moves) `from` of the connection's database to `to` of
-// `to_db`, keys on two shards, in one transaction of two hops: first copy the source
-// out and see whether the target exists, then put the target (and delete the source).
-// The locks are held throughout, so no client sees neither or both keys of a move.
-Transfer TransferAcrossShards(CmdArgList args, ConnectionContext* cntx, DbIndex to_db,
-                              bool overwrite, bool move) {
+// Copies (or with `move`, moves) args[1] of the connection's database to args[2] of
+// `to_db`. Keys on one shard: a move moves the object itself (DbSlice::Rename), a copy
+// serializes it. Keys on two shards: one transaction of two hops: first serialize the
+// source and see whether the target exists, then put the target (and delete the
+// source). The locks are held throughout, so no client sees neither or both keys of a
+// move. REQUIRES: not the same key of the same database.
+Transfer TransferKey(CmdArgList args, ConnectionContext* cntx, DbIndex to_db, bool overwrite,
+                     bool move) {
   CommandTransaction tx(args, cntx);
   std::string_view from = args[1], to = args[2];
+  if (tx->is_inline() && move) {
+    OpStatus status = Slice().Rename(tx->db(), from, to, !overwrite);
+    return status == OpStatus::kOk            ? Transfer::kDone
+           : status == OpStatus::kKeyNotFound ? Transfer::kNoSource
+                                              : Transfer::kTargetExists;
+  }
   const ShardId from_shard = shard_set->ShardOf(from);
-  std::optional<CopiedEntry> copied;
+  const ShardId to_shard = shard_set->ShardOf(to);
+  std::optional<SerializedEntry> copied;
   bool target_exists = false;
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
-        if (shard->shard_id() == from_shard) {
-          copied = CopyEntry(t->db(), from);
-        } else {
-          target_exists = Slice().Find(to_db, to) != nullptr;
-        }
+        if (shard->shard_id() == from_shard) copied = SerializeEntry(t->db(), from);
+        if (shard->shard_id() == to_shard) target_exists = Slice().Find(to_db, to) != nullptr;
       },
       false);
-  Transfer result = !copied ? Transfer::kNoSource
-                    : target_exists && !overwrite ? Transfer::kTargetExists
-                                                  : Transfer::kDone;
+  const Transfer result = !copied ? Transfer::kNoSource
+                          : target_exists && !overwrite ? Transfer::kTargetExists
+                                                        : Transfer::kDone;
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
         if (result != Transfer::kDone) return;
-        if (shard->shard_id() != from_shard) {
-          PutEntry(to_db, to, *copied);
-        } else if (move) {
-          Slice().Erase(t->db(), from);
+        if (move && shard->shard_id() == from_shard) Slice().Erase(t->db(), from, "rename_from");
+        if (shard->shard_id() == to_shard) {
+          Slice().PutSerialized(to_db, to, copied->form, copied->deadline_ms,
+                                move ? "rename_to" : "copy_to");
         }
       },
       true);
   return result;
 }
 
-void RenameAcrossShards(CmdArgList args, ConnectionContext* cntx, bool only_if_new) {
+void Rename(CmdArgList args, ConnectionContext* cntx, bool only_if_new) {
   ReplyBuilder* rb = cntx->reply_builder();
-  Transfer result = TransferAcrossShards(args, cntx, cntx->db_index, !only_if_new, true);
+  if (args[1] == args[2]) {  // one key, one shard: here
+    if (!Slice().Find(cntx->db_index, args[1])) return rb->SendError(facade::kNoSuchKeyErr);
+    return only_if_new ? rb->SendLong(0) : rb->SendOk();
+  }
+  Transfer result = TransferKey(args, cntx, cntx->db_index, !only_if_new, true);
   if (result == Transfer::kNoSource) return rb->SendError(facade::kNoSuchKeyErr);
   if (only_if_new) return rb->SendLong(result == Transfer::kDone ? 1 : 0);
   rb->SendOk();
 }
 
-void CmdRenameAcross(CmdArgList args, ConnectionContext* cntx) {
-  RenameAcrossShards(args, cntx, false);
+void CmdRename(CmdArgList args, ConnectionContext* cntx) { Rename(args, cntx, false); }
+void CmdRenameNx(CmdArgList args, ConnectionContext* cntx) { Rename(args, cntx, true); }
+
+// A database number argument: kInvalidInt, or kInvalidDb when out of range.
+OpResult<DbIndex> ParseDbIndex(std::string_view arg) {
+  std::optional<int64_t> db = ParseInt64(arg);
+  if (!db) return OpStatus::kInvalidInt;
+  if (*db < 0 || *db >= int64_t(FLAGS_dbnum)) return OpStatus::kInvalidDb;
+  return DbIndex(*db);
 }
-void CmdRenameNxAcross(CmdArgList args, ConnectionContext* cntx) {
-  RenameAcrossShards(args, cntx, true);
-}
 
-// --- COPY source destination [DB destination-db] [REPLACE]
-
-struct CopyOptions {
-  DbIndex to_db;
-  bool replace = false;
-};
-
-// Parses COPY's options, replying with Redis's error when one is wrong.
-std::optional<CopyOptions> ParseCopy(CmdArgList args, ConnectionContext* cntx) {
+// COPY source destination [DB destination-db] [REPLACE]
+void CmdCopy(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  CopyOptions options{cntx->db_index};
+  DbIndex to_db = cntx->db_index;
+  bool replace = false;
   for (size_t i = 3; i < args.size(); ++i) {
     if (ArgIs(args[i], "REPLACE")) {
-      options.replace = true;
+      replace = true;
     } else if (ArgIs(args[i], "DB") && i + 1 < args.size()) {
-      std::optional<int64_t> db = ParseInt64(args[++i]);
-      if (!db) return rb->SendError(facade::kInvalidIntErr), std::nullopt;
-      if (*db < 0 || *db >= int64_t(FLAGS_dbnum)) {
-        return rb->SendError(facade::kDbIndexOutOfRangeErr), std::nullopt;
-      }
-      options.to_db = DbIndex(*db);
+      OpResult<DbIndex> db = ParseDbIndex(args[++i]);
+      if (!db) return SendOpError(rb, db.status());
+      to_db = *db;
     } else {
-      return rb->SendError(facade::kSyntaxErr), std::nullopt;
+      return rb->SendError(facade::kSyntaxErr);
     }
   }
-  if (options.to_db == cntx->db_index && args[1] == args[2]) {
-    return rb->SendError("ERR source and destination objects are the same"), std::nullopt;
-  }
-  return options;
+  if (to_db == cntx->db_index && args[1] == args[2]) return SendOpError(rb, OpStatus::kSameObject);
+  rb->SendLong(TransferKey(args, cntx, to_db, replace, false) == Transfer::kDone);
 }
 
-// Both keys on this shard.
-void CmdCopy(CmdArgList args, ConnectionContext* cntx) {
-  std::optional<CopyOptions> options = ParseCopy(args, cntx);
-  if (!options) return;
-  std::optional<CopiedEntry> copied = CopyEntry(cntx->db_index, args[1]);
-  if (!copied || (!options->replace && Slice().Find(options->to_db, args[2]))) {
-    return cntx->reply_builder()->SendLong(0);
-  }
-  PutEntry(options->to_db, args[2], *copied);
-  Slice().NotifyChanged(options->to_db, args[2]);
-  cntx->reply_builder()->SendLong(1);
+// MOVE key db: one key, so one shard; the object moves between the shard's databases.
+void CmdMove(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  OpResult<DbIndex> to_db = ParseDbIndex(args[2]);
+  if (!to_db) return SendOpError(rb, to_db.status());
+  if (*to_db == cntx->db_index) return SendOpError(rb, OpStatus::kSameObject);
+  rb->SendLong(Slice().MoveToDb(cntx->db_index, *to_db, args[1]) == OpStatus::kOk);
 }
 
-void CmdCopyAcross(CmdArgList args, ConnectionContext* cntx) {
-  std::optional<CopyOptions> options = ParseCopy(args, cntx);
-  if (!options) return;
-  Transfer result = TransferAcrossShards(args, cntx, options->to_db, options->replace, false);
-  cntx->reply_builder()->SendLong(result == Transfer::kDone ? 1 : 0);
+// SWAPDB index1 index2: a whole-shard transaction swaps the two on every shard at once,
+// so no command sees one shard swapped and another not.
+void CmdSwapDb(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  OpResult<DbIndex> a = ParseDbIndex(args[1]);
+  if (a.status() == OpStatus::kInvalidInt) return rb->SendError("ERR invalid first DB index");
+  OpResult<DbIndex> b = ParseDbIndex(args[2]);
+  if (b.status() == OpStatus::kInvalidInt) return rb->SendError("ERR invalid second DB index");
+  if (!a || !b) return rb->SendError("ERR DB index is out of range");
+  RunWholeShard(cntx, [&](EngineShard* shard) { shard->db_slice().SwapDb(*a, *b); });
+  rb->SendOk();
 }
 
 // --- KEYS, SCAN, RANDOMKEY: every shard.
@@ -454,24 +430,29 @@ void GenericFamily::Register(facade::CommandRegistry* registry) {
                   .syntax = syntax, .handler = std::move(handler)});
   };
   auto multi = [&](const char* name, const char* syntax, uint32_t flags, uint32_t acl,
-                   const char* summary, const char* since, CommandHandler here,
-                   CommandHandler across) {
+                   const char* summary, const char* since, CommandHandler handler,
+                   uint32_t key_flags) {
     add(CommandId{.name = name, .arity = -2, .flags = flags, .first_key = 1, .last_key = -1,
-                  .key_step = 1, .acl = acl | kAclKeyspace, .summary = summary, .since = since,
-                  .syntax = syntax, .handler = std::move(here),
-                  .cross_shard_handler = std::move(across)});
+                  .key_step = 1,
+                  .key_specs = {KeySpec{.flags = key_flags, .begin_index = 1, .last_key = -1}},
+                  .acl = acl | kAclKeyspace, .summary = summary, .since = since,
+                  .syntax = syntax, .handler = std::move(handler)});
   };
-  multi("DEL", "key [key ...]", kCmdWrite, kAclWrite | kAclSlow, "Delete a key", "1.0.0", CountHere<DeleteKeys>,
-        CountAcrossShards<DeleteKeys>);
+  // RENAME's source is read and deleted, its destination overwritten.
+  const std::vector<KeySpec> kTransferSpecs = {
+      KeySpec{.flags = kKeyRW | kKeyAccess | kKeyDelete, .begin_index = 1},
+      KeySpec{.flags = kKeyOW | kKeyUpdate, .begin_index = 2}};
+  multi("DEL", "key [key ...]", kCmdWrite, kAclWrite | kAclSlow, "Delete a key", "1.0.0", CmdCount<DeleteKeys>,
+        kKeyRM | kKeyDelete);
   multi("UNLINK", "key [key ...]", kCmdWrite | kCmdFast, kAclWrite | kAclFast,
         "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non "
         "blocking.",
-        "4.0.0", CountHere<DeleteKeys>, CountAcrossShards<DeleteKeys>);
+        "4.0.0", CmdCount<DeleteKeys>, kKeyRM | kKeyDelete);
   multi("EXISTS", "key [key ...]", kCmdReadOnly | kCmdFast, kAclRead | kAclFast, "Determine if a key exists",
-        "1.0.0", CountHere<CountExisting>, CountAcrossShards<CountExisting>);
+        "1.0.0", CmdCount<CountExisting>, kKeyRO);
   multi("TOUCH", "key [key ...]", kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
         "Alters the last access time of a key(s). Returns the number of existing keys specified.",
-        "3.2.1", CountHere<CountExisting>, CountAcrossShards<CountExisting>);
+        "3.2.1", CmdCount<CountExisting>, kKeyRO);
 
   keyed("TYPE", "key", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
         "Determine the type stored at key", "1.0.0", CmdType);
@@ -502,17 +483,31 @@ void GenericFamily::Register(facade::CommandRegistry* registry) {
                 .subcommands = {{"ENCODING", 3, "key"}, {"REFCOUNT", 3, "key"}, {"IDLETIME", 3, "key"},
                                 {"FREQ", 3, "key"}, {"HELP", 2, ""}}});
   add(CommandId{.name = "RENAME", .arity = 3, .flags = kCmdWrite, .first_key = 1, .last_key = 2,
-                .key_step = 1, .acl = kAclKeyspace | kAclWrite | kAclSlow, .summary = "Rename a key",
-                .since = "1.0.0", .syntax = "key newkey", .handler = CmdRename, .cross_shard_handler = CmdRenameAcross});
+                .key_step = 1, .key_specs = kTransferSpecs,
+                .acl = kAclKeyspace | kAclWrite | kAclSlow, .summary = "Rename a key",
+                .since = "1.0.0", .syntax = "key newkey", .handler = CmdRename});
   add(CommandId{.name = "RENAMENX", .arity = 3, .flags = kCmdWrite | kCmdFast, .first_key = 1,
-                .last_key = 2, .key_step = 1, .acl = kAclKeyspace | kAclWrite | kAclFast,
+                .last_key = 2, .key_step = 1, .key_specs = kTransferSpecs,
+                .acl = kAclKeyspace | kAclWrite | kAclFast,
                 .summary = "Rename a key, only if the new key does not exist", .since = "1.0.0",
-                .syntax = "key newkey", .handler = CmdRenameNx, .cross_shard_handler = CmdRenameNxAcross});
+                .syntax = "key newkey", .handler = CmdRenameNx});
   add(CommandId{.name = "COPY", .arity = -3, .flags = kCmdWrite | kCmdDenyOom, .first_key = 1,
-                .last_key = 2, .key_step = 1, .acl = kAclKeyspace | kAclWrite | kAclSlow,
-                .summary = "Copy a key", .since = "6.2.0",
-                .syntax = "source destination [DB destination-db] [REPLACE]", .handler = CmdCopy,
-                .cross_shard_handler = CmdCopyAcross});
+                .last_key = 2, .key_step = 1,
+                .key_specs = {KeySpec{.flags = kKeyRO | kKeyAccess, .begin_index = 1},
+                              KeySpec{.flags = kKeyOW | kKeyUpdate, .begin_index = 2}},
+                .acl = kAclKeyspace | kAclWrite | kAclSlow, .summary = "Copy a key",
+                .since = "6.2.0", .syntax = "source destination [DB destination-db] [REPLACE]",
+                .handler = CmdCopy});
+  add(CommandId{.name = "MOVE", .arity = 3, .flags = kCmdWrite | kCmdFast, .first_key = 1,
+                .last_key = 1, .key_step = 1,
+                .key_specs = {KeySpec{.flags = kKeyRW | kKeyAccess | kKeyUpdate, .begin_index = 1}},
+                .acl = kAclKeyspace | kAclWrite | kAclFast,
+                .summary = "Move a key to another database", .since = "1.0.0",
+                .syntax = "key db", .handler = CmdMove});
+  add(CommandId{.name = "SWAPDB", .arity = 3, .flags = kCmdWrite | kCmdFast | kCmdWholeShard,
+                .acl = kAclKeyspace | kAclWrite | kAclFast | kAclDangerous,
+                .summary = "Swaps two Redis databases", .since = "4.0.0",
+                .syntax = "index1 index2", .handler = CmdSwapDb});
   add(CommandId{.name = "KEYS", .arity = 2, .flags = kCmdReadOnly,
                 .acl = kAclKeyspace | kAclRead | kAclSlow | kAclDangerous,
                 .summary = "Find all keys matching the given pattern", .since = "1.0.0",

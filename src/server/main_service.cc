@@ -18,7 +18,6 @@
 #include "src/server/slowlog_family.h"
 #include "src/server/string_family.h"
 #include "src/server/transaction.h"
-#include "src/server/watch.h"
 
 namespace damselfly {
 
@@ -69,7 +68,7 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
 Service::Route Service::RouteOf(const CommandId* cid, CmdArgList args) {
   Route route;
   bool first = true;
-  cid->ForEachKeyIndex(args.size(), [&](size_t index) {
+  cid->ForEachKey(args, [&](size_t index, uint32_t) {
     ShardId shard = shard_set->ShardOf(args[index]);
     if (first) {
       route = {Route::kShard, shard};
@@ -104,12 +103,7 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
         cid->subcommands.empty() || args.size() < 2 ? nullptr : cid->FindSubcommand(args[1]);
     Route route = RouteOf(cid, args);
     if (route.kind != Route::kShard) {
-      if (route.kind == Route::kCrossShard && !cid->cross_shard_handler) {
-        cntx->reply_builder()->SendError("CROSSSLOT Keys in request don't hash to the same slot");
-      } else {
-        RunCommand(cid, route.kind == Route::kHere ? cid->handler : cid->cross_shard_handler,
-                   args, cntx, CommandClockTicks());
-      }
+      RunCommand(cid, cid->handler, args, cntx, CommandClockTicks());
       ++i;
     } else {
       // Gather the following commands for the same shard that need no error reply.
@@ -154,6 +148,7 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
                            bool* locked) {
   const bool remote = !shard_set->IsLocal(shard);
   auto execute = [&] {
+    ShardLocalScope local;
     EngineShard* engine_shard = EngineShard::tlocal();
     // Nothing here can suspend, so no transaction can lock keys during the run (but a
     // WATCH in the run may add watches).
@@ -162,7 +157,7 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
     // Every command of a run takes keys; their first keys are what a pipeline of GETs
     // and SETs looks up.
     LookupPrefetcher prefetcher(slice, cntx->db_index, run.size(),
-                                [&](size_t i) { return run[i][cids[i]->first_key]; });
+                                [&](size_t i) { return run[i][cids[i]->FirstKeyIndex(run[i])]; });
     size_t ran = 0;
     uint64_t now = CommandClockTicks();
     for (; ran < run.size(); ++ran) {
@@ -172,7 +167,6 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
         return ran;
       }
       now = RunCommand(cids[ran], cids[ran]->handler, run[ran], cntx, now);
-      if (slice.has_watches()) NotifyWrite(engine_shard, cids[ran], run[ran], cntx->db_index);
       if (cntx->reply_builder()->output_size() > facade::ClientConnection::kFlushThresholdBytes) {
         return ran + 1;
       }

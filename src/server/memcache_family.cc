@@ -8,6 +8,7 @@
 #include "helio/base/time.h"
 #include "src/server/db_slice.h"
 #include "src/server/engine_shard.h"
+#include "src/server/family_utils.h"
 #include "src/server/lookup_prefetcher.h"
 
 DEFINE_uint64(max_item_size, 1 << 20,
@@ -57,7 +58,10 @@ using Type = MemcacheCommand::Type;
 constexpr int64_t kMaxRelativeExptime = 2592000;  // 30 days: beyond, a unix time
 constexpr int64_t kAlreadyExpired = -1;
 
-DbSlice& Slice() { return EngineShard::tlocal()->db_slice(); }
+// Items change through DbSlice::Update, like every key, so WATCH and the other
+// listeners of the write path see memcache writes. Handing out a cas unique or marking a
+// win token changes only the metadata (no event).
+using Item = DbSlice::Update;
 
 // memcached's exptime as a deadline in unix ms: 0 none, kAlreadyExpired, else the time.
 // memcached keeps the low 32 bits of what was sent.
@@ -75,8 +79,8 @@ int64_t TtlSeconds(int64_t deadline_ms, int64_t now_ms) {
   return deadline_ms <= now_ms ? 0 : (deadline_ms - now_ms + 999) / 1000;
 }
 
-void SetDeadline(std::string_view key, PrimeValue* value, int64_t deadline_ms) {
-  if (deadline_ms != 0 || value->has_expire()) Slice().SetExpire(kDb, key, deadline_ms);
+void SetDeadline(Item& item, int64_t deadline_ms) {
+  if (deadline_ms != 0 || item->has_expire()) item.SetExpire(deadline_ms);
 }
 
 McMeta MetaOf(std::string_view key, const PrimeValue& value) {
@@ -95,13 +99,13 @@ uint64_t EnsureCas(std::string_view key, PrimeValue* value, McMeta* meta) {
 
 // Stores `data` as a new item (flags and any cas replaced); keeps only what memcached
 // keeps with an item.
-void StoreNew(std::string_view key, PrimeValue* value, std::string_view data, McMeta meta,
-              int64_t deadline_ms) {
-  value->SetString(data);  // drops the old item's metadata
-  SetDeadline(key, value, deadline_ms);
+void StoreNew(Item& item, std::string_view data, McMeta meta, int64_t deadline_ms) {
+  item->SetString(data);  // drops the old item's metadata
+  SetDeadline(item, deadline_ms);
   if (meta.flags != 0 || meta.cas != 0 || meta.stale || meta.win_sent) {
-    Slice().SetMcMeta(kDb, key, value, meta);
+    Slice().SetMcMeta(kDb, item.key(), &item.value(), meta);
   }
+  item.Changed("set");
   ++McStats::tlocal().total_items;
 }
 
@@ -137,7 +141,8 @@ uint64_t CasForNewItem(const StoreRequest& request) {
 StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
   DbSlice& slice = Slice();
   std::string_view key = request.key;
-  PrimeValue* value = slice.Find(kDb, key);
+  Item item = slice.FindMutable(kDb, key);
+  PrimeValue* value = item ? &item.value() : nullptr;
   McMeta old = value ? MetaOf(key, *value) : McMeta{};
   McMeta meta{.flags = request.flags};
   if (request.compare) {
@@ -170,6 +175,7 @@ StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
                                : helio::StrCat(request.data, current);
       McMeta kept{.flags = old.flags, .cas = CasForNewItem(request)};
       value->SetBuiltString(joined);
+      item.Changed("append");
       if (kept.flags != 0 || kept.cas != 0) slice.SetMcMeta(kDb, key, value, kept);
       ++McStats::tlocal().total_items;
       *new_cas = kept.cas;
@@ -177,12 +183,12 @@ StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
     }
   }
   if (request.deadline_ms == kAlreadyExpired) {  // stored and at once expired
-    if (value) slice.Erase(kDb, key);
+    if (item) item.Erase();
     return StoreResult::kStored;
   }
-  if (!value) value = slice.FindOrInsert(kDb, key).first;
+  if (!item) item = slice.AddOrFind(kDb, key);
   meta.cas = CasForNewItem(request);
-  StoreNew(key, value, request.data, meta, request.deadline_ms);
+  StoreNew(item, request.data, meta, request.deadline_ms);
   *new_cas = meta.cas;
   return StoreResult::kStored;
 }
@@ -227,9 +233,10 @@ enum class ArithResult { kOk, kNotFound, kNonNumeric };
 
 // memcached's rules: the value must be a decimal uint64 (trailing spaces, which its own
 // in-place decrements leave, allowed); incr wraps at 2^64, decr stops at 0.
-ArithResult Arith(std::string_view key, bool incr, uint64_t delta, uint64_t* result) {
-  PrimeValue* value = Slice().Find(kDb, key);
-  if (!value) return ArithResult::kNotFound;
+ArithResult Arith(Item& item, bool incr, uint64_t delta, uint64_t* result) {
+  if (!item) return ArithResult::kNotFound;
+  std::string_view key = item.key();
+  PrimeValue* value = &item.value();
   std::string scratch;
   std::string_view text = value->GetString(&scratch);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
@@ -240,6 +247,7 @@ ArithResult Arith(std::string_view key, bool incr, uint64_t delta, uint64_t* res
   number = incr ? number + delta : (delta > number ? 0 : number - delta);
   McMeta meta = MetaOf(key, *value);
   value->SetString(helio::StrCat(number));  // a new item: new cas, same flags
+  item.Changed(incr ? "incrby" : "decrby");
   if (meta.flags != 0) Slice().SetMcMeta(kDb, key, value, McMeta{.flags = meta.flags});
   *result = number;
   return ArithResult::kOk;
@@ -252,7 +260,8 @@ void RunClassicArith(const MemcacheCommand& command, std::string* out) {
   McStats& stats = McStats::tlocal();
   const bool incr = command.type == Type::kIncr;
   uint64_t number = 0;
-  ArithResult result = Arith(command.key(), incr, command.delta, &number);
+  Item item = Slice().FindMutable(kDb, command.key());
+  ArithResult result = Arith(item, incr, command.delta, &number);
   if (result != ArithResult::kNonNumeric) {
     bool hit = result == ArithResult::kOk;
     ++(incr ? (hit ? stats.incr_hits : stats.incr_misses) : (hit ? stats.decr_hits : stats.decr_misses));
@@ -282,18 +291,19 @@ void RunDelete(const MemcacheCommand& command, std::string* out) {
 // Sets the deadline memcached's `exptime` means at `now_ms`. A command that also reports
 // the TTL (mg/ma with T and t) passes the time it reports against, so that T100 shows
 // t100, not t101 a millisecond later.
-void Touch(std::string_view key, PrimeValue* value, int64_t exptime, int64_t now_ms) {
+void Touch(Item& item, int64_t exptime, int64_t now_ms) {
   int64_t deadline = DeadlineOf(exptime, now_ms);
-  SetDeadline(key, value, deadline == kAlreadyExpired ? now_ms : deadline);
+  SetDeadline(item, deadline == kAlreadyExpired ? now_ms : deadline);
+  item.Changed("expire");
 }
 
 void RunTouch(const MemcacheCommand& command, std::string* out) {
   McStats& stats = McStats::tlocal();
   ++stats.cmd_touch;
-  PrimeValue* value = Slice().Find(kDb, command.key());
-  if (value) Touch(command.key(), value, command.exptime, UnixTimeMs());
-  ++(value ? stats.touch_hits : stats.touch_misses);
-  if (!command.noreply) out->append(value ? "TOUCHED\r\n" : "NOT_FOUND\r\n");
+  Item item = Slice().FindMutable(kDb, command.key());
+  if (item) Touch(item, command.exptime, UnixTimeMs());
+  ++(item ? stats.touch_hits : stats.touch_misses);
+  if (!command.noreply) out->append(item ? "TOUCHED\r\n" : "NOT_FOUND\r\n");
 }
 
 // --- retrieval: get gets gat gats
@@ -315,20 +325,21 @@ void AppendValueBlock(std::string_view key, uint32_t flags, std::string_view dat
   out->append(data).append("\r\n");
 }
 
-// Finds key `index` of a retrieval, counting it, touching it for gat/gats.
-PrimeValue* FindForRetrieval(const MemcacheCommand& command, size_t index) {
+// Finds key `index` of a retrieval, counting it, touching it for gat/gats. Mutable: gets
+// may hand out a cas unique.
+Item FindForRetrieval(const MemcacheCommand& command, size_t index) {
   McStats& stats = McStats::tlocal();
   std::string_view key = command.keys[index];
   ++stats.cmd_get;
-  PrimeValue* value = Slice().FindRead(kDb, key);
-  ++(value ? stats.get_hits : stats.get_misses);
+  Item item = Slice().FindMutable(kDb, key);
+  Slice().CountRead(bool(item));
+  ++(item ? stats.get_hits : stats.get_misses);
   if (Touches(command.type)) {
     ++stats.cmd_touch;
-    ++(value ? stats.touch_hits : stats.touch_misses);
-    if (value) Touch(key, value, command.exptime, UnixTimeMs());
-    if (value && Slice().has_watches()) Slice().NotifyChanged(kDb, key);
+    ++(item ? stats.touch_hits : stats.touch_misses);
+    if (item) Touch(item, command.exptime, UnixTimeMs());
   }
-  return value;
+  return item;
 }
 
 void RunRetrieval(const MemcacheCommand& command, std::string* out) {
@@ -372,7 +383,9 @@ void RunMetaGet(const MemcacheCommand& command, std::string* out) {
   ++stats.cmd_get;
   DbSlice& slice = Slice();
   const int64_t now_ms = UnixTimeMs();
-  PrimeValue* value = slice.FindRead(kDb, key);
+  Item item = slice.FindMutable(kDb, key);
+  slice.CountRead(bool(item));
+  PrimeValue* value = item ? &item.value() : nullptr;
   ++(value ? stats.get_hits : stats.get_misses);
   bool won = false;  // this request gets the win token (W)
   McMeta meta;
@@ -382,17 +395,18 @@ void RunMetaGet(const MemcacheCommand& command, std::string* out) {
       return;
     }
     // Autovivify: an empty item the winner is expected to fill.
-    value = slice.FindOrInsert(kDb, key).first;
+    item = slice.AddOrFind(kDb, key);
+    value = &item.value();
     int64_t deadline = DeadlineOf(meta_args.vivify_ttl, now_ms);
     meta = {.win_sent = true};
-    StoreNew(key, value, "", meta, deadline == kAlreadyExpired ? 0 : deadline);
+    StoreNew(item, "", meta, deadline == kAlreadyExpired ? 0 : deadline);
     won = true;
   } else {
     meta = MetaOf(key, *value);
     if (meta_args.Has('T')) {
       ++stats.cmd_touch;
       ++stats.touch_hits;
-      Touch(key, value, meta_args.ttl, now_ms);
+      Touch(item, meta_args.ttl, now_ms);
     }
   }
   std::string scratch;
@@ -485,7 +499,8 @@ void RunMetaDelete(const MemcacheCommand& command, std::string* out) {
   std::string_view key = command.key();
   McStats& stats = McStats::tlocal();
   DbSlice& slice = Slice();
-  PrimeValue* value = slice.Find(kDb, key);
+  Item item = slice.FindMutable(kDb, key);
+  PrimeValue* value = item ? &item.value() : nullptr;
   if (!value) {
     ++stats.delete_misses;
     return AppendStatus(command, "NF", out);
@@ -500,9 +515,10 @@ void RunMetaDelete(const MemcacheCommand& command, std::string* out) {
     meta.stale = true;
     meta.cas = slice.NextCas();
     slice.SetMcMeta(kDb, key, value, meta);
-    if (meta_args.Has('T')) Touch(key, value, meta_args.ttl, UnixTimeMs());
+    item.Changed("set");
+    if (meta_args.Has('T')) Touch(item, meta_args.ttl, UnixTimeMs());
   } else {
-    slice.Erase(kDb, key);
+    item.Erase("del");
   }
   if (!meta_args.Has('q')) AppendStatus(command, "HD", out);
 }
@@ -514,7 +530,8 @@ void RunMetaArithmetic(const MemcacheCommand& command, std::string* out) {
   DbSlice& slice = Slice();
   const bool incr = meta_args.mode != MetaMode::kDecrement;
   const int64_t now_ms = UnixTimeMs();
-  PrimeValue* value = slice.Find(kDb, key);
+  Item item = slice.FindMutable(kDb, key);
+  PrimeValue* value = item ? &item.value() : nullptr;
   uint64_t number = 0;
   if (value && meta_args.Has('C') && MetaOf(key, *value).cas != meta_args.compare_cas) {
     return AppendStatus(command, "EX", out);
@@ -523,18 +540,18 @@ void RunMetaArithmetic(const MemcacheCommand& command, std::string* out) {
     ++(incr ? stats.incr_misses : stats.decr_misses);
     if (!meta_args.Has('N')) return AppendStatus(command, "NF", out);
     // Autovivify with the initial value, not counted as an increment.
-    value = slice.FindOrInsert(kDb, key).first;
+    item = slice.AddOrFind(kDb, key);
+    value = &item.value();
     int64_t deadline = DeadlineOf(meta_args.vivify_ttl, now_ms);
     number = meta_args.initial;
-    StoreNew(key, value, helio::StrCat(number), McMeta{}, deadline == kAlreadyExpired ? 0 : deadline);
+    StoreNew(item, helio::StrCat(number), McMeta{}, deadline == kAlreadyExpired ? 0 : deadline);
   } else {
-    if (Arith(key, incr, meta_args.delta, &number) == ArithResult::kNonNumeric) {
+    if (Arith(item, incr, meta_args.delta, &number) == ArithResult::kNonNumeric) {
       out->append(kNonNumeric);
       return;
     }
     ++(incr ? stats.incr_hits : stats.decr_hits);
-    value = slice.Find(kDb, key);
-    if (meta_args.Has('T')) Touch(key, value, meta_args.ttl, now_ms);
+    if (meta_args.Has('T')) Touch(item, meta_args.ttl, now_ms);
   }
   if (meta_args.Has('q')) return;
   std::string text = helio::StrCat(number);
@@ -560,7 +577,7 @@ void RunMetaArithmetic(const MemcacheCommand& command, std::string* out) {
 // fetched, slab class) are given fixed values.
 void RunMetaDebug(const MemcacheCommand& command, std::string* out) {
   std::string_view key = command.key();
-  PrimeValue* value = Slice().Find(kDb, key);
+  const PrimeValue* value = Slice().Find(kDb, key);
   if (!value) {
     out->append("EN\r\n");
     return;
@@ -658,7 +675,6 @@ bool IsRetrieval(Type type) {
 
 void RunOnShard(const MemcacheCommand& command, std::string* out) {
   RunCommand(command, out);
-  if (!ReadsOnly(command) && Slice().has_watches()) Slice().NotifyChanged(kDb, command.key());
 }
 
 void AppendRetrieved(const MemcacheCommand& command, size_t begin, size_t end, std::string* out) {
@@ -666,8 +682,9 @@ void AppendRetrieved(const MemcacheCommand& command, size_t begin, size_t end, s
                               [&](size_t i) { return command.keys[begin + i]; });
   for (size_t i = begin; i < end; ++i) {
     prefetcher.Before(i - begin);
-    PrimeValue* value = FindForRetrieval(command, i);
-    if (!value) continue;
+    Item item = FindForRetrieval(command, i);
+    if (!item) continue;
+    PrimeValue* value = &item.value();
     std::string_view key = command.keys[i];
     McMeta meta = MetaOf(key, *value);
     uint64_t cas = WantsCas(command.type) ? EnsureCas(key, value, &meta) : 0;
@@ -678,8 +695,9 @@ void AppendRetrieved(const MemcacheCommand& command, size_t begin, size_t end, s
 }
 
 void FetchOnShard(const MemcacheCommand& command, size_t index, FetchedItem* item) {
-  PrimeValue* value = FindForRetrieval(command, index);
-  if (!value) return;
+  Item found = FindForRetrieval(command, index);
+  if (!found) return;
+  PrimeValue* value = &found.value();
   std::string_view key = command.keys[index];
   McMeta meta = MetaOf(key, *value);
   item->found = true;

@@ -35,9 +35,9 @@ void ClearMulti(ConnTxState* state) {
 // --- WATCH, UNWATCH
 
 // Registers the keys at `indices` of args on this shard. Shard thread.
-template <typename Indices>
-void WatchHere(ConnTxState* state, DbIndex db, CmdArgList args, const Indices& indices) {
-  DbSlice& slice = EngineShard::tlocal()->db_slice();
+void WatchHere(ConnTxState* state, DbIndex db, CmdArgList args,
+               absl::Span<const uint32_t> indices) {
+  EngineShard* shard = EngineShard::tlocal();
   for (uint32_t index : indices) {
     std::string_view key = args[index];
     bool known = false;
@@ -45,38 +45,21 @@ void WatchHere(ConnTxState* state, DbIndex db, CmdArgList args, const Indices& i
       known |= watched_db == db && watched_key == key;
     }
     if (known) continue;
-    slice.Find(db, key);  // a key that has already expired goes now, not later
-    slice.Watch(db, key, &state->watch_dirty);
+    shard->db_slice().Find(db, key);  // a key that has already expired goes now, not later
+    shard->watches().Watch(db, key, &state->watch_dirty);
     state->watched.emplace_back(db, std::string(key));
   }
 }
 
-bool RefuseWatchInMulti(ConnTxState* state, ConnectionContext* cntx) {
-  if (!state->in_multi) return false;
-  cntx->reply_builder()->SendError("ERR WATCH inside MULTI is not allowed");
-  return true;
-}
-
-// All keys on one shard: runs there.
 void CmdWatch(CmdArgList args, ConnectionContext* cntx) {
   ConnTxState* state = ConnTxState::Get(cntx);
-  if (RefuseWatchInMulti(state, cntx)) return;
-  std::vector<uint32_t> indices;
-  for (uint32_t i = 1; i < args.size(); ++i) indices.push_back(i);
-  WatchHere(state, cntx->db_index, args, indices);
-  cntx->reply_builder()->SendOk();
-}
-
-void CmdWatchAcross(CmdArgList args, ConnectionContext* cntx) {
-  ConnTxState* state = ConnTxState::Get(cntx);
-  if (RefuseWatchInMulti(state, cntx)) return;
-  std::vector<std::vector<uint32_t>> by_shard(shard_set->size());
-  for (uint32_t i = 1; i < args.size(); ++i) by_shard[shard_set->ShardOf(args[i])].push_back(i);
-  DbIndex db = cntx->db_index;
-  for (ShardId shard = 0; shard < by_shard.size(); ++shard) {
-    if (by_shard[shard].empty()) continue;
-    shard_set->Await(shard, [&] { WatchHere(state, db, args, by_shard[shard]); });
-  }
+  if (state->in_multi) return cntx->reply_builder()->SendError("ERR WATCH inside MULTI is not allowed");
+  CommandTransaction tx(args, cntx);
+  tx->Execute(
+      [&](Transaction* t, EngineShard* shard) {
+        WatchHere(state, t->db(), args, t->KeyIndices(shard->shard_id()));
+      },
+      true);
   cntx->reply_builder()->SendOk();
 }
 
@@ -109,7 +92,7 @@ enum class Placement { kNoKeys, kOneShard, kManyShards };
 Placement PlacementOf(const CommandId* cid, CmdArgList args) {
   Placement placement = Placement::kNoKeys;
   ShardId first = 0;
-  cid->ForEachKeyIndex(args.size(), [&](size_t index) {
+  cid->ForEachKey(args, [&](size_t index, uint32_t) {
     ShardId shard = shard_set->ShardOf(args[index]);
     if (placement == Placement::kNoKeys) {
       placement = Placement::kOneShard;
@@ -131,13 +114,14 @@ void RunInExec(const CommandId* cid, CmdArgList args, Transaction* tx, Connectio
       return cid->handler(args, cntx);
     case Placement::kOneShard:
       tx->BindCommand(cid, args, cntx->db_index);
-      return tx->Execute([&](Transaction*, EngineShard*) { cid->handler(args, cntx); }, true);
+      return tx->Execute(
+          [&](Transaction*, EngineShard*) {
+            ShardLocalScope local;
+            cid->handler(args, cntx);
+          },
+          true);
     case Placement::kManyShards:
-      if (!cid->cross_shard_handler) {
-        return cntx->reply_builder()->SendError(
-            "CROSSSLOT Keys in request don't hash to the same slot");
-      }
-      return cid->cross_shard_handler(args, cntx);  // binds tx via CommandTransaction
+      return cid->handler(args, cntx);  // binds tx via CommandTransaction
   }
 }
 
@@ -156,17 +140,23 @@ void CmdExec(CmdArgList, ConnectionContext* cntx) {
   ClearMulti(state);
   std::vector<std::vector<std::string_view>> views(queued.size());
   bool any_keys = !state->watched.empty();
+  bool whole_shard = false;
   for (size_t i = 0; i < queued.size(); ++i) {
     views[i].assign(queued[i].args.begin(), queued[i].args.end());
     any_keys |= queued[i].cid->takes_keys();
+    whole_shard |= (queued[i].cid->flags & facade::kCmdWholeShard) != 0;
   }
 
   // A copy: the locks view these keys, and UNWATCH (queued) or the end of EXEC drop the
   // connection's list before the locks are released.
   const std::vector<std::pair<DbIndex, std::string>> watched = state->watched;
   std::optional<Transaction> tx;
-  if (any_keys) {
+  if (whole_shard) {
+    tx.emplace(Transaction::WholeShards{}, cntx->db_index, /*multi=*/true);
+  } else if (any_keys) {
     tx.emplace(cntx->db_index);
+  }
+  if (tx) {
     for (size_t i = 0; i < queued.size(); ++i) tx->AddLocks(queued[i].cid, views[i]);
     for (const auto& [db, key] : watched) tx->AddLock(key, LockMode::kShared);
     tx->Schedule();
@@ -208,9 +198,9 @@ void UnwatchAll(ConnectionContext* cntx) {
     for (const auto& [db, key] : state->watched) any |= shard_set->ShardOf(key) == shard;
     if (!any) continue;
     shard_set->Await(shard, [&] {
-      DbSlice& slice = EngineShard::tlocal()->db_slice();
+      WatchTable& watches = EngineShard::tlocal()->watches();
       for (const auto& [db, key] : state->watched) {
-        if (shard_set->ShardOf(key) == shard) slice.Unwatch(db, key, &state->watch_dirty);
+        if (shard_set->ShardOf(key) == shard) watches.Unwatch(db, key, &state->watch_dirty);
       }
     });
   }
@@ -274,8 +264,7 @@ void MultiExec::Register(facade::CommandRegistry* registry) {
   add(CommandId{.name = "WATCH", .arity = -2, .flags = kFlags | kCmdFast | kCmdAllowBusy,
                 .first_key = 1, .last_key = -1, .key_step = 1, .acl = kAclFast | kAclTransaction,
                 .summary = "Watch the given keys to determine execution of the MULTI/EXEC block",
-                .syntax = "key [key ...]", .handler = CmdWatch,
-                .cross_shard_handler = CmdWatchAcross});
+                .syntax = "key [key ...]", .handler = CmdWatch});
   add(CommandId{.name = "UNWATCH", .arity = 1, .flags = kFlags | kCmdFast | kCmdAllowBusy,
                 .acl = kAclFast | kAclTransaction, .summary = "Forget about all watched keys",
                 .syntax = "", .handler = CmdUnwatch});

@@ -1,6 +1,6 @@
-// PrimeValue: what a key maps to in a shard's table: a CompactObj holding a string (the
-// collection types arrive with their families). The per-key "has a deadline" bit lives
-// in the object's flags, so keys without a TTL pay nothing for expiry.
+// PrimeValue: what a key maps to in a shard's table: a CompactObj holding a string or a
+// typed object (list, hash, set, sorted set...: core/typed_object.h). The per-key "has a
+// deadline" bit lives in the object's flags, so keys without a TTL pay nothing for expiry.
 //
 // Thread-safety: none; owned by its shard's thread (its heap block comes from that
 // thread's heap, see core/obj_malloc.h).
@@ -15,9 +15,24 @@
 
 namespace damselfly {
 
-enum class ObjType : uint8_t { kString };
+// The Redis types. kString is 0, as CompactObj::ObjectType() reports a string.
+enum class ObjType : uint8_t { kString = 0, kList, kSet, kZSet, kHash, kStream };
+inline constexpr unsigned kObjTypeCount = 6;
 
+// TYPE's answer ("string", "list"...).
 const char* ObjTypeName(ObjType type);
+// The type TYPE names `name` (case-insensitive, as SCAN's TYPE filter takes it).
+std::optional<ObjType> ObjTypeFromName(std::string_view name);
+
+// How a typed value is stored, numbered for CompactObj's encoding byte; the names are
+// OBJECT ENCODING's.
+enum class ObjEncoding : uint8_t { kListpack = 0, kQuicklist, kHashtable, kIntset, kSkiplist, kStream };
+const char* ObjEncodingName(ObjEncoding encoding);
+
+// Rebuilds a typed object of one type from its Serialize() form (a value moved across
+// shards). Each family that owns a type registers one at start-up, before any shard runs.
+using TypedObjectFactory = core::TypedObject* (*)(ObjEncoding encoding, std::string_view form);
+void RegisterTypedObjectFactory(ObjType type, TypedObjectFactory factory);
 
 class PrimeValue {
  public:
@@ -25,7 +40,9 @@ class PrimeValue {
   PrimeValue(PrimeValue&&) = default;
   PrimeValue& operator=(PrimeValue&&) = default;
 
-  ObjType type() const { return ObjType::kString; }
+  ObjType type() const { return ObjType(obj_.ObjectType()); }
+
+  // --- strings. REQUIRE type() == kString, except the setters, which make it one.
 
   // The string; may decode into *scratch (ints, packed ASCII), else views the object,
   // valid until the table changes.
@@ -35,7 +52,9 @@ class PrimeValue {
   void AppendTo(std::string* out) const { obj_.AppendTo(out); }
   // See CompactObj::PrefetchHeap.
   void PrefetchHeap() const { obj_.PrefetchHeap(); }
-  std::optional<int64_t> TryGetInt() const { return obj_.TryGetInt(); }
+  std::optional<int64_t> TryGetInt() const {
+    return obj_.IsObject() ? std::nullopt : obj_.TryGetInt();
+  }
 
   // The setters make the value a new item: they drop its memcached metadata (see
   // DbSlice::FindMcMeta).
@@ -60,9 +79,38 @@ class PrimeValue {
   // Whether the string was last stored by SetBuiltString.
   bool is_built() const { return obj_.IsMarkedRaw(); }
 
+  // --- typed values.
+
+  // Holds `object` (TypedObject::Make on this thread), owned, of `type` (not kString).
+  void SetObject(ObjType type, ObjEncoding encoding, core::TypedObject* object) {
+    obj_.SetObject(uint8_t(type), uint8_t(encoding), object);
+    obj_.SetMcFlags(false);
+  }
+  // The typed object, or nullptr for a string.
+  core::TypedObject* GetObject() const { return obj_.GetObject(); }
+  template <typename T>
+  T* GetObjectAs() const {
+    return static_cast<T*>(obj_.GetObject());
+  }
+  // REQUIRES: type() != kString.
+  ObjEncoding object_encoding() const { return ObjEncoding(obj_.ObjectEncoding()); }
+  void set_object_encoding(ObjEncoding encoding) { obj_.SetObjectEncoding(uint8_t(encoding)); }
+
+  // --- both.
+
   // OBJECT ENCODING's answer.
-  const char* EncodingName() const { return obj_.RedisEncodingName(); }
+  const char* EncodingName() const {
+    return obj_.IsObject() ? ObjEncodingName(object_encoding()) : obj_.RedisEncodingName();
+  }
   size_t MallocUsed() const { return obj_.MallocUsed(); }
+
+  // A self-contained form of the value (type, encoding, content), from which
+  // Deserialize rebuilds an equal value on another thread. A value moved to another
+  // shard travels this way: heap blocks belong to their shard's thread.
+  void Serialize(std::string* out) const;
+  // Replaces the value with the one `form` describes. Returns false (value unchanged)
+  // when the form is malformed or names a type no family registered.
+  bool Deserialize(std::string_view form);
 
   bool has_expire() const { return obj_.HasExpire(); }
   void set_has_expire(bool value) { obj_.SetExpire(value); }

@@ -21,6 +21,7 @@
 #include "src/server/main_service.h"
 #include "src/server/monitor.h"
 #include "src/server/server_state.h"
+#include "src/server/transaction.h"
 #include "src/server/server_stats.h"
 #include "src/server/command_accounting.h"
 
@@ -276,7 +277,7 @@ void Flush(CmdArgList args, ConnectionContext* cntx, bool all) {
     return cntx->reply_builder()->SendError(facade::kSyntaxErr);
   }
   DbIndex db = cntx->db_index;
-  shard_set->RunOnAll([&](EngineShard* shard) {
+  RunWholeShard(cntx, [&](EngineShard* shard) {
     DbSlice& slice = shard->db_slice();
     if (!all) return slice.FlushDb(db);
     for (DbIndex index = 0; index < slice.dbnum(); ++index) slice.FlushDb(index);
@@ -319,11 +320,74 @@ void CmdShutdown(Service* service, CmdArgList args, ConnectionContext* cntx) {
 
 // --- COMMAND
 
+// The names of a key spec's flags, as COMMAND INFO and GETKEYSANDFLAGS print them.
+std::vector<std::string_view> KeyFlagNames(uint32_t flags) {
+  static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
+      {facade::kKeyRO, "RO"},         {facade::kKeyRW, "RW"},
+      {facade::kKeyOW, "OW"},         {facade::kKeyRM, "RM"},
+      {facade::kKeyAccess, "access"}, {facade::kKeyUpdate, "update"},
+      {facade::kKeyInsert, "insert"}, {facade::kKeyDelete, "delete"},
+      {facade::kKeyNotKey, "not_key"}, {facade::kKeyIncomplete, "incomplete"},
+      {facade::kKeyVariableFlags, "variable_flags"},
+  };
+  std::vector<std::string_view> names;
+  for (const auto& [bit, name] : kNames) {
+    if (flags & bit) names.push_back(name);
+  }
+  return names;
+}
+
+void SendKeySpec(const facade::KeySpec& spec, ReplyBuilder* rb) {
+  rb->StartMap(3);
+  rb->SendBulk("flags");
+  auto flags = KeyFlagNames(spec.flags);
+  rb->StartSet(flags.size());
+  for (std::string_view flag : flags) rb->SendSimpleString(flag);
+  rb->SendBulk("begin_search");
+  rb->StartMap(2);
+  rb->SendBulk("type");
+  rb->SendBulk(spec.keyword ? "keyword" : "index");
+  rb->SendBulk("spec");
+  if (spec.keyword) {
+    rb->StartMap(2);
+    rb->SendBulk("keyword");
+    rb->SendBulk(spec.keyword);
+    rb->SendBulk("startfrom");
+    rb->SendLong(spec.begin_index);
+  } else {
+    rb->StartMap(1);
+    rb->SendBulk("index");
+    rb->SendLong(spec.begin_index);
+  }
+  rb->SendBulk("find_keys");
+  rb->StartMap(2);
+  rb->SendBulk("type");
+  rb->SendBulk(spec.keynum ? "keynum" : "range");
+  rb->SendBulk("spec");
+  rb->StartMap(3);
+  if (spec.keynum) {
+    rb->SendBulk("keynumidx");
+    rb->SendLong(spec.keynum_index);
+    rb->SendBulk("firstkey");
+    rb->SendLong(spec.first_key_index);
+    rb->SendBulk("keystep");
+    rb->SendLong(spec.key_step);
+  } else {
+    rb->SendBulk("lastkey");
+    rb->SendLong(spec.last_key);
+    rb->SendBulk("keystep");
+    rb->SendLong(spec.key_step);
+    rb->SendBulk("limit");
+    rb->SendLong(spec.limit);
+  }
+}
+
 void SendCommandInfo(const CommandId& cid, ReplyBuilder* rb) {
   rb->StartArray(10);
   rb->SendBulk(helio::AsciiStrToLower(cid.name));
   rb->SendLong(cid.arity);
   auto flags = CommandRegistry::FlagNames(cid.flags);
+  if (cid.movable_keys()) flags.push_back("movablekeys");
   rb->StartSet(flags.size());
   for (std::string_view flag : flags) rb->SendSimpleString(flag);
   rb->SendLong(cid.first_key);
@@ -333,37 +397,42 @@ void SendCommandInfo(const CommandId& cid, ReplyBuilder* rb) {
   rb->StartSet(acl.size());
   for (const std::string& category : acl) rb->SendSimpleString(category);
   rb->StartSet(0);  // tips
-  if (cid.takes_keys()) {  // one key spec: a range of keys
-    rb->StartArray(1);
-    rb->StartMap(4);
-    rb->SendBulk("flags");
-    rb->StartSet(0);
-    rb->SendBulk("begin_search");
-    rb->StartMap(2);
-    rb->SendBulk("type");
-    rb->SendBulk("index");
-    rb->SendBulk("spec");
-    rb->StartMap(1);
-    rb->SendBulk("index");
-    rb->SendLong(cid.first_key);
-    rb->SendBulk("find_keys");
-    rb->StartMap(2);
-    rb->SendBulk("type");
-    rb->SendBulk("range");
-    rb->SendBulk("spec");
-    rb->StartMap(3);
-    rb->SendBulk("lastkey");
-    rb->SendLong(cid.last_key >= 0 ? cid.last_key - cid.first_key : cid.last_key);
-    rb->SendBulk("keystep");
-    rb->SendLong(cid.key_step);
-    rb->SendBulk("limit");
-    rb->SendLong(0);
-    rb->SendBulk("notes");
-    rb->SendBulk("");
-  } else {
-    rb->StartArray(0);
-  }
+  rb->StartArray(cid.key_specs.size());
+  for (const facade::KeySpec& spec : cid.key_specs) SendKeySpec(spec, rb);
   rb->StartArray(0);  // subcommands
+}
+
+// COMMAND GETKEYS / GETKEYSANDFLAGS command [arg ...]: the keys the registry's key specs
+// find in the call, with Redis 7.0's errors.
+void SendKeysOfCall(const facade::CommandRegistry& registry, CmdArgList call, bool with_flags,
+                    ReplyBuilder* rb) {
+  const CommandId* cid = registry.Find(call[0]);
+  if (!cid) return rb->SendError("ERR Invalid command specified");
+  if (!cid->IsArityValid(call.size())) {
+    return rb->SendError("ERR Invalid number of arguments specified for command");
+  }
+  if (!cid->takes_keys()) return rb->SendError("ERR The command has no key arguments");
+  for (const facade::KeySpec& spec : cid->key_specs) {
+    const int begin = facade::KeySpecBegin(spec, call);
+    if (spec.keynum && begin > 0 && facade::KeySpecKeynum(spec, call, begin) < 0) {
+      return rb->SendError("ERR Invalid arguments specified for command");
+    }
+  }
+  std::vector<std::pair<std::string_view, uint32_t>> keys;
+  cid->ForEachKey(call, [&](size_t index, uint32_t flags) { keys.emplace_back(call[index], flags); });
+  if (keys.empty()) return rb->SendError("ERR Invalid arguments specified for command");
+  rb->StartArray(keys.size());
+  for (const auto& [key, flags] : keys) {
+    if (!with_flags) {
+      rb->SendBulk(key);
+      continue;
+    }
+    rb->StartArray(2);
+    rb->SendBulk(key);
+    auto names = KeyFlagNames(flags);
+    rb->StartArray(names.size());
+    for (std::string_view name : names) rb->SendSimpleString(name);
+  }
 }
 
 // One COMMAND DOCS entry: name, then a map of summary, since, group, complexity,
@@ -446,17 +515,8 @@ void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
     registry.ForEach([&](const CommandId& cid) { rb->SendBulk(helio::AsciiStrToLower(cid.name)); });
     return;
   }
-  if (ArgIs(sub, "GETKEYS")) {
-    CmdArgList call = args.subspan(2);
-    const CommandId* cid = registry.Find(call[0]);
-    if (!cid) return rb->SendError("ERR Invalid command specified");
-    if (!cid->IsArityValid(call.size())) {
-      return rb->SendError("ERR Invalid number of arguments specified for command");
-    }
-    std::vector<std::string_view> keys;
-    cid->ForEachKeyIndex(call.size(), [&](size_t index) { keys.push_back(call[index]); });
-    if (keys.empty()) return rb->SendError("ERR The command has no key arguments");
-    return rb->SendBulkArray(keys);
+  if (ArgIs(sub, "GETKEYS") || ArgIs(sub, "GETKEYSANDFLAGS")) {
+    return SendKeysOfCall(registry, args.subspan(2), ArgIs(sub, "GETKEYSANDFLAGS"), rb);
   }
   static constexpr std::string_view kHelp[] = {
       "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -466,6 +526,8 @@ void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
       "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
       "DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
       "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+      "GETKEYSANDFLAGS <full-command>",
+      "    Return the keys and the access flags from a full Redis command.",
       "HELP", "    Print this help.",
   };
   rb->SendSimpleStringArray(kHelp);
@@ -489,9 +551,9 @@ void ServerFamily::Register(Service* service, facade::CommandRegistry* registry)
       "Get information and statistics about the server", "1.0.0", with_service(CmdInfo));
   add("DBSIZE", "", 1, kCmdReadOnly | kCmdFast, kAclKeyspace | kAclRead | kAclFast,
       "Return the number of keys in the selected database", "1.0.0", CmdDbSize);
-  add("FLUSHDB", "[ASYNC | SYNC]", -1, kCmdWrite, kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous,
+  add("FLUSHDB", "[ASYNC | SYNC]", -1, kCmdWrite | kCmdWholeShard, kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous,
       "Remove all keys from the current database", "1.0.0", CmdFlushDb);
-  add("FLUSHALL", "[ASYNC | SYNC]", -1, kCmdWrite, kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous,
+  add("FLUSHALL", "[ASYNC | SYNC]", -1, kCmdWrite | kCmdWholeShard, kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous,
       "Remove all keys from all databases", "1.0.0", CmdFlushAll);
   add("TIME", "", 1, kAnytime | kCmdFast, kAclFast, "Return the current server time", "2.6.0", CmdTime);
   add("SHUTDOWN", "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]", -1, kCmdAdmin | kCmdNoScript | kAnytime | kCmdNoMulti | kCmdAllowBusy,
@@ -508,7 +570,8 @@ void ServerFamily::Register(Service* service, facade::CommandRegistry* registry)
                       {"INFO", -2, "[command-name [command-name ...]]"},
                       {"DOCS", -2, "[command-name [command-name ...]]"},
                       {"LIST", -2, ""},
-                      {"GETKEYS", -3, "command [arg [arg ...]]"},
+                      {"GETKEYS", -4, "command [arg [arg ...]]"},
+                      {"GETKEYSANDFLAGS", -4, "command [arg [arg ...]]"},
                       {"HELP", 2, ""}}});
 }
 

@@ -12,6 +12,7 @@
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/expire_options.h"
+#include "src/server/family_utils.h"
 #include "src/server/lookup_prefetcher.h"
 #include "src/server/transaction.h"
 
@@ -27,34 +28,37 @@ using facade::ReplyBuilder;
 // proto-max-bulk-len: the largest string SETRANGE and APPEND may build.
 constexpr size_t kMaxStringBytes = 512u << 20;
 
-DbSlice& Slice() { return EngineShard::tlocal()->db_slice(); }
-
-// Where values stored as integers or packed ASCII are decoded for a reply; one per
-// thread, so decoding a GET allocates nothing once it has grown.
-std::string& Scratch() {
-  static thread_local std::string scratch;
-  return scratch;
+// The string under `key` for a read: kKeyNotFound, or kWrongType for another type.
+OpResult<const PrimeValue*> FindString(DbIndex db, std::string_view key) {
+  return Slice().FindTyped(db, key, ObjType::kString);
 }
 
-// The string under `key` for a read, nullptr when missing; replies WRONGTYPE (and sets
-// *failed) for another type.
-const PrimeValue* FindString(ConnectionContext* cntx, std::string_view key, bool* failed) {
-  const PrimeValue* value = Slice().FindRead(cntx->db_index, key);
-  *failed = value && value->type() != ObjType::kString;
-  if (*failed) cntx->reply_builder()->SendError(facade::kWrongTypeErr);
-  return *failed ? nullptr : value;
+// Replies the bulk of a string found by FindString, nil when missing, or its error.
+void ReplyString(ReplyBuilder* rb, const OpResult<const PrimeValue*>& found) {
+  if (found) return rb->SendBulk((*found)->GetString(&Scratch()));
+  if (found.status() == OpStatus::kKeyNotFound) return rb->SendNull();
+  SendOpError(rb, found.status());
 }
 
-// Stores `value` under `key`, dropping any TTL unless keep_ttl.
-void StoreString(ConnectionContext* cntx, std::string_view key, std::string_view value,
-                 bool keep_ttl) {
-  auto [entry, inserted] = Slice().FindOrInsert(cntx->db_index, key);
+// An Update of the string under `key` for a command that changes it: a missing key
+// gives an Update with no value, another type kWrongType.
+OpResult<DbSlice::Update> FindMutableString(DbIndex db, std::string_view key) {
+  DbSlice::Update update = Slice().FindMutable(db, key);
+  if (update && update->type() != ObjType::kString) return OpStatus::kWrongType;
+  return update;
+}
+
+// Stores `value` under `key` (any type before), dropping any TTL unless keep_ttl.
+void StoreString(DbIndex db, std::string_view key, std::string_view value, bool keep_ttl,
+                 int64_t deadline_ms = 0) {
+  DbSlice::Update entry = Slice().AddOrFind(db, key);
   entry->SetString(value);
-  if (!inserted && !keep_ttl && entry->has_expire()) Slice().SetExpire(cntx->db_index, key, 0);
-}
-
-void SetDeadline(ConnectionContext* cntx, std::string_view key, int64_t deadline_ms) {
-  Slice().SetExpire(cntx->db_index, key, deadline_ms);
+  if (deadline_ms > 0) {
+    entry.SetExpire(deadline_ms);
+  } else if (!keep_ttl && entry->has_expire()) {
+    entry.SetExpire(0);
+  }
+  entry.Changed("set");
 }
 
 // SET key value [NX | XX] [GET] [EX s | PX ms | EXAT ts | PXAT ts-ms | KEEPTTL]
@@ -95,11 +99,10 @@ void CmdSet(CmdArgList args, ConnectionContext* cntx) {
     return rb->SendError(error);
   }
 
-  // One lookup: insert at once, and take the key back out in the rare case that NX or
-  // XX says no.
-  std::string_view key = args[1];
-  DbSlice& slice = Slice();
-  auto [entry, inserted] = slice.FindOrInsert(cntx->db_index, key);
+  // One lookup: insert at once; an insert that NX or XX refuses is taken back out when
+  // the Update ends unchanged, and reported to nobody.
+  DbSlice::Update entry = Slice().AddOrFind(cntx->db_index, args[1]);
+  const bool inserted = entry.inserted();
   if (get) {
     if (!inserted && entry->type() != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
     if (inserted) {
@@ -109,48 +112,34 @@ void CmdSet(CmdArgList args, ConnectionContext* cntx) {
     }
   }
   if ((condition == kIfMissing && !inserted) || (condition == kIfExists && inserted)) {
-    if (inserted) slice.Erase(cntx->db_index, key);
     if (!get) rb->SendNull();
     return;
   }
   entry->SetString(args[2]);
-  if (!inserted && expire.kind != ExpireSpec::kKeepTtl && entry->has_expire()) {
-    slice.SetExpire(cntx->db_index, key, 0);
+  if (deadline_ms > 0) {
+    entry.SetExpire(deadline_ms);
+  } else if (!inserted && expire.kind != ExpireSpec::kKeepTtl && entry->has_expire()) {
+    entry.SetExpire(0);
   }
-  if (deadline_ms > 0) slice.SetExpire(cntx->db_index, key, deadline_ms);
+  entry.Changed("set");
   if (!get) rb->SendOk();
 }
 
 void CmdGet(CmdArgList args, ConnectionContext* cntx) {
-  bool failed;
-  const PrimeValue* value = FindString(cntx, args[1], &failed);
-  if (failed) return;
-  if (value) {
-    cntx->reply_builder()->SendBulk(value->GetString(&Scratch()));
-  } else {
-    cntx->reply_builder()->SendNull();
-  }
+  ReplyString(cntx->reply_builder(), FindString(cntx->db_index, args[1]));
 }
 
 void CmdGetSet(CmdArgList args, ConnectionContext* cntx) {
-  bool failed;
-  const PrimeValue* old = FindString(cntx, args[1], &failed);
-  if (failed) return;
-  if (old) {
-    cntx->reply_builder()->SendBulk(old->GetString(&Scratch()));
-  } else {
-    cntx->reply_builder()->SendNull();
-  }
-  StoreString(cntx, args[1], args[2], false);
+  OpResult<const PrimeValue*> old = FindString(cntx->db_index, args[1]);
+  if (!old && old.status() != OpStatus::kKeyNotFound) return SendOpError(cntx->reply_builder(), old.status());
+  ReplyString(cntx->reply_builder(), old);
+  StoreString(cntx->db_index, args[1], args[2], false);
 }
 
 void CmdGetDel(CmdArgList args, ConnectionContext* cntx) {
-  bool failed;
-  const PrimeValue* value = FindString(cntx, args[1], &failed);
-  if (failed) return;
-  if (!value) return cntx->reply_builder()->SendNull();
-  cntx->reply_builder()->SendBulk(value->GetString(&Scratch()));
-  Slice().Erase(cntx->db_index, args[1]);
+  OpResult<const PrimeValue*> found = FindString(cntx->db_index, args[1]);
+  ReplyString(cntx->reply_builder(), found);
+  if (found) Slice().Erase(cntx->db_index, args[1]);
 }
 
 // GETEX key [EX s | PX ms | EXAT ts | PXAT ts-ms | PERSIST]
@@ -173,30 +162,36 @@ void CmdGetEx(CmdArgList args, ConnectionContext* cntx) {
   }
   // Redis's order: options, then the key (a missing key is nil even with a bad expiry
   // value), then the expiry value.
-  bool failed;
-  const PrimeValue* value = FindString(cntx, args[1], &failed);
-  if (failed) return;
-  if (!value) return rb->SendNull();
+  OpResult<DbSlice::Update> found = FindMutableString(cntx->db_index, args[1]);
+  if (!found) return SendOpError(rb, found.status());
+  DbSlice::Update& entry = *found;
+  if (!entry) return rb->SendNull();
   int64_t deadline_ms = 0;
   std::string error;
   if (expire.has_deadline() && !expire.Resolve("getex", UnixTimeMs(), &deadline_ms, &error)) {
     return rb->SendError(error);
   }
-  rb->SendBulk(value->GetString(&Scratch()));
+  rb->SendBulk(entry->GetString(&Scratch()));
   if (expire.kind == ExpireSpec::kPersist) {
-    SetDeadline(cntx, args[1], 0);
+    if (entry->has_expire()) {
+      entry.SetExpire(0);
+      entry.Changed("persist");
+    }
   } else if (deadline_ms > 0) {
     if (deadline_ms <= UnixTimeMs()) {
-      Slice().Erase(cntx->db_index, args[1]);
+      entry.Erase("del");
     } else {
-      SetDeadline(cntx, args[1], deadline_ms);
+      entry.SetExpire(deadline_ms);
+      entry.Changed("expire");
     }
   }
 }
 
 void CmdSetNx(CmdArgList args, ConnectionContext* cntx) {
-  if (Slice().Find(cntx->db_index, args[1])) return cntx->reply_builder()->SendLong(0);
-  StoreString(cntx, args[1], args[2], false);
+  DbSlice::Update entry = Slice().AddOrFind(cntx->db_index, args[1]);
+  if (!entry.inserted()) return cntx->reply_builder()->SendLong(0);
+  entry->SetString(args[2]);
+  entry.Changed("set");
   cntx->reply_builder()->SendLong(1);
 }
 
@@ -208,60 +203,74 @@ void SetWithExpire(CmdArgList args, ConnectionContext* cntx, bool seconds) {
   if (!expire.Resolve(args[0], UnixTimeMs(), &deadline_ms, &error)) {
     return cntx->reply_builder()->SendError(error);
   }
-  StoreString(cntx, args[1], args[3], false);
-  SetDeadline(cntx, args[1], deadline_ms);
+  StoreString(cntx->db_index, args[1], args[3], false, deadline_ms);
   cntx->reply_builder()->SendOk();
 }
 
 void CmdSetEx(CmdArgList args, ConnectionContext* cntx) { SetWithExpire(args, cntx, true); }
 void CmdPSetEx(CmdArgList args, ConnectionContext* cntx) { SetWithExpire(args, cntx, false); }
 
+// Replaces the string of `entry` (possibly just inserted) with `build(old)`, stored as
+// APPEND and SETRANGE store; returns the new length, or kStringTooLong past `limit`.
+template <typename Build>
+OpResult<size_t> RebuildString(DbSlice::Update& entry, std::string_view event, Build&& build) {
+  std::string str(entry->GetString(&Scratch()));
+  build(&str);
+  entry->SetBuiltString(str);
+  entry.Changed(event);
+  return str.size();
+}
+
+OpResult<size_t> OpAppend(DbIndex db, std::string_view key, std::string_view tail) {
+  DbSlice::Update entry = Slice().AddOrFind(db, key);
+  if (entry->type() != ObjType::kString) return OpStatus::kWrongType;
+  if (entry.inserted()) {
+    entry->SetString(tail);
+    entry.Changed("append");
+    return tail.size();
+  }
+  if (entry->Size() + tail.size() > kMaxStringBytes) return OpStatus::kStringTooLong;
+  return RebuildString(entry, "append", [&](std::string* str) { str->append(tail); });
+}
+
 void CmdAppend(CmdArgList args, ConnectionContext* cntx) {
-  PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
-  if (value && value->type() != ObjType::kString) {
-    return cntx->reply_builder()->SendError(facade::kWrongTypeErr);
-  }
-  if (value && value->Size() + args[2].size() > kMaxStringBytes) {
-    return cntx->reply_builder()->SendError(facade::kStringTooLongErr);
-  }
-  if (!value) {
-    StoreString(cntx, args[1], args[2], false);
-    value = Slice().Find(cntx->db_index, args[1]);
-  } else {
-    std::string combined(value->GetString(&Scratch()));
-    combined.append(args[2]);
-    value->SetBuiltString(combined);
-  }
-  cntx->reply_builder()->SendLong(value->Size());
+  OpResult<size_t> length = OpAppend(cntx->db_index, args[1], args[2]);
+  if (!length) return SendOpError(cntx->reply_builder(), length.status());
+  cntx->reply_builder()->SendLong(*length);
 }
 
 void CmdStrLen(CmdArgList args, ConnectionContext* cntx) {
-  bool failed;
-  const PrimeValue* value = FindString(cntx, args[1], &failed);
-  if (failed) return;
-  cntx->reply_builder()->SendLong(value ? value->Size() : 0);
+  OpResult<const PrimeValue*> found = FindString(cntx->db_index, args[1]);
+  if (!found && found.status() != OpStatus::kKeyNotFound) {
+    return SendOpError(cntx->reply_builder(), found.status());
+  }
+  cntx->reply_builder()->SendLong(found ? (*found)->Size() : 0);
 }
 
 // INCR / DECR / INCRBY / DECRBY: adds `delta` to the integer stored at the key.
-void IncrBy(CmdArgList args, ConnectionContext* cntx, int64_t delta) {
-  ReplyBuilder* rb = cntx->reply_builder();
-  PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
+OpResult<int64_t> OpIncrBy(DbIndex db, std::string_view key, int64_t delta) {
+  DbSlice::Update entry = Slice().AddOrFind(db, key);
   int64_t current = 0;
-  if (value) {
-    if (value->type() != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
+  if (!entry.inserted()) {
+    if (entry->type() != ObjType::kString) return OpStatus::kWrongType;
     // Values store canonical integers as integers, so anything else is not one.
-    std::optional<int64_t> parsed = value->TryGetInt();
-    if (!parsed) return rb->SendError(facade::kInvalidIntErr);
+    std::optional<int64_t> parsed = entry->TryGetInt();
+    if (!parsed) return OpStatus::kInvalidInt;
     current = *parsed;
   }
   if ((delta < 0 && current < 0 && delta < INT64_MIN - current) ||
       (delta > 0 && current > 0 && delta > INT64_MAX - current)) {
-    return rb->SendError(facade::kIncrOverflowErr);
+    return OpStatus::kIncrOverflow;  // an inserted key is dropped again, unchanged
   }
-  int64_t result = current + delta;
-  if (!value) value = Slice().FindOrInsert(cntx->db_index, args[1]).first;
-  value->SetInt(result);
-  rb->SendLong(result);
+  entry->SetInt(current + delta);
+  entry.Changed("incrby");
+  return current + delta;
+}
+
+void IncrBy(CmdArgList args, ConnectionContext* cntx, int64_t delta) {
+  OpResult<int64_t> result = OpIncrBy(cntx->db_index, args[1], delta);
+  if (!result) return SendOpError(cntx->reply_builder(), result.status());
+  cntx->reply_builder()->SendLong(*result);
 }
 
 void CmdIncr(CmdArgList args, ConnectionContext* cntx) { IncrBy(args, cntx, 1); }
@@ -280,39 +289,42 @@ void CmdDecrBy(CmdArgList args, ConnectionContext* cntx) {
   IncrBy(args, cntx, -*delta);
 }
 
+OpResult<std::string> OpIncrByFloat(DbIndex db, std::string_view key, long double delta) {
+  DbSlice::Update entry = Slice().AddOrFind(db, key);
+  long double current = 0;
+  if (!entry.inserted()) {
+    if (entry->type() != ObjType::kString) return OpStatus::kWrongType;
+    std::optional<long double> parsed = ParseLongDouble(entry->GetString(&Scratch()));
+    if (!parsed) return OpStatus::kInvalidFloat;
+    current = *parsed;
+  }
+  long double result = current + delta;
+  if (std::isnan(result) || std::isinf(result)) return OpStatus::kSkipped;
+  std::string text = FormatLongDouble(result);
+  entry->SetString(text);
+  entry.Changed("incrbyfloat");
+  return text;
+}
+
 void CmdIncrByFloat(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::optional<long double> delta = ParseLongDouble(args[2]);
   if (!delta) return rb->SendError(facade::kInvalidFloatErr);
-  PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
-  long double current = 0;
-  if (value) {
-    if (value->type() != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
-    std::optional<long double> parsed = ParseLongDouble(value->GetString(&Scratch()));
-    if (!parsed) return rb->SendError(facade::kInvalidFloatErr);
-    current = *parsed;
-  }
-  long double result = current + *delta;
-  if (std::isnan(result) || std::isinf(result)) {
+  OpResult<std::string> result = OpIncrByFloat(cntx->db_index, args[1], *delta);
+  if (result.status() == OpStatus::kSkipped) {
     return rb->SendError("ERR increment would produce NaN or Infinity");
   }
-  std::string text = FormatLongDouble(result);
-  if (value) {
-    value->SetString(text);
-  } else {
-    StoreString(cntx, args[1], text, false);
-  }
-  rb->SendBulk(text);
+  if (!result) return SendOpError(rb, result.status());
+  rb->SendBulk(*result);
 }
 
 void CmdGetRange(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::optional<int64_t> start = ParseInt64(args[2]), end = ParseInt64(args[3]);
   if (!start || !end) return rb->SendError(facade::kInvalidIntErr);
-  bool failed;
-  const PrimeValue* value = FindString(cntx, args[1], &failed);
-  if (failed) return;
-  std::string_view str = value ? value->GetString(&Scratch()) : std::string_view();
+  OpResult<const PrimeValue*> found = FindString(cntx->db_index, args[1]);
+  if (!found && found.status() != OpStatus::kKeyNotFound) return SendOpError(rb, found.status());
+  std::string_view str = found ? (*found)->GetString(&Scratch()) : std::string_view();
   int64_t len = str.size();
   int64_t from = *start, to = *end;
   if (from < 0 && to < 0 && from > to) return rb->SendBulk("");
@@ -325,32 +337,33 @@ void CmdGetRange(CmdArgList args, ConnectionContext* cntx) {
   rb->SendBulk(str.substr(from, to - from + 1));
 }
 
+OpResult<size_t> OpSetRange(DbIndex db, std::string_view key, size_t offset,
+                            std::string_view patch) {
+  OpResult<DbSlice::Update> found = FindMutableString(db, key);
+  if (!found) return found.status();
+  const size_t current = *found ? (*found)->Size() : 0;
+  if (patch.empty()) return current;  // nothing to write, nothing created
+  if (offset + patch.size() > kMaxStringBytes) return OpStatus::kStringTooLong;
+  DbSlice::Update entry = *found ? std::move(*found) : Slice().AddOrFind(db, key);
+  return RebuildString(entry, "setrange", [&](std::string* str) {
+    if (str->size() < offset + patch.size()) str->resize(offset + patch.size(), '\0');
+    str->replace(offset, patch.size(), patch);
+  });
+}
+
 void CmdSetRange(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::optional<int64_t> offset = ParseInt64(args[2]);
   if (!offset) return rb->SendError(facade::kInvalidIntErr);
   if (*offset < 0) return rb->SendError("ERR offset is out of range");
-  std::string_view patch = args[3];
-  PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
-  if (value && value->type() != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
-  size_t current = value ? value->Size() : 0;
-  if (patch.empty()) return rb->SendLong(current);  // nothing to write, nothing created
-  if (uint64_t(*offset) + patch.size() > kMaxStringBytes) {
-    return rb->SendError(facade::kStringTooLongErr);
-  }
-  if (!value) {
-    StoreString(cntx, args[1], "", false);
-    value = Slice().Find(cntx->db_index, args[1]);
-  }
-  std::string str(value->GetString(&Scratch()));
-  if (str.size() < *offset + patch.size()) str.resize(*offset + patch.size(), '\0');
-  str.replace(*offset, patch.size(), patch);
-  value->SetBuiltString(str);
-  rb->SendLong(str.size());
+  OpResult<size_t> length = OpSetRange(cntx->db_index, args[1], size_t(*offset), args[3]);
+  if (!length) return SendOpError(rb, length.status());
+  rb->SendLong(*length);
 }
 
-// --- MSET, MSETNX, MGET. One shard: the handler runs there. Several: one transaction,
-// so no reader sees some of the keys set and others not.
+// --- MSET, MSETNX, MGET: one handler each, against a CommandTransaction: inline when
+// the keys share a shard, one atomic transaction across shards otherwise, so no reader
+// sees some of the keys set and others not.
 
 // Redis checks the pairs after the arity: "MSET a" is an arity error, "MSET a 1 b" too.
 bool CheckPairs(CmdArgList args, ConnectionContext* cntx) {
@@ -360,28 +373,11 @@ bool CheckPairs(CmdArgList args, ConnectionContext* cntx) {
   return false;
 }
 
-template <typename Indices>
-void SetPairs(DbIndex db, CmdArgList args, const Indices& key_indices) {
-  for (uint32_t index : key_indices) {
-    auto [entry, inserted] = Slice().FindOrInsert(db, args[index]);
-    entry->SetString(args[index + 1]);
-    if (!inserted && entry->has_expire()) Slice().SetExpire(db, args[index], 0);
-  }
-}
-
-std::vector<uint32_t> AllKeyIndices(CmdArgList args, uint32_t step) {
-  std::vector<uint32_t> indices;
-  for (uint32_t i = 1; i < args.size(); i += step) indices.push_back(i);
-  return indices;
+void SetPairs(DbIndex db, CmdArgList args, absl::Span<const uint32_t> key_indices) {
+  for (uint32_t index : key_indices) StoreString(db, args[index], args[index + 1], false);
 }
 
 void CmdMSet(CmdArgList args, ConnectionContext* cntx) {
-  if (!CheckPairs(args, cntx)) return;
-  SetPairs(cntx->db_index, args, AllKeyIndices(args, 2));
-  cntx->reply_builder()->SendOk();
-}
-
-void CmdMSetAcross(CmdArgList args, ConnectionContext* cntx) {
   if (!CheckPairs(args, cntx)) return;
   CommandTransaction tx(args, cntx);
   tx->Execute([&](Transaction* t, EngineShard* shard) {
@@ -390,24 +386,15 @@ void CmdMSetAcross(CmdArgList args, ConnectionContext* cntx) {
   cntx->reply_builder()->SendOk();
 }
 
-template <typename Indices>
-bool AnyExists(DbIndex db, CmdArgList args, const Indices& key_indices) {
+bool AnyExists(DbIndex db, CmdArgList args, absl::Span<const uint32_t> key_indices) {
   for (uint32_t index : key_indices) {
     if (Slice().Find(db, args[index])) return true;
   }
   return false;
 }
 
-void CmdMSetNx(CmdArgList args, ConnectionContext* cntx) {
-  if (!CheckPairs(args, cntx)) return;
-  std::vector<uint32_t> indices = AllKeyIndices(args, 2);
-  if (AnyExists(cntx->db_index, args, indices)) return cntx->reply_builder()->SendLong(0);
-  SetPairs(cntx->db_index, args, indices);
-  cntx->reply_builder()->SendLong(1);
-}
-
 // Two hops: look on every shard, then set on every shard only if no key existed.
-void CmdMSetNxAcross(CmdArgList args, ConnectionContext* cntx) {
+void CmdMSetNx(CmdArgList args, ConnectionContext* cntx) {
   if (!CheckPairs(args, cntx)) return;
   CommandTransaction tx(args, cntx);
   std::vector<char> exists(shard_set->size());
@@ -427,47 +414,30 @@ const PrimeValue* FindForMGet(DbIndex db, std::string_view key) {
   return value && value->type() == ObjType::kString ? value : nullptr;
 }
 
+// Inline, the hop replies as it goes, with no copy of a value; across shards each shard
+// copies its values out in one hop and the reply is built afterwards, in order.
 void CmdMGet(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  const CmdArgList keys = args.subspan(1);
-  rb->StartArray(keys.size());
-  LookupPrefetcher prefetcher(Slice(), cntx->db_index, keys.size(),
-                              [&](size_t i) { return keys[i]; });
-  for (size_t i = 0; i < keys.size(); ++i) {
-    prefetcher.Before(i);
-    const PrimeValue* value = FindForMGet(cntx->db_index, keys[i]);
-    if (value) {
-      rb->SendBulk(value->GetString(&Scratch()));
-    } else {
-      rb->SendNull();
-    }
-  }
-}
-
-// Each shard copies its values out in one hop; the reply is built afterwards.
-void CmdMGetAcross(CmdArgList args, ConnectionContext* cntx) {
   CommandTransaction tx(args, cntx);
-  std::vector<std::optional<std::string>> values(args.size());
+  std::vector<std::optional<std::string>> values;
+  if (!tx->is_inline()) values.resize(args.size());
+  rb->StartArray(args.size() - 1);
   tx->Execute([&](Transaction* t, EngineShard* shard) {
     const absl::Span<const uint32_t> indices = t->KeyIndices(shard->shard_id());
     LookupPrefetcher prefetcher(Slice(), t->db(), indices.size(),
                                 [&](size_t i) { return args[indices[i]]; });
     for (size_t i = 0; i < indices.size(); ++i) {
       prefetcher.Before(i);
-      const uint32_t index = indices[i];
-      if (const PrimeValue* value = FindForMGet(t->db(), args[index])) {
-        values[index].emplace(value->GetString(&Scratch()));
+      const PrimeValue* value = FindForMGet(t->db(), args[indices[i]]);
+      if (t->is_inline()) {
+        value ? rb->SendBulk(value->GetString(&Scratch())) : rb->SendNull();
+      } else if (value) {
+        values[indices[i]].emplace(value->GetString(&Scratch()));
       }
     }
   }, true);
-  ReplyBuilder* rb = cntx->reply_builder();
-  rb->StartArray(args.size() - 1);
   for (size_t i = 1; i < values.size(); ++i) {
-    if (values[i]) {
-      rb->SendBulk(*values[i]);
-    } else {
-      rb->SendNull();
-    }
+    values[i] ? rb->SendBulk(*values[i]) : rb->SendNull();
   }
 }
 
@@ -527,7 +497,7 @@ void StringFamily::Register(facade::CommandRegistry* registry) {
       "Get a substring of the string stored at a key", "1.0.0", CmdGetRange);
   auto add_multi = [&](const char* name, const char* syntax, uint32_t flags, uint32_t acl,
                        int key_step, const char* summary, const char* since,
-                       CommandHandler here, CommandHandler across) {
+                       CommandHandler handler) {
     registry->Register(CommandId{.name = name,
                                  .arity = key_step == 1 ? -2 : -3,
                                  .flags = flags,
@@ -539,16 +509,15 @@ void StringFamily::Register(facade::CommandRegistry* registry) {
                                  .summary = summary,
                                  .since = since,
                                  .syntax = syntax,
-                                 .handler = std::move(here),
-                                 .cross_shard_handler = std::move(across)});
+                                 .handler = std::move(handler)});
   };
   add_multi("MSET", "key value [key value ...]", kWriteFlags, kW | kAclSlow, 2,
-            "Set multiple keys to multiple values", "1.0.1", CmdMSet, CmdMSetAcross);
+            "Set multiple keys to multiple values", "1.0.1", CmdMSet);
   add_multi("MSETNX", "key value [key value ...]", kWriteFlags, kW | kAclSlow, 2,
             "Set multiple keys to multiple values, only if none of the keys exist", "1.0.1",
-            CmdMSetNx, CmdMSetNxAcross);
+            CmdMSetNx);
   add_multi("MGET", "key [key ...]", kReadFast, kR | kAclFast, 1,
-            "Get the values of all the given keys", "1.0.0", CmdMGet, CmdMGetAcross);
+            "Get the values of all the given keys", "1.0.0", CmdMGet);
   add("SETRANGE", "key offset value", 4, kWriteFlags, kW | kAclSlow,
       "Overwrite part of a string at key starting at the specified offset", "2.2.0",
       CmdSetRange);

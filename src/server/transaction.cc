@@ -7,7 +7,6 @@
 
 #include "src/server/conn_tx_state.h"
 #include "src/server/engine_shard_set.h"
-#include "src/server/watch.h"
 
 namespace damselfly {
 
@@ -21,8 +20,8 @@ namespace {
 // never touches it.
 std::atomic<uint64_t> next_txid{1};
 
-LockMode ModeOf(const CommandId* cid) {
-  return (cid->flags & facade::kCmdWrite) ? LockMode::kExclusive : LockMode::kShared;
+LockMode ModeOf(uint32_t key_flags) {
+  return (key_flags & facade::kKeyRO) ? LockMode::kShared : LockMode::kExclusive;
 }
 
 }  // namespace
@@ -35,8 +34,21 @@ Transaction::Transaction(const CommandId* cid, CmdArgList args, DbIndex db) : mu
 
 Transaction::Transaction(DbIndex db) : db_(db), multi_(true) { InitShards(); }
 
+Transaction::Transaction(WholeShards, DbIndex db, bool multi) : db_(db), multi_(multi) {
+  InitShards();
+  for (Entry& entry : shards_) entry.whole_shard = true;
+}
+
+Transaction::Transaction(Inline, const CommandId* cid, CmdArgList args, DbIndex db)
+    : cid_(cid), args_(args), db_(db), multi_(false), inline_(true) {
+  cid->ForEachKey(args, [&](size_t index, uint32_t) { inline_indices_.push_back(uint32_t(index)); });
+  scheduled_ = true;
+}
+
+thread_local bool ShardLocalScope::active_ = false;
+
 Transaction::~Transaction() {
-  if (scheduled_ && !concluded_) Conclude();
+  if (scheduled_ && !concluded_ && !inline_) Conclude();
 }
 
 void Transaction::InitShards() {
@@ -49,8 +61,7 @@ void Transaction::InitShards() {
 
 void Transaction::AddLocks(const CommandId* cid, CmdArgList args) {
   DCHECK(!scheduled_);
-  LockMode mode = ModeOf(cid);
-  cid->ForEachKeyIndex(args.size(), [&](size_t index) { AddLock(args[index], mode); });
+  cid->ForEachKey(args, [&](size_t index, uint32_t flags) { AddLock(args[index], ModeOf(flags)); });
 }
 
 void Transaction::AddLock(std::string_view key, LockMode mode) {
@@ -62,7 +73,7 @@ void Transaction::BindCommand(const CommandId* cid, CmdArgList args, DbIndex db)
   args_ = args;
   db_ = db;
   for (Entry& entry : shards_) entry.key_indices.clear();
-  cid->ForEachKeyIndex(args.size(), [&](size_t index) {
+  cid->ForEachKey(args, [&](size_t index, uint32_t) {
     shards_[shard_set->ShardOf(args[index])].key_indices.push_back(uint32_t(index));
   });
   for (Entry& entry : shards_) {
@@ -113,7 +124,7 @@ void Transaction::Schedule() {
   NormalizeLocks();
   size_t shard_count = 0;
   for (Entry& entry : shards_) {
-    entry.scheduled = !entry.locks.empty();
+    entry.scheduled = !entry.locks.empty() || entry.whole_shard;
     shard_count += entry.scheduled;
   }
   // A one-shard transaction cannot be ordered inconsistently with anything: it may join
@@ -136,23 +147,16 @@ void Transaction::Schedule() {
 }
 
 void Transaction::Entry::RunHop() {
-  if (tx->hop_) {
-    EngineShard* shard = EngineShard::tlocal();
-    (*tx->hop_)(tx, shard);
-    if (tx->notify_writes_ && (tx->cid_->flags & facade::kCmdWrite)) {
-      for (uint32_t index : key_indices) shard->db_slice().NotifyChanged(tx->db_, tx->args_[index]);
-    }
-  }
+  if (tx->hop_) (*tx->hop_)(tx, EngineShard::tlocal());
   // The coordinator may go on (and destroy the transaction) once this is counted.
   tx->pending_->Dec();
 }
 
 void Transaction::Execute(HopFn fn, bool last) {
+  if (inline_) return fn(this, EngineShard::tlocal());
   hop_ = &fn;
-  notify_writes_ = true;
   const bool release = last && !multi_;
   ArmHop([](const Entry& e) { return !e.key_indices.empty(); }, release);
-  notify_writes_ = false;
 }
 
 void Transaction::ExecuteOnAll(std::optional<HopFn> fn, bool last) {
@@ -184,6 +188,10 @@ void Transaction::ArmHop(Select&& select, bool last) {
 }
 
 CommandTransaction::CommandTransaction(CmdArgList args, ConnectionContext* cntx) {
+  if (ShardLocalScope::active()) {
+    tx_ = &own_.emplace(Transaction::Inline{}, cntx->last_command, args, cntx->db_index);
+    return;
+  }
   ConnTxState* state = ConnTxState::Find(cntx);
   if (state && state->exec_tx) {
     tx_ = state->exec_tx;
@@ -198,17 +206,30 @@ Transaction* CommandTransaction::Get() {
   return tx_;
 }
 
+void RunWholeShard(ConnectionContext* cntx, absl::FunctionRef<void(EngineShard*)> fn) {
+  auto hop = [&](Transaction*, EngineShard* shard) { fn(shard); };
+  ConnTxState* state = ConnTxState::Find(cntx);
+  if (state && state->exec_tx) return state->exec_tx->ExecuteOnAll(hop, false);
+  Transaction tx(Transaction::WholeShards{}, cntx->db_index);
+  tx.Schedule();
+  tx.ExecuteOnAll(hop, true);
+}
+
 void RunQueuedOnShard(const CommandId* cid, CmdArgList args, ConnectionContext* cntx) {
   Transaction tx(cid, args, cntx->db_index);
-  tx.ScheduleSingleHop([&](Transaction*, EngineShard*) { cid->handler(args, cntx); });
+  tx.ScheduleSingleHop([&](Transaction*, EngineShard*) {
+    ShardLocalScope local;
+    cid->handler(args, cntx);
+  });
 }
 
 bool KeysFreeForFastPath(EngineShard* shard, const CommandId* cid, CmdArgList args) {
   const ShardTxQueue& queue = shard->tx_queue();
   if (queue.no_locks()) return true;
-  LockMode mode = ModeOf(cid);
   bool free = true;
-  cid->ForEachKeyIndex(args.size(), [&](size_t index) { free &= queue.IsFree(args[index], mode); });
+  cid->ForEachKey(args, [&](size_t index, uint32_t flags) {
+    free &= queue.IsFree(args[index], ModeOf(flags));
+  });
   return free;
 }
 

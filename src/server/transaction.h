@@ -25,6 +25,15 @@
 //  4. Single-shard fast path (main_service.cc): a command whose keys all live on one
 //     shard and are not locked runs at once, with no txid and no queue. Only when a key
 //     is locked does it become a one-shard Transaction and wait its turn.
+//  4b. One handler per command. A multi-key command's handler is written once, against
+//     a CommandTransaction: it calls Execute with its shard code and replies from the
+//     results. When the dispatcher runs it on the shard that owns all its keys (the fast
+//     path, or the hop of a queued one-shard command), a ShardLocalScope is open and the
+//     transaction is *inline*: Execute runs the hop at once, on this thread, with no
+//     txid, queue or wait. Across shards the same code makes real hops.
+//  4c. Whole-shard transactions (Transaction(WholeShards{}, db)) lock every shard rather
+//     than keys (tx_queue.h, point 3): FLUSHALL, FLUSHDB, SWAPDB, MOVE, a snapshot's cut.
+//     They run alone; ExecuteOnAll makes their hops.
 //  5. MULTI/EXEC (multi_exec.cc): one Transaction locks the keys of every queued command
 //     (and the WATCHed ones), then runs the commands one by one, each with hops on its
 //     own shards; multi-shard commands inside reuse it (CommandTransaction). Its locks
@@ -65,6 +74,15 @@ class Transaction {
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
 
+  // A whole-shard transaction on every shard (see 4c); make its hops with ExecuteOnAll.
+  // A MULTI/EXEC one (multi = true) may add key locks and bind commands like the other.
+  struct WholeShards {};
+  Transaction(WholeShards, DbIndex db, bool multi = false);
+  // An inline transaction (see 4b) for (cid, args) on this thread's shard, which owns
+  // all its keys. Only CommandTransaction makes these, inside a ShardLocalScope.
+  struct Inline {};
+  Transaction(Inline, const facade::CommandId* cid, facade::CmdArgList args, DbIndex db);
+
   // MULTI/EXEC: also lock the keys of (cid, args) (which must outlive the transaction),
   // or one `key` in `mode`.
   void AddLocks(const facade::CommandId* cid, facade::CmdArgList args);
@@ -93,10 +111,13 @@ class Transaction {
   const facade::CommandId* cid() const { return cid_; }
   DbIndex db() const { return db_; }
   absl::Span<const uint32_t> KeyIndices(ShardId shard) const {
-    return shards_[shard].key_indices;
+    return inline_ ? absl::Span<const uint32_t>(inline_indices_) : shards_[shard].key_indices;
   }
   uint64_t txid() const { return txid_; }
   bool scheduled() const { return scheduled_; }
+  // Whether hops run at once on this thread (see 4b): a hop may then write replies in
+  // order as it goes, where a multi-shard hop must collect results for the coordinator.
+  bool is_inline() const { return inline_; }
 
  private:
   class Entry final : public ShardTxEntry {
@@ -125,6 +146,8 @@ class Transaction {
   facade::CmdArgList args_;
   DbIndex db_ = 0;
   const bool multi_;
+  bool inline_ = false;
+  absl::InlinedVector<uint32_t, 4> inline_indices_;  // inline: every key position
   bool scheduled_ = false;
   bool concluded_ = false;
   uint64_t txid_ = 0;
@@ -132,13 +155,13 @@ class Transaction {
   absl::InlinedVector<Entry, 4> shards_;
   // The running hop.
   const HopFn* hop_ = nullptr;
-  bool notify_writes_ = false;  // a command's hop: a write marks the watchers of its keys
   helio::fibers::BlockingCounter* pending_ = nullptr;
 };
 
-// The transaction a multi-key command's cross-shard handler runs its hops in: inside
-// EXEC, the EXEC's transaction (already scheduled, bound to this command); otherwise a
-// new one for (cntx->last_command, args), scheduled on first use.
+// The transaction a multi-key command's handler runs its hops in: inline inside a
+// ShardLocalScope (see 4b); inside EXEC, the EXEC's transaction (already scheduled, bound
+// to this command); otherwise a new one for (cntx->last_command, args), scheduled on
+// first use.
 class CommandTransaction {
  public:
   CommandTransaction(facade::CmdArgList args, facade::ConnectionContext* cntx);
@@ -149,6 +172,27 @@ class CommandTransaction {
   std::optional<Transaction> own_;
   Transaction* tx_ = nullptr;
 };
+
+// Open while a command handler runs on the shard that owns all its keys, with the right
+// to touch them (the dispatcher's fast path, a queued one-shard command's hop, EXEC's
+// hop for a one-shard command): CommandTransactions made inside are inline. Scopes nest.
+// Shard thread; must not span a suspension.
+class ShardLocalScope {
+ public:
+  ShardLocalScope() : saved_(active_) { active_ = true; }
+  ~ShardLocalScope() { active_ = saved_; }
+  static bool active() { return active_; }
+
+ private:
+  static thread_local bool active_;
+  const bool saved_;
+};
+
+// Runs fn on every shard as one whole-shard transaction (FLUSHALL, FLUSHDB, SWAPDB):
+// alone, after every transaction scheduled before it and before every one after. Inside
+// EXEC, as a hop of EXEC's transaction, which is itself whole-shard when it holds such a
+// command (kCmdWholeShard). Connection fiber.
+void RunWholeShard(facade::ConnectionContext* cntx, absl::FunctionRef<void(EngineShard*)> fn);
 
 // Runs a single-shard command whose keys were locked: as a one-shard transaction, once
 // the transactions ahead of it are done. Connection fiber.

@@ -10,7 +10,8 @@ bool ShardTxQueue::Schedule(ShardTxEntry* entry, bool check_order) {
   max_scheduled_txid_ = std::max(max_scheduled_txid_, entry->txid);
   bool all_free = true;
   for (const auto& [tag, mode] : entry->locks) all_free &= locks_.Acquire(tag, mode);
-  entry->out_of_order_ = all_free;
+  entry->out_of_order_ = all_free && !entry->whole_shard && whole_shard_entries_ == 0;
+  whole_shard_entries_ += entry->whole_shard;
   entry->armed_ = false;
   entry->queued_ = true;
   entry->prev_ = tail_;
@@ -24,6 +25,7 @@ bool ShardTxQueue::Schedule(ShardTxEntry* entry, bool check_order) {
 void ShardTxQueue::Remove(ShardTxEntry* entry) {
   DCHECK(entry->queued_);
   for (const auto& [tag, mode] : entry->locks) locks_.Release(tag, mode);
+  whole_shard_entries_ -= entry->whole_shard;
   (entry->prev_ ? entry->prev_->next_ : head_) = entry->next_;
   (entry->next_ ? entry->next_->prev_ : tail_) = entry->prev_;
   entry->prev_ = entry->next_ = nullptr;

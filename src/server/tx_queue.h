@@ -17,6 +17,10 @@
 //     and leaves the queue, which may let the next head run its armed hop.
 //  Between the hops of a multi-hop transaction its entries keep their locks and their
 //  place, so the keys cannot change under it.
+//  3. Whole-shard entries lock the shard rather than keys: never out of order (they
+//     wait for everything scheduled before them to leave), and while one is queued no
+//     later entry runs out of order and the fast path is closed (no_locks() and IsFree
+//     say no), so everything after it waits for it.
 //
 // Thread-safety: one queue per shard thread; every call from that thread.
 #pragma once
@@ -38,6 +42,9 @@ class ShardTxEntry {
   uint64_t txid = 0;
   // The keys locked on this shard, each once, with the strongest mode needed.
   absl::InlinedVector<std::pair<LockTag, LockMode>, 4> locks;
+  // A whole-shard entry (FLUSHALL, SWAPDB, MOVE...): it conflicts with every other entry
+  // and every fast-path command, so it runs alone, at the head of the queue.
+  bool whole_shard = false;
 
   bool out_of_order() const { return out_of_order_; }
   bool queued() const { return queued_; }
@@ -71,9 +78,9 @@ class ShardTxQueue {
   // The single-shard fast path: true when `key` may be used in `mode` right now,
   // without queueing.
   bool IsFree(std::string_view key, LockMode mode) const {
-    return locks_.empty() || locks_.IsFree(LockTagOf(key), mode);
+    return whole_shard_entries_ == 0 && (locks_.empty() || locks_.IsFree(LockTagOf(key), mode));
   }
-  bool no_locks() const { return locks_.empty(); }
+  bool no_locks() const { return locks_.empty() && whole_shard_entries_ == 0; }
   size_t size() const { return size_; }
 
  private:
@@ -88,6 +95,7 @@ class ShardTxQueue {
   size_t size_ = 0;
   IntentLockTable locks_;
   uint64_t max_scheduled_txid_ = 0;
+  size_t whole_shard_entries_ = 0;  // queued whole-shard entries
 };
 
 }  // namespace damselfly

@@ -211,6 +211,31 @@ void SimEntry::RunHop() {
   tx->HopRan();
 }
 
+TEST(ShardTxQueueTest, WholeShardEntryRunsAlone) {
+  std::vector<std::string> log;
+  ShardTxQueue queue;
+  FakeEntry before("before", 1, {{"a", kX}}, &log);
+  FakeEntry flush("flush", 2, {}, &log);
+  flush.whole_shard = true;
+  FakeEntry after("after", 3, {{"b", kX}}, &log);
+  ASSERT_TRUE(queue.Schedule(&before, true));
+  EXPECT_TRUE(queue.IsFree("b", kX));
+  ASSERT_TRUE(queue.Schedule(&flush, true));
+  EXPECT_FALSE(flush.out_of_order()) << "a whole-shard entry waits for the head";
+  EXPECT_FALSE(queue.no_locks());
+  EXPECT_FALSE(queue.IsFree("b", kX)) << "the fast path is closed, also for unlocked keys";
+  ASSERT_TRUE(queue.Schedule(&after, true));
+  EXPECT_FALSE(after.out_of_order()) << "free keys do not jump a whole-shard entry";
+
+  queue.Arm(&after, true);
+  queue.Arm(&flush, true);
+  EXPECT_TRUE(log.empty());
+  queue.Arm(&before, true);
+  EXPECT_EQ(log, (std::vector<std::string>{"before", "flush", "after"}));
+  EXPECT_TRUE(queue.no_locks());
+  EXPECT_EQ(queue.size(), 0u);
+}
+
 TEST(ShardTxQueueTest, RandomInterleavingsAreSerializable) {
   constexpr int kShards = 4, kKeys = 6, kTxs = 40;
   for (uint32_t seed = 1; seed <= 300; ++seed) {
