@@ -623,3 +623,14 @@ def test_flushall_and_swapdb_inside_exec(srv):
                 ("MGET", a, b), ("FLUSHALL",), ("DBSIZE",)):
         assert c(*cmd) == "QUEUED"
     assert c("EXEC") == ["OK", "OK", 0, "OK", [b"1", b"2"], "OK", 0]
+
+
+def test_pipelined_multi_key_commands_after_single_key_ones(srv):
+    # A pipeline squashed into one hop runs each command with its own key specs: DEL and
+    # MGET after a SET see all their keys, not the first command's one key.
+    c = srv.raw()
+    commands = [("SET", "{p}1", "x"), ("SET", "{p}2", "y"), ("DEL", "{p}1", "{p}2"),
+                ("MSET", "{p}1", "1", "{p}2", "2"), ("GET", "{p}1"), ("MGET", "{p}1", "{p}2"),
+                ("EXISTS", "{p}1", "{p}2", "{p}3"), ("UNLINK", "{p}1", "{p}2")]
+    c.send_many(commands)
+    assert [c.read() for _ in commands] == ["OK", "OK", 2, "OK", b"1", [b"1", b"2"], 2, 2]

@@ -44,6 +44,19 @@
 // DashTable micro-benchmark); lookups do not. If an entry cannot be placed in the
 // rebuilt segment (a skewed hash), it is inserted again afterwards.
 //
+// Snapshots (the pre-change hook). A point-in-time snapshot serializes the table bucket
+// by bucket while writes go on. Each bucket has a 48-bit version that only the hook's
+// owner sets (set_version) and that only goes up: the snapshot takes an epoch above
+// every version, serializes each bucket whose version is below it and raises it to the
+// epoch. The table calls the hook (SetPreChangeHook) with every bucket *before* an
+// insert, an erase, a displacement or an in-place change (BeforeChange) may alter it,
+// and with every bucket of a segment before growth moves its entries; so the snapshot
+// serializes a bucket before it changes, whatever the order of its own walk. A rebuilt
+// or split segment's buckets take the largest version of the old segment's buckets,
+// which every one of them has reached by then (the hook ran on them all): the walk
+// skips them, and no entry is seen twice or missed. TraverseBuckets walks the physical
+// buckets segment by segment in hash-prefix order, a cursor that survives growth.
+//
 // Traversal (SCAN). A cursor is (32-bit hash prefix, 16-bit fingerprint position). Each
 // step emits the entries of one segment whose home is the bucket holding the position
 // and whose fingerprint is at least the position, wherever they sit (home, neighbour or
@@ -85,6 +98,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <new>
 #include <utility>
@@ -201,11 +215,6 @@ class DashTable {
     Key& key() const { return bucket().key(slot_); }
     Value& value() const { return bucket().value(slot_); }
     uint64_t bucket_version() const { return bucket().version; }
-    // REQUIRES: version < 2^48.
-    void set_bucket_version(uint64_t version) const {
-      DCHECK_LT(version, uint64_t(1) << 48);
-      bucket().version = version;
-    }
 
    private:
     friend class DashTable;
@@ -220,6 +229,34 @@ class DashTable {
     uint8_t bucket_ = 0;  // index in the block
     uint8_t slot_ = 0;
   };
+
+  // A physical bucket, as the pre-change hook and TraverseBuckets see it; valid until the
+  // next insertion or erasure.
+  class BucketRef {
+   public:
+    uint64_t version() const { return bucket_->version; }
+    // REQUIRES: version() <= version < 2^48 (versions only go up).
+    void set_version(uint64_t version) const {
+      DCHECK_LE(bucket_->version, version);
+      DCHECK_LT(version, uint64_t(1) << 48);
+      bucket_->version = version;
+    }
+    // Calls fn(const Key&, const Value&) for each entry of the bucket.
+    template <typename Fn>
+    void ForEachEntry(Fn&& fn) const {
+      for (uint32_t bits = bucket_->occupied; bits; bits &= bits - 1) {
+        const unsigned slot = __builtin_ctz(bits);
+        fn(static_cast<const Key&>(bucket_->key(slot)), static_cast<const Value&>(bucket_->value(slot)));
+      }
+    }
+    size_t size() const { return bucket_->size(); }
+
+   private:
+    friend class DashTable;
+    explicit BucketRef(Bucket* bucket) : bucket_(bucket) {}
+    Bucket* bucket_;
+  };
+  using PreChangeHook = std::function<void(BucketRef)>;
 
   DashTable() { directory_.push_back(NewSegment(0, 1)); }
   ~DashTable() { DestroySegments(); }
@@ -282,6 +319,34 @@ class DashTable {
     }
   }
 
+  // Sets (or, with nullptr, removes) the hook called before buckets change (see
+  // "Snapshots" above). Costs one branch per insert and erase while unset.
+  void SetPreChangeHook(PreChangeHook hook) { pre_change_hook_ = std::move(hook); }
+  bool has_pre_change_hook() const { return bool(pre_change_hook_); }
+  // Tells the hook that the entry at `handle` is about to change in place (a value
+  // updated without an insert or an erase).
+  void BeforeChange(Handle handle) {
+    if (pre_change_hook_) pre_change_hook_(BucketRef(&handle.bucket()));
+  }
+
+  // Calls fn(BucketRef) for every physical bucket of one segment, from `cursor` (0
+  // starts), and returns the next cursor, 0 after the last segment. fn must not insert or
+  // erase. Every bucket present for the whole walk is visited at least once; a bucket
+  // created by growth meanwhile may be visited or not (see "Snapshots").
+  template <typename Fn>
+  uint64_t TraverseBuckets(uint64_t cursor, Fn&& fn) {
+    const size_t index = global_depth_ ? cursor >> (kMaxGlobalDepth - global_depth_) : 0;
+    if (index >= directory_.size()) return 0;
+    Segment* segment = directory_[index];
+    for (unsigned k = 0; k < segment->num_blocks; ++k) {
+      for (Bucket& bucket : segment->block[k]->buckets) fn(BucketRef(&bucket));
+    }
+    const size_t span = size_t(1) << (global_depth_ - segment->local_depth);
+    const size_t next = (index & ~(span - 1)) + span;
+    if (next >= directory_.size()) return 0;
+    return uint64_t(next) << (kMaxGlobalDepth - global_depth_);
+  }
+
   // Inserts key/value unless an equal key is present; returns the entry and whether it
   // was inserted. May grow or split a segment (which invalidates handles).
   std::pair<Handle, bool> Insert(Key key, Value value) {
@@ -294,7 +359,8 @@ class DashTable {
   Handle InsertNew(Key key, Value value, uint64_t hash) {
     while (true) {
       Segment* segment = SegmentFor(hash);
-      if (Handle placed = TryPlace(segment, Fingerprint(hash), /*bump_versions=*/true)) {
+      if (pre_change_hook_) BeforeInsert(segment, Fingerprint(hash));
+      if (Handle placed = TryPlace(segment, Fingerprint(hash))) {
         Construct(placed, std::move(key), std::move(value));
         ++size_;
         return placed;
@@ -305,6 +371,7 @@ class DashTable {
 
   void Erase(Handle handle) {
     Bucket& bucket = handle.bucket();
+    if (pre_change_hook_) pre_change_hook_(BucketRef(&bucket));
     unsigned slot = handle.slot_;
     if (handle.in_stash()) {
       Bucket& home = handle.segment_->Regular(Home(handle.fingerprint(), handle.segment_->regular));
@@ -481,10 +548,24 @@ class DashTable {
     return {};
   }
 
+  // Calls the pre-change hook for every bucket TryPlace(segment, fp) may write: home,
+  // neighbour, the buckets displacement moves entries to, the home block's stash.
+  void BeforeInsert(Segment* segment, uint16_t fp) {
+    const unsigned regular = segment->regular;
+    const unsigned home = Home(fp, regular), next = Next(home, regular);
+    for (unsigned r : {Prev(home, regular), home, next, Next(next, regular)}) {
+      pre_change_hook_(BucketRef(&segment->Regular(r)));
+    }
+    Block* block = segment->block[home / kRegularPerBlock];
+    for (unsigned s = kRegularPerBlock; s < kBlockBuckets; ++s) {
+      pre_change_hook_(BucketRef(&block->buckets[s]));
+    }
+  }
+
   // Claims a free slot for an entry with fingerprint `fp` in `segment` (setting its
-  // metadata), or returns an empty Handle when the segment must grow. Inserts bump the
-  // versions of the buckets they change; rebuilds set versions themselves.
-  static Handle TryPlace(Segment* segment, uint16_t fp, bool bump_versions) {
+  // metadata), or returns an empty Handle when the segment must grow. Versions are left
+  // alone (see "Snapshots").
+  static Handle TryPlace(Segment* segment, uint16_t fp) {
     const unsigned regular = segment->regular;
     const unsigned home = Home(fp, regular), next = Next(home, regular);
     Bucket& home_bucket = segment->Regular(home);
@@ -494,7 +575,6 @@ class DashTable {
       bucket.occupied |= 1u << slot;
       if (as_neighbour) bucket.neighbour |= 1u << slot;
       bucket.fingerprint[slot] = fp;
-      if (bump_versions) ++bucket.version;
       handle.slot_ = slot;
       return handle;
     };
@@ -506,10 +586,10 @@ class DashTable {
     }
     // Displacement: free a slot in the neighbour by moving one of its own entries on to
     // its neighbour, or free one at home by sending a guest back to its home.
-    if (MoveEntry(next_bucket, segment->Regular(Next(next, regular)), false, bump_versions)) {
+    if (MoveEntry(next_bucket, segment->Regular(Next(next, regular)), false)) {
       return claim(next_bucket, HandleOfRegular(segment, next, 0), true);
     }
-    if (MoveEntry(home_bucket, segment->Regular(Prev(home, regular)), true, bump_versions)) {
+    if (MoveEntry(home_bucket, segment->Regular(Prev(home, regular)), true)) {
       return claim(home_bucket, HandleOfRegular(segment, home, 0), false);
     }
     const unsigned block = home / kRegularPerBlock;
@@ -527,7 +607,7 @@ class DashTable {
   // Moves one entry of bucket `src` to bucket `dst` (which must be its other allowed
   // place): a resident (homed in `src`) when !guest, else a guest (homed in `dst`).
   // False when there is no such entry or no room.
-  static bool MoveEntry(Bucket& src, Bucket& dst, bool guest, bool bump_versions) {
+  static bool MoveEntry(Bucket& src, Bucket& dst, bool guest) {
     uint32_t candidates = guest ? (src.occupied & src.neighbour) : (src.occupied & ~src.neighbour);
     if (candidates == 0 || dst.full()) return false;
     unsigned slot = __builtin_ctz(candidates);
@@ -541,16 +621,17 @@ class DashTable {
     if (!guest) dst.neighbour |= 1u << target;  // now a guest in `dst`
     src.occupied &= ~(1u << slot);
     src.neighbour &= ~(1u << slot);
-    if (bump_versions) {
-      ++src.version;
-      ++dst.version;
-    }
     return true;
   }
 
   // Makes room in the full `segment` (which `hash` maps to): replaces it by a segment of
   // one more block, or, at kMaxBlocks, by two segments of kSplitBlocks one level deeper.
   void Grow(Segment* segment, uint64_t hash) {
+    if (pre_change_hook_) {
+      for (unsigned k = 0; k < segment->num_blocks; ++k) {
+        for (Bucket& bucket : segment->block[k]->buckets) pre_change_hook_(BucketRef(&bucket));
+      }
+    }
     const unsigned depth = segment->local_depth;
     Segment* lower;
     Segment* upper = nullptr;
@@ -585,17 +666,17 @@ class DashTable {
 
   // Moves every entry of `from` into `lower`, or, when `upper` is set, into `upper` if
   // the entry's hash bit below `from`'s depth is set. Entries that find no room go to
-  // `spilled`. Every bucket of the new segments gets the smallest version of `from`'s
-  // buckets: a snapshot may then see an entry again, but never takes a moved entry for
-  // one it has already serialized.
+  // `spilled`. Every bucket of the new segments gets the largest version of `from`'s
+  // buckets, so versions only go up (see "Snapshots").
   static void MoveEntries(Segment* from, Segment* lower, Segment* upper,
                           std::vector<std::pair<Key, Value>>* spilled) {
     const uint64_t bit = uint64_t(1) << (63 - from->local_depth);
-    uint64_t version = ~uint64_t(0);
+    uint64_t version = 0;
     for (unsigned k = 0; k < from->num_blocks; ++k) {
       for (unsigned b = 0; b < kBlockBuckets; ++b) {
         Bucket& bucket = from->block[k]->buckets[b];
         if (b + 2 < kBlockBuckets) PrefetchForWrite(from->block[k]->buckets[b + 2]);
+        version = std::max<uint64_t>(version, bucket.version);
         if (bucket.occupied == 0) continue;
         // Homes are monotone in the fingerprint, so the entries of the next regular
         // buckets land a little further on: fetch those buckets ahead of the writes.
@@ -605,13 +686,12 @@ class DashTable {
             if (to) PrefetchForWrite(to->Regular(std::min(ahead * to->regular / from->regular, to->regular - 1)));
           }
         }
-        version = std::min<uint64_t>(version, bucket.version);
         for (uint32_t bits = bucket.occupied; bits; bits &= bits - 1) {
           unsigned slot = __builtin_ctz(bits);
           Key& key = bucket.key(slot);
           Value& value = bucket.value(slot);
           Segment* to = (upper && (Policy::Hash(key) & bit)) ? upper : lower;
-          if (Handle placed = TryPlace(to, bucket.fingerprint[slot], /*bump_versions=*/false)) {
+          if (Handle placed = TryPlace(to, bucket.fingerprint[slot])) {
             Construct(placed, std::move(key), std::move(value));
           } else {
             spilled->emplace_back(std::move(key), std::move(value));
@@ -621,7 +701,6 @@ class DashTable {
         }
       }
     }
-    if (version == ~uint64_t(0)) version = 0;
     for (Segment* segment : {lower, upper}) {
       if (!segment) continue;
       for (unsigned k = 0; k < segment->num_blocks; ++k) {
@@ -661,6 +740,7 @@ class DashTable {
   size_t blocks_ = 0;
   size_t size_ = 0;
   size_t reinserted_ = 0;
+  PreChangeHook pre_change_hook_;
 };
 
 }  // namespace damselfly::core

@@ -13,8 +13,23 @@ DbSlice::DbSlice(unsigned dbnum) : base_ms_(UnixTimeMs()), dbs_(dbnum) {}
 DbSlice::~DbSlice() = default;
 
 DbSlice::Db& DbSlice::EnsureDb(DbIndex index) {
-  if (!dbs_[index]) dbs_[index] = std::make_unique<Db>(index);
+  if (!dbs_[index]) {
+    dbs_[index] = std::make_unique<Db>(index);
+    if (pre_update_hook_) InstallHook(*dbs_[index]);
+  }
   return *dbs_[index];
+}
+
+void DbSlice::InstallHook(Db& d) {
+  if (!pre_update_hook_) return d.main.SetPreChangeHook(nullptr);
+  d.main.SetPreChangeHook([this, db = &d](BucketRef bucket) { pre_update_hook_(db->index, bucket); });
+}
+
+void DbSlice::SetPreUpdateHook(PreUpdateHook hook) {
+  pre_update_hook_ = std::move(hook);
+  for (auto& d : dbs_) {
+    if (d) InstallHook(*d);
+  }
 }
 
 DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64_t hash) {
@@ -67,6 +82,7 @@ DbSlice::Update DbSlice::FindMutable(DbIndex index, std::string_view key) {
   if (!d) return Update();
   MainTable::Handle handle = FindLive(*d, key, core::HashKey(key));
   if (!handle) return Update();
+  d->main.BeforeChange(handle);
   return Update(this, index, key, &handle.value(), false);
 }
 
@@ -82,6 +98,7 @@ DbSlice::Update DbSlice::AddOrFind(DbIndex index, std::string_view key) {
   Db& d = EnsureDb(index);
   const uint64_t hash = core::HashKey(key);
   if (MainTable::Handle handle = FindLive(d, key, hash)) {
+    d.main.BeforeChange(handle);
     return Update(this, index, key, &handle.value(), false);
   }
   MainTable::Handle handle = d.main.InsertNew(CompactObj(key), PrimeValue(), hash);

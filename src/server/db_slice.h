@@ -88,8 +88,22 @@ struct KeyChange {
 using ChangeListener = std::function<void(const KeyChange&)>;
 
 class DbSlice {
+ private:
+  struct KeyPolicy {
+    static uint64_t Hash(const core::CompactObj& key) { return key.Hash(); }
+    static uint64_t Hash(std::string_view key) { return core::HashKey(key); }
+    static bool Equal(const core::CompactObj& a, std::string_view b) { return a == b; }
+    static bool Equal(const core::CompactObj& a, const core::CompactObj& b) { return a == b; }
+  };
+  using MainTable = core::DashTable<core::CompactObj, PrimeValue, KeyPolicy>;
+  using ExpireTable = core::DashTable<core::CompactObj, int64_t, KeyPolicy>;
+  // mimalloc rounds allocations up to size classes a quarter of a power of two apart; a
+  // block just past a class boundary would waste up to 25% of the table.
  public:
   class Update;
+  // A main-table bucket, as the pre-update hook sees it (core/dash_table.h "Snapshots").
+  using BucketRef = MainTable::BucketRef;
+  using PreUpdateHook = std::function<void(DbIndex db, BucketRef bucket)>;
 
   struct Stats {
     uint64_t keyspace_hits = 0;
@@ -175,6 +189,13 @@ class DbSlice {
   // for each side.
   void SwapDb(DbIndex a, DbIndex b);
 
+  // The pre-update hook: called with a main-table bucket of database `db` before any
+  // change alters it (an Update of an entry, an insert, an erase, entries moving while a
+  // segment grows), on every database, present and future; nullptr removes it. A
+  // point-in-time snapshot serializes the bucket there. FlushDb and SwapDb change whole
+  // databases without calling it: a snapshot cuts them as whole-shard transactions.
+  void SetPreUpdateHook(PreUpdateHook hook);
+
   // Listeners of the write path (see ChangeListener). Returns an id for
   // RemoveChangeListener. Reporting costs one branch while there are none.
   uint64_t AddChangeListener(ChangeListener listener);
@@ -237,16 +258,6 @@ class DbSlice {
   TableStats table_stats() const;
 
  private:
-  struct KeyPolicy {
-    static uint64_t Hash(const core::CompactObj& key) { return key.Hash(); }
-    static uint64_t Hash(std::string_view key) { return core::HashKey(key); }
-    static bool Equal(const core::CompactObj& a, std::string_view b) { return a == b; }
-    static bool Equal(const core::CompactObj& a, const core::CompactObj& b) { return a == b; }
-  };
-  using MainTable = core::DashTable<core::CompactObj, PrimeValue, KeyPolicy>;
-  using ExpireTable = core::DashTable<core::CompactObj, int64_t, KeyPolicy>;
-  // mimalloc rounds allocations up to size classes a quarter of a power of two apart; a
-  // block just past a class boundary would waste up to 25% of the table.
   static_assert(MainTable::block_bytes() <= 24 * 1024, "blocks must fit the 24 KiB class");
   struct Db {
     explicit Db(DbIndex i) : index(i) {}
@@ -262,6 +273,8 @@ class DbSlice {
   Db* db(DbIndex index) { return dbs_[index].get(); }
   const Db* db(DbIndex index) const { return dbs_[index].get(); }
   Db& EnsureDb(DbIndex index);
+  // Points `d`'s main table at pre_update_hook_ (or clears its hook).
+  void InstallHook(Db& d);
   // The entry of a live key, deleting it first if its deadline has passed (the clock is
   // read only for keys that have a deadline).
   MainTable::Handle FindLive(Db& db, std::string_view key, uint64_t hash);
@@ -281,6 +294,7 @@ class DbSlice {
   const int64_t base_ms_;
   std::vector<std::unique_ptr<Db>> dbs_;
   std::vector<std::pair<uint64_t, ChangeListener>> listeners_;
+  PreUpdateHook pre_update_hook_;
   uint64_t next_listener_id_ = 1;
   Stats stats_;
   uint64_t next_cas_ = 1;

@@ -166,6 +166,7 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
         *locked = true;
         return ran;
       }
+      cntx->last_command = cids[ran];  // CommandTransaction binds to it
       now = RunCommand(cids[ran], cids[ran]->handler, run[ran], cntx, now);
       if (cntx->reply_builder()->output_size() > facade::ClientConnection::kFlushThresholdBytes) {
         return ran + 1;
