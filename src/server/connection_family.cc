@@ -119,7 +119,8 @@ void CmdHello(CmdArgList args, ConnectionContext* cntx) {
         name = args[++i];
         has_name = true;
       } else {
-        return rb->SendError(helio::StrCat("ERR Syntax error in HELLO option '", args[i], "'"));
+        return rb->SendError(
+            helio::StrCat("ERR Syntax error in HELLO option '", facade::AsCString(args[i]), "'"));
       }
     }
     if (*requested != 2 && *requested != 3) return rb->SendError("NOPROTO unsupported protocol version");
@@ -158,11 +159,9 @@ void CmdHello(CmdArgList args, ConnectionContext* cntx) {
 }
 
 void CmdSelect(CmdArgList args, ConnectionContext* cntx) {
-  std::optional<int64_t> index = ParseInt64(args[1]);
-  if (!index) return cntx->reply_builder()->SendError(facade::kInvalidIntErr);
-  if (*index < 0 || *index >= int64_t(FLAGS_dbnum)) {
-    return cntx->reply_builder()->SendError(facade::kDbIndexOutOfRangeErr);
-  }
+  std::string_view error;
+  std::optional<uint32_t> index = ParseDbIndex(args[1], FLAGS_dbnum, &error);
+  if (!index) return cntx->reply_builder()->SendError(error);
   cntx->db_index = DbIndex(*index);
   cntx->reply_builder()->SendOk();
 }
