@@ -154,3 +154,31 @@ def test_monitor_ends_when_its_client_leaves(server):
     for i in range(20):
         c.set(f"k{i}", "v")
     assert c.ping()
+
+
+# ------------------------------------------------------------ SLOWLOG and EXEC
+
+
+def test_slowlog_logs_the_commands_exec_runs_not_exec(server, slowlog_all):
+    c = server.raw()
+    assert c("MULTI") == "OK"
+    assert c("SET", "a", "1") == "QUEUED"
+    assert c("GET", "a") == "QUEUED"
+    assert c("EXEC") == ["OK", b"1"]
+    logged = [entry[3] for entry in slowlog_all("SLOWLOG", "GET", "-1")]
+    mine = [args for args in logged if args[0] in (b"MULTI", b"SET", b"GET", b"EXEC")]
+    assert mine == [[b"GET", b"a"], [b"SET", b"a", b"1"], [b"MULTI"]]
+
+
+def test_exec_counts_its_commands_and_skips_the_slowlog(server):
+    c = server.raw()
+    assert c("CONFIG", "RESETSTAT") == "OK"
+    assert c("MULTI") == "OK"
+    assert c("SET", "a", "1") == "QUEUED"
+    assert c("INCR", "a") == "QUEUED"
+    assert c("EXEC") == ["OK", 2]
+    stats = c("INFO", "commandstats").decode()
+    for name in ("set", "incr", "multi", "exec"):
+        assert f"cmdstat_{name}:calls=1," in stats, name
+    info = c("COMMAND", "INFO", "EXEC")[0]
+    assert info[2] == ["noscript", "loading", "stale", "skip_slowlog"]

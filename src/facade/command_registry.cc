@@ -143,7 +143,8 @@ std::vector<std::string_view> CommandRegistry::FlagNames(uint32_t flags) {
       {kCmdWrite, "write"},         {kCmdReadOnly, "readonly"}, {kCmdDenyOom, "denyoom"},
       {kCmdAdmin, "admin"},         {kCmdNoScript, "noscript"}, {kCmdLoading, "loading"},
       {kCmdStale, "stale"},         {kCmdSkipMonitor, "skip_monitor"},
-      {kCmdNoAuth, "no_auth"},      {kCmdAllowBusy, "allow_busy"}, {kCmdNoMulti, "no_multi"},
+      {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdNoAuth, "no_auth"},
+      {kCmdAllowBusy, "allow_busy"}, {kCmdNoMulti, "no_multi"},
       {kCmdFast, "fast"},           {kCmdBlocking, "blocking"},
   };
   std::vector<std::string_view> names;
