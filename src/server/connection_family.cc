@@ -14,6 +14,7 @@
 #include "src/server/arg_parsing.h"
 #include "src/server/db_slice.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/monitor.h"
 #include "src/server/server_state.h"
 
 DEFINE_string(requirepass, "", "Password clients must give with AUTH or HELLO (none: empty)");
@@ -65,6 +66,7 @@ void CmdQuit(CmdArgList args, ConnectionContext* cntx) {
 }
 
 void CmdReset(CmdArgList args, ConnectionContext* cntx) {
+  StopMonitor(cntx);
   cntx->db_index = 0;
   cntx->name.clear();
   cntx->authenticated = RequirePass().empty();

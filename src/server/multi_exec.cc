@@ -186,10 +186,12 @@ void CmdExec(CmdArgList, ConnectionContext* cntx) {
     }
   }
   state->exec_tx = tx ? &*tx : nullptr;
+  state->executing = true;
   rb->StartArray(queued.size());
   for (size_t i = 0; i < queued.size(); ++i) {
     RunInExec(queued[i].cid, views[i], state->exec_tx, cntx);
   }
+  state->executing = false;
   state->exec_tx = nullptr;
   if (tx) tx->Conclude();
 }
