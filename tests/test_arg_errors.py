@@ -171,3 +171,17 @@ def test_option_names_in_errors_end_at_nul(server):
     assert c.raw_call("CONFIG", "SET", b"maxmemory\x00z", "1", "maxmemory", "2") == (
         b"-ERR Unknown option or number of arguments for CONFIG SET - 'maxmemory'\r\n")
     assert c("PING") == "PONG"
+
+
+def test_move_and_swapdb_db_errors(server):
+    c = server.raw()
+    c("SET", "a", "v")
+    assert c("MOVE", "a", "abc") == NOT_INT
+    assert c("MOVE", "a", "100000000000") == INT_RANGE
+    assert c("MOVE", "a", "16") == DB_RANGE
+    assert c("SWAPDB", "100000000000", "1") == err("ERR invalid first DB index")
+    assert c("SWAPDB", "abc", "1") == err("ERR invalid first DB index")
+    assert c("SWAPDB", "16", "abc") == err("ERR invalid second DB index")
+    assert c("SWAPDB", "0", "100000000000") == err("ERR invalid second DB index")
+    assert c("SWAPDB", "16", "0") == DB_RANGE
+    assert c("SWAPDB", "0", "-1") == DB_RANGE
