@@ -154,3 +154,114 @@ def test_monitor_ends_when_its_client_leaves(server):
     for i in range(20):
         c.set(f"k{i}", "v")
     assert c.ping()
+
+
+def test_monitor_shows_queued_commands_when_exec_runs_them(server):
+    monitor = server.raw()
+    assert monitor("MONITOR") == "OK"
+    c = server.raw()
+    assert c("MULTI") == "OK"
+    assert c("SET", "k", "v") == "QUEUED"
+    assert c("GET", "k") == "QUEUED"
+    assert c("EXEC") == ["OK", b"v"]
+    assert c("MULTI") == "OK"
+    assert c("SET", "k") == err("ERR wrong number of arguments for 'set' command")
+    assert c("EXEC") == err("EXECABORT Transaction discarded because of previous errors.")
+    lines = read_monitor_lines(monitor, 6)
+    assert [MONITOR_LINE.match(line).group(3) for line in lines] == [
+        '"MULTI"', '"SET" "k" "v"', '"GET" "k"', '"EXEC"', '"MULTI"', '"EXEC"']
+    stamps = [float(line.split(" ")[0]) for line in lines[:4]]
+    assert stamps == sorted(stamps)
+
+
+def test_monitor_connection_keeps_serving_its_client(server):
+    monitor = server.raw()
+    assert monitor("SELECT", "3") == "OK"
+    assert monitor("MONITOR") == "OK"
+    # Its own command: the reply first, then the command's line.
+    assert monitor("PING") == "PONG"
+    assert MONITOR_LINE.match(monitor.read()).group(3) == '"PING"'
+    assert monitor("ECHO", "hi") == b"hi"
+    assert MONITOR_LINE.match(monitor.read()).group(3) == '"ECHO" "hi"'
+    # Keyspace commands are refused, as for a replica; errors are not shown.
+    replica = err("ERR Replica can't interact with the keyspace")
+    for command in (("GET", "k"), ("SET", "k", "v"), ("DBSIZE",), ("KEYS", "*"), ("SCAN", "0"),
+                    ("FLUSHALL",)):
+        assert monitor(*command) == replica, command
+    assert monitor("GET") == err("ERR wrong number of arguments for 'get' command")
+    # WATCH has keys but no read or write flag: it runs; what follows it is still checked.
+    monitor.send_many([("WATCH", "k"), ("GET", "k"), ("SET", "k", "v")])
+    assert monitor.read() == "OK"
+    assert MONITOR_LINE.match(monitor.read()).group(3) == '"WATCH" "k"'
+    assert monitor.read() == replica
+    assert monitor.read() == replica
+    # MONITOR again: ignored, no reply.
+    monitor.send("MONITOR")
+    other = server.raw()
+    assert other("SET", "x", "1") == "OK"
+    assert MONITOR_LINE.match(monitor.read()).group(3) == '"SET" "x" "1"'
+    # RESET ends monitoring and resets the connection.
+    assert monitor("RESET") == "RESET"
+    assert other("SET", "y", "2") == "OK"
+    assert monitor("GET", "x") == b"1"  # database 0 again
+    assert monitor.recv_available(0.2) == b""
+
+
+def test_monitor_quit_and_monitor_inside_exec(server):
+    monitor = server.raw()
+    assert monitor("MONITOR") == "OK"
+    assert monitor.raw_call("QUIT") == b"+OK\r\n"
+    assert monitor.read_until_closed() == b""
+    c = server.raw()
+    assert c("MULTI") == "OK"
+    assert c("MONITOR") == "QUEUED"
+    assert c("EXEC") == [err("ERR MONITOR isn't allowed for DENY BLOCKING client")]
+    assert c("SET", "k", "v") == "OK"
+
+
+def test_monitor_stream_and_replies_interleave_in_order(server):
+    monitor = server.raw()
+    assert monitor("MONITOR") == "OK"
+    other = server.raw()
+    monitor.send_many([("PING",), ("ECHO", "a"), ("GET", "k")])
+    assert monitor.read() == "PONG"
+    assert MONITOR_LINE.match(monitor.read()).group(3) == '"PING"'
+    assert monitor.read() == b"a"
+    assert MONITOR_LINE.match(monitor.read()).group(3) == '"ECHO" "a"'
+    assert monitor.read() == err("ERR Replica can't interact with the keyspace")
+    for i in range(200):
+        other.send("SET", f"k{i}", "v" * 100)
+    for i in range(200):
+        assert other.read() == "OK"
+    lines = read_monitor_lines(monitor, 200)
+    assert [MONITOR_LINE.match(line).group(3) for line in lines] == [
+        f'"SET" "k{i}" "{"v" * 100}"' for i in range(200)]
+    assert monitor("PING") == "PONG"
+
+
+# ------------------------------------------------------------ SLOWLOG and EXEC
+
+
+def test_slowlog_logs_the_commands_exec_runs_not_exec(server, slowlog_all):
+    c = server.raw()
+    assert c("MULTI") == "OK"
+    assert c("SET", "a", "1") == "QUEUED"
+    assert c("GET", "a") == "QUEUED"
+    assert c("EXEC") == ["OK", b"1"]
+    logged = [entry[3] for entry in slowlog_all("SLOWLOG", "GET", "-1")]
+    mine = [args for args in logged if args[0] in (b"MULTI", b"SET", b"GET", b"EXEC")]
+    assert mine == [[b"GET", b"a"], [b"SET", b"a", b"1"], [b"MULTI"]]
+
+
+def test_exec_counts_its_commands_and_skips_the_slowlog(server):
+    c = server.raw()
+    assert c("CONFIG", "RESETSTAT") == "OK"
+    assert c("MULTI") == "OK"
+    assert c("SET", "a", "1") == "QUEUED"
+    assert c("INCR", "a") == "QUEUED"
+    assert c("EXEC") == ["OK", 2]
+    stats = c("INFO", "commandstats").decode()
+    for name in ("set", "incr", "multi", "exec"):
+        assert f"cmdstat_{name}:calls=1," in stats, name
+    info = c("COMMAND", "INFO", "EXEC")[0]
+    assert info[2] == ["noscript", "loading", "stale", "skip_slowlog"]

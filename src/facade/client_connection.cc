@@ -72,6 +72,11 @@ void ClientConnection::HandleRequests() {
 bool ClientConnection::Flush() {
   std::string_view out = PendingOutput();
   if (out.empty()) return true;
+  if (output_sink_) {
+    bool ok = output_sink_(out);
+    ClearOutput();
+    return ok;
+  }
   std::error_code ec = socket()->Send({reinterpret_cast<const uint8_t*>(out.data()), out.size()});
   FacadeStats::tlocal()->net_output_bytes += out.size();
   ClearOutput();

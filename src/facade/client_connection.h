@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,6 +33,13 @@ class ClientConnection : public helio::net::Connection {
 
   // Connection fiber only: sends pending replies. False when the socket failed.
   bool Flush();
+
+  // Connection fiber only. While a sink is set, Flush hands the replies to it instead of
+  // the socket, and the sink's owner writes the socket: MONITOR's writer fiber sends the
+  // replies in order with the lines it streams. The sink returns false once its stream
+  // failed. An empty function restores direct sends.
+  using OutputSink = std::function<bool(std::string_view replies)>;
+  void set_output_sink(OutputSink sink) { output_sink_ = std::move(sink); }
 
   // Any context on the connection's thread: ends the connection (CLIENT KILL, shutdown).
   void Kill();
@@ -76,6 +84,7 @@ class ClientConnection : public helio::net::Connection {
   std::string peer_address_, local_address_;
   int64_t created_at_ms_ = 0, last_active_ms_ = 0;
   bool killed_ = false;
+  OutputSink output_sink_;
 };
 
 }  // namespace damselfly::facade

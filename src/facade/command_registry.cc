@@ -2,8 +2,8 @@
 
 #include <glog/logging.h>
 
-
 #include "helio/base/strings.h"
+#include "src/facade/error.h"
 
 namespace damselfly::facade {
 
@@ -36,13 +36,13 @@ const CommandId* CommandRegistry::Find(std::string_view name) const {
 
 std::string CommandRegistry::UnknownCommandError(CmdArgList args) {
   // As Redis: the name clipped to 128 bytes, then quoted arguments while the list is
-  // shorter than 128 bytes, the last one clipped to fit.
+  // shorter than 128 bytes, the last one clipped to fit; each as a C string (up to a NUL).
   std::string quoted;
   for (size_t i = 1; i < args.size() && quoted.size() < 128; ++i) {
-    helio::StrAppend(&quoted, "'", args[i].substr(0, 128 - quoted.size()), "' ");
+    helio::StrAppend(&quoted, "'", AsCString(args[i]).substr(0, 128 - quoted.size()), "' ");
   }
-  return helio::StrCat("ERR unknown command '", args[0].substr(0, 128),
-                      "', with args beginning with: ", quoted);
+  return helio::StrCat("ERR unknown command '", AsCString(args[0]).substr(0, 128),
+                       "', with args beginning with: ", quoted);
 }
 
 std::string CommandRegistry::WrongArityError(std::string_view name) {
@@ -58,7 +58,7 @@ std::string CommandRegistry::WrongArityError(std::string_view container,
 
 std::string CommandRegistry::UnknownSubcommandError(std::string_view container,
                                                     std::string_view sub) {
-  return helio::StrCat("ERR unknown subcommand '", sub.substr(0, 128), "'. Try ",
+  return helio::StrCat("ERR unknown subcommand '", AsCString(sub).substr(0, 128), "'. Try ",
                        helio::AsciiStrToUpper(container), " HELP.");
 }
 
@@ -143,7 +143,8 @@ std::vector<std::string_view> CommandRegistry::FlagNames(uint32_t flags) {
       {kCmdWrite, "write"},         {kCmdReadOnly, "readonly"}, {kCmdDenyOom, "denyoom"},
       {kCmdAdmin, "admin"},         {kCmdNoScript, "noscript"}, {kCmdLoading, "loading"},
       {kCmdStale, "stale"},         {kCmdSkipMonitor, "skip_monitor"},
-      {kCmdNoAuth, "no_auth"},      {kCmdAllowBusy, "allow_busy"}, {kCmdNoMulti, "no_multi"},
+      {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdNoAuth, "no_auth"},
+      {kCmdAllowBusy, "allow_busy"}, {kCmdNoMulti, "no_multi"},
       {kCmdFast, "fast"},           {kCmdBlocking, "blocking"},
   };
   std::vector<std::string_view> names;

@@ -37,6 +37,7 @@ enum CommandFlag : uint32_t {
   // Runs as a whole-shard transaction (FLUSHALL, SWAPDB): EXEC holding one locks every
   // shard. Internal: COMMAND INFO does not list it.
   kCmdWholeShard = 1 << 13,
+  kCmdSkipSlowlog = 1 << 14,  // EXEC: the commands it runs are logged instead
 };
 
 // Flags of a key spec, as Redis 7 names them (COMMAND INFO, COMMAND GETKEYSANDFLAGS).

@@ -26,6 +26,10 @@ class ConnectionContext {
   struct TransactionState {
     virtual ~TransactionState() = default;
   };
+  // Server-side state of a connection in MONITOR mode (src/server/monitor.h).
+  struct MonitorState {
+    virtual ~MonitorState() = default;
+  };
 
   ConnectionContext(RespConnection* owner, uint64_t id) : owner_(owner), id_(id) {}
 
@@ -43,6 +47,7 @@ class ConnectionContext {
   const CommandId* last_command = nullptr;        // for CLIENT LIST's cmd=
   const SubcommandSpec* last_subcommand = nullptr;
   std::unique_ptr<TransactionState> transaction_state;  // null until MULTI or WATCH
+  std::unique_ptr<MonitorState> monitor_state;          // non-null while it monitors
 
  private:
   RespConnection* const owner_;

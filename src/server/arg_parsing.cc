@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "src/facade/error.h"
+
 namespace damselfly {
 
 std::optional<int64_t> ParseInt64(std::string_view text) {
@@ -32,6 +34,41 @@ std::optional<int64_t> ParseInt64(std::string_view text) {
   }
   if (magnitude > uint64_t(INT64_MAX)) return std::nullopt;
   return int64_t(magnitude);
+}
+
+std::optional<uint64_t> ParseScanCursor(std::string_view text) {
+  text = facade::AsCString(text);
+  size_t i = 0;
+  if (!text.empty() && (text[0] == '+' || text[0] == '-')) i = 1;
+  const bool negative = i == 1 && text[0] == '-';
+  if (i == 1 && text.size() == 1) return std::nullopt;  // a sign without digits
+  uint64_t value = 0;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (c < '0' || c > '9') return std::nullopt;
+    uint64_t digit = c - '0';
+    if (value > (UINT64_MAX - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+  }
+  return negative ? 0 - value : value;
+}
+
+std::optional<uint32_t> ParseDbIndex(std::string_view text, uint32_t dbnum,
+                                     std::string_view* error) {
+  std::optional<int64_t> number = ParseInt64(text);
+  if (!number) {
+    *error = facade::kInvalidIntErr;
+    return std::nullopt;
+  }
+  if (*number < INT32_MIN || *number > INT32_MAX) {
+    *error = facade::kIntRangeErr;
+    return std::nullopt;
+  }
+  if (*number < 0 || *number >= int64_t(dbnum)) {
+    *error = facade::kDbIndexOutOfRangeErr;
+    return std::nullopt;
+  }
+  return uint32_t(*number);
 }
 
 std::optional<long double> ParseLongDouble(std::string_view text) {

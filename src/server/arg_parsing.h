@@ -14,6 +14,18 @@ namespace damselfly {
 // spaces, no leading zeros, no overflow.
 std::optional<int64_t> ParseInt64(std::string_view text);
 
+// A SCAN, HSCAN, SSCAN or ZSCAN cursor as Redis reads it (strtoul on the argument as a
+// C string): the bytes before the first NUL, no leading white space, an optional sign
+// ('-' wraps around, so "-1" is 2^64 - 1), decimal digits, nothing after them; an empty
+// text is cursor 0. Nullopt, for Redis's "ERR invalid cursor", otherwise or past 2^64 - 1.
+std::optional<uint64_t> ParseScanCursor(std::string_view text);
+
+// A database index as SELECT and COPY ... DB read it (Redis's getIntFromObjectOrReply,
+// then the range check). Nullopt with *error set to Redis's text: not an integer
+// (kInvalidIntErr), outside int's range, or not below `dbnum` (kDbIndexOutOfRangeErr).
+std::optional<uint32_t> ParseDbIndex(std::string_view text, uint32_t dbnum,
+                                     std::string_view* error);
+
 // A long double as Redis's string2ld reads it: the whole text, no leading space, not NaN
 // (infinities are accepted), at most 5 KiB.
 std::optional<long double> ParseLongDouble(std::string_view text);

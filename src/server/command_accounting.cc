@@ -132,7 +132,7 @@ uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& 
   int64_t threshold_us = SlowlogThresholdUs();
   // AUTH and HELLO carry passwords: they stay out of the log.
   if (threshold_us >= 0 && duration_ns >= uint64_t(threshold_us) * 1000 &&
-      !(cid->flags & facade::kCmdNoAuth)) {
+      !(cid->flags & (facade::kCmdNoAuth | facade::kCmdSkipSlowlog))) {
     RecordSlow(args, cntx, duration_ns / 1000);
   }
   return end_ticks;

@@ -167,14 +167,15 @@ void ConfigSet(CmdArgList args, ReplyBuilder* rb) {
   if (args.size() % 2 != 0) return rb->SendError(facade::kSyntaxErr);
   std::vector<const ConfigParam*> params;
   auto failed = [&](std::string_view name, std::string_view reason) {
-    rb->SendError(helio::StrCat("ERR CONFIG SET failed (possibly related to argument '", name,
-                                "') - ", reason));
+    rb->SendError(helio::StrCat("ERR CONFIG SET failed (possibly related to argument '",
+                                facade::AsCString(name), "') - ", reason));
   };
   for (size_t i = 2; i < args.size(); i += 2) {
     const ConfigParam* param = FindParam(args[i]);
     if (param == nullptr) {
       return rb->SendError(
-          helio::StrCat("ERR Unknown option or number of arguments for CONFIG SET - '", args[i], "'"));
+          helio::StrCat("ERR Unknown option or number of arguments for CONFIG SET - '",
+                        facade::AsCString(args[i]), "'"));
     }
     if (std::find(params.begin(), params.end(), param) != params.end()) {
       return failed(args[i], "duplicate parameter");

@@ -42,6 +42,7 @@ struct ConnTxState final : facade::ConnectionContext::TransactionState {
   std::atomic<bool> watch_dirty{false};
 
   Transaction* exec_tx = nullptr;  // while EXEC runs
+  bool executing = false;          // while EXEC runs its commands
 };
 
 }  // namespace damselfly

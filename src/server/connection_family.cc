@@ -14,6 +14,7 @@
 #include "src/server/arg_parsing.h"
 #include "src/server/db_slice.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/monitor.h"
 #include "src/server/server_state.h"
 
 DEFINE_string(requirepass, "", "Password clients must give with AUTH or HELLO (none: empty)");
@@ -65,6 +66,7 @@ void CmdQuit(CmdArgList args, ConnectionContext* cntx) {
 }
 
 void CmdReset(CmdArgList args, ConnectionContext* cntx) {
+  StopMonitor(cntx);
   cntx->db_index = 0;
   cntx->name.clear();
   cntx->authenticated = RequirePass().empty();
@@ -119,7 +121,8 @@ void CmdHello(CmdArgList args, ConnectionContext* cntx) {
         name = args[++i];
         has_name = true;
       } else {
-        return rb->SendError(helio::StrCat("ERR Syntax error in HELLO option '", args[i], "'"));
+        return rb->SendError(
+            helio::StrCat("ERR Syntax error in HELLO option '", facade::AsCString(args[i]), "'"));
       }
     }
     if (*requested != 2 && *requested != 3) return rb->SendError("NOPROTO unsupported protocol version");
@@ -158,11 +161,9 @@ void CmdHello(CmdArgList args, ConnectionContext* cntx) {
 }
 
 void CmdSelect(CmdArgList args, ConnectionContext* cntx) {
-  std::optional<int64_t> index = ParseInt64(args[1]);
-  if (!index) return cntx->reply_builder()->SendError(facade::kInvalidIntErr);
-  if (*index < 0 || *index >= int64_t(FLAGS_dbnum)) {
-    return cntx->reply_builder()->SendError(facade::kDbIndexOutOfRangeErr);
-  }
+  std::string_view error;
+  std::optional<uint32_t> index = ParseDbIndex(args[1], FLAGS_dbnum, &error);
+  if (!index) return cntx->reply_builder()->SendError(error);
   cntx->db_index = DbIndex(*index);
   cntx->reply_builder()->SendOk();
 }

@@ -121,8 +121,8 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
     rb->SendSimpleStringArray(kHelp);
     return;
   }
-  rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
-                              "'. Try DEBUG HELP."));
+  rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '",
+                              facade::AsCString(sub), "'. Try DEBUG HELP."));
 }
 
 // MEMORY USAGE key [SAMPLES count] (runs on the key's shard) and MEMORY HELP.

@@ -15,6 +15,7 @@
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/expire_options.h"
 #include "src/server/family_utils.h"
 #include "src/server/transaction.h"
 
@@ -93,15 +94,11 @@ void CmdPersist(CmdArgList args, ConnectionContext* cntx) {
 
 // Applies EXPIRE's conditions to `key` and sets (or, for a deadline in the past,
 // deletes) it. kKeyNotFound, kSkipped when a condition says no.
-OpStatus OpExpire(DbIndex db, std::string_view key, int64_t deadline_ms, bool nx, bool xx,
-                  bool gt, bool lt) {
+OpStatus OpExpire(DbIndex db, std::string_view key, int64_t deadline_ms,
+                  const ExpireCondition& condition) {
   DbSlice::Update entry = Slice().FindMutable(db, key);
   if (!entry) return OpStatus::kKeyNotFound;
-  const int64_t current = entry.expire();  // 0: none, i.e. infinite
-  if ((nx && current != 0) || (xx && current == 0) || (gt && (current == 0 || deadline_ms <= current)) ||
-      (lt && current != 0 && deadline_ms >= current)) {
-    return OpStatus::kSkipped;
-  }
+  if (!condition.Allows(entry.expire(), deadline_ms)) return OpStatus::kSkipped;
   if (deadline_ms <= UnixTimeMs()) {
     entry.Erase("del");
   } else {
@@ -114,26 +111,11 @@ OpStatus OpExpire(DbIndex db, std::string_view key, int64_t deadline_ms, bool nx
 // EXPIRE key seconds [NX | XX | GT | LT], and PEXPIRE / EXPIREAT / PEXPIREAT.
 void SetExpiry(CmdArgList args, ConnectionContext* cntx, bool seconds, bool absolute) {
   ReplyBuilder* rb = cntx->reply_builder();
+  std::string error;
+  std::optional<ExpireCondition> condition = ExpireCondition::Parse(args.subspan(3), &error);
+  if (!condition) return rb->SendError(error);
   std::optional<int64_t> when = ParseInt64(args[2]);
   if (!when) return rb->SendError(facade::kInvalidIntErr);
-  bool nx = false, xx = false, gt = false, lt = false;
-  for (size_t i = 3; i < args.size(); ++i) {
-    if (ArgIs(args[i], "NX")) {
-      nx = true;
-    } else if (ArgIs(args[i], "XX")) {
-      xx = true;
-    } else if (ArgIs(args[i], "GT")) {
-      gt = true;
-    } else if (ArgIs(args[i], "LT")) {
-      lt = true;
-    } else {
-      return rb->SendError(helio::StrCat("ERR Unsupported option ", args[i]));
-    }
-  }
-  if (nx && (xx || gt || lt)) {
-    return rb->SendError("ERR NX and XX, GT or LT options at the same time are not compatible");
-  }
-  if (gt && lt) return rb->SendError("ERR GT and LT options at the same time are not compatible");
 
   const std::string invalid = helio::StrCat("ERR invalid expire time in '",
                                            helio::AsciiStrToLower(args[0]), "' command");
@@ -148,7 +130,7 @@ void SetExpiry(CmdArgList args, ConnectionContext* cntx, bool seconds, bool abso
     if (deadline > INT64_MAX - now) return rb->SendError(invalid);
     deadline += now;
   }
-  rb->SendLong(OpExpire(cntx->db_index, args[1], deadline, nx, xx, gt, lt) == OpStatus::kOk);
+  rb->SendLong(OpExpire(cntx->db_index, args[1], deadline, *condition) == OpStatus::kOk);
 }
 
 void CmdExpire(CmdArgList args, ConnectionContext* cntx) { SetExpiry(args, cntx, true, false); }
@@ -273,14 +255,6 @@ void Rename(CmdArgList args, ConnectionContext* cntx, bool only_if_new) {
 void CmdRename(CmdArgList args, ConnectionContext* cntx) { Rename(args, cntx, false); }
 void CmdRenameNx(CmdArgList args, ConnectionContext* cntx) { Rename(args, cntx, true); }
 
-// A database number argument: kInvalidInt, or kInvalidDb when out of range.
-OpResult<DbIndex> ParseDbIndex(std::string_view arg) {
-  std::optional<int64_t> db = ParseInt64(arg);
-  if (!db) return OpStatus::kInvalidInt;
-  if (*db < 0 || *db >= int64_t(FLAGS_dbnum)) return OpStatus::kInvalidDb;
-  return DbIndex(*db);
-}
-
 // COPY source destination [DB destination-db] [REPLACE]
 void CmdCopy(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
@@ -290,9 +264,10 @@ void CmdCopy(CmdArgList args, ConnectionContext* cntx) {
     if (ArgIs(args[i], "REPLACE")) {
       replace = true;
     } else if (ArgIs(args[i], "DB") && i + 1 < args.size()) {
-      OpResult<DbIndex> db = ParseDbIndex(args[++i]);
-      if (!db) return SendOpError(rb, db.status());
-      to_db = *db;
+      std::string_view error;
+      std::optional<uint32_t> db = ParseDbIndex(args[++i], FLAGS_dbnum, &error);
+      if (!db) return rb->SendError(error);
+      to_db = DbIndex(*db);
     } else {
       return rb->SendError(facade::kSyntaxErr);
     }
@@ -304,8 +279,9 @@ void CmdCopy(CmdArgList args, ConnectionContext* cntx) {
 // MOVE key db: one key, so one shard; the object moves between the shard's databases.
 void CmdMove(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<DbIndex> to_db = ParseDbIndex(args[2]);
-  if (!to_db) return SendOpError(rb, to_db.status());
+  std::string_view error;
+  std::optional<uint32_t> to_db = ParseDbIndex(args[2], FLAGS_dbnum, &error);
+  if (!to_db) return rb->SendError(error);
   if (*to_db == cntx->db_index) return SendOpError(rb, OpStatus::kSameObject);
   rb->SendLong(Slice().MoveToDb(cntx->db_index, *to_db, args[1]) == OpStatus::kOk);
 }
@@ -314,11 +290,17 @@ void CmdMove(CmdArgList args, ConnectionContext* cntx) {
 // so no command sees one shard swapped and another not.
 void CmdSwapDb(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<DbIndex> a = ParseDbIndex(args[1]);
-  if (a.status() == OpStatus::kInvalidInt) return rb->SendError("ERR invalid first DB index");
-  OpResult<DbIndex> b = ParseDbIndex(args[2]);
-  if (b.status() == OpStatus::kInvalidInt) return rb->SendError("ERR invalid second DB index");
-  if (!a || !b) return rb->SendError("ERR DB index is out of range");
+  // As Redis: both numbers are read as ints before either is checked as a database.
+  std::string_view error_a, error_b;
+  std::optional<uint32_t> a = ParseDbIndex(args[1], FLAGS_dbnum, &error_a);
+  if (!a && error_a != facade::kDbIndexOutOfRangeErr) {
+    return rb->SendError("ERR invalid first DB index");
+  }
+  std::optional<uint32_t> b = ParseDbIndex(args[2], FLAGS_dbnum, &error_b);
+  if (!b && error_b != facade::kDbIndexOutOfRangeErr) {
+    return rb->SendError("ERR invalid second DB index");
+  }
+  if (!a || !b) return rb->SendError(facade::kDbIndexOutOfRangeErr);
   RunWholeShard(cntx, [&](EngineShard* shard) { shard->db_slice().SwapDb(*a, *b); });
   rb->SendOk();
 }
@@ -350,8 +332,8 @@ void CmdKeys(CmdArgList args, ConnectionContext* cntx) {
 // the shard, the rest is that shard's table cursor; shards are walked in order.
 void CmdScan(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  uint64_t cursor;
-  if (!helio::SimpleAtoi(args[1], &cursor)) return rb->SendError("ERR invalid cursor");
+  std::optional<uint64_t> cursor = ParseScanCursor(args[1]);
+  if (!cursor) return rb->SendError("ERR invalid cursor");
   std::optional<std::string_view> pattern, type;
   int64_t count = 10;
   for (size_t i = 2; i < args.size(); ++i) {
@@ -370,8 +352,9 @@ void CmdScan(CmdArgList args, ConnectionContext* cntx) {
     }
   }
   constexpr unsigned kShardShift = 48;
-  ShardId shard = cursor >> kShardShift;
-  uint64_t table_cursor = cursor & ((uint64_t(1) << kShardShift) - 1);
+  // A cursor this server did not hand out may name no shard: the scan is then over.
+  ShardId shard = *cursor >> kShardShift;
+  uint64_t table_cursor = *cursor & ((uint64_t(1) << kShardShift) - 1);
   DbIndex db = cntx->db_index;
   std::vector<std::string> keys;
   while (shard < shard_set->size() && keys.size() < size_t(count)) {

@@ -12,6 +12,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/generic_family.h"
 #include "src/server/lookup_prefetcher.h"
+#include "src/server/monitor.h"
 #include "src/server/multi_exec.h"
 #include "src/server/server_family.h"
 #include "src/server/server_state.h"
@@ -59,6 +60,12 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
   }
   if ((cid->flags & facade::kCmdDenyOom) && OverMaxMemory()) {
     cntx->reply_builder()->SendError(facade::kOomErr);
+    CountRejected(cid, args);
+    return nullptr;
+  }
+  // A monitoring connection counts as a replica in Redis, which keeps it off the keys.
+  if (IsMonitoring(cntx) && (cid->flags & (facade::kCmdWrite | facade::kCmdReadOnly))) {
+    cntx->reply_builder()->SendError("ERR Replica can't interact with the keyspace");
     CountRejected(cid, args);
     return nullptr;
   }
@@ -110,8 +117,9 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
       run_cids.assign(1, cid);
       size_t end = i + 1;
       // WATCH inside MULTI runs (to refuse); what follows it must be queued, not squashed.
+      // Nor may what follows a WATCH of a monitor skip the monitor's check in Validate.
       const bool in_multi = cntx->transaction_state && MultiExec::InMulti(cntx);
-      while (!in_multi && end < commands.size() && run_cids.size() < kMaxSquashedRun) {
+      while (!in_multi && !IsMonitoring(cntx) && end < commands.size() && run_cids.size() < kMaxSquashedRun) {
         // Keyed commands are never containers, so name and arity are the whole check.
         const CommandId* next = registry_.Find(commands[end][0]);
         if (next == nullptr || !next->subcommands.empty() ||
@@ -189,6 +197,7 @@ void Service::OnConnectionOpen(ConnectionContext* cntx) {
 }
 
 void Service::OnConnectionClose(ConnectionContext* cntx) {
+  StopMonitor(cntx);
   MultiExec::OnConnectionClose(cntx);
   ServerState::tlocal()->connections.erase(cntx->owner());
 }

@@ -1,38 +1,42 @@
 #include "src/server/monitor.h"
 
-#include <errno.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #include <algorithm>
 #include <atomic>
 #include <boost/fiber/condition_variable.hpp>
-#include <chrono>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "helio/base/spinlock.h"
 #include "helio/base/strings.h"
+#include "helio/fibers/fiber.h"
+#include "src/facade/facade_stats.h"
 #include "src/facade/resp_connection.h"
+#include "src/server/conn_tx_state.h"
 
 namespace damselfly {
 
 namespace {
 
-// How often an idle monitor checks that its client is still there.
-constexpr auto kIdleCheckPeriod = std::chrono::seconds(1);
-
 struct Monitor {
   helio::SpinLock lock;
   boost::fibers::condition_variable_any cv;
-  std::string backlog;  // guarded by lock
+  std::string backlog;      // guarded by lock
   bool overflowed = false;  // guarded by lock
+  bool stopping = false;    // guarded by lock: send what is queued, then end
 };
 
 struct MonitorSet {
   helio::SpinLock lock;
   std::vector<std::shared_ptr<Monitor>> monitors;  // guarded by lock
+};
+
+// A monitoring connection's state: its queue and the fiber that sends it.
+struct MonitorSession final : facade::ConnectionContext::MonitorState {
+  std::shared_ptr<Monitor> monitor = std::make_shared<Monitor>();
+  boost::fibers::fiber writer;
 };
 
 MonitorSet& Monitors() {
@@ -83,11 +87,43 @@ bool IsRedacted(const facade::CommandId* cid, facade::CmdArgList args, size_t i)
   return false;
 }
 
-// Whether the client is gone: a non-blocking peek sees the end of the stream or an error.
-bool PeerClosed(int fd) {
-  char byte;
-  ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+// Queues `bytes` for the monitor's client; false once the backlog overflowed or the
+// monitor stops.
+bool Enqueue(Monitor* monitor, std::string_view bytes) {
+  std::lock_guard guard(monitor->lock);
+  if (monitor->overflowed || monitor->stopping) return false;
+  if (monitor->backlog.size() + bytes.size() > kMaxMonitorBacklogBytes) {
+    monitor->overflowed = true;
+  } else {
+    monitor->backlog += bytes;
+  }
+  monitor->cv.notify_one();
+  return !monitor->overflowed;
+}
+
+// The writer fiber: sends the backlog until the monitor stops. A failed send or an
+// overflow ends the connection (its reading fiber then stops the monitor).
+void SendBacklog(Monitor* monitor, facade::RespConnection* conn) {
+  std::string sending;
+  while (true) {
+    bool overflowed, stopping;
+    {
+      std::unique_lock guard(monitor->lock);
+      monitor->cv.wait(guard, [&] {
+        return !monitor->backlog.empty() || monitor->overflowed || monitor->stopping;
+      });
+      sending.swap(monitor->backlog);
+      overflowed = monitor->overflowed;
+      stopping = monitor->stopping;
+    }
+    if (overflowed) return conn->Kill();
+    if (sending.empty() && stopping) return;
+    if (conn->socket()->Send({reinterpret_cast<const uint8_t*>(sending.data()), sending.size()})) {
+      return conn->Kill();
+    }
+    facade::FacadeStats::tlocal()->net_output_bytes += sending.size();
+    sending.clear();
+  }
 }
 
 }  // namespace
@@ -108,59 +144,67 @@ std::string FormatMonitorLine(int64_t unix_time_us, const facade::CommandId* cid
 }
 
 void FeedMonitors(const facade::CommandId* cid, facade::CmdArgList args,
-                  const facade::ConnectionContext* cntx) {
+                  facade::ConnectionContext* cntx) {
   if (cid->flags & (facade::kCmdAdmin | facade::kCmdSkipMonitor)) return;
   std::string line = helio::StrCat(
       "+", FormatMonitorLine(UnixTimeUs(), cid, args, cntx->db_index, cntx->owner()->peer_address()),
       "\r\n");
+  // A monitor's own command: its reply goes first (a monitor's commands run on its
+  // connection fiber, as they never touch keys). After its QUIT, nothing more is sent.
+  if (IsMonitoring(cntx)) {
+    cntx->Flush();
+    if (cntx->close_after_reply) {
+      Monitor* monitor = static_cast<MonitorSession*>(cntx->monitor_state.get())->monitor.get();
+      std::lock_guard guard(monitor->lock);
+      monitor->stopping = true;
+      monitor->cv.notify_one();
+    }
+  }
   MonitorSet& set = Monitors();
   std::lock_guard set_guard(set.lock);
-  for (const std::shared_ptr<Monitor>& monitor : set.monitors) {
-    std::lock_guard guard(monitor->lock);
-    if (monitor->backlog.size() + line.size() > kMaxMonitorBacklogBytes) {
-      monitor->overflowed = true;
-    } else {
-      monitor->backlog += line;
-    }
-    monitor->cv.notify_one();
-  }
+  for (const std::shared_ptr<Monitor>& monitor : set.monitors) Enqueue(monitor.get(), line);
 }
 
-void ServeMonitor(facade::ConnectionContext* cntx) {
-  cntx->reply_builder()->SendOk();
-  if (!cntx->Flush()) return;
-  auto monitor = std::make_shared<Monitor>();
-  MonitorSet& set = Monitors();
+void StartMonitor(facade::ConnectionContext* cntx) {
+  if (IsMonitoring(cntx)) return;  // as Redis: ignored, without a reply
+  ConnTxState* tx_state = ConnTxState::Find(cntx);
+  if (tx_state && tx_state->executing) {
+    return cntx->reply_builder()->SendError("ERR MONITOR isn't allowed for DENY BLOCKING client");
+  }
+  auto session = std::make_unique<MonitorSession>();
+  Monitor* monitor = session->monitor.get();
+  facade::RespConnection* conn = cntx->owner();
+  // Registered before +OK leaves, so the client sees every command that follows it.
   {
+    MonitorSet& set = Monitors();
     std::lock_guard guard(set.lock);
-    set.monitors.push_back(monitor);
+    set.monitors.push_back(session->monitor);
     monitor_count.fetch_add(1, std::memory_order_relaxed);
   }
-  helio::net::FiberSocket* socket = cntx->owner()->socket();
-  std::string sending;
-  while (true) {
-    bool overflowed;
-    {
-      std::unique_lock guard(monitor->lock);
-      monitor->cv.wait_for(guard, kIdleCheckPeriod,
-                           [&] { return !monitor->backlog.empty() || monitor->overflowed; });
-      sending.swap(monitor->backlog);
-      overflowed = monitor->overflowed;
-    }
-    if (overflowed) break;
-    if (sending.empty()) {
-      if (PeerClosed(socket->fd())) break;
-      continue;
-    }
-    if (socket->Send({reinterpret_cast<const uint8_t*>(sending.data()), sending.size()})) break;
-    sending.clear();
-  }
+  conn->set_output_sink([monitor](std::string_view replies) { return Enqueue(monitor, replies); });
+  session->writer = helio::fibers::Launch([monitor, conn] { SendBacklog(monitor, conn); });
+  cntx->monitor_state = std::move(session);
+  cntx->reply_builder()->SendOk();
+}
+
+void StopMonitor(facade::ConnectionContext* cntx) {
+  if (!IsMonitoring(cntx)) return;
+  cntx->Flush();  // the replies so far go before the monitor stops
+  auto* session = static_cast<MonitorSession*>(cntx->monitor_state.get());
   {
+    MonitorSet& set = Monitors();
     std::lock_guard guard(set.lock);
-    set.monitors.erase(std::find(set.monitors.begin(), set.monitors.end(), monitor));
+    set.monitors.erase(std::find(set.monitors.begin(), set.monitors.end(), session->monitor));
     monitor_count.fetch_sub(1, std::memory_order_relaxed);
   }
-  cntx->close_after_reply = true;
+  {
+    std::lock_guard guard(session->monitor->lock);
+    session->monitor->stopping = true;
+    session->monitor->cv.notify_one();
+  }
+  session->writer.join();
+  cntx->owner()->set_output_sink({});
+  cntx->monitor_state.reset();
 }
 
 }  // namespace damselfly

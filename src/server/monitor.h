@@ -2,20 +2,27 @@
 //
 // Each monitor has a byte queue guarded by a spinlock. RunCommand (command_accounting)
 // appends one line per executed command to every monitor's queue, on whichever thread
-// ran the command, and wakes the monitor; the monitor's connection fiber, which stays
-// in the MONITOR handler, sends what piled up. So commands of every thread reach every
-// monitor without a hop, and the hot path pays one relaxed atomic load while nobody
-// monitors.
+// ran the command, and wakes the monitor's writer fiber, which sends what piled up. So
+// commands of every thread reach every monitor without a hop, and the hot path pays one
+// relaxed atomic load while nobody monitors.
+//
+// The monitoring connection keeps reading its own commands meanwhile. Their replies go
+// through the same queue (ClientConnection::set_output_sink), so the client receives
+// them in order with the stream, and the reply to one of its own commands comes before
+// that command's line, as Redis writes both into one output buffer.
 //
 // As in Redis: lines look like
 //   +1700000000.123456 [0 127.0.0.1:50000] "set" "k" "v"
 // (arguments as sent, escaped like sdscatrepr), admin commands are not shown, AUTH's
-// arguments and HELLO's credentials read "(redacted)", and a monitor whose backlog grows
-// past kMaxBacklogBytes is disconnected. A monitor ends when its client disconnects;
-// what it sends meanwhile is not read.
+// arguments and HELLO's credentials read "(redacted)", commands queued by MULTI show when
+// EXEC runs them (before the EXEC line), and a monitor whose backlog grows past
+// kMaxMonitorBacklogBytes is disconnected. On a monitoring connection, commands that
+// touch the keyspace (read or write flags) are refused with "ERR Replica can't interact
+// with the keyspace", MONITOR again is ignored (no reply), RESET ends monitoring, and
+// every other command runs as usual.
 //
 // Thread-safety: FeedMonitors from any thread, also inside tasks (it never suspends);
-// ServeMonitor on the monitor's connection fiber.
+// the other functions on the connection's fiber.
 #pragma once
 
 #include <cstddef>
@@ -33,10 +40,21 @@ bool MonitorsActive();
 
 // Shows a command that `cntx`'s client ran to every monitor.
 void FeedMonitors(const facade::CommandId* cid, facade::CmdArgList args,
-                  const facade::ConnectionContext* cntx);
+                  facade::ConnectionContext* cntx);
 
-// The MONITOR command: replies +OK, then streams until the client disconnects.
-void ServeMonitor(facade::ConnectionContext* cntx);
+// The MONITOR command: replies +OK and starts streaming to the connection, which goes on
+// reading its commands. Inside EXEC it is Redis's error instead, and on a connection that
+// already monitors it does nothing.
+void StartMonitor(facade::ConnectionContext* cntx);
+
+// Whether the connection is in MONITOR mode.
+inline bool IsMonitoring(const facade::ConnectionContext* cntx) {
+  return cntx->monitor_state != nullptr;
+}
+
+// Ends MONITOR mode once what is queued for the client was sent (RESET, the connection
+// closing); the connection sends its replies itself again. No-op when not monitoring.
+void StopMonitor(facade::ConnectionContext* cntx);
 
 // One monitor line without "+" and CRLF (exposed for tests).
 std::string FormatMonitorLine(int64_t unix_time_us, const facade::CommandId* cid,

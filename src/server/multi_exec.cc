@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "src/facade/conn_context.h"
+#include "src/server/command_accounting.h"
 #include "src/server/conn_tx_state.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/transaction.h"
@@ -105,23 +106,28 @@ Placement PlacementOf(const CommandId* cid, CmdArgList args) {
 }
 
 // Runs one queued command inside EXEC's transaction `tx` (null when no command has keys).
+// As in Redis, each one counts as a call of its own: command stats, the slow log (EXEC
+// itself stays out of it) and MONITOR, which shows them before the EXEC.
 void RunInExec(const CommandId* cid, CmdArgList args, Transaction* tx, ConnectionContext* cntx) {
   cntx->last_command = cid;
   cntx->last_subcommand =
       cid->subcommands.empty() || args.size() < 2 ? nullptr : cid->FindSubcommand(args[1]);
   switch (PlacementOf(cid, args)) {
     case Placement::kNoKeys:
-      return cid->handler(args, cntx);
+      RunCommand(cid, cid->handler, args, cntx, CommandClockTicks());
+      return;
     case Placement::kOneShard:
       tx->BindCommand(cid, args, cntx->db_index);
       return tx->Execute(
           [&](Transaction*, EngineShard*) {
             ShardLocalScope local;
-            cid->handler(args, cntx);
+            RunCommand(cid, cid->handler, args, cntx, CommandClockTicks());
           },
           true);
     case Placement::kManyShards:
-      return cid->handler(args, cntx);  // binds tx via CommandTransaction
+      // Binds tx via CommandTransaction.
+      RunCommand(cid, cid->handler, args, cntx, CommandClockTicks());
+      return;
   }
 }
 
@@ -180,10 +186,12 @@ void CmdExec(CmdArgList, ConnectionContext* cntx) {
     }
   }
   state->exec_tx = tx ? &*tx : nullptr;
+  state->executing = true;
   rb->StartArray(queued.size());
   for (size_t i = 0; i < queued.size(); ++i) {
     RunInExec(queued[i].cid, views[i], state->exec_tx, cntx);
   }
+  state->executing = false;
   state->exec_tx = nullptr;
   if (tx) tx->Conclude();
 }
@@ -254,7 +262,8 @@ void MultiExec::Register(facade::CommandRegistry* registry) {
   add(CommandId{.name = "MULTI", .arity = 1, .flags = kFlags | kCmdFast | kCmdAllowBusy,
                 .acl = kAclFast | kAclTransaction, .summary = "Mark the start of a transaction block",
                 .syntax = "", .handler = CmdMulti});
-  add(CommandId{.name = "EXEC", .arity = 1, .flags = kFlags, .acl = kAclSlow | kAclTransaction,
+  add(CommandId{.name = "EXEC", .arity = 1, .flags = kFlags | kCmdSkipSlowlog,
+                .acl = kAclSlow | kAclTransaction,
                 .summary = "Execute all commands issued after MULTI", .syntax = "",
                 .handler = CmdExec});
   add(CommandId{.name = "DISCARD", .arity = 1, .flags = kFlags | kCmdFast | kCmdAllowBusy,

@@ -561,7 +561,7 @@ void ServerFamily::Register(Service* service, facade::CommandRegistry* registry)
       "1.0.0", with_service(CmdShutdown));
   add("MONITOR", "", 1, kCmdAdmin | kCmdNoScript | kAnytime, kAclAdmin | kAclSlow | kAclDangerous,
       "Listen for all requests received by the server in real time", "1.0.0",
-      [](CmdArgList, ConnectionContext* cntx) { ServeMonitor(cntx); });
+      [](CmdArgList, ConnectionContext* cntx) { StartMonitor(cntx); });
   registry->Register(CommandId{
       .name = "COMMAND", .arity = -1, .flags = kAnytime, .acl = kAclSlow | kAclConnection,
       .group = "server", .summary = "Get array of Redis command details", .since = "2.8.13",

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "helio/base/strings.h"
+#include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/command_accounting.h"
 #include "src/server/engine_shard_set.h"
@@ -39,7 +40,7 @@ std::vector<SlowLogEntry> CollectNewest(size_t limit) {
 void SlowlogGet(CmdArgList args, ReplyBuilder* rb) {
   if (args.size() > 3) {
     return rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '",
-                                       args[1], "'. Try SLOWLOG HELP."));
+                                       facade::AsCString(args[1]), "'. Try SLOWLOG HELP."));
   }
   int64_t count = kDefaultGetCount;
   if (args.size() == 3) {
