@@ -1,9 +1,14 @@
 """Connection-level commands: PING, ECHO, QUIT, RESET, HELLO, AUTH, SELECT, CLIENT."""
 
+import contextlib
+import select
+import socket
+import time
+
 import pytest
 import redis
 
-from helpers import err, parse_client_line
+from helpers import err, info_fields, parse_client_line, wait_for
 
 NOAUTH = err("NOAUTH Authentication required.")
 WRONGPASS = err("WRONGPASS invalid username-password pair or user is disabled.")
@@ -393,3 +398,416 @@ def test_auth_pipelined_with_a_long_command(server_factory):
     assert c.read() == "OK"
     assert c.read() == 0
     assert c.read() == "PONG"
+
+
+# ------------------------------------------------------------ CLIENT PAUSE / UNPAUSE
+
+
+def nothing_to_read(conn, wait_s=0.2):
+    """True when no reply arrives on the raw connection within wait_s seconds."""
+    if len(conn._buf) > conn._pos:
+        return False
+    readable, _, _ = select.select([conn.sock], [], [], wait_s)
+    return not readable
+
+
+def blocked_clients(conn):
+    return int(info_fields(conn, "clients")["blocked_clients"])
+
+
+def wait_blocked(conn, count):
+    wait_for(lambda: blocked_clients(conn) == count, what=f"{count} blocked clients")
+
+
+@contextlib.contextmanager
+def paused(admin, *args):
+    """CLIENT PAUSE args..., with CLIENT UNPAUSE afterwards even when the test fails (the
+    server is shared by the module's tests)."""
+    assert admin("CLIENT", "PAUSE", *args) == "OK"
+    try:
+        yield
+    finally:
+        admin("CLIENT", "UNPAUSE")
+
+
+def test_client_pause_errors(server):
+    c = server.raw()
+    assert c("CLIENT", "PAUSE") == err("ERR wrong number of arguments for 'client|pause' command")
+    assert c("CLIENT", "PAUSE", "abc") == err("ERR timeout is not an integer or out of range")
+    assert c("CLIENT", "PAUSE", "1.5") == err("ERR timeout is not an integer or out of range")
+    assert c("CLIENT", "PAUSE", "99999999999999999999") == err(
+        "ERR timeout is not an integer or out of range")
+    assert c("CLIENT", "PAUSE", "-1") == err("ERR timeout is negative")
+    # The mode is checked before the timeout.
+    assert c("CLIENT", "PAUSE", "abc", "READ") == err("ERR CLIENT PAUSE mode must be WRITE or ALL")
+    assert c("CLIENT", "PAUSE", "10", "WRITE", "x") == err(
+        "ERR unknown subcommand or wrong number of arguments for 'PAUSE'. Try CLIENT HELP.")
+    assert c("CLIENT", "UNPAUSE", "x") == err(
+        "ERR wrong number of arguments for 'client|unpause' command")
+    assert c("CLIENT", "UNPAUSE") == "OK"  # also without a pause
+    assert c("CLIENT", "PAUSE", "0", "write") == "OK"  # over at once
+    assert c("SET", "k", "v") == "OK"
+
+
+def test_client_pause_write_holds_writes_only(server):
+    admin, reader, writer = server.raw(), server.raw(), server.raw()
+    assert admin("SET", "k", "old") == "OK"
+    with paused(admin, "100000", "WRITE"):
+        assert reader("GET", "k") == b"old"
+        assert reader("PING") == "PONG"
+        assert reader("INFO", "clients")
+        # Refused commands are answered at once.
+        assert writer("SET", "k") == err("ERR wrong number of arguments for 'set' command")
+        writer.send_many([("GET", "k"), ("SET", "k", "new"), ("GET", "k")])
+        assert writer.read() == b"old"  # replies before the held command are sent
+        wait_blocked(admin, 1)
+        assert nothing_to_read(writer)
+        line = [parse_client_line(l) for l in admin("CLIENT", "LIST").decode().split("\n")
+                if l and "cmd=set" in l]
+        assert len(line) == 1 and line[0]["flags"] == "b" and line[0]["argv-mem"] == "7"
+        assert admin("GET", "k") == b"old"
+    assert writer.read() == "OK"
+    assert writer.read() == b"new"
+    assert blocked_clients(admin) == 0
+
+
+def test_client_pause_all_holds_every_command_until_timeout(server):
+    admin, c = server.raw(), server.raw()
+    assert admin("CLIENT", "PAUSE", "400", "ALL") == "OK"
+    started = time.monotonic()
+    try:
+        # Validation errors are still immediate.
+        assert c("NOSUCH") == err("ERR unknown command 'NOSUCH', with args beginning with: ")
+        c.send("PING")
+        assert nothing_to_read(c, 0.1)
+        assert c.read() == "PONG"
+        assert time.monotonic() - started >= 0.35
+    finally:
+        admin("CLIENT", "UNPAUSE")
+
+
+def test_client_pause_all_holds_the_pausing_client_too(server):
+    admin, c = server.raw(), server.raw()
+    assert admin("CLIENT", "PAUSE", "300", "ALL") == "OK"
+    admin.send("CLIENT", "UNPAUSE")  # held as well: only the timeout ends this pause
+    c.send("PING")
+    assert nothing_to_read(admin, 0.1) and nothing_to_read(c, 0)
+    assert admin.read() == "OK"
+    assert c.read() == "PONG"
+
+
+def test_client_pause_combines_mode_and_deadline(server):
+    admin, c = server.raw(), server.raw()
+    started = time.monotonic()
+    assert admin("CLIENT", "PAUSE", "800", "WRITE") == "OK"
+    # The stronger mode and the later deadline win: ALL until 800 ms.
+    assert admin("CLIENT", "PAUSE", "50", "ALL") == "OK"
+    time.sleep(0.2)
+    c.send("PING")
+    assert nothing_to_read(c, 0.1)
+    assert c.read() == "PONG"
+    assert time.monotonic() - started >= 0.75
+
+
+def test_client_pause_resumes_in_arrival_order(server_factory, target):
+    # One thread in damselfly: each proactor thread keeps its parked clients in order.
+    srv = server_factory() if target == "redis" else server_factory("--proactor_threads=1")
+    admin = srv.raw()
+    clients = [srv.raw() for _ in range(4)]
+    with paused(admin, "100000", "WRITE"):
+        for i, c in enumerate(clients):
+            c.send("APPEND", "order", str(i))
+            wait_blocked(admin, i + 1)
+    for c in clients:
+        assert isinstance(c.read(), int)
+    assert admin("GET", "order") == b"0123"
+
+
+def test_client_pause_multi_exec(server):
+    admin, c = server.raw(), server.raw()
+    assert admin("SET", "k", "v") == "OK"
+    with paused(admin, "100000", "WRITE"):
+        # A read-only transaction runs.
+        assert c("MULTI") == "OK"
+        assert c("GET", "k") == "QUEUED"
+        assert c("PING") == "QUEUED"
+        assert c("EXEC") == [b"v", "PONG"]
+        # A write is held before MULTI queues it.
+        assert c("MULTI") == "OK"
+        c.send("SET", "k", "w")
+        wait_blocked(admin, 1)
+    assert c.read() == "QUEUED"
+    assert c("EXEC") == ["OK"]
+    # An EXEC with a queued write waits for the pause to end.
+    assert c("MULTI") == "OK"
+    assert c("SET", "k", "x") == "QUEUED"
+    with paused(admin, "100000", "WRITE"):
+        c.send("EXEC")
+        wait_blocked(admin, 1)
+        assert admin("GET", "k") == b"w"
+    assert c.read() == ["OK"]
+    assert admin("GET", "k") == b"x"
+
+
+def test_client_pause_inside_exec_starts_after_it(server):
+    admin, other = server.raw(), server.raw()
+    try:
+        assert admin("MULTI") == "OK"
+        assert admin("SET", "a{t}", "1") == "QUEUED"
+        assert admin("CLIENT", "PAUSE", "100000", "WRITE") == "QUEUED"
+        assert admin("SET", "b{t}", "2") == "QUEUED"
+        assert admin("EXEC") == ["OK", "OK", "OK"]
+        other.send("SET", "c{t}", "3")
+        wait_blocked(admin, 1)
+        assert admin("GET", "b{t}") == b"2"
+        assert admin("GET", "c{t}") is None
+    finally:
+        admin("CLIENT", "UNPAUSE")
+    assert other.read() == "OK"
+
+
+def test_client_pause_keeps_expired_keys(server):
+    admin = server.raw()
+    expired = int(info_fields(admin, "stats")["expired_keys"])
+    assert admin("MULTI") == "OK"
+    assert admin("SET", "a{t}", "1", "PX", "10") == "QUEUED"
+    assert admin("SET", "b{t}", "2", "PX", "10") == "QUEUED"
+    assert admin("CLIENT", "PAUSE", "100000", "WRITE") == "QUEUED"
+    try:
+        assert admin("EXEC") == ["OK", "OK", "OK"]
+        time.sleep(0.2)  # past their deadline, and several active expiry cycles
+        # Reads see them as gone, but neither lazy nor active expiry deletes them.
+        assert admin("GET", "a{t}") is None and admin("EXISTS", "b{t}") == 0
+        assert admin("DBSIZE") == 2
+        assert int(info_fields(admin, "stats")["expired_keys"]) == expired
+    finally:
+        admin("CLIENT", "UNPAUSE")
+    assert admin("GET", "a{t}") is None and admin("GET", "b{t}") is None
+    assert int(info_fields(admin, "stats")["expired_keys"]) == expired + 2
+
+
+def test_client_kill_of_a_held_client(server):
+    admin, victim = server.raw(), server.raw()
+    vid = victim("CLIENT", "ID")
+    with paused(admin, "100000", "WRITE"):
+        victim.send("SET", "victim", "1")
+        wait_blocked(admin, 1)
+        assert admin("CLIENT", "KILL", "ID", str(vid)) == 1
+        assert victim.read_until_closed() == b""
+        wait_blocked(admin, 0)
+    assert admin("GET", "victim") is None  # its command never ran
+
+
+# -------------------------------------------------------------------- CLIENT REPLY
+
+
+def test_client_reply_off_on(server):
+    c = server.raw()
+    c.send_many([("CLIENT", "REPLY", "OFF"), ("PING",), ("NOSUCH",), ("SET", "k"),
+                 ("SET", "k", "v"), ("CLIENT", "REPLY", "bad")])
+    assert nothing_to_read(c)  # not even errors
+    assert c("CLIENT", "REPLY", "ON") == "OK"
+    assert c("GET", "k") == b"v"
+    assert c("CLIENT", "REPLY") == err("ERR wrong number of arguments for 'client|reply' command")
+    assert c("CLIENT", "REPLY", "bad") == err("ERR syntax error")
+
+
+def test_client_reply_skip(server):
+    c = server.raw()
+    c.send_many([("CLIENT", "REPLY", "SKIP"), ("SET", "k", "1"), ("GET", "k")])
+    assert c.read() == b"1"
+    # A refused command's error is skipped too; SKIP SKIP skips one command.
+    c.send_many([("CLIENT", "REPLY", "SKIP"), ("NOSUCH",), ("CLIENT", "REPLY", "SKIP"),
+                 ("CLIENT", "REPLY", "SKIP"), ("PING", "a"), ("PING", "b")])
+    assert c.read() == b"b"
+    # ON right after SKIP answers.
+    c.send_many([("CLIENT", "REPLY", "SKIP"), ("CLIENT", "REPLY", "ON"), ("PING", "c")])
+    assert c.read() == "OK"
+    assert c.read() == b"c"
+    # SKIP does nothing while replies are off.
+    c.send_many([("CLIENT", "REPLY", "OFF"), ("CLIENT", "REPLY", "SKIP"), ("PING", "d"),
+                 ("CLIENT", "REPLY", "ON"), ("PING", "e")])
+    assert c.read() == "OK"
+    assert c.read() == b"e"
+    # Pipelined same-shard commands: only the first is skipped.
+    c.send_many([("CLIENT", "REPLY", "SKIP"), ("SET", "x", "1"), ("SET", "x", "2"),
+                 ("GET", "x")])
+    assert c.read() == "OK"
+    assert c.read() == b"2"
+
+
+def test_client_reply_reset(server):
+    c = server.raw()
+    c.send_many([("CLIENT", "REPLY", "OFF"), ("RESET",), ("PING",)])
+    assert c.read() == "RESET"
+    assert c.read() == "PONG"
+    # A skipped RESET stays skipped.
+    c.send_many([("CLIENT", "REPLY", "SKIP"), ("RESET",), ("PING",)])
+    assert c.read() == "PONG"
+
+
+# ------------------------------------------------------------------ CLIENT NO-EVICT
+
+
+def test_client_no_evict(server):
+    c = server.raw()
+    assert parse_client_line(c("CLIENT", "INFO"))["flags"] == "N"
+    assert c("CLIENT", "NO-EVICT", "on") == "OK"
+    assert parse_client_line(c("CLIENT", "INFO"))["flags"] == "e"
+    assert c("RESET") == "RESET"  # RESET keeps it
+    assert parse_client_line(c("CLIENT", "INFO"))["flags"] == "e"
+    assert c("CLIENT", "NO-EVICT", "OFF") == "OK"
+    assert parse_client_line(c("CLIENT", "INFO"))["flags"] == "N"
+    assert c("CLIENT", "NO-EVICT", "maybe") == err("ERR syntax error")
+    assert c("CLIENT", "NO-EVICT") == err(
+        "ERR wrong number of arguments for 'client|no-evict' command")
+
+
+def test_client_list_multi_fields(server):
+    admin, c = server.raw(), server.raw()
+    cid = c("CLIENT", "ID")
+    assert c("MULTI") == "OK"
+    assert c("SET", "k", "value") == "QUEUED"
+    f = parse_client_line(admin("CLIENT", "LIST", "ID", str(cid)))
+    assert f["flags"] == "x" and f["multi"] == "1"
+    assert c("DISCARD") == "OK"
+    f = parse_client_line(admin("CLIENT", "LIST", "ID", str(cid)))
+    assert f["flags"] == "N" and f["multi"] == "-1" and f["multi-mem"] == "0"
+
+
+# ------------------------------------------------------------------- CLIENT KILL
+
+
+def test_client_kill_filter_errors(server):
+    c = server.raw()
+    assert c("CLIENT", "KILL", "TYPE", "wrong_type") == err("ERR Unknown client type 'wrong_type'")
+    for bad in ("abc", "0", "-5", "9223372036854775808"):
+        assert c("CLIENT", "KILL", "ID", bad) == err("ERR client-id should be greater than 0")
+    assert c("CLIENT", "KILL", "SKIPME", "maybe") == err("ERR syntax error")
+    assert c("CLIENT", "KILL", "USER", "nouser") == err("ERR No such user 'nouser'")
+    assert c("CLIENT", "KILL", "MAXAGE", "10") == err("ERR syntax error")
+    assert c("CLIENT", "KILL", "FOO", "bar") == err("ERR syntax error")
+    # Filters are checked in order; a filter without its value is a syntax error.
+    assert c("CLIENT", "KILL", "ID", "abc", "TYPE", "foo") == err(
+        "ERR client-id should be greater than 0")
+    assert c("CLIENT", "KILL", "TYPE", "foo", "ID", "abc") == err("ERR Unknown client type 'foo'")
+    assert c("CLIENT", "KILL", "ID", "1", "SKIPME") == err("ERR syntax error")
+    assert c("CLIENT", "KILL", "ID") == err("ERR No such client")  # the old ip:port form
+    assert c("CLIENT", "KILL", "LADDR", "1.2.3.4:5") == 0
+    for kind in ("master", "replica", "slave", "pubsub", "MASTER"):
+        assert c("CLIENT", "KILL", "TYPE", kind) == 0
+
+
+def test_client_kill_by_type_and_user(server):
+    killer, v1, v2 = server.raw(), server.raw(), server.raw()
+    assert v1("PING") == "PONG" and v2("PING") == "PONG"
+    v1id = v1("CLIENT", "ID")
+    assert killer("CLIENT", "KILL", "TYPE", "normal", "ID", str(v1id)) == 1
+    assert v1.read_until_closed() == b""
+    assert killer("CLIENT", "KILL", "USER", "default", "SKIPME", "yes") >= 1
+    assert v2.read_until_closed() == b""
+    assert killer("PING") == "PONG"
+
+
+def test_client_list_type_and_id_errors(server):
+    c = server.raw()
+    assert c("CLIENT", "LIST", "TYPE", "wrong") == err("ERR Unknown client type 'wrong'")
+    assert c("CLIENT", "LIST", "TYPE") == err("ERR syntax error")
+    assert c("CLIENT", "LIST", "ID") == err("ERR syntax error")
+    assert c("CLIENT", "LIST", "ID", "-5") == b""
+    assert c("CLIENT", "LIST", "TYPE", "pubsub") == b""
+    assert c("CLIENT", "LIST", "TYPE", "normal").count(b"\n") >= 1
+
+
+# ------------------------------------------------------------- CLIENT LIST buffers
+
+
+def test_client_info_buffers(server):
+    c = server.raw()
+    f = parse_client_line(c("CLIENT", "INFO"))
+    # The command being executed is in the query buffer: *2 $6 client $4 info.
+    assert f["qbuf"] == "26" and f["argv-mem"] == "10"
+    assert int(f["qbuf-free"]) > 0
+    assert f["obl"] == "0" and f["oll"] == "0" and f["omem"] == "0"
+    assert int(f["tot-mem"]) >= int(f["qbuf"]) + int(f["qbuf-free"])
+    # Pipelined: the replies built before it wait in the reply buffer.
+    c.send_many([("PING",), ("CLIENT", "INFO")])
+    assert c.read() == "PONG"
+    f = parse_client_line(c.read())
+    assert f["obl"] == "7" and f["qbuf"] == str(14 + 26)
+
+
+@pytest.mark.damselfly_only
+def test_client_list_reports_unsent_replies(server):
+    """A client that does not read its replies: its fiber is blocked sending them, and
+    CLIENT LIST shows them in obl (Redis would show them in its reply list: oll, omem)."""
+    admin = server.raw()
+    assert admin("SET", "big", "x" * (8 << 20)) == "OK"
+    slow = server.raw()
+    slow.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sid = slow("CLIENT", "ID")
+    slow.send("GET", "big")
+
+    def slow_obl():
+        line = admin("CLIENT", "LIST", "ID", str(sid))
+        return int(parse_client_line(line)["obl"]) if line else 0
+
+    assert wait_for(lambda: slow_obl() > (1 << 20), what="unsent replies") > 0
+    assert admin("CLIENT", "KILL", "ID", str(sid)) == 1
+
+
+# ---------------------------------------------------------------- CLIENT HELP etc.
+
+
+def test_client_getredir(server):
+    c = server.raw()
+    assert c("CLIENT", "GETREDIR") == -1
+    assert c("CLIENT", "GETREDIR", "x") == err(
+        "ERR wrong number of arguments for 'client|getredir' command")
+
+
+CLIENT_HELP_ENTRIES = [
+    ("GETREDIR", ["    Return the client ID we are redirecting to when tracking is enabled."]),
+    ("GETNAME", ["    Return the name of the current connection."]),
+    ("ID", ["    Return the ID of the current connection."]),
+    ("INFO", ["    Return information about the current client connection."]),
+    ("KILL <ip:port>", ["    Kill connection made from <ip:port>."]),
+    ("KILL <option> <value> [<option> <value> [...]]", [
+        "    Kill connections. Options are:",
+        "    * ADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made from the specified address",
+        "    * LADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made to specified local address",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Kill connections by type.",
+        "    * USER <username>",
+        "      Kill connections authenticated by <username>.",
+        "    * SKIPME (YES|NO)",
+        "      Skip killing current connection (default: yes)."]),
+    ("LIST [options ...]", [
+        "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Return clients of specified type."]),
+    ("UNPAUSE", ["    Stop the current client pause, resuming traffic."]),
+    ("PAUSE <timeout> [WRITE|ALL]",
+     ["    Suspend all, or just write, clients for <timeout> milliseconds."]),
+    ("REPLY (ON|OFF|SKIP)", ["    Control the replies sent to the current connection."]),
+    ("SETNAME <name>", ["    Assign the name <name> to the current connection."]),
+    ("NO-EVICT (ON|OFF)", ["    Protect current client connection from eviction."]),
+    ("HELP", ["    Prints this help."]),
+]
+
+
+def test_client_help(server, target):
+    lines = server.raw()("CLIENT", "HELP")
+    assert lines[0] == "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    # Each subcommand we have, with Redis 7.0's text, in Redis's order.
+    position = 0
+    for head, body in CLIENT_HELP_ENTRIES:
+        index = lines.index(head, position)
+        assert lines[index + 1 : index + 1 + len(body)] == body, head
+        position = index + 1 + len(body)
+    if target == "damselfly":  # no lines for the subcommands damselfly lacks
+        heads = [l.split(" ")[0] for l in lines[1:] if not l.startswith(" ")]
+        assert not {"CACHING", "TRACKING", "TRACKINGINFO", "UNBLOCK"} & set(heads)
+        assert "SETINFO" in heads

@@ -30,6 +30,14 @@ NOTES = {
     "object|idletime": "Always 0: access times are not tracked.",
     "keys": "Returns at most --keys_output_limit keys.",
     "shutdown": "NOSAVE/SAVE/NOW/FORCE/ABORT are accepted; nothing is saved (no persistence yet).",
+    "client|no-evict": "Stored and shown as flag e in CLIENT LIST; no effect until client "
+                       "eviction exists.",
+    "client|pause": "Holds RESP clients only, not the memcached port. Held clients resume in "
+                    "arrival order per proactor thread.",
+    "client|list": "oll and omem are 0 and obl counts every pending reply byte (one reply "
+                   "buffer, no reply list); rbp is 0.",
+    "client|reply": "OFF inside MULTI drops EXEC's whole reply (Redis sends its array header "
+                    "alone).",
 }
 
 # The memcached text protocol on --memcached_port (database 0). Its commands are parsed by

@@ -57,7 +57,10 @@ void ClientConnection::HandleRequests() {
     end_ += *received;
     FacadeStats::tlocal()->net_input_bytes += *received;
     last_active_ms_ = helio::UnixTimeMs();
+    batch_start_ = start_;
+    in_batch_ = true;
     bool keep_open = ProcessInput();
+    in_batch_ = false;
     if (!Flush() || !keep_open) break;
     CompactBuffer();
     if (end_ - start_ > FLAGS_max_client_query_buffer) {
@@ -72,12 +75,16 @@ void ClientConnection::HandleRequests() {
 bool ClientConnection::Flush() {
   std::string_view out = PendingOutput();
   if (out.empty()) return true;
+  unsent_output_bytes_ = out.size();
+  output_capacity_ = OutputCapacity();
   if (output_sink_) {
     bool ok = output_sink_(out);
+    unsent_output_bytes_ = 0;
     ClearOutput();
     return ok;
   }
   std::error_code ec = socket()->Send({reinterpret_cast<const uint8_t*>(out.data()), out.size()});
+  unsent_output_bytes_ = 0;
   FacadeStats::tlocal()->net_output_bytes += out.size();
   ClearOutput();
   return !ec;

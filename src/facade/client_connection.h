@@ -43,14 +43,22 @@ class ClientConnection : public helio::net::Connection {
 
   // Any context on the connection's thread: ends the connection (CLIENT KILL, shutdown).
   void Kill();
+  bool killed() const { return killed_; }
 
   // For CLIENT LIST / INFO clients / stats.
   const std::string& peer_address() const { return peer_address_; }
   const std::string& local_address() const { return local_address_; }
   int64_t created_at_ms() const { return created_at_ms_; }
   int64_t last_active_ms() const { return last_active_ms_; }
-  size_t query_buffer_size() const { return end_ - start_; }
+  // The read buffer's bytes from the batch of requests being executed on; between
+  // batches, those of a request not complete yet (Redis's qbuf).
+  size_t query_buffer_size() const { return end_ - (in_batch_ ? batch_start_ : start_); }
   size_t query_buffer_capacity() const { return capacity_; }
+  // The replies being sent (0 unless the fiber is blocked sending), and the size of the
+  // reply buffer at that send. Recorded by Flush, so another context on the thread may
+  // read them while a shard thread writes replies during a hop.
+  size_t unsent_output_bytes() const { return unsent_output_bytes_; }
+  size_t output_capacity() const { return output_capacity_; }
 
  protected:
   ClientConnection() = default;
@@ -62,6 +70,7 @@ class ClientConnection : public helio::net::Connection {
   virtual size_t BytesNeeded() const = 0;
   // The replies not sent yet, and dropping them once sent.
   virtual std::string_view PendingOutput() = 0;
+  virtual size_t OutputCapacity() = 0;
   virtual void ClearOutput() = 0;
   // Called once before the first read, and once after the last request.
   virtual void OnOpen() {}
@@ -81,6 +90,9 @@ class ClientConnection : public helio::net::Connection {
 
   std::unique_ptr<char[]> buffer_;
   size_t capacity_ = 0, start_ = 0, end_ = 0;
+  size_t batch_start_ = 0;  // start_ when the batch being executed began
+  bool in_batch_ = false;
+  size_t unsent_output_bytes_ = 0, output_capacity_ = 0;
   std::string peer_address_, local_address_;
   int64_t created_at_ms_ = 0, last_active_ms_ = 0;
   bool killed_ = false;

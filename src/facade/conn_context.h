@@ -11,6 +11,7 @@
 #include <string>
 
 #include "src/facade/reply_builder.h"
+#include "src/facade/resp_parser.h"
 
 namespace damselfly::facade {
 
@@ -40,6 +41,20 @@ class ConnectionContext {
   // Connection fiber only: sends the replies built so far; false when the socket failed.
   bool Flush();
 
+  // CLIENT REPLY. Commands build their replies as usual; the dispatcher calls FinishReply
+  // after each command (also a refused one) with the output size from before it, which
+  // drops the reply when replies are off or skipped and moves a SKIP on to the next
+  // command. While replies are on, that is one test per command.
+  enum class ReplyMode { kOn, kOff, kSkip };
+  void SetReplyMode(ReplyMode mode);
+  // Whether the reply of the command running now is dropped (SKIP acts on one command).
+  bool skipping_reply() const { return reply_filter_ & kSkipThis; }
+  void FinishReply(size_t output_before) {
+    if (reply_filter_ != 0) [[unlikely]] FilterReply(output_before);
+  }
+  // RESET: replies on again, except for a skipped RESET itself (as in Redis).
+  void ResetReplyMode() { reply_filter_ &= kSkipThis; }
+
   DbIndex db_index = 0;
   bool authenticated = false;
   bool close_after_reply = false;  // QUIT, protocol errors, CLIENT KILL of itself
@@ -48,11 +63,20 @@ class ConnectionContext {
   const SubcommandSpec* last_subcommand = nullptr;
   std::unique_ptr<TransactionState> transaction_state;  // null until MULTI or WATCH
   std::unique_ptr<MonitorState> monitor_state;          // non-null while it monitors
+  // CLIENT NO-EVICT: kept and reported (CLIENT LIST flag e); nothing evicts clients yet.
+  bool no_evict = false;
+  // The arguments of the command running or held back now (CLIENT LIST argv-mem); they
+  // point into the connection's buffers, so only valid during DispatchMany.
+  CmdArgList current_args;
 
  private:
+  enum : uint8_t { kOff = 1, kSkipThis = 2, kSkipNext = 4 };
+  void FilterReply(size_t output_before);
+
   RespConnection* const owner_;
   const uint64_t id_;
   ReplyBuilder reply_builder_;
+  uint8_t reply_filter_ = 0;  // kOff | kSkipThis | kSkipNext
 };
 
 }  // namespace damselfly::facade

@@ -60,6 +60,7 @@ class MemcacheConnection final : public ClientConnection {
   bool ProcessInput() override;
   size_t BytesNeeded() const override { return parser_.bytes_needed(); }
   std::string_view PendingOutput() override { return context_.out(); }
+  size_t OutputCapacity() override { return context_.out().capacity(); }
   void ClearOutput() override { context_.out().clear(); }
   void OnOpen() override { service_->OnMemcacheOpen(&context_); }
   void OnClose() override { service_->OnMemcacheClose(&context_); }

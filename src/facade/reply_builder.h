@@ -54,6 +54,11 @@ class ReplyBuilder {
   // The serialised replies not yet taken.
   std::string_view output() const { return buffer_; }
   size_t output_size() const { return buffer_.size(); }
+  size_t output_capacity() const { return buffer_.capacity(); }
+  // Drops the output past its first `size` bytes (replies CLIENT REPLY suppresses).
+  void TruncateOutput(size_t size) {
+    if (size < buffer_.size()) buffer_.resize(size);
+  }
   // Drops the first `bytes` of output (they were sent).
   void ConsumeOutput(size_t bytes);
   void ClearOutput() { buffer_.clear(); }

@@ -15,6 +15,25 @@ std::atomic<uint64_t> next_connection_id{1};
 
 bool ConnectionContext::Flush() { return owner_->Flush(); }
 
+void ConnectionContext::SetReplyMode(ReplyMode mode) {
+  switch (mode) {
+    case ReplyMode::kOn:
+      reply_filter_ &= ~(kOff | kSkipThis);  // ON's own +OK goes out
+      break;
+    case ReplyMode::kOff:
+      reply_filter_ |= kOff;
+      break;
+    case ReplyMode::kSkip:
+      if (!(reply_filter_ & kOff)) reply_filter_ |= kSkipNext;
+      break;
+  }
+}
+
+void ConnectionContext::FilterReply(size_t output_before) {
+  if (reply_filter_ & (kOff | kSkipThis)) reply_builder_.TruncateOutput(output_before);
+  reply_filter_ = (reply_filter_ & kOff) | ((reply_filter_ & kSkipNext) ? kSkipThis : 0);
+}
+
 RespConnection::RespConnection(ServiceInterface* service, bool requires_auth,
                                const HttpRouter* http)
     : service_(service),
@@ -45,6 +64,7 @@ bool RespConnection::ProcessInput() {
     batch_lists_.clear();
     for (auto [begin, end] : batch_) batch_lists_.emplace_back(&batch_args_[begin], end - begin);
     service_->DispatchMany(batch_lists_, &context_);
+    context_.current_args = {};  // its views die with the batch
     batch_args_.clear();
     batch_.clear();
   };

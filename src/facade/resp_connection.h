@@ -29,6 +29,7 @@ class RespConnection final : public ClientConnection {
   bool ProcessInput() override;
   size_t BytesNeeded() const override { return parser_.bytes_needed(); }
   std::string_view PendingOutput() override { return context_.reply_builder()->output(); }
+  size_t OutputCapacity() override { return context_.reply_builder()->output_capacity(); }
   void ClearOutput() override { context_.reply_builder()->ClearOutput(); }
   void OnOpen() override { service_->OnConnectionOpen(&context_); }
   void OnClose() override { service_->OnConnectionClose(&context_); }

@@ -3,15 +3,16 @@
 #include <gflags/gflags.h>
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
-
-
 
 #include "helio/base/spinlock.h"
 #include "helio/base/strings.h"
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/arg_parsing.h"
+#include "src/server/client_pause.h"
+#include "src/server/conn_tx_state.h"
 #include "src/server/db_slice.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/monitor.h"
@@ -70,6 +71,7 @@ void CmdReset(CmdArgList args, ConnectionContext* cntx) {
   cntx->db_index = 0;
   cntx->name.clear();
   cntx->authenticated = RequirePass().empty();
+  cntx->ResetReplyMode();
   cntx->reply_builder()->set_protocol(RespVersion::kResp2);
   cntx->reply_builder()->SendSimpleString("RESET");
 }
@@ -168,32 +170,139 @@ void CmdSelect(CmdArgList args, ConnectionContext* cntx) {
   cntx->reply_builder()->SendOk();
 }
 
-// One CLIENT LIST line, with Redis's fields (those we do not track are zero).
-std::string DescribeClient(RespConnection* conn) {
+// CLIENT LIST's flags for a connection, in Redis's order; N when none applies.
+std::string ClientFlags(ConnectionContext* cntx) {
+  std::string flags;
+  ConnTxState* tx = ConnTxState::Find(cntx);
+  if (tx && tx->in_multi) flags += 'x';
+  if (ClientPause::IsParked(cntx)) flags += 'b';
+  if (tx && tx->watch_dirty.load(std::memory_order_relaxed)) flags += 'd';
+  if (cntx->no_evict) flags += 'e';
+  return flags.empty() ? "N" : flags;
+}
+
+size_t ArgsBytes(CmdArgList args) {
+  size_t bytes = 0;
+  for (std::string_view arg : args) bytes += arg.size();
+  return bytes;
+}
+
+// One CLIENT LIST line, with Redis's fields (those we do not track are zero). Runs on
+// the connection's thread, `me` being the connection asking. The buffers:
+//  - qbuf: the bytes of the read buffer from the batch of commands being executed (or,
+//    between batches, those of a request not complete yet); qbuf-free: what the read
+//    buffer can still take without growing.
+//  - Replies go into one growable buffer (Redis's reply buffer `buf`), never into a
+//    reply list, so oll and omem stay 0. obl is what the buffer holds and has not sent;
+//    for another connection, as of its last send (a shard thread may be writing to its
+//    buffer during a hop), which is when it is blocked sending. rbs: the buffer's size.
+//  - argv-mem: the arguments of the command running or held back by CLIENT PAUSE;
+//    multi-mem: those of the commands queued by MULTI.
+std::string DescribeClient(RespConnection* conn, RespConnection* me) {
   ConnectionContext* cntx = conn->context();
   int64_t now_ms = UnixTimeMs();
   std::string cmd = "NULL";
   if (cntx->last_command) cmd = helio::AsciiStrToLower(cntx->last_command->name);
   if (cntx->last_subcommand) helio::StrAppend(&cmd, "|", helio::AsciiStrToLower(cntx->last_subcommand->name));
   size_t qbuf = conn->query_buffer_size();
+  size_t obl = conn == me ? cntx->reply_builder()->output_size() : conn->unsent_output_bytes();
+  size_t rbs = conn == me ? cntx->reply_builder()->output_capacity() : conn->output_capacity();
+  size_t argv_mem = ArgsBytes(cntx->current_args);
+  int64_t multi = -1;
+  size_t multi_mem = 0;
+  if (ConnTxState* tx = ConnTxState::Find(cntx); tx && tx->in_multi) {
+    multi = tx->queued.size();
+    for (const ConnTxState::QueuedCommand& queued : tx->queued) {
+      for (const std::string& arg : queued.args) multi_mem += arg.size();
+    }
+  }
+  size_t tot_mem = conn->query_buffer_capacity() + rbs + argv_mem + multi_mem;
   return helio::StrCat(
       "id=", cntx->id(), " addr=", conn->peer_address(), " laddr=", conn->local_address(),
       " fd=", conn->socket() ? conn->socket()->fd() : -1, " name=", cntx->name,
       " age=", (now_ms - conn->created_at_ms()) / 1000,
-      " idle=", (now_ms - conn->last_active_ms()) / 1000, " flags=N db=", cntx->db_index,
-      " sub=0 psub=0 ssub=0 multi=-1 qbuf=", qbuf,
-      " qbuf-free=", conn->query_buffer_capacity() - qbuf,
-      " argv-mem=0 multi-mem=0 rbs=", cntx->reply_builder()->output_size(),
-      " rbp=0 obl=0 oll=0 omem=0 tot-mem=", conn->query_buffer_capacity(),
-      " events=r cmd=", cmd, " user=default redir=-1 resp=", int(cntx->reply_builder()->protocol()));
+      " idle=", (now_ms - conn->last_active_ms()) / 1000, " flags=", ClientFlags(cntx),
+      " db=", cntx->db_index, " sub=0 psub=0 ssub=0 multi=", multi, " qbuf=", qbuf,
+      " qbuf-free=", conn->query_buffer_capacity() - qbuf, " argv-mem=", argv_mem,
+      " multi-mem=", multi_mem, " rbs=", rbs, " rbp=0 obl=", obl,
+      " oll=0 omem=0 tot-mem=", tot_mem, " events=r cmd=", cmd,
+      " user=default redir=-1 resp=", int(cntx->reply_builder()->protocol()));
 }
 
-// CLIENT KILL filters: the new form (ID, ADDR, LADDR, SKIPME) or the old "ip:port".
+// Redis's client types; every client here is a normal one.
+enum class ClientType { kNormal, kOther, kUnknown };
+
+ClientType ClientTypeByName(std::string_view name) {
+  if (ArgIs(name, "NORMAL")) return ClientType::kNormal;
+  if (ArgIs(name, "MASTER") || ArgIs(name, "REPLICA") || ArgIs(name, "SLAVE") ||
+      ArgIs(name, "PUBSUB")) {
+    return ClientType::kOther;
+  }
+  return ClientType::kUnknown;
+}
+
+std::string UnknownClientTypeError(std::string_view name) {
+  return helio::StrCat("ERR Unknown client type '", name, "'");
+}
+
+// CLIENT KILL filters: the new form (ID, TYPE, ADDR, LADDR, USER, SKIPME; a repeated
+// filter replaces the earlier one) or the old "ip:port".
 struct KillFilter {
   std::optional<uint64_t> id;
   std::optional<std::string> addr, laddr;
+  bool no_type_matches = false;  // TYPE master, replica or pubsub
   bool skip_me = true;
 };
+
+// Parses the filters as Redis does, in order, failing at the first bad one.
+std::optional<KillFilter> ParseKillFilter(CmdArgList args, ReplyBuilder* rb) {
+  KillFilter filter;
+  for (size_t i = 2; i < args.size(); i += 2) {
+    std::string_view field = args[i];
+    if (i + 1 == args.size()) {
+      rb->SendError(facade::kSyntaxErr);
+      return std::nullopt;
+    }
+    std::string_view value = args[i + 1];
+    if (ArgIs(field, "ID")) {
+      std::optional<int64_t> id = ParseInt64(value);
+      if (!id || *id < 1) {
+        rb->SendError("ERR client-id should be greater than 0");
+        return std::nullopt;
+      }
+      filter.id = *id;
+    } else if (ArgIs(field, "TYPE")) {
+      ClientType type = ClientTypeByName(value);
+      if (type == ClientType::kUnknown) {
+        rb->SendError(UnknownClientTypeError(value));
+        return std::nullopt;
+      }
+      filter.no_type_matches = type != ClientType::kNormal;
+    } else if (ArgIs(field, "ADDR")) {
+      filter.addr = std::string(value);
+    } else if (ArgIs(field, "LADDR")) {
+      filter.laddr = std::string(value);
+    } else if (ArgIs(field, "USER")) {
+      if (value != "default") {  // the only user; every client is authenticated as it
+        rb->SendError(helio::StrCat("ERR No such user '", value, "'"));
+        return std::nullopt;
+      }
+    } else if (ArgIs(field, "SKIPME")) {
+      if (ArgIs(value, "YES")) {
+        filter.skip_me = true;
+      } else if (ArgIs(value, "NO")) {
+        filter.skip_me = false;
+      } else {
+        rb->SendError(facade::kSyntaxErr);
+        return std::nullopt;
+      }
+    } else {
+      rb->SendError(facade::kSyntaxErr);
+      return std::nullopt;
+    }
+  }
+  return filter;
+}
 
 void ClientKill(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
@@ -203,96 +312,121 @@ void ClientKill(CmdArgList args, ConnectionContext* cntx) {
     filter.addr = std::string(args[2]);
     filter.skip_me = false;
   } else {
-    if (args.size() < 4 || args.size() % 2 != 0) return rb->SendError(facade::kSyntaxErr);
-    for (size_t i = 2; i < args.size(); i += 2) {
-      std::string_view field = args[i], value = args[i + 1];
-      if (ArgIs(field, "ID")) {
-        uint64_t id;
-        if (!helio::SimpleAtoi(value, &id) || id == 0) {
-          return rb->SendError("ERR client-id should be greater than 0");
-        }
-        filter.id = id;
-      } else if (ArgIs(field, "ADDR")) {
-        filter.addr = std::string(value);
-      } else if (ArgIs(field, "LADDR")) {
-        filter.laddr = std::string(value);
-      } else if (ArgIs(field, "SKIPME")) {
-        if (ArgIs(value, "YES")) {
-          filter.skip_me = true;
-        } else if (ArgIs(value, "NO")) {
-          filter.skip_me = false;
-        } else {
-          return rb->SendError(facade::kSyntaxErr);
-        }
-      } else if (ArgIs(field, "TYPE") || ArgIs(field, "USER") || ArgIs(field, "MAXAGE")) {
-        continue;  // accepted; every client is a normal client of the default user
-      } else {
-        return rb->SendError(facade::kSyntaxErr);
-      }
-    }
+    std::optional<KillFilter> parsed = ParseKillFilter(args, rb);
+    if (!parsed) return;
+    filter = std::move(*parsed);
   }
   std::atomic<int64_t> killed{0};
   RespConnection* me = cntx->owner();
-  shard_set->pool()->AwaitOnAll([&](unsigned, helio::io::Proactor*) {
-    for (RespConnection* conn : ServerState::tlocal()->connections) {
-      if (filter.skip_me && conn == me) continue;
-      if (filter.id && conn->context()->id() != *filter.id) continue;
-      if (filter.addr && conn->peer_address() != *filter.addr) continue;
-      if (filter.laddr && conn->local_address() != *filter.laddr) continue;
-      if (conn == me) {
-        conn->context()->close_after_reply = true;
-      } else {
-        conn->Kill();
+  if (!filter.no_type_matches) {
+    shard_set->pool()->AwaitOnAll([&](unsigned, helio::io::Proactor*) {
+      bool any = false;
+      for (RespConnection* conn : ServerState::tlocal()->connections) {
+        if (filter.skip_me && conn == me) continue;
+        if (filter.id && conn->context()->id() != *filter.id) continue;
+        if (filter.addr && conn->peer_address() != *filter.addr) continue;
+        if (filter.laddr && conn->local_address() != *filter.laddr) continue;
+        if (conn == me) {
+          conn->context()->close_after_reply = true;
+        } else {
+          conn->Kill();
+          any = true;
+        }
+        killed.fetch_add(1, std::memory_order_relaxed);
       }
-      killed.fetch_add(1, std::memory_order_relaxed);
-    }
-  });
+      if (any) ClientPause::WakeParked();  // a killed connection may be parked
+    });
+  }
   if (old_form) {
     return killed ? rb->SendOk() : rb->SendError("ERR No such client");
   }
   rb->SendLong(killed);
 }
 
-// CLIENT LIST [TYPE normal|master|replica|pubsub] [ID client-id ...]
+// CLIENT LIST [TYPE normal|master|replica|pubsub] | [ID client-id ...]
 void ClientList(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  std::vector<uint64_t> ids;
+  std::vector<int64_t> ids;
   bool only_ids = false, none = false;
-  for (size_t i = 2; i < args.size(); ++i) {
-    if (ArgIs(args[i], "TYPE") && i + 1 < args.size()) {
-      std::string_view type = args[++i];
-      if (ArgIs(type, "NORMAL")) continue;
-      if (ArgIs(type, "MASTER") || ArgIs(type, "REPLICA") || ArgIs(type, "SLAVE") ||
-          ArgIs(type, "PUBSUB")) {
-        none = true;  // every client here is a normal one
-        continue;
-      }
-      return rb->SendError(helio::StrCat("ERR Unknown client type '", type, "'"));
-    } else if (ArgIs(args[i], "ID") && i + 1 < args.size()) {
-      only_ids = true;
-      for (++i; i < args.size(); ++i) {
-        uint64_t id;
-        if (!helio::SimpleAtoi(args[i], &id) || id == 0) return rb->SendError("ERR Invalid client ID");
-        ids.push_back(id);
-      }
-    } else {
-      return rb->SendError(facade::kSyntaxErr);
+  if (args.size() == 4 && ArgIs(args[2], "TYPE")) {
+    ClientType type = ClientTypeByName(args[3]);
+    if (type == ClientType::kUnknown) return rb->SendError(UnknownClientTypeError(args[3]));
+    none = type != ClientType::kNormal;
+  } else if (args.size() > 3 && ArgIs(args[2], "ID")) {
+    only_ids = true;
+    for (size_t i = 3; i < args.size(); ++i) {
+      std::optional<int64_t> id = ParseInt64(args[i]);
+      if (!id) return rb->SendError("ERR Invalid client ID");
+      ids.push_back(*id);
     }
+  } else if (args.size() != 2) {
+    return rb->SendError(facade::kSyntaxErr);
   }
   std::vector<std::string> lines(shard_set->pool()->size());
+  RespConnection* me = cntx->owner();
   if (!none) {
     shard_set->pool()->AwaitOnAll([&](unsigned index, helio::io::Proactor*) {
       for (RespConnection* conn : ServerState::tlocal()->connections) {
-        if (only_ids && std::find(ids.begin(), ids.end(), conn->context()->id()) == ids.end()) {
+        if (only_ids &&
+            std::find(ids.begin(), ids.end(), int64_t(conn->context()->id())) == ids.end()) {
           continue;
         }
-        helio::StrAppend(&lines[index], DescribeClient(conn), "\n");
+        helio::StrAppend(&lines[index], DescribeClient(conn, me), "\n");
       }
     });
   }
   std::string all;
   for (const std::string& part : lines) all += part;
   rb->SendVerbatim(all);
+}
+
+// CLIENT PAUSE timeout [WRITE|ALL]
+void ClientPauseCmd(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  if (args.size() > 4) {
+    return rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '",
+                                       args[1], "'. Try CLIENT HELP."));
+  }
+  PauseMode mode = PauseMode::kAll;
+  if (args.size() == 4) {
+    if (ArgIs(args[3], "WRITE")) {
+      mode = PauseMode::kWrite;
+    } else if (!ArgIs(args[3], "ALL")) {
+      return rb->SendError("ERR CLIENT PAUSE mode must be WRITE or ALL");
+    }
+  }
+  std::optional<int64_t> timeout_ms = ParseInt64(args[2]);
+  if (!timeout_ms) return rb->SendError("ERR timeout is not an integer or out of range");
+  if (*timeout_ms < 0) return rb->SendError("ERR timeout is negative");
+  int64_t now_ms = UnixTimeMs();
+  int64_t end_ms = *timeout_ms > std::numeric_limits<int64_t>::max() - now_ms
+                       ? std::numeric_limits<int64_t>::max()
+                       : now_ms + *timeout_ms;
+  ClientPause::Pause(mode, end_ms);
+  rb->SendOk();
+}
+
+// CLIENT REPLY ON|OFF|SKIP; only ON answers (the others suppress their own reply too).
+void ClientReply(CmdArgList args, ConnectionContext* cntx) {
+  using Mode = ConnectionContext::ReplyMode;
+  if (ArgIs(args[2], "ON")) {
+    cntx->SetReplyMode(Mode::kOn);
+    return cntx->reply_builder()->SendOk();
+  }
+  if (ArgIs(args[2], "OFF")) return cntx->SetReplyMode(Mode::kOff);
+  if (ArgIs(args[2], "SKIP")) return cntx->SetReplyMode(Mode::kSkip);
+  cntx->reply_builder()->SendError(facade::kSyntaxErr);
+}
+
+void ClientNoEvict(CmdArgList args, ConnectionContext* cntx) {
+  if (ArgIs(args[2], "ON")) {
+    cntx->no_evict = true;
+  } else if (ArgIs(args[2], "OFF")) {
+    cntx->no_evict = false;
+  } else {
+    return cntx->reply_builder()->SendError(facade::kSyntaxErr);
+  }
+  cntx->reply_builder()->SendOk();
 }
 
 // Subcommands and their arities are validated by the dispatcher (see Register).
@@ -307,22 +441,62 @@ void CmdClient(CmdArgList args, ConnectionContext* cntx) {
     return rb->SendOk();
   }
   if (ArgIs(sub, "SETINFO")) return rb->SendOk();  // redis-py 5 and others send it
-  if (ArgIs(sub, "INFO")) return rb->SendVerbatim(DescribeClient(cntx->owner()) + "\n");
+  if (ArgIs(sub, "INFO")) {
+    return rb->SendVerbatim(DescribeClient(cntx->owner(), cntx->owner()) + "\n");
+  }
   if (ArgIs(sub, "LIST")) return ClientList(args, cntx);
   if (ArgIs(sub, "KILL")) return ClientKill(args, cntx);
+  if (ArgIs(sub, "PAUSE")) return ClientPauseCmd(args, cntx);
+  if (ArgIs(sub, "UNPAUSE")) {
+    ClientPause::Unpause();
+    return rb->SendOk();
+  }
+  if (ArgIs(sub, "REPLY")) return ClientReply(args, cntx);
+  if (ArgIs(sub, "NO-EVICT")) return ClientNoEvict(args, cntx);
+  if (ArgIs(sub, "GETREDIR")) return rb->SendLong(-1);  // no client tracking
+  // Redis 7.0's text for the subcommands we have (SETINFO is Redis 7.2's).
   static constexpr std::string_view kHelp[] = {
       "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "GETNAME", "    Return the name of the current connection.",
-      "ID", "    Return the ID of the current connection.",
-      "INFO", "    Return information about the current client connection.",
-      "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+      "GETREDIR",
+      "    Return the client ID we are redirecting to when tracking is enabled.",
+      "GETNAME",
+      "    Return the name of the current connection.",
+      "ID",
+      "    Return the ID of the current connection.",
+      "INFO",
+      "    Return information about the current client connection.",
+      "KILL <ip:port>",
+      "    Kill connection made from <ip:port>.",
       "KILL <option> <value> [<option> <value> [...]]",
-      "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
-      "    SKIPME (YES|NO).",
-      "LIST [TYPE <type>] [ID <id> [<id> ...]]",
-      "    Return information about client connections.",
-      "SETNAME <name>", "    Assign the name <name> to the current connection.",
-      "HELP", "    Print this help.",
+      "    Kill connections. Options are:",
+      "    * ADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made from the specified address",
+      "    * LADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made to specified local address",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Kill connections by type.",
+      "    * USER <username>",
+      "      Kill connections authenticated by <username>.",
+      "    * SKIPME (YES|NO)",
+      "      Skip killing current connection (default: yes).",
+      "LIST [options ...]",
+      "    Return information about client connections. Options:",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Return clients of specified type.",
+      "UNPAUSE",
+      "    Stop the current client pause, resuming traffic.",
+      "PAUSE <timeout> [WRITE|ALL]",
+      "    Suspend all, or just write, clients for <timeout> milliseconds.",
+      "REPLY (ON|OFF|SKIP)",
+      "    Control the replies sent to the current connection.",
+      "SETNAME <name>",
+      "    Assign the name <name> to the current connection.",
+      "SETINFO <option> <value>",
+      "    Set client meta attributes. Options are LIB-NAME and LIB-VER (accepted, not kept).",
+      "NO-EVICT (ON|OFF)",
+      "    Protect current client connection from eviction.",
+      "HELP",
+      "    Prints this help.",
   };
   rb->SendSimpleStringArray(kHelp);
 }
@@ -374,7 +548,14 @@ void ConnectionFamily::Register(facade::CommandRegistry* registry) {
                       {"SETINFO", 4, "LIB-NAME libname | LIB-VER libver"},
                       {"INFO", 2, ""},
                       {"LIST", -2, "[TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id [client-id ...]]"},
-                      {"KILL", -3, "[ID client-id] [ADDR ip:port] [LADDR ip:port] [SKIPME YES | NO]"},
+                      {"KILL", -3,
+                       "[ID client-id] [TYPE NORMAL | MASTER | SLAVE | REPLICA | PUBSUB] "
+                       "[USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME YES | NO]"},
+                      {"PAUSE", -3, "timeout [WRITE | ALL]"},
+                      {"UNPAUSE", 2, ""},
+                      {"REPLY", 3, "ON | OFF | SKIP"},
+                      {"NO-EVICT", 3, "ON | OFF"},
+                      {"GETREDIR", 2, ""},
                       {"HELP", 2, ""}}});
 }
 

@@ -18,6 +18,7 @@
 #include "src/facade/memcache_connection.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/cgroup_limits.h"
+#include "src/server/client_pause.h"
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/main_service.h"
@@ -176,6 +177,7 @@ int main(int argc, char** argv) {
   pthread_kill(signal_waiter.native_handle(), SIGTERM);  // wakes it if SHUTDOWN came first
   signal_waiter.join();
 
+  damselfly::ClientPause::Unpause();  // parked connections must see their sockets close
   server.Stop();
   shards.Shutdown();
   damselfly::shard_set = nullptr;

@@ -32,12 +32,15 @@ void DbSlice::SetPreUpdateHook(PreUpdateHook hook) {
   }
 }
 
-DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64_t hash) {
+DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64_t hash,
+                                             bool for_insert) {
   MainTable::Handle handle = d.main.Find(key, hash);
   if (!handle || !handle.value().has_expire()) return handle;
   ExpireTable::Handle deadline = d.expire.Find(key);
   DCHECK(deadline);
-  if (base_ms_ + deadline.value() > UnixTimeMs()) return handle;
+  const int64_t now_ms = UnixTimeMs();
+  if (base_ms_ + deadline.value() > now_ms) return handle;
+  if (now_ms < keep_expired_until_ms_ && !for_insert) return {};
   d.expire.Erase(deadline);
   EraseMain(d, handle, key);
   ++stats_.expired_keys;
@@ -97,7 +100,7 @@ OpResult<DbSlice::Update> DbSlice::FindMutableTyped(DbIndex index, std::string_v
 DbSlice::Update DbSlice::AddOrFind(DbIndex index, std::string_view key) {
   Db& d = EnsureDb(index);
   const uint64_t hash = core::HashKey(key);
-  if (MainTable::Handle handle = FindLive(d, key, hash)) {
+  if (MainTable::Handle handle = FindLive(d, key, hash, true)) {
     d.main.BeforeChange(handle);
     return Update(this, index, key, &handle.value(), false);
   }
@@ -308,6 +311,7 @@ std::optional<std::string> DbSlice::RandomKey(DbIndex index, absl::BitGen* rng) 
 std::pair<size_t, size_t> DbSlice::ActiveExpire(size_t samples) {
   const int64_t now_ms = UnixTimeMs();
   size_t checked = 0, deleted = 0;
+  if (now_ms < keep_expired_until_ms_) return {checked, deleted};
   std::vector<std::string> expired;
   for (auto& db_ptr : dbs_) {
     if (!db_ptr || db_ptr->expire.empty()) continue;

@@ -224,6 +224,12 @@ class DbSlice {
   // numbers checked and deleted.
   std::pair<size_t, size_t> ActiveExpire(size_t samples);
 
+  // CLIENT PAUSE keeps the dataset as it is until the clock passes `until_ms` (0: no
+  // pause): lookups report keys past their deadline as missing without deleting them,
+  // and ActiveExpire does nothing. Only an insertion (AddOrFind) still deletes the
+  // expired key it replaces, as the table cannot hold the key twice.
+  void KeepExpiredUntil(int64_t until_ms) { keep_expired_until_ms_ = until_ms; }
+
   // Memcached item metadata. Only items that need it have an entry (flags != 0, or a cas
   // unique handed out), in a side table, so other keys pay nothing. An entry describes
   // the value it was set for: any later write through PrimeValue's setters (a RESP SET,
@@ -276,8 +282,10 @@ class DbSlice {
   // Points `d`'s main table at pre_update_hook_ (or clears its hook).
   void InstallHook(Db& d);
   // The entry of a live key, deleting it first if its deadline has passed (the clock is
-  // read only for keys that have a deadline).
-  MainTable::Handle FindLive(Db& db, std::string_view key, uint64_t hash);
+  // read only for keys that have a deadline), unless KeepExpiredUntil says to keep it and
+  // the caller is not about to insert the key.
+  MainTable::Handle FindLive(Db& db, std::string_view key, uint64_t hash,
+                             bool for_insert = false);
   // Deletes a key known to exist in main, with its deadline.
   void EraseEntry(Db& db, MainTable::Handle handle, std::string_view key);
   // Deletes a main-table entry and its memcached metadata (its deadline is the caller's
@@ -296,6 +304,7 @@ class DbSlice {
   std::vector<std::pair<uint64_t, ChangeListener>> listeners_;
   PreUpdateHook pre_update_hook_;
   uint64_t next_listener_id_ = 1;
+  int64_t keep_expired_until_ms_ = 0;
   Stats stats_;
   uint64_t next_cas_ = 1;
   uint64_t cas_stride_ = 1;

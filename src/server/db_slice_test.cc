@@ -144,6 +144,30 @@ TEST(DbSliceTest, LazyExpiryDeletesOnAccess) {
   EXPECT_EQ(slice.GetExpire(0, "kept"), 0);
 }
 
+// CLIENT PAUSE: expired keys read as missing but stay until the pause ends; an insertion
+// replaces one (the table cannot hold a key twice).
+TEST(DbSliceTest, KeepExpiredUntilHoldsExpiredKeys) {
+  DbSlice slice(1);
+  Put(&slice, "a");
+  Put(&slice, "b");
+  SetExpire(&slice, "a", UnixTimeMs() - 1);
+  SetExpire(&slice, "b", UnixTimeMs() - 1);
+  slice.KeepExpiredUntil(UnixTimeMs() + 60000);
+  EXPECT_EQ(slice.Find(0, "a"), nullptr);
+  EXPECT_FALSE(slice.FindMutable(0, "a"));
+  EXPECT_EQ(slice.ActiveExpire(100), std::make_pair(size_t(0), size_t(0)));
+  EXPECT_EQ(slice.DbSize(0), 2u);
+  EXPECT_EQ(slice.stats().expired_keys, 0u);
+  Put(&slice, "b", "new");
+  EXPECT_NE(slice.Find(0, "b"), nullptr);
+  EXPECT_EQ(slice.DbSize(0), 2u);
+  EXPECT_EQ(slice.stats().expired_keys, 1u);
+  slice.KeepExpiredUntil(0);
+  EXPECT_EQ(slice.Find(0, "a"), nullptr);
+  EXPECT_EQ(slice.DbSize(0), 1u);
+  EXPECT_EQ(slice.stats().expired_keys, 2u);
+}
+
 // Active expiry reaches every expired key within a bounded number of rounds without any
 // access, and leaves keys without a TTL or with a future one alone.
 TEST(DbSliceTest, ActiveExpiryWalksTheWholeTable) {

@@ -5,6 +5,7 @@
 #include "absl/container/inlined_vector.h"
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
+#include "src/server/client_pause.h"
 #include "src/server/command_accounting.h"
 #include "src/server/config_family.h"
 #include "src/server/connection_family.h"
@@ -95,13 +96,24 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
   size_t i = 0;
   while (i < commands.size() && !cntx->close_after_reply) {
     CmdArgList args = commands[i];
+    size_t output_before = cntx->reply_builder()->output_size();  // for CLIENT REPLY
+    cntx->current_args = args;
     const CommandId* cid = Validate(args, cntx);
     ++stats.commands_processed;
+    if (cid != nullptr && ClientPause::MustWait(cid, cntx)) [[unlikely]] {
+      cntx->last_command = cid;
+      if (!cntx->Flush()) return;
+      output_before = 0;
+      ClientPause::Wait(cid, cntx);
+      if (cntx->owner()->killed()) return;
+    }
     if (cntx->transaction_state && MultiExec::InterceptInMulti(cid, args, cntx)) {
+      cntx->FinishReply(output_before);
       ++i;
       continue;
     }
     if (cid == nullptr) {
+      cntx->FinishReply(output_before);
       ++i;
       continue;
     }
@@ -118,14 +130,17 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
       size_t end = i + 1;
       // WATCH inside MULTI runs (to refuse); what follows it must be queued, not squashed.
       // Nor may what follows a WATCH of a monitor skip the monitor's check in Validate.
-      const bool in_multi = cntx->transaction_state && MultiExec::InMulti(cntx);
-      while (!in_multi && !IsMonitoring(cntx) && end < commands.size() && run_cids.size() < kMaxSquashedRun) {
+      // A reply CLIENT REPLY SKIP drops must be the run's only one.
+      const bool alone = (cntx->transaction_state && MultiExec::InMulti(cntx)) ||
+                         cntx->skipping_reply() || IsMonitoring(cntx);
+      while (!alone && end < commands.size() && run_cids.size() < kMaxSquashedRun) {
         // Keyed commands are never containers, so name and arity are the whole check.
         const CommandId* next = registry_.Find(commands[end][0]);
         if (next == nullptr || !next->subcommands.empty() ||
             !next->IsArityValid(commands[end].size()) ||
             (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth)) ||
-            ((next->flags & facade::kCmdDenyOom) && over_maxmemory)) {
+            ((next->flags & facade::kCmdDenyOom) && over_maxmemory) ||
+            ClientPause::MustWait(next, cntx)) {
           break;
         }
         Route next_route = RouteOf(next, commands[end]);
@@ -145,6 +160,7 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
       cntx->last_subcommand = nullptr;
       i += ran;
     }
+    cntx->FinishReply(output_before);
     if (cntx->reply_builder()->output_size() > facade::ClientConnection::kFlushThresholdBytes) {
       if (!cntx->Flush()) return;
     }

@@ -130,7 +130,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("maxclients", 10000);
     field("client_recent_max_input_buffer", 0);
     field("client_recent_max_output_buffer", 0);
-    field("blocked_clients", 0);
+    field("blocked_clients", totals.blocked_clients);
     field("tracking_clients", 0);
     field("clients_in_timeout_table", 0);
   }

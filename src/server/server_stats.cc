@@ -11,6 +11,7 @@
 #include "src/core/compact_object.h"
 #include "src/core/obj_malloc.h"
 #include "src/facade/facade_stats.h"
+#include "src/server/client_pause.h"
 #include "src/server/engine_shard_set.h"
 
 DECLARE_uint32(dbnum);
@@ -24,6 +25,7 @@ std::atomic<uint64_t> used_memory_peak{0};
 
 void AddInto(const ThreadSnapshot& t, ThreadSnapshot* sum) {
   sum->connected_clients += t.connected_clients;
+  sum->blocked_clients += t.blocked_clients;
   sum->connections_received += t.connections_received;
   sum->commands_processed += t.commands_processed;
   sum->shard_hops += t.shard_hops;
@@ -63,6 +65,7 @@ StatsSnapshot GatherStats() {
     ThreadSnapshot& s = mine.snapshot;
     ServerState* state = ServerState::tlocal();
     s.connected_clients = state->connections.size();
+    s.blocked_clients = ClientPause::ParkedHere();
     s.connections_received = state->stats.connections_received;
     s.commands_processed = state->stats.commands_processed;
     s.shard_hops = state->stats.shard_hops;
