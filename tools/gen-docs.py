@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # Where a command's behaviour differs from Redis 7.0's. Keys: "command" or
 # "command|subcommand", lower case.
 NOTES = {
-    "debug": "POPULATE, OBJECT, SLEEP (pauses only the calling client) and HELP; no RELOAD "
-             "before snapshots exist.",
+    "debug": "POPULATE, OBJECT, SLEEP (stops the thread running it, not the whole server) and "
+             "HELP; no RELOAD before snapshots exist.",
     "object|idletime": "Always 0: access times are not tracked.",
     "keys": "Returns at most --keys_output_limit keys.",
     "shutdown": "NOSAVE/SAVE/NOW/FORCE/ABORT are accepted; nothing is saved (no persistence yet).",
