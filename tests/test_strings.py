@@ -524,3 +524,163 @@ def test_compressible_keys(server):
     assert c("GET", b"m" * 800) == b"0"
     assert c("DEL", *keys[1:]) == 2
     assert c("DBSIZE") == 1
+
+
+# -------------------------------------------------------------------------- LCS
+
+LCS_TYPE = err("ERR The specified keys must contain string values")
+
+
+def lcs_reference(a, b, min_match_len=0):
+    """Redis's LCS: the subsequence and the runs IDX reports (walking back, the table's
+    ties shorten b), as [[a_start, a_end], [b_start, b_end], len]."""
+    t = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            t[i][j] = t[i - 1][j - 1] + 1 if a[i - 1] == b[j - 1] else max(t[i - 1][j], t[i][j - 1])
+    i, j, out, runs, run = len(a), len(b), [], [], None
+    while i > 0 and j > 0:
+        close = False
+        if a[i - 1] == b[j - 1]:
+            out.append(a[i - 1:i])
+            run = [i - 1, i - 1, j - 1, j - 1] if run is None else [i - 1, run[1], j - 1, run[3]]
+            close = i == 1 or j == 1
+            i, j = i - 1, j - 1
+        else:
+            if t[i - 1][j] > t[i][j - 1]:
+                i -= 1
+            else:
+                j -= 1
+            close = run is not None
+        if close:
+            length = run[1] - run[0] + 1
+            if length >= min_match_len:
+                runs.append([[run[0], run[1]], [run[2], run[3]], length])
+            run = None
+    return b"".join(reversed(out)), runs, t[len(a)][len(b)]
+
+
+def keys_on_two_shards(c, target):
+    """Two key names that damselfly (2 threads) keeps on different shards."""
+    if target != "damselfly":
+        return "lcs:a", "lcs:b"
+    names = [f"lcs:{i}" for i in range(64)]
+    first = c("DEBUG", "KEYSHARD", names[0])
+    return names[0], next(n for n in names if c("DEBUG", "KEYSHARD", n) != first)
+
+
+def test_lcs_basic_replies(server):
+    c = server.raw()
+    c("MSET", "k1{t}", "ohmytext", "k2{t}", "mynewtext")
+    assert c.raw_call("LCS", "k1{t}", "k2{t}") == b"$6\r\nmytext\r\n"
+    assert c.raw_call("LCS", "k1{t}", "k2{t}", "LEN") == b":6\r\n"
+    assert c("LCS", "k1{t}", "k2{t}", "IDX") == [
+        b"matches", [[[4, 7], [5, 8]], [[2, 3], [0, 1]]], b"len", 6]
+    assert c("lcs", "k1{t}", "k2{t}", "idx", "minmatchlen", "4", "withmatchlen") == [
+        b"matches", [[[4, 7], [5, 8], 4]], b"len", 6]
+    assert c("LCS", "k1{t}", "k2{t}", "WITHMATCHLEN", "IDX", "MINMATCHLEN", "-5") == [
+        b"matches", [[[4, 7], [5, 8], 4], [[2, 3], [0, 1], 2]], b"len", 6]
+    # WITHMATCHLEN and MINMATCHLEN without IDX change nothing; the last MINMATCHLEN wins.
+    assert c("LCS", "k1{t}", "k2{t}", "WITHMATCHLEN", "MINMATCHLEN", "9") == b"mytext"
+    assert c("LCS", "k1{t}", "k2{t}", "IDX", "MINMATCHLEN", "9", "MINMATCHLEN", "3") == [
+        b"matches", [[[4, 7], [5, 8]]], b"len", 6]
+    # Missing keys are empty strings.
+    assert c("LCS", "k1{t}", "nokey{t}") == b""
+    assert c("LCS", "nokey{t}", "k1{t}", "LEN") == 0
+    assert c("LCS", "nokey{t}", "nokey2{t}", "IDX") == [b"matches", [], b"len", 0]
+    # Integers are compared as their text; binary data byte by byte.
+    c("MSET", "n1{t}", "12345", "n2{t}", "2340")
+    assert c("LCS", "n1{t}", "n2{t}") == b"234"
+    c("MSET", "b1{t}", b"a\x00b\xffc", "b2{t}", b"\x00\xffc")
+    assert c("LCS", "b1{t}", "b2{t}") == b"\x00\xffc"
+    assert c("LCS", "b1{t}", "b2{t}", "IDX") == [
+        b"matches", [[[3, 4], [1, 2]], [[1, 1], [0, 0]]], b"len", 3]
+
+
+def test_lcs_resp3(server):
+    c = server.raw()
+    c("HELLO", "3")
+    c("MSET", "k1{t}", "ohmytext", "k2{t}", "mynewtext")
+    assert c("LCS", "k1{t}", "k2{t}", "IDX", "WITHMATCHLEN") == {
+        b"matches": [[[4, 7], [5, 8], 4], [[2, 3], [0, 1], 2]], b"len": 6}
+    assert c.raw_call("LCS", "nokey{t}", "k2{t}", "IDX") == (
+        b"%2\r\n$7\r\nmatches\r\n*0\r\n$3\r\nlen\r\n:0\r\n")
+    assert c("LCS", "k1{t}", "k2{t}", "LEN") == 6
+    assert c("LCS", "k1{t}", "k2{t}") == b"mytext"
+
+
+def test_lcs_errors(server):
+    c = server.raw()
+    c("MSET", "k1{t}", "ohmytext", "k2{t}", "mynewtext")
+    assert c("LCS") == arity("lcs")
+    assert c("LCS", "k1{t}") == arity("lcs")
+    assert c("LCS", "k1{t}", "k2{t}", "LEN", "IDX") == err(
+        "ERR If you want both the length and indexes, please just use IDX.")
+    assert c("LCS", "k1{t}", "k2{t}", "IDX", "foo") == SYNTAX
+    assert c("LCS", "k1{t}", "k2{t}", "MINMATCHLEN") == SYNTAX  # without its value
+    assert c("LCS", "k1{t}", "k2{t}", "MINMATCHLEN", "x") == NOT_INT
+    assert c("LCS", "k1{t}", "k2{t}", "MINMATCHLEN", "1.5", "IDX") == NOT_INT
+    # The options are checked before the table's size, and the size before anything runs.
+    c("SET", "big{t}", "t" * 20000)
+    assert c("LCS", "big{t}", "k1{t}", "foo") == SYNTAX
+    assert c("LCS", "big{t}", "big{t}", "LEN") == err(
+        "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
+    assert c("LCS", "big{t}", "k1{t}", "LEN") == 2
+
+
+def test_lcs_wrong_type(server):
+    c = server.raw()
+    c("SET", "k1{t}", "ohmytext")
+    if isinstance(c("RPUSH", "list{t}", "x"), Exception):
+        pytest.skip("the server has no second data type yet")
+    assert c("LCS", "k1{t}", "list{t}") == LCS_TYPE
+    # The types are checked before the options.
+    assert c("LCS", "list{t}", "nokey{t}", "LEN", "IDX") == LCS_TYPE
+
+
+@pytest.mark.parametrize("same_shard", [True, False])
+def test_lcs_matches_reference(server, target, same_shard):
+    c = server.raw()
+    if same_shard:
+        ka, kb = "dna:a{t}", "dna:b{t}"
+    else:
+        ka, kb = keys_on_two_shards(c, target)
+    seed = 12345
+    def dna(n):
+        nonlocal seed
+        out = bytearray()
+        for _ in range(n):
+            seed = (seed * 1103515245 + 12345) % (1 << 31)
+            out.append(b"ACGT"[(seed >> 16) % 4])
+        return bytes(out)
+    a, b = dna(300), dna(250)
+    c("SET", ka, a)
+    c("SET", kb, b)
+    subsequence, runs, length = lcs_reference(a, b)
+    assert c("LCS", ka, kb) == subsequence
+    assert c("LCS", kb, ka, "LEN") == length
+    assert c("LCS", ka, kb, "IDX", "WITHMATCHLEN") == [b"matches", runs, b"len", length]
+    long_runs = lcs_reference(a, b, 4)[1]
+    assert c("LCS", ka, kb, "IDX", "MINMATCHLEN", "4") == [
+        b"matches", [r[:2] for r in long_runs], b"len", length]
+    assert c("LCS", ka, "missing" + ka) == b""
+
+
+def test_lcs_across_shards(server, target):
+    c = server.raw()
+    ka, kb = keys_on_two_shards(c, target)
+    c("SET", ka, "ohmytext")
+    assert c("LCS", ka, kb) == b""
+    c("SET", kb, "mynewtext")
+    assert c("LCS", ka, kb, "IDX") == [b"matches", [[[4, 7], [5, 8]], [[2, 3], [0, 1]]], b"len", 6]
+    assert c("LCS", ka, kb, "LEN", "IDX") == err(
+        "ERR If you want both the length and indexes, please just use IDX.")
+    assert c("LCS", ka, kb, "bad") == SYNTAX
+    c("HELLO", "3")
+    assert c("LCS", ka, kb, "IDX") == {b"matches": [[[4, 7], [5, 8]], [[2, 3], [0, 1]]], b"len": 6}
+    # Inside MULTI/EXEC, and while another client changes one of the keys.
+    assert c("MULTI") == "OK"
+    assert c("LCS", kb, ka) == "QUEUED"
+    assert c("SET", kb, "text") == "QUEUED"
+    assert c("LCS", ka, kb, "LEN") == "QUEUED"
+    assert c("EXEC") == [b"mytext", "OK", 4]

@@ -25,8 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # Where a command's behaviour differs from Redis 7.0's. Keys: "command" or
 # "command|subcommand", lower case.
 NOTES = {
-    "debug": "POPULATE, OBJECT, SLEEP (pauses only the calling client) and HELP; no RELOAD "
-             "before snapshots exist.",
+    "debug": "POPULATE, OBJECT, SLEEP (stops the thread running it, not the whole server) and "
+             "HELP; no RELOAD before snapshots exist.",
+    "latency": "Events recorded: command, fast-command, expire-cycle (each thread keeps its "
+               "own samples; LATENCY merges them).",
+    "latency|histogram": "Counts come from damselfly's histograms (1/32 buckets): a duration "
+                         "less than 1/128 above a power of two is counted at the next label, "
+                         "where Redis counts it at that power's.",
     "object|idletime": "Always 0: access times are not tracked.",
     "keys": "Returns at most --keys_output_limit keys.",
     "shutdown": "NOSAVE/SAVE/NOW/FORCE/ABORT are accepted; nothing is saved (no persistence yet).",

@@ -14,6 +14,7 @@
 
 #include "helio/base/strings.h"
 #include "helio/base/time.h"
+#include "src/server/latency_monitor.h"
 #include "src/server/monitor.h"
 #include "src/server/server_state.h"
 
@@ -126,6 +127,9 @@ uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& 
   }
   latency->Record(duration_ns);
   counters.failed += cntx->reply_builder()->errors_sent() != errors_before;
+  RecordLatencyIfNeeded(
+      (cid->flags & facade::kCmdFast) ? LatencyEvent::kFastCommand : LatencyEvent::kCommand,
+      duration_ns);
   if (MonitorsActive()) [[unlikely]] {
     FeedMonitors(cid, args, cntx);
   }

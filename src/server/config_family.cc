@@ -17,6 +17,7 @@
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/latency_monitor.h"
 #include "src/server/cgroup_limits.h"
 #include "src/server/server_stats.h"
 
@@ -106,6 +107,8 @@ const std::vector<ConfigParam>& Params() {
        IntegerSetter(-1, kMaxLong, SetSlowlogThresholdUs)},
       {"slowlog-max-len", [] { return helio::StrCat(SlowlogMaxLen()); },
        IntegerSetter(0, kMaxLong, SetSlowlogMaxLen)},
+      {"latency-monitor-threshold", [] { return helio::StrCat(LatencyThresholdMs()); },
+       IntegerSetter(0, kMaxLong, [](int64_t ms) { SetLatencyThresholdMs(uint64_t(ms)); })},
       {"port", [] { return helio::StrCat(FLAGS_port); }, nullptr},
       {"bind", [] { return FLAGS_bind.empty() ? std::string("* -::*") : FLAGS_bind; }, nullptr},
       {"databases", [] { return helio::StrCat(FLAGS_dbnum); }, nullptr},

@@ -2,6 +2,7 @@
 
 #include <boost/fiber/operations.hpp>
 #include <chrono>
+#include <thread>
 
 #include "helio/base/strings.h"
 #include "src/facade/conn_context.h"
@@ -95,8 +96,9 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
   if (ArgIs(sub, "SLEEP") && args.size() == 3) {
     std::optional<long double> seconds = ParseLongDouble(args[2]);
     if (!seconds || *seconds < 0) return rb->SendError(facade::kInvalidFloatErr);
-    // Only this client waits: other clients of the thread keep being served.
-    boost::this_fiber::sleep_for(std::chrono::microseconds(int64_t(*seconds * 1e6)));
+    // As in Redis, the server stops: this thread (its shard and its clients) sleeps,
+    // which is what tests of the latency monitor and of timeouts expect to observe.
+    std::this_thread::sleep_for(std::chrono::microseconds(int64_t(*seconds * 1e6)));
     return rb->SendOk();
   }
   if (ArgIs(sub, "KEYSHARD") && args.size() == 3) {
@@ -112,7 +114,7 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
         "    it is used instead of the 'key' prefix. These are not propagated to",
         "    replicas.",
         "SLEEP <seconds>",
-        "    Stop the calling client for <seconds> (fractions allowed).",
+        "    Stop the thread running the command for <seconds>. Decimals allowed.",
         "KEYSHARD <key>",
         "    Return the shard that owns <key> (damselfly only).",
         "HELP",

@@ -33,6 +33,21 @@ uint64_t LatencyHistogram::CountAtMost(uint64_t ns) const {
   return count;
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> LatencyHistogram::CumulativeUsec() const {
+  // Redis counts the durations up to the end of its bucket of L (1/128 of L wide); ours
+  // are 1/32 wide, so the durations below L are the closest whole-bucket count.
+  constexpr int kFirstPower = 10, kLastPower = 30;
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  uint64_t previous = 0;
+  for (int power = kFirstPower; power <= kLastPower && previous < total_; ++power) {
+    const uint64_t level = uint64_t{1} << power;
+    const uint64_t count = power == kLastPower ? total_ : CountAtMost(level - 1);
+    if (count > previous) out.emplace_back((level + (level >> 7) - 1) / 1000, count);
+    previous = count;
+  }
+  return out;
+}
+
 double LatencyHistogram::PercentileUs(double percentile) const {
   if (total_ == 0) return 0;
   const uint64_t rank = std::max<uint64_t>(1, uint64_t(std::ceil(percentile / 100 * total_)));

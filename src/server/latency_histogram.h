@@ -1,5 +1,5 @@
 // LatencyHistogram: the durations of one command on one thread, for INFO latencystats
-// (Redis 7's latency_percentiles_usec_<command> lines).
+// (Redis 7's latency_percentiles_usec_<command> lines) and LATENCY HISTOGRAM.
 //
 // Buckets are log-linear over nanoseconds, as in HdrHistogram: durations below 64 ns
 // each have a bucket of their own, and each power of two above is split into 32 equal
@@ -15,6 +15,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace damselfly {
 
@@ -35,6 +37,14 @@ class LatencyHistogram {
   // that straddles `ns` (at most 1/32 of it wide) counts as above it. For Prometheus's
   // cumulative `le` buckets.
   uint64_t CountAtMost(uint64_t ns) const;
+
+  // LATENCY HISTOGRAM's cumulative distribution, as Redis 7 reports its HdrHistogram
+  // (2 significant digits, durations clamped to 1 s) iterated in powers of two from
+  // 1024 ns: for each power L = 2^10 .. 2^30, (label, count) where the label is the
+  // highest duration in microseconds Redis's bucket of L holds (L + L/128 - 1 ns, so
+  // 1, 2, 4, 8, 16, 33, 66, ...) and count the durations below L (all of them at 2^30);
+  // only the powers where the count grows, up to the one that counts them all.
+  std::vector<std::pair<uint64_t, uint64_t>> CumulativeUsec() const;
 
   // The duration, in microseconds, that `percentile` percent (0 < percentile <= 100) of
   // the recorded ones do not exceed: the highest duration of the bucket that holds that

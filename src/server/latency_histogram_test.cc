@@ -91,5 +91,19 @@ TEST(LatencyHistogramTest, MergeAddsCounts) {
   EXPECT_NEAR(a.PercentileUs(95), 1000.0, 40);
 }
 
+// Labels as Redis 7 prints them: the end of its HdrHistogram bucket of each power of two
+// from 1024 ns, in microseconds; durations past 1 s count at the last power.
+TEST(LatencyHistogramTest, CumulativeUsecAsRedisReportsIt) {
+  LatencyHistogram h;
+  EXPECT_TRUE(h.CumulativeUsec().empty());
+  for (uint64_t ns : {300, 500, 1500, 3000, 3000, 20000}) h.Record(ns);
+  h.Record(uint64_t{5} * 1000000000);
+  using Cdf = std::vector<std::pair<uint64_t, uint64_t>>;
+  EXPECT_EQ(h.CumulativeUsec(), (Cdf{{1, 2}, {2, 3}, {4, 5}, {33, 6}, {1082130, 7}}));
+  LatencyHistogram fast;
+  fast.Record(100);
+  EXPECT_EQ(fast.CumulativeUsec(), (Cdf{{1, 1}}));
+}
+
 }  // namespace
 }  // namespace damselfly

@@ -12,6 +12,7 @@
 #include "src/server/debug_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/generic_family.h"
+#include "src/server/latency_family.h"
 #include "src/server/lookup_prefetcher.h"
 #include "src/server/monitor.h"
 #include "src/server/multi_exec.h"
@@ -40,6 +41,7 @@ void Service::RegisterCommands() {
   ServerFamily::Register(this, &registry_);
   ConfigFamily::Register(&registry_);
   SlowlogFamily::Register(&registry_);
+  LatencyFamily::Register(&registry_);
   StringFamily::Register(&registry_);
   GenericFamily::Register(&registry_);
   DebugFamily::Register(&registry_);

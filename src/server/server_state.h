@@ -1,7 +1,7 @@
 // ServerState: what each proactor thread keeps about the clients it serves and the
-// commands it runs: its live connections, its counters and its slow log. INFO, CLIENT
-// LIST, CLIENT KILL and /metrics visit every thread (ProactorPool::AwaitOnAll) to read
-// them, so no counter is shared between threads.
+// commands it runs: its live connections, its counters, its slow log and its latency
+// monitor samples. INFO, CLIENT LIST, CLIENT KILL, LATENCY and /metrics visit every thread
+// (ProactorPool::AwaitOnAll) to read them, so no counter is shared between threads.
 //
 // Thread-safety: one instance per proactor thread, touched only by that thread.
 #pragma once
@@ -17,6 +17,7 @@
 #include "src/facade/command_registry.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/latency_histogram.h"
+#include "src/server/latency_monitor.h"
 
 namespace damselfly {
 
@@ -57,6 +58,7 @@ class ServerState {
   // each, so only the commands in use cost memory).
   std::array<std::unique_ptr<LatencyHistogram>, facade::CommandRegistry::kMaxCommands> latency;
   std::deque<SlowLogEntry> slowlog;  // newest first, at most --slowlog_max_len
+  LatencyEvents latency_events;      // the LATENCY monitor's samples of this thread
 };
 
 }  // namespace damselfly

@@ -1,11 +1,14 @@
 #include "src/server/string_family.h"
 
+#include <gflags/gflags.h>
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
 #include <vector>
 
 #include "helio/base/strings.h"
+#include "src/core/lcs.h"
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
@@ -15,6 +18,8 @@
 #include "src/server/family_utils.h"
 #include "src/server/lookup_prefetcher.h"
 #include "src/server/transaction.h"
+
+DECLARE_uint64(proto_max_bulk_len);
 
 namespace damselfly {
 
@@ -441,6 +446,88 @@ void CmdMGet(CmdArgList args, ConnectionContext* cntx) {
   }
 }
 
+// --- LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]. One read hop copies
+// both values out; the O(N*M) table is then built where the handler runs: on the keys'
+// shard when they share one (the transaction is inline; LCS stops the shard as it stops
+// Redis), else on the connection's fiber.
+
+// The string under `key` for LCS, copied: "" when missing, nullopt for another type.
+std::optional<std::string> CopyLcsValue(DbIndex db, std::string_view key) {
+  OpResult<const PrimeValue*> found = FindString(db, key);
+  if (found) return std::string((*found)->GetString(&Scratch()));
+  if (found.status() == OpStatus::kKeyNotFound) return std::string();
+  return std::nullopt;
+}
+
+// Redis's order: the types, the options, then the table's size.
+void ReplyLcs(CmdArgList args, const std::optional<std::string>& a,
+              const std::optional<std::string>& b, ReplyBuilder* rb) {
+  if (!a || !b) return rb->SendError("ERR The specified keys must contain string values");
+  bool len = false, idx = false, with_match_len = false;
+  int64_t min_match_len = 0;
+  for (size_t i = 3; i < args.size(); ++i) {
+    if (ArgIs(args[i], "IDX")) {
+      idx = true;
+    } else if (ArgIs(args[i], "LEN")) {
+      len = true;
+    } else if (ArgIs(args[i], "WITHMATCHLEN")) {
+      with_match_len = true;
+    } else if (ArgIs(args[i], "MINMATCHLEN") && i + 1 < args.size()) {
+      std::optional<int64_t> parsed = ParseInt64(args[++i]);
+      if (!parsed) return rb->SendError(facade::kInvalidIntErr);
+      min_match_len = std::max<int64_t>(0, *parsed);
+    } else {
+      return rb->SendError(facade::kSyntaxErr);
+    }
+  }
+  if (idx && len) {
+    return rb->SendError("ERR If you want both the length and indexes, please just use IDX.");
+  }
+  std::optional<uint64_t> table_bytes = core::LcsTableBytes(a->size(), b->size());
+  if (!table_bytes) return rb->SendError("ERR String too long for LCS");
+  if (*table_bytes > FLAGS_proto_max_bulk_len) {
+    return rb->SendError(
+        "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+  }
+  std::optional<core::LcsResult> lcs = core::ComputeLcs(*a, *b,
+                                                        {.want_subsequence = !len && !idx,
+                                                         .want_matches = idx,
+                                                         .min_match_len = uint64_t(min_match_len)});
+  if (!lcs) {
+    return rb->SendError("ERR Insufficient memory, failed allocating transient memory for LCS");
+  }
+  if (len) return rb->SendLong(lcs->length);
+  if (!idx) return rb->SendBulk(lcs->subsequence);
+  rb->StartMap(2);
+  rb->SendBulk("matches");
+  rb->StartArray(lcs->matches.size());
+  for (const core::LcsMatch& match : lcs->matches) {
+    rb->StartArray(with_match_len ? 3 : 2);
+    rb->StartArray(2);
+    rb->SendLong(match.a_start);
+    rb->SendLong(match.a_end);
+    rb->StartArray(2);
+    rb->SendLong(match.b_start);
+    rb->SendLong(match.b_end);
+    if (with_match_len) rb->SendLong(match.length());
+  }
+  rb->SendBulk("len");
+  rb->SendLong(lcs->length);
+}
+
+void CmdLcs(CmdArgList args, ConnectionContext* cntx) {
+  CommandTransaction tx(args, cntx);
+  std::optional<std::string> values[3];  // by argument position: key1, key2
+  tx->Execute(
+      [&](Transaction* t, EngineShard* shard) {
+        for (uint32_t index : t->KeyIndices(shard->shard_id())) {
+          values[index] = CopyLcsValue(t->db(), args[index]);
+        }
+      },
+      true);
+  ReplyLcs(args, values[1], values[2], cntx->reply_builder());
+}
+
 }  // namespace
 
 void StringFamily::Register(facade::CommandRegistry* registry) {
@@ -521,6 +608,18 @@ void StringFamily::Register(facade::CommandRegistry* registry) {
   add("SETRANGE", "key offset value", 4, kWriteFlags, kW | kAclSlow,
       "Overwrite part of a string at key starting at the specified offset", "2.2.0",
       CmdSetRange);
+  registry->Register(CommandId{.name = "LCS",
+                               .arity = -3,
+                               .flags = kCmdReadOnly,
+                               .first_key = 1,
+                               .last_key = 2,
+                               .key_step = 1,
+                               .acl = kR | kAclString | kAclSlow,
+                               .group = "string",
+                               .summary = "Find longest common substring",
+                               .since = "7.0.0",
+                               .syntax = "key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]",
+                               .handler = CmdLcs});
 }
 
 }  // namespace damselfly
