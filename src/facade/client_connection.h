@@ -30,7 +30,8 @@ class ClientConnection : public helio::net::Connection {
 
   void HandleRequests() final;
 
-  // Connection fiber only: sends pending replies. False when the socket failed.
+  // Connection fiber only: sends pending replies. False when the socket failed. A
+  // connection without a socket (never accepted: the in-process tests) keeps them.
   bool Flush();
 
   // Any context on the connection's thread: ends the connection (CLIENT KILL, shutdown).
