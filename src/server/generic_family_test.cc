@@ -234,6 +234,30 @@ TEST_P(GenericFamilyTest, DatabasesAreSeparate) {
   EXPECT_THAT(Run({"select", "16"}), ErrArg("ERR DB index is out of range"));
 }
 
+TEST_P(GenericFamilyTest, MoveAndSwapDb) {
+  EXPECT_EQ(Run({"set", a_, "1", "EX", "100"}), "OK");
+  EXPECT_EQ(Run({"move", a_, "1"}), 1);
+  EXPECT_EQ(Run({"move", a_, "1"}), 0);  // gone from db 0
+  EXPECT_EQ(Run({"move", "missing", "1"}), 0);
+  EXPECT_THAT(Run({"move", a_, "16"}), ErrArg("ERR DB index is out of range"));
+  EXPECT_THAT(Run({"move", a_, "x"}), ErrArg(kNotInt));
+  EXPECT_EQ(Run({"set", a_, "0"}), "OK");
+  EXPECT_EQ(Run({"move", a_, "1"}), 0);  // db 1 has it already
+  EXPECT_EQ(Run({"select", "1"}), "OK");
+  EXPECT_EQ(Run({"get", a_}), "1");
+  EXPECT_EQ(Run({"ttl", a_}), 100);  // the TTL moves with the key
+  EXPECT_THAT(Run({"move", a_, "1"}), ErrArg("ERR source and destination objects are the same"));
+
+  // SWAPDB swaps what every connection sees, on every shard.
+  std::unique_ptr<TestConnection> other = Connect(num_shards() - 1);
+  EXPECT_EQ(Run({"set", b_, "db1"}), "OK");
+  EXPECT_EQ(Run({"swapdb", "0", "1"}), "OK");
+  EXPECT_THAT(other->Run({"mget", a_, b_}), RespArray(ElementsAre("1", "db1")));
+  EXPECT_THAT(Run({"mget", a_, b_}), RespArray(ElementsAre("0", IsNil())));
+  EXPECT_THAT(Run({"swapdb", "0", "16"}), ErrArg("ERR DB index is out of range"));
+  EXPECT_THAT(Run({"swapdb", "x", "1"}), ErrArg("ERR invalid first DB index"));
+}
+
 // ------------------------------------------------------------------ MULTI / EXEC / WATCH
 
 TEST_P(GenericFamilyTest, MultiExecRepliesInOrder) {
