@@ -31,7 +31,8 @@ class ClientConnection : public helio::net::Connection {
 
   void HandleRequests() final;
 
-  // Connection fiber only: sends pending replies. False when the socket failed.
+  // Connection fiber only: sends pending replies. False when the socket failed. A
+  // connection without a socket (never accepted: the in-process tests) keeps them.
   bool Flush();
 
   // Connection fiber only. While a sink is set, Flush hands the replies to it instead of

@@ -25,20 +25,19 @@
 #include "src/server/memcache_service.h"
 #include "src/server/metrics.h"
 
-DEFINE_uint32(port, 6379, "TCP port for RESP clients");
 DEFINE_uint32(memcached_port, 0,
               "TCP port for memcached text-protocol clients (database 0); 0: no such port");
 DECLARE_uint64(max_item_size);
-DEFINE_string(bind, "",
-              "Addresses to listen on, separated by spaces or commas (empty: every IPv4 and "
-              "IPv6 address)");
+// Defined in server_flags.cc: CONFIG GET and INFO report them too.
+DECLARE_uint32(port);
+DECLARE_string(bind);
+DECLARE_uint32(dbnum);
+DECLARE_int32(tcp_backlog);
 DEFINE_uint32(proactor_threads, 0,
               "Proactor (I/O and shard) threads; 0: one per CPU the process may run on, "
               "capped by its cgroup's CPU limit (a container's --cpus) rounded up");
 DEFINE_uint32(num_shards, 0, "Keyspace shards, at most one per thread; 0: one per thread");
-DEFINE_uint32(dbnum, 16, "Number of databases (SELECT 0 .. dbnum-1)");
 DEFINE_uint32(hz, 10, "Active expiry cycles per second on each shard");
-DEFINE_int32(tcp_backlog, 511, "Listen backlog");
 DEFINE_bool(primary_port_http_enabled, true,
             "Serve HTTP (/metrics, the status page) to clients of --port that speak it");
 DEFINE_uint32(admin_port, 0, "A second port for RESP and HTTP, for operators; 0: none");
