@@ -19,6 +19,8 @@ void CommandRegistry::Register(CommandId command) {
         .last_key = command.last_key >= 0 ? command.last_key - command.first_key : command.last_key,
         .key_step = command.key_step});
   }
+  command.single_range = command.key_specs.size() == 1 &&
+                         command.key_specs[0].keyword == nullptr && !command.key_specs[0].keynum;
   command.index = next_index_++;
   for (SubcommandSpec& sub : command.subcommands) sub.index = next_index_++;
   CHECK_LE(next_index_, kMaxCommands) << "raise CommandRegistry::kMaxCommands";

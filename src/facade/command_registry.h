@@ -128,6 +128,9 @@ struct CommandId {
   int key_step = 0;
   // Where the keys are (see KeySpec); empty: no keys.
   std::vector<KeySpec> key_specs;
+  // Set by Register: the keys are one plain range (an index begin, a range find), the
+  // common case ForEachKey walks without the general search.
+  bool single_range = false;
   uint32_t acl = 0;
   std::string group;    // COMMAND DOCS group: "string", "generic", "connection", "server"
   std::string summary;  // COMMAND DOCS summary
@@ -216,6 +219,14 @@ int KeySpecKeynum(const KeySpec& spec, CmdArgList args, int begin);
 template <typename Fn>
 void CommandId::ForEachKey(CmdArgList args, Fn&& fn) const {
   const int argc = int(args.size());
+  if (single_range) {
+    const KeySpec& spec = key_specs.front();
+    const int begin = spec.begin_index;
+    int last = spec.last_key >= 0 ? begin + spec.last_key : argc + spec.last_key;
+    if (spec.limit > 1) last = begin + (argc - begin) / spec.limit - 1;
+    for (int i = begin; i <= last && i < argc; i += spec.key_step) fn(size_t(i), spec.flags);
+    return;
+  }
   for (const KeySpec& spec : key_specs) {
     const int begin = KeySpecBegin(spec, args);
     if (begin <= 0 || begin >= argc) continue;

@@ -12,11 +12,9 @@ DbSlice::DbSlice(unsigned dbnum) : base_ms_(UnixTimeMs()), dbs_(dbnum) {}
 
 DbSlice::~DbSlice() = default;
 
-DbSlice::Db& DbSlice::EnsureDb(DbIndex index) {
-  if (!dbs_[index]) {
-    dbs_[index] = std::make_unique<Db>(index);
-    if (pre_update_hook_) InstallHook(*dbs_[index]);
-  }
+DbSlice::Db& DbSlice::CreateDb(DbIndex index) {
+  dbs_[index] = std::make_unique<Db>(index);
+  if (pre_update_hook_) InstallHook(*dbs_[index]);
   return *dbs_[index];
 }
 
@@ -69,14 +67,6 @@ const PrimeValue* DbSlice::Find(DbIndex index, std::string_view key) {
 const PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key) {
   const PrimeValue* value = Find(index, key);
   ++(value ? stats_.keyspace_hits : stats_.keyspace_misses);
-  return value;
-}
-
-OpResult<const PrimeValue*> DbSlice::FindTyped(DbIndex index, std::string_view key,
-                                               ObjType type) {
-  const PrimeValue* value = FindRead(index, key);
-  if (value == nullptr) return OpStatus::kKeyNotFound;
-  if (value->type() != type) return OpStatus::kWrongType;
   return value;
 }
 
@@ -388,8 +378,7 @@ void DbSlice::Update::Erase(std::string_view event) {
   slice_ = nullptr;
 }
 
-void DbSlice::Update::Finish() {
-  if (value_ == nullptr) return;
+void DbSlice::Update::FinishSlow() {
   if (!event_.empty()) {
     slice_->Report(KeyChangeKind::kSet, db_, key_, event_);
   } else if (inserted_) {

@@ -132,7 +132,12 @@ class DbSlice {
   const PrimeValue* FindRead(DbIndex db, std::string_view key);
   // FindRead of a value of `type`: kKeyNotFound, or kWrongType for another type (the
   // one place WRONGTYPE is decided).
-  OpResult<const PrimeValue*> FindTyped(DbIndex db, std::string_view key, ObjType type);
+  OpResult<const PrimeValue*> FindTyped(DbIndex db, std::string_view key, ObjType type) {
+    const PrimeValue* value = FindRead(db, key);
+    if (value == nullptr) return OpStatus::kKeyNotFound;
+    if (value->type() != type) return OpStatus::kWrongType;
+    return value;
+  }
   // Batched lookups: a command that looks up several keys calls PrefetchBuckets for all
   // of them, then PrefetchSlots for all, then finds each, so that their cache misses
   // overlap instead of following one another (see DashTable::PrefetchBuckets). `hash`
@@ -278,7 +283,12 @@ class DbSlice {
 
   Db* db(DbIndex index) { return dbs_[index].get(); }
   const Db* db(DbIndex index) const { return dbs_[index].get(); }
-  Db& EnsureDb(DbIndex index);
+  Db& EnsureDb(DbIndex index) {
+    if (dbs_[index]) [[likely]]
+      return *dbs_[index];
+    return CreateDb(index);
+  }
+  Db& CreateDb(DbIndex index);
   // Points `d`'s main table at pre_update_hook_ (or clears its hook).
   void InstallHook(Db& d);
   // The entry of a live key, deleting it first if its deadline has passed (the clock is
@@ -349,12 +359,20 @@ class DbSlice::Update {
 
   // Ends the Update now: reports a change, or removes a key it inserted and never
   // changed. Idempotent.
-  void Finish();
+  void Finish() {
+    if (value_ == nullptr) return;
+    if (!event_.empty() && slice_->listeners_.empty()) {  // the common case, inline
+      value_ = nullptr;
+      return;
+    }
+    FinishSlow();
+  }
 
  private:
   friend class DbSlice;
   Update(DbSlice* slice, DbIndex db, std::string_view key, PrimeValue* value, bool inserted)
       : slice_(slice), db_(db), key_(key), value_(value), inserted_(inserted) {}
+  void FinishSlow();
 
   DbSlice* slice_ = nullptr;
   DbIndex db_ = 0;
