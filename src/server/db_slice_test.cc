@@ -127,6 +127,29 @@ TEST(DbSliceTest, CasUniquesDisjointAcrossShards) {
   EXPECT_EQ(plain.NextCas(), 8u);
 }
 
+// Memcached metadata belongs to the value it was set for: it can be updated in place
+// (mg's access record), and a later write through the value makes a new item without it.
+TEST(DbSliceTest, McMetaLivesWithItsValue) {
+  DbSlice slice(1);
+  Put(&slice, "k");
+  DbSlice::Update item = slice.FindMutable(0, "k");
+  PrimeValue* value = &item.value();
+  EXPECT_EQ(slice.FindMcMeta(0, "k", *value), nullptr);
+  slice.SetMcMeta(0, "k", value, McMeta{.flags = 5, .access_s = 100});
+  McMeta* meta = slice.FindMcMeta(0, "k", *value);
+  ASSERT_NE(meta, nullptr);
+  meta->fetched = true;
+  const DbSlice& const_slice = slice;
+  const McMeta* seen = const_slice.FindMcMeta(0, "k", *value);
+  ASSERT_NE(seen, nullptr);
+  EXPECT_EQ(seen->flags, 5u);
+  EXPECT_EQ(seen->access_s, 100u);
+  EXPECT_TRUE(seen->fetched);
+  item->SetString("new");
+  item.Changed("set");
+  EXPECT_EQ(slice.FindMcMeta(0, "k", *value), nullptr);
+}
+
 TEST(DbSliceTest, LazyExpiryDeletesOnAccess) {
   DbSlice slice(1);
   Put(&slice, "gone");
