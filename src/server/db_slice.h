@@ -266,13 +266,6 @@ class DbSlice {
   }
   // A cas unique never handed out before by this slice.
   uint64_t NextCas() { return std::exchange(next_cas_, next_cas_ + cas_stride_); }
-  // Records a cas unique a client chose (ms E), so NextCas never hands it out again: the
-  // sequence skips to its first value above `cas`.
-  void NoteCas(uint64_t cas) {
-    if (cas < next_cas_) return;
-    const uint64_t above = cas + 1;
-    next_cas_ = above + (next_cas_ % cas_stride_ + cas_stride_ - above % cas_stride_) % cas_stride_;
-  }
 
   const Stats& stats() const { return stats_; }
   void ResetStats() { stats_ = Stats{}; }  // CONFIG RESETSTAT

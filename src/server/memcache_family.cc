@@ -125,16 +125,11 @@ struct StoreRequest {
   uint64_t cas = 0;
   bool invalidate = false;  // ms I: a cas older than the item's stores a stale item
   bool want_cas = false;    // the reply shows the new item's cas
-  uint64_t new_cas = 0;     // ms E: the new item's cas, chosen by the client (0: ours)
 };
 
-// The cas unique of an item a request is about to store: the client's (E), one handed
-// out now when the reply shows it, else none until someone asks.
+// The cas unique of an item a request is about to store: one handed out now when the
+// reply shows it, else none until someone asks.
 uint64_t CasForNewItem(const StoreRequest& request) {
-  if (request.new_cas != 0) {
-    Slice().NoteCas(request.new_cas);
-    return request.new_cas;
-  }
   return request.want_cas ? Slice().NextCas() : 0;
 }
 
@@ -462,8 +457,7 @@ void RunMetaSet(const MemcacheCommand& command, std::string* out) {
                        .compare = meta_args.Has('C'),
                        .cas = meta_args.compare_cas,
                        .invalidate = meta_args.Has('I'),
-                       .want_cas = meta_args.Has('c'),
-                       .new_cas = meta_args.Has('E') ? meta_args.new_cas : 0};
+                       .want_cas = meta_args.Has('c')};
   switch (meta_args.mode) {
     case MetaMode::kAdd: request.mode = StoreMode::kAdd; break;
     case MetaMode::kReplace: request.mode = StoreMode::kReplace; break;
