@@ -364,6 +364,10 @@ def test_ms_invalidate(mc_server):
     assert raw.call(b"ms t 1 I C%d c\r\nb\r\n" % (cas + 1000)) == b"EX c0\r\n"
     assert raw.call(b"ms t 1 MA I C%d c\r\nb\r\n" % (cas - 1)) == b"EX c0\r\n"
     assert raw.call(b"mg t v\r\n") == b"VA 1\r\na\r\n"
+    # A classic set makes a new item whose cas is newer than any read before it.
+    raw.call(b"set t 0 50 1\r\nb\r\n")
+    assert raw.call(b"ms t 1 I C%d\r\nc\r\n" % cas) == b"HD\r\n"
+    assert raw.call(b"mg t v\r\n") == b"VA 1 X W\r\nc\r\n"
 
 
 # --------------------------------------------------------------------------- md

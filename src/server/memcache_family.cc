@@ -167,6 +167,7 @@ enum class CasCheck { kNone, kMatch, kStale, kBad };
 
 CasCheck CheckCas(const StoreRequest& request, const McMeta& old) {
   // A zero cas compares nothing; an item whose cas was never handed out matches none.
+  // REQUIRES: with invalidate, old.cas != 0.
   if (!request.compare || request.cas == 0) return CasCheck::kNone;
   if (old.cas != 0 && request.cas == old.cas) return CasCheck::kMatch;
   if (request.invalidate && old.cas != 0 && request.cas < old.cas) return CasCheck::kStale;
@@ -184,6 +185,11 @@ StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
   Item item = slice.FindMutable(kDb, key);
   PrimeValue* value = item ? &item.value() : nullptr;
   McMeta old = value ? MetaOf(key, *value) : McMeta{};
+  // memcached gives every item a cas when it stores it; ours is handed out on demand.
+  // One handed out now is newer than any this shard handed out before (every cas of a
+  // key comes from its shard), as memcached's store-time cas is newer than any a client
+  // read before the store: I then stores such a client's value stale, as memcached does.
+  if (value && request.invalidate && old.cas == 0) old.cas = slice.NextCas();
   const CasCheck cas_check = value ? CheckCas(request, old) : CasCheck::kNone;
   McMeta meta{.flags = request.flags, .key_binary = request.key_binary};
   int64_t deadline_ms = request.deadline_ms;
