@@ -280,9 +280,10 @@ def test_ms_basic(mc_server):
     m = re.fullmatch(rb"HD kk O9 c(\d+)\r\n", reply)
     assert m, reply
     assert raw.call(b"gets k\r\n") == b"VALUE k 0 1 %s\r\ny\r\nEND\r\n" % m.group(1)
-    # A negative T stores an item that is already expired.
+    # A negative T stores an item that is already expired (it had a cas all the same).
     assert raw.call(b"ms k 1 T-1\r\nz\r\n") == b"HD\r\n"
     assert raw.call(b"mg k v\r\n") == b"EN\r\n"
+    assert re.fullmatch(rb"HD c[1-9]\d*\r\n", raw.call(b"ms k 1 T-1 c\r\nz\r\n"))
 
 
 def test_ms_modes(mc_server):

@@ -239,14 +239,14 @@ StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
       return StoreResult::kStored;
     }
   }
-  if (deadline_ms == kAlreadyExpired) {  // stored and at once expired
+  meta.cas = request.want_cas ? slice.NextCas() : 0;
+  *new_cas = meta.cas;
+  if (deadline_ms == kAlreadyExpired) {  // stored (with a cas) and at once expired
     if (item) item.Erase();
     return StoreResult::kStored;
   }
   if (!item) item = slice.AddOrFind(kDb, key);
-  meta.cas = request.want_cas ? slice.NextCas() : 0;
   StoreNew(item, request.data, meta, deadline_ms, request.meta);
-  *new_cas = meta.cas;
   return StoreResult::kStored;
 }
 
