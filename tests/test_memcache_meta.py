@@ -6,6 +6,7 @@ Remaining TTLs ('t' flag) are checked within 1 s: memcached's clock has 1 s step
 
 import base64
 import re
+import time
 
 import pytest
 
@@ -92,6 +93,97 @@ def test_mg_touch_and_vivify(mc_server):
     assert raw.call(b"mg viv v\r\n") == b"VA 3\r\nnew\r\n"
 
 
+def test_mg_hit_before_and_last_access(mc_server):
+    raw = mc_server.mc_raw()
+    raw.call(b"ms k 1\r\nx\r\n")
+    # h: whether the item was fetched before this request; l: seconds since its last access.
+    assert raw.call(b"mg k h l v\r\n") == b"VA 1 h0 l0\r\nx\r\n"
+    assert raw.call(b"mg k l h\r\n") == b"HD l0 h1\r\n"
+    # A new value is a new item, not fetched yet.
+    raw.call(b"ms k 1\r\ny\r\n")
+    assert raw.call(b"mg k h\r\n") == b"HD h0\r\n"
+    # u fetches without marking the item; an item created by N counts as fetched.
+    raw.call(b"ms u 1\r\nx\r\n")
+    assert raw.call(b"mg u u h\r\n") == b"HD h0\r\n"
+    assert raw.call(b"mg u h\r\n") == b"HD h0\r\n"
+    assert raw.call(b"mg u h\r\n") == b"HD h1\r\n"
+    assert raw.call(b"mg viv N30 h l\r\n") == b"HD h0 l0 W\r\n"
+    assert raw.call(b"mg viv h\r\n") == b"HD h1 Z\r\n"
+    # Classic retrievals and touch fetch the item too (gets also a classic-only one).
+    for i, command in enumerate((b"get %s", b"gets %s", b"gat 100 %s", b"touch %s 100")):
+        key = b"c%d" % i
+        raw.call(b"ms %s 1\r\nx\r\n" % key)
+        raw.call(command % key + b"\r\n")
+        assert raw.call(b"mg %s h\r\n" % key) == b"HD h1\r\n", command
+    raw.call(b"set plain 0 0 1\r\nx\r\n")
+    raw.call(b"gets plain\r\n")
+    assert raw.call(b"mg plain h\r\n") == b"HD h1\r\n"
+    # ma and me do not fetch; me reports the same state as fetch=.
+    raw.call(b"ms n 1\r\n5\r\n")
+    raw.call(b"ma n\r\n")
+    assert re.fullmatch(rb"ME n exp=-1 la=0 cas=\d+ fetch=no cls=\d+ size=\d+\r\n",
+                        raw.call(b"me n\r\n"))
+    assert raw.call(b"mg n h\r\n") == b"HD h0\r\n"
+    assert re.fullmatch(rb"ME n exp=-1 la=0 cas=\d+ fetch=yes .*\r\n", raw.call(b"me n\r\n"))
+    # An increment that rewrites the number in place keeps the item (fetched); one that
+    # needs more bytes makes a new item.
+    raw.call(b"ma n\r\n")
+    assert raw.call(b"mg n h v\r\n") == b"VA 1 h1\r\n7\r\n"
+    raw.call(b"ma n D3\r\n")
+    assert raw.call(b"mg n h v\r\n") == b"VA 2 h0\r\n10\r\n"
+
+
+def test_mg_last_access_counts_seconds(mc_server):
+    raw = mc_server.mc_raw()
+    raw.call(b"ms k 1\r\nx\r\n")
+    time.sleep(2.1)
+    # The first fetch marks the item fetched but leaves its last access at the store.
+    reply = raw.call(b"mg k l h\r\n")
+    m = re.fullmatch(rb"HD l(\d+) h0\r\n", reply)
+    assert m and 2 <= int(m.group(1)) <= 3, reply
+    m = re.fullmatch(rb"ME k exp=-1 la=(\d+) cas=\d+ fetch=yes .*\r\n", raw.call(b"me k\r\n"))
+    assert m and 2 <= int(m.group(1)) <= 3
+
+
+def test_mg_vivify_ttl(mc_server):
+    raw = mc_server.mc_raw()
+    # A negative TTL creates the item expired: the request that created it sees it and
+    # wins, nobody after.
+    assert raw.call(b"mg a N-1 v\r\n") == b"VA 0 W\r\n\r\n"
+    assert raw.call(b"mg a v\r\n") == b"EN\r\n"
+    assert raw.call(b"mg b N-1 q\r\n") == b"HD W\r\n"
+    assert raw.call(b"mg b\r\n") == b"EN\r\n"
+    assert raw.call(b"mg c N%d v\r\n" % (int(time.time()) - 100)) == b"VA 0 W\r\n\r\n"
+    assert raw.call(b"mg c v\r\n") == b"EN\r\n"
+    # N0: no expiry.
+    assert raw.call(b"mg d N0 t\r\n") == b"HD t-1 W\r\n"
+    assert raw.call(b"mg d t\r\n") == b"HD t-1 Z\r\n"
+    # N and T both set a created item's TTL, in flag order.
+    assert_ttl(raw.call(b"mg e N30 T60 t\r\n"), 60)
+    assert_ttl(raw.call(b"mg e t\r\n"), 60)
+    assert_ttl(raw.call(b"mg f T60 N30 t\r\n"), 30)
+    assert_ttl(raw.call(b"mg g N-1 T30 t\r\n"), 30)
+    assert_ttl(raw.call(b"mg g t\r\n"), 30)
+    assert raw.call(b"mg h N30 T-1 v\r\n") == b"VA 0 W\r\n\r\n"
+    assert raw.call(b"mg h v\r\n") == b"EN\r\n"
+
+
+def test_mg_flags_apply_in_request_order(mc_server):
+    raw = mc_server.mc_raw()
+    raw.call(b"ms k 1 T100\r\nx\r\n")
+    # t reports the TTL as the flags before it left it.
+    assert_ttl(raw.call(b"mg k t T30\r\n"), 100)
+    assert_ttl(raw.call(b"mg k t\r\n"), 30)
+    assert_ttl(raw.call(b"mg k T50 t\r\n"), 50)
+    assert raw.call(b"mg v t N30\r\n") == b"HD t-1 W\r\n"
+    assert_ttl(raw.call(b"mg v t\r\n"), 30)
+    # R compares with the TTL as the flags before it left it.
+    raw.call(b"ms r 1 T100\r\nx\r\n")
+    assert re.fullmatch(rb"HD t\d+\r\n", raw.call(b"mg r R30 T10 t\r\n"))
+    assert re.fullmatch(rb"HD t\d+ W\r\n", raw.call(b"mg r T10 R30 t\r\n"))
+    assert re.fullmatch(rb"HD t\d+ Z\r\n", raw.call(b"mg r R30 t\r\n"))
+
+
 def test_mg_base64_keys(mc_server):
     raw = mc_server.mc_raw()
     key = b"bin\x00\x01 \r\n"  # bytes a plain key cannot have
@@ -110,6 +202,31 @@ def test_mg_base64_keys(mc_server):
         assert raw.call(b"mg %s b v\r\n" % bad) == b"CLIENT_ERROR error decoding key\r\n"
     # ms swallows the data block of a key it cannot decode.
     assert raw.call(b"ms !!! 2 b\r\nhi\r\n") == b"CLIENT_ERROR error decoding key\r\n"
+
+
+def test_base64_key_echo_follows_memcached(mc_server):
+    raw = mc_server.mc_raw()
+    # k echoes the decoded key encoded again, which need not be the bytes sent.
+    assert raw.call(b"ms YQ=A 1 b k\r\nx\r\n") == b"HD kYQA= b\r\n"
+    assert raw.call(b"mg YQ=A b k\r\n") == b"HD kYQA= b\r\n"
+    # An item stored by ms with b remembers it: mg shows a hit's key in base64 (and me
+    # too), however the request named it.
+    raw.call(b"ms YWJj 1 b\r\nx\r\n")  # "abc"
+    assert raw.call(b"mg abc k v\r\n") == b"VA 1 kYWJj b\r\nx\r\n"
+    assert raw.call(b"me abc\r\n").startswith(b"ME YWJj exp=-1 ")
+    # Misses, md, ma and ms echo the key as the request named it.
+    assert raw.call(b"md abc k\r\n") == b"HD kabc\r\n"
+    assert raw.call(b"mg YWJj b k\r\n") == b"EN kYWJj b\r\n"
+    # An item created by mg N or ma N has a plain key, even when the request used b.
+    assert raw.call(b"mg YWJj b N0 k\r\n") == b"HD kabc W\r\n"
+    assert raw.call(b"me YWJj b\r\n").startswith(b"ME abc exp=-1 ")
+    assert raw.call(b"ma YWJk b N0 J5 k v\r\n") == b"VA 1 kYWJk b\r\n5\r\n"
+    assert raw.call(b"mg abd k\r\n") == b"HD kabd\r\n"
+    # Appending makes a new item with a plain key; touching keeps the item.
+    raw.call(b"ms YWJl 1 b\r\nx\r\n")
+    assert raw.call(b"mg abe T30 k\r\n") == b"HD kYWJl b\r\n"
+    assert raw.call(b"ms YWJl 1 b MA k\r\ny\r\n") == b"HD kYWJl b\r\n"
+    assert raw.call(b"mg abe k v\r\n") == b"VA 2 kabe\r\nxy\r\n"
 
 
 def test_meta_errors(mc_server):
@@ -135,6 +252,11 @@ def test_meta_errors(mc_server):
     assert raw.call(b"ma k Mx\r\n") == b"CLIENT_ERROR invalid mode for ma M token\r\n"
     for delta in (b"abc", b"-1", b"18446744073709551616"):
         assert raw.call(b"ma k D%s\r\n" % delta) == b"CLIENT_ERROR invalid or duplicate flag\r\n"
+    # E (a client-chosen cas, memcached 1.6.21) is not a flag of 1.6.18's.
+    assert raw.call(b"mg k E5\r\n") == b"CLIENT_ERROR invalid flag\r\n"
+    assert raw.call(b"ms k 1 E5\r\nz\r\n") == b"CLIENT_ERROR invalid flag\r\n"
+    assert raw.call(b"md k E5\r\n") == b"CLIENT_ERROR invalid or duplicate flag\r\n"
+    assert raw.call(b"ma k E5\r\n") == b"CLIENT_ERROR invalid or duplicate flag\r\n"
     # After all that, nothing was stored and the connection works.
     assert raw.call(b"mg k v\r\n") == b"EN\r\n"
 
@@ -158,9 +280,10 @@ def test_ms_basic(mc_server):
     m = re.fullmatch(rb"HD kk O9 c(\d+)\r\n", reply)
     assert m, reply
     assert raw.call(b"gets k\r\n") == b"VALUE k 0 1 %s\r\ny\r\nEND\r\n" % m.group(1)
-    # A negative T stores an item that is already expired.
+    # A negative T stores an item that is already expired (it had a cas all the same).
     assert raw.call(b"ms k 1 T-1\r\nz\r\n") == b"HD\r\n"
     assert raw.call(b"mg k v\r\n") == b"EN\r\n"
+    assert re.fullmatch(rb"HD c[1-9]\d*\r\n", raw.call(b"ms k 1 T-1 c\r\nz\r\n"))
 
 
 def test_ms_modes(mc_server):
@@ -195,6 +318,35 @@ def test_ms_cas(mc_server):
     assert raw.call(b"cas k 0 0 1 %d\r\nd\r\n" % cas) == b"STORED\r\n"
 
 
+# memcached's answers to ms with C, by mode: (present, cas) -> status. "match" is the
+# item's cas, "other" another one, "zero" C0; absent keys are compared with a cas that
+# was the item's before it was deleted.
+MS_CAS_REPLIES = {
+    b"MS": {"match": b"HD", "other": b"EX", "zero": b"EX", "absent": b"NF"},
+    b"MR": {"match": b"HD", "other": b"EX", "zero": b"EX", "absent": b"NF"},
+    b"ME": {"match": b"NS", "other": b"NS", "zero": b"NS", "absent": b"HD"},  # cas ignored
+    b"MA": {"match": b"HD", "other": b"EX", "zero": b"HD", "absent": b"NS"},
+    b"MP": {"match": b"HD", "other": b"EX", "zero": b"HD", "absent": b"NS"},
+}
+
+
+@pytest.mark.parametrize("mode", sorted(MS_CAS_REPLIES))
+@pytest.mark.parametrize("case", ["match", "other", "zero", "absent"])
+def test_ms_cas_in_each_mode(mc_server, mode, case):
+    raw = mc_server.mc_raw()
+    cas = cas_of(raw.call(b"ms k 1 c\r\na\r\n"))
+    if case == "absent":
+        raw.call(b"md k\r\n")
+    sent = {"match": cas, "other": cas + 1000, "zero": 0, "absent": cas}[case]
+    reply = raw.call(b"ms k 1 %s C%d c k O1\r\nb\r\n" % (mode, sent))
+    status = MS_CAS_REPLIES[mode][case]
+    if status == b"HD":
+        assert re.fullmatch(rb"HD c(\d+) kk O1\r\n", reply) and cas_of(reply) != cas, reply
+    else:  # a failure echoes c0, and q does not hide it
+        assert reply == status + b" c0 kk O1\r\n", reply
+        assert raw.call(b"ms k 1 %s C%d c q\r\nb\r\n" % (mode, sent)) == status + b" c0\r\n"
+
+
 def test_ms_invalidate(mc_server):
     raw = mc_server.mc_raw()
     cas = cas_of(raw.call(b"ms k 1 c\r\na\r\n"))
@@ -203,6 +355,20 @@ def test_ms_invalidate(mc_server):
     assert raw.call(b"ms k 1 I C%d\r\nb\r\n" % (cas - 1)) == b"HD\r\n"
     assert raw.call(b"mg k v\r\n") == b"VA 1 X W\r\nb\r\n"
     assert raw.call(b"mg k v\r\n") == b"VA 1 Z X\r\nb\r\n"
+    # The stale item keeps the TTL of the one it replaced; C0 compares nothing (EX), a
+    # newer cas is EX, and append refuses an older one.
+    cas = cas_of(raw.call(b"ms t 1 T100 c\r\na\r\n"))
+    assert raw.call(b"ms t 1 T5 I C%d\r\nb\r\n" % (cas - 1)) == b"HD\r\n"
+    assert_ttl(raw.call(b"mg t t\r\n"), 100)
+    cas = cas_of(raw.call(b"ms t 1 c\r\na\r\n"))
+    assert raw.call(b"ms t 1 I C0 c\r\nb\r\n") == b"EX c0\r\n"
+    assert raw.call(b"ms t 1 I C%d c\r\nb\r\n" % (cas + 1000)) == b"EX c0\r\n"
+    assert raw.call(b"ms t 1 MA I C%d c\r\nb\r\n" % (cas - 1)) == b"EX c0\r\n"
+    assert raw.call(b"mg t v\r\n") == b"VA 1\r\na\r\n"
+    # A classic set makes a new item whose cas is newer than any read before it.
+    raw.call(b"set t 0 50 1\r\nb\r\n")
+    assert raw.call(b"ms t 1 I C%d\r\nc\r\n" % cas) == b"HD\r\n"
+    assert raw.call(b"mg t v\r\n") == b"VA 1 X W\r\nc\r\n"
 
 
 # --------------------------------------------------------------------------- md
@@ -226,6 +392,9 @@ def test_md_cas_and_invalidate(mc_server):
     cas = cas_of(raw.call(b"ms k 1 c\r\na\r\n"))
     assert raw.call(b"md k C%d\r\n" % (cas + 1)) == b"EX\r\n"
     assert raw.call(b"md k q C%d O2\r\n" % (cas + 1)) == b"EX O2\r\n"
+    assert raw.call(b"md k C0\r\n") == b"EX\r\n"  # memcached's items never have cas 0
+    raw.call(b"set plain 0 0 1\r\nx\r\n")
+    assert raw.call(b"md plain C0\r\n") == b"EX\r\n"
     # I marks the item stale and gives it a new cas instead of deleting it; T sets its TTL.
     assert raw.call(b"md k I T30 C%d\r\n" % cas) == b"HD\r\n"
     reply = raw.call(b"mg k v c t\r\n")
@@ -237,6 +406,11 @@ def test_md_cas_and_invalidate(mc_server):
     # A new value clears the stale state.
     assert raw.call(b"ms k 1\r\nb\r\n") == b"HD\r\n"
     assert raw.call(b"mg k v\r\n") == b"VA 1\r\nb\r\n"
+    # md I hands the win token out again.
+    raw.call(b"md k I\r\n")
+    assert raw.call(b"mg k\r\n") == b"HD X W\r\n"
+    raw.call(b"md k I\r\n")
+    assert raw.call(b"mg k\r\n") == b"HD X W\r\n"
 
 
 # --------------------------------------------------------------------------- ma
@@ -278,6 +452,28 @@ def test_ma_ttl_and_cas(mc_server):
     assert reply.startswith(b"VA 1 c") and cas_of(reply) != cas and reply.endswith(b"\r\n3\r\n")
     assert_ttl(raw.call(b"ma n v T100 t\r\n"), 100)
     assert_ttl(raw.call(b"mg n t\r\n"), 100)
+
+
+def test_ma_quiet_and_flag_order(mc_server):
+    raw = mc_server.mc_raw()
+    # q hides the reply of an update, not that of an item N created, nor a failure.
+    assert raw.call(b"ma n q v N0\r\n") == b"VA 1\r\n0\r\n"
+    assert raw.call(b"ma n q v\r\n") == b""
+    assert raw.call(b"ma m q N0 J3\r\n") == b"HD\r\n"
+    assert raw.call(b"ma m q C1\r\n") == b"EX\r\n"
+    assert raw.call(b"ma x q\r\n") == b"NF\r\n"
+    assert raw.call(b"get n m\r\n") == b"VALUE n 0 1\r\n1\r\nVALUE m 0 1\r\n3\r\nEND\r\n"
+    # C0 compares nothing.
+    raw.call(b"mg n c\r\n")
+    assert raw.call(b"ma n C0 v\r\n") == b"VA 1\r\n2\r\n"
+    # t, T and N apply in flag order; a negative TTL expires the item after this reply.
+    assert raw.call(b"ma t N0 t T30 v\r\n") == b"VA 1 t-1\r\n0\r\n"
+    assert_ttl(raw.call(b"ma t t T50 v\r\n"), 30)
+    assert_ttl(raw.call(b"ma t T70 t v\r\n"), 70)
+    assert raw.call(b"ma u N-1 v\r\n") == b"VA 1\r\n0\r\n"
+    assert raw.call(b"mg u v\r\n") == b"EN\r\n"
+    assert raw.call(b"ma t T-1 v\r\n") == b"VA 1\r\n3\r\n"
+    assert raw.call(b"mg t v\r\n") == b"EN\r\n"
 
 
 def test_ma_autovivify(mc_server):

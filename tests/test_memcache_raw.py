@@ -59,12 +59,14 @@ def test_value_over_the_item_size_limit_is_swallowed(mc_server):
     # noreply hides the error too.
     assert raw.call(b"set k 0 0 %d noreply\r\n%s\r\n" % (size, block)) == b""
     assert raw.call(b"get k\r\n") == b"END\r\n"
-    # Meta set (default mode) deletes the old value like set; errors are returned even
-    # with q.
-    for flags in (b"T0", b"q"):
+    # Meta set deletes the old value like set, in every mode; errors are returned even
+    # with q, and no flag is echoed.
+    for flags in (b"T0", b"q", b"k O1 c", b"ME", b"MA", b"MP", b"MR", b"I C1"):
         raw.call(b"set k 0 0 3\r\nold\r\n")
-        assert raw.call(b"ms k %d %s\r\n%s\r\n" % (size, flags, block)) == TOO_LARGE
+        assert raw.call(b"ms k %d %s\r\n%s\r\n" % (size, flags, block)) == TOO_LARGE, flags
         assert raw.call(b"get k\r\n") == b"END\r\n"
+    raw.call(b"set abc 0 0 3\r\nold\r\n")
+    assert raw.call(b"ms YWJj %d b\r\n%s\r\nget abc\r\n" % (size, block)) == TOO_LARGE + b"END\r\n"
 
 
 def test_value_over_the_limit_sent_in_pieces(mc_server):
@@ -101,8 +103,11 @@ def test_malformed_numbers(mc_server):
     raw = mc_server.mc_raw()
     # The data block after a malformed storage line is read as a command: "ERROR".
     for line in (b"set a -1 0 1\r\n", b"set a abc 0 1\r\n", b"set a 0 abc 1\r\n",
-                 b"set a 0 0 abc\r\n", b"set a 0 0 -1\r\n", b"cas a 0 0 1 abc\r\n"):
+                 b"set a 0 0 abc\r\n", b"set a 0 0 -1\r\n", b"cas a 0 0 1 abc\r\n",
+                 b"ms a -1\r\n", b"ms a abc\r\n", b"ms a 1x\r\n", b"ms a -1 q\r\n"):
         assert raw.call(line + b"x\r\n") == BAD_FORMAT + b"ERROR\r\n", line
+    # noreply hides the error, not the ERROR of the block read as a command.
+    assert raw.call(b"set a 0 0 -1 noreply\r\nx\r\n") == b"ERROR\r\n"
     bad_exptime = b"CLIENT_ERROR invalid exptime argument\r\n"
     assert raw.call(b"touch a abc\r\n") == bad_exptime
     assert raw.call(b"gat abc a\r\n") == bad_exptime

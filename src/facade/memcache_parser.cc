@@ -40,6 +40,8 @@
 //    as duplicates. A numeric error does not stop the scan: a later duplicate or
 //    invalid letter wins, otherwise the last numeric error's text; a bad F value has
 //    no text of its own ("bad command line format"). At most 19 tokens per meta line.
+//    E (the client's new cas, memcached 1.6.21) is an invalid flag in 1.6.18, the
+//    version we report, so clients that check the version never send it.
 #include "src/facade/memcache_parser.h"
 
 #include <glog/logging.h>
@@ -660,7 +662,6 @@ bool MemcacheParser::ParseMetaFlags(std::string_view input, std::string_view* er
       case 'N': ok = ParseSigned(value, &meta.vivify_ttl); break;
       case 'R': ok = ParseSigned(value, &meta.recache_ttl); break;
       case 'C': ok = ParseUnsigned(value, &meta.compare_cas); break;
-      case 'E': ok = ParseUnsigned(value, &meta.new_cas); break;
       case 'F':
         // memcached sets no message of its own for a bad F.
         if (!ParseUnsigned32(value, &meta.client_flags)) failed = true;

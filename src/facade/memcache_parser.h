@@ -77,7 +77,6 @@ struct MetaArgs {
   int64_t vivify_ttl = 0;     // N
   int64_t recache_ttl = 0;    // R
   uint64_t compare_cas = 0;   // C
-  uint64_t new_cas = 0;       // E (memcached >= 1.6.21; 1.6.18 rejects it)
   uint64_t delta = 1;         // D, ma only
   uint64_t initial = 0;       // J, ma only
   uint32_t client_flags = 0;  // F

@@ -101,14 +101,13 @@ std::string Full(const MemcacheCommand& c) {
   char buf[512];
   snprintf(buf, sizeof(buf),
            " flags=%u exptime=%lld cas=%llu delta=%llu delay=%lld verbosity=%u noreply=%d"
-           " letters=%llx T=%lld N=%lld R=%lld C=%llu E=%llu D=%llu J=%llu F=%u mode=%d",
+           " letters=%llx T=%lld N=%lld R=%lld C=%llu D=%llu J=%llu F=%u mode=%d",
            c.flags, static_cast<long long>(c.exptime),
-           static_cast<unsigned long long>(c.cas_unique),
-           static_cast<unsigned long long>(c.delta), static_cast<long long>(c.delay), c.verbosity,
-           c.noreply, static_cast<unsigned long long>(m.letters), static_cast<long long>(m.ttl),
+           static_cast<unsigned long long>(c.cas_unique), static_cast<unsigned long long>(c.delta),
+           static_cast<long long>(c.delay), c.verbosity, c.noreply,
+           static_cast<unsigned long long>(m.letters), static_cast<long long>(m.ttl),
            static_cast<long long>(m.vivify_ttl), static_cast<long long>(m.recache_ttl),
-           static_cast<unsigned long long>(m.compare_cas),
-           static_cast<unsigned long long>(m.new_cas), static_cast<unsigned long long>(m.delta),
+           static_cast<unsigned long long>(m.compare_cas), static_cast<unsigned long long>(m.delta),
            static_cast<unsigned long long>(m.initial), m.client_flags, static_cast<int>(m.mode));
   return out + buf + " O=" + helio::CEscape(m.opaque) + " b=" + helio::CEscape(m.encoded_key);
 }
@@ -386,24 +385,21 @@ TEST_F(MemcacheParserTest, MetaGetFlags) {
   // F keeps the low 32 bits, like classic flags; M with two bytes is ignored by mg.
   EXPECT_EQ(ParseCommand(&parser, "mg k F4294967297\r\n").meta.client_flags, 1u);
   EXPECT_EQ(ParseCommand(&parser, "mg k MZ\r\n").meta.mode, MetaMode::kNone);
-  // Deviation: E<cas> is in later 1.6 releases; 1.6.18 answers "CLIENT_ERROR invalid flag".
-  EXPECT_EQ(ParseCommand(&parser, "mg k E77\r\n").meta.new_cas, 77u);
 }
 
 TEST_F(MemcacheParserTest, MetaSet) {
   MemcacheParser parser;
-  MemcacheCommand cmd = ParseCommand(&parser, "ms k 2 T10 F3 C7 E9 I q k MA\r\nhi\r\n");
+  MemcacheCommand cmd = ParseCommand(&parser, "ms k 2 T10 F3 C7 I q k MA\r\nhi\r\n");
   EXPECT_EQ(cmd.type, Type::kMetaSet);
   EXPECT_EQ(cmd.key(), "k");
   EXPECT_EQ(cmd.data, "hi");
   EXPECT_EQ(cmd.meta.ttl, 10);
   EXPECT_EQ(cmd.meta.client_flags, 3u);
   EXPECT_EQ(cmd.meta.compare_cas, 7u);
-  EXPECT_EQ(cmd.meta.new_cas, 9u);
   EXPECT_TRUE(cmd.meta.Has('I'));
   EXPECT_TRUE(cmd.meta.Has('q'));
   EXPECT_EQ(cmd.meta.mode, MetaMode::kAppend);
-  EXPECT_EQ(Brief(cmd), "ms k T10 F3 C7 E9 I q k MA \"hi\"");
+  EXPECT_EQ(Brief(cmd), "ms k T10 F3 C7 I q k MA \"hi\"");
 
   cmd = ParseCommand(&parser, "ms k 0\r\n\r\n");
   EXPECT_EQ(cmd.data, "");
@@ -597,7 +593,11 @@ TEST_F(MemcacheParserTest, MetaErrors) {
       {"mg k Nx\r\n", {kBadToken}},
       {"mg k Rx\r\n", {kBadToken}},
       {"mg k Cx\r\n", {kBadToken}},
-      {"mg k Ex\r\n", {kBadToken}},
+      // E (a new cas, memcached 1.6.21) is not a flag of 1.6.18's, in any command.
+      {"mg k E5\r\n", {kInvalidFlag}},
+      {"mg k Ex\r\n", {kInvalidFlag}},
+      {"md k E5\r\n", {kInvalidOrDuplicate}},
+      {"ma k E5\r\n", {kInvalidOrDuplicate}},
       {"mg k Jx\r\n", {"ERR:CLIENT_ERROR invalid numeric initial value"}},
       {"mg k Dx\r\n", {"ERR:CLIENT_ERROR invalid numeric delta value"}},
       {"mg k Fx\r\n", {kBadFormat}},  // F has no message of its own
@@ -669,6 +669,7 @@ TEST_F(MemcacheParserTest, MetaSetErrorsSwallowTheBlockOnceTheLengthIsKnown) {
           {"ms k x" + Repeat(" c", 17) + "\r\n", {"ERR:CLIENT_ERROR options flags too long"}},
           // After it: the block goes, whatever it holds.
           {"ms k 1 z\r\na\r\n", {kInvalidFlag}},
+          {"ms k 1 E5\r\na\r\n", {kInvalidFlag}},
           {"ms k 1 v v\r\na\r\n", {kDuplicateFlag}},
           {"ms k 1 Tx\r\naXY", {kBadToken}},  // the two bytes after the block are not checked
           {"ms k 1 b\r\na\r\n", {kBadBase64}},

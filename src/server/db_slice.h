@@ -52,13 +52,24 @@ using DbIndex = uint16_t;
 using helio::UnixTimeMs;
 
 // What memcached keeps with an item besides its value: the client's opaque flags, the
-// cas unique that `gets` hands out and `cas` compares (0: none handed out yet), and the
-// meta protocol's invalidation state (mg's X, W and Z flags).
+// cas unique that `gets` hands out and `cas` compares (0: none handed out yet), the
+// meta protocol's invalidation state (mg's X, W and Z flags), and its access record
+// (mg's h and l flags, me's fetch and la).
+//
+// The access record is kept only for items that already have an entry or that a meta
+// command stores or fetches (access_s != 0 says it was started). memcached keeps it in
+// every item header; here a record costs a side-table entry, which RESP keys, and
+// memcache items only ever used through classic commands without flags or cas, never
+// pay. Those get their record at their first meta fetch, which then reports h0 and
+// counts l from that fetch. Seconds are unix seconds, memcached's 1 s clock.
 struct McMeta {
   uint32_t flags = 0;
+  uint32_t access_s = 0;  // last access (unix seconds); 0: no access record yet
   uint64_t cas = 0;
-  bool stale = false;     // invalidated by md I (or ms I with an older cas)
-  bool win_sent = false;  // a client was told to recache it (W)
+  bool stale = false;       // invalidated by md I (or ms I with an older cas)
+  bool win_sent = false;    // a client was told to recache it (W)
+  bool fetched = false;     // fetched since it was stored (mg h)
+  bool key_binary = false;  // stored by ms with a base64 key ('b'): mg and me encode it
 };
 
 // What a write did to a key: the post-update event of the write path.
@@ -235,13 +246,17 @@ class DbSlice {
   // expired key it replaces, as the table cannot hold the key twice.
   void KeepExpiredUntil(int64_t until_ms) { keep_expired_until_ms_ = until_ms; }
 
-  // Memcached item metadata. Only items that need it have an entry (flags != 0, or a cas
-  // unique handed out), in a side table, so other keys pay nothing. An entry describes
-  // the value it was set for: any later write through PrimeValue's setters (a RESP SET,
-  // APPEND, INCR...) makes the value a new item without metadata (flags 0, and a cas
-  // that matches nothing), as if memcached had stored it anew.
+  // Memcached item metadata. Only items that need it have an entry (flags != 0, a cas
+  // unique handed out, an access record: see McMeta), in a side table, so other keys pay
+  // nothing. An entry describes the value it was set for: any later write through
+  // PrimeValue's setters (a RESP SET, APPEND, INCR...) makes the value a new item without
+  // metadata (flags 0, and a cas that matches nothing), as if memcached had stored it anew.
   // The metadata of a live value, or nullptr when it has none.
   const McMeta* FindMcMeta(DbIndex db, std::string_view key, const PrimeValue& value) const;
+  // The same, to update in place (valid until the next SetMcMeta or erasure).
+  McMeta* FindMcMeta(DbIndex db, std::string_view key, const PrimeValue& value) {
+    return const_cast<McMeta*>(std::as_const(*this).FindMcMeta(db, key, value));
+  }
   // Attaches `meta` to the live value of `key`.
   void SetMcMeta(DbIndex db, std::string_view key, PrimeValue* value, McMeta meta);
   // cas uniques. This slice hands out first, first + stride, first + 2 * stride... The
@@ -256,13 +271,6 @@ class DbSlice {
   }
   // A cas unique never handed out before by this slice.
   uint64_t NextCas() { return std::exchange(next_cas_, next_cas_ + cas_stride_); }
-  // Records a cas unique a client chose (ms E), so NextCas never hands it out again: the
-  // sequence skips to its first value above `cas`.
-  void NoteCas(uint64_t cas) {
-    if (cas < next_cas_) return;
-    const uint64_t above = cas + 1;
-    next_cas_ = above + (next_cas_ % cas_stride_ + cas_stride_ - above % cas_stride_) % cas_stride_;
-  }
 
   const Stats& stats() const { return stats_; }
   void ResetStats() { stats_ = Stats{}; }  // CONFIG RESETSTAT

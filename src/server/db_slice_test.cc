@@ -114,17 +114,32 @@ TEST(DbSliceTest, CasUniquesDisjointAcrossShards) {
       EXPECT_TRUE(seen.insert(cas).second) << cas;
     }
   }
-  shards[1]->NoteCas(1000);
-  const uint64_t next = shards[1]->NextCas();
-  EXPECT_GT(next, 1000u);
-  EXPECT_LE(next, 1000u + kShards);
-  EXPECT_EQ(next % kShards, 2u);
-  shards[1]->NoteCas(5);  // below what it already handed out: no effect
-  EXPECT_EQ(shards[1]->NextCas(), next + kShards);
   DbSlice plain(1);  // the default sequence
   EXPECT_EQ(plain.NextCas(), 1u);
-  plain.NoteCas(7);
-  EXPECT_EQ(plain.NextCas(), 8u);
+  EXPECT_EQ(plain.NextCas(), 2u);
+}
+
+// Memcached metadata belongs to the value it was set for: it can be updated in place
+// (mg's access record), and a later write through the value makes a new item without it.
+TEST(DbSliceTest, McMetaLivesWithItsValue) {
+  DbSlice slice(1);
+  Put(&slice, "k");
+  DbSlice::Update item = slice.FindMutable(0, "k");
+  PrimeValue* value = &item.value();
+  EXPECT_EQ(slice.FindMcMeta(0, "k", *value), nullptr);
+  slice.SetMcMeta(0, "k", value, McMeta{.flags = 5, .access_s = 100});
+  McMeta* meta = slice.FindMcMeta(0, "k", *value);
+  ASSERT_NE(meta, nullptr);
+  meta->fetched = true;
+  const DbSlice& const_slice = slice;
+  const McMeta* seen = const_slice.FindMcMeta(0, "k", *value);
+  ASSERT_NE(seen, nullptr);
+  EXPECT_EQ(seen->flags, 5u);
+  EXPECT_EQ(seen->access_s, 100u);
+  EXPECT_TRUE(seen->fetched);
+  item->SetString("new");
+  item.Changed("set");
+  EXPECT_EQ(slice.FindMcMeta(0, "k", *value), nullptr);
 }
 
 TEST(DbSliceTest, LazyExpiryDeletesOnAccess) {

@@ -59,8 +59,8 @@ constexpr int64_t kMaxRelativeExptime = 2592000;  // 30 days: beyond, a unix tim
 constexpr int64_t kAlreadyExpired = -1;
 
 // Items change through DbSlice::Update, like every key, so WATCH and the other
-// listeners of the write path see memcache writes. Handing out a cas unique or marking a
-// win token changes only the metadata (no event).
+// listeners of the write path see memcache writes. Handing out a cas unique, marking a
+// win token or recording a fetch changes only the metadata (no event).
 using Item = DbSlice::Update;
 
 // memcached's exptime as a deadline in unix ms: 0 none, kAlreadyExpired, else the time.
@@ -97,14 +97,47 @@ uint64_t EnsureCas(std::string_view key, PrimeValue* value, McMeta* meta) {
   return meta->cas;
 }
 
+uint32_t UnixSeconds(int64_t now_ms) { return static_cast<uint32_t>(now_ms / 1000); }
+
+// Records a fetch in an item's access record by memcached's rule (do_item_bump): the
+// first fetch only marks the item fetched, later ones move its last access to now. A
+// record that starts with this fetch counts from now.
+void NoteFetch(McMeta* meta, int64_t now_ms) {
+  if (meta->access_s == 0 || meta->fetched) meta->access_s = UnixSeconds(now_ms);
+  meta->fetched = true;
+}
+
+// The metadata entry of a live item, created (with an access record starting now) if
+// it has none. Valid until the next SetMcMeta or erasure.
+McMeta* MetaRecord(std::string_view key, PrimeValue* value, int64_t now_ms) {
+  DbSlice& slice = Slice();
+  if (McMeta* meta = slice.FindMcMeta(kDb, key, *value)) {
+    if (meta->access_s == 0) meta->access_s = UnixSeconds(now_ms);
+    return meta;
+  }
+  slice.SetMcMeta(kDb, key, value, McMeta{.access_s = UnixSeconds(now_ms)});
+  return slice.FindMcMeta(kDb, key, *value);
+}
+
+// Attaches the metadata of an item just stored, stamped with its store time, when it
+// says anything or when `record_access` (meta commands keep an access record for the
+// items they store, see McMeta).
+void AttachNewMeta(std::string_view key, PrimeValue* value, McMeta meta, bool record_access) {
+  if (record_access || meta.flags != 0 || meta.cas != 0 || meta.stale || meta.win_sent ||
+      meta.key_binary) {
+    meta.access_s = UnixSeconds(UnixTimeMs());
+    meta.fetched = false;
+    Slice().SetMcMeta(kDb, key, value, meta);
+  }
+}
+
 // Stores `data` as a new item (flags and any cas replaced); keeps only what memcached
 // keeps with an item.
-void StoreNew(Item& item, std::string_view data, McMeta meta, int64_t deadline_ms) {
+void StoreNew(Item& item, std::string_view data, McMeta meta, int64_t deadline_ms,
+              bool record_access) {
   item->SetString(data);  // drops the old item's metadata
   SetDeadline(item, deadline_ms);
-  if (meta.flags != 0 || meta.cas != 0 || meta.stale || meta.win_sent) {
-    Slice().SetMcMeta(kDb, item.key(), &item.value(), meta);
-  }
+  AttachNewMeta(item.key(), &item.value(), meta, record_access);
   item.Changed("set");
   ++McStats::tlocal().total_items;
 }
@@ -125,47 +158,71 @@ struct StoreRequest {
   uint64_t cas = 0;
   bool invalidate = false;  // ms I: a cas older than the item's stores a stale item
   bool want_cas = false;    // the reply shows the new item's cas
-  uint64_t new_cas = 0;     // ms E: the new item's cas, chosen by the client (0: ours)
+  bool meta = false;        // ms: keeps an access record
+  bool key_binary = false;  // ms with a base64 key
 };
 
-// The cas unique of an item a request is about to store: the client's (E), one handed
-// out now when the reply shows it, else none until someone asks.
-uint64_t CasForNewItem(const StoreRequest& request) {
-  if (request.new_cas != 0) {
-    Slice().NoteCas(request.new_cas);
-    return request.new_cas;
-  }
-  return request.want_cas ? Slice().NextCas() : 0;
+// How a request's cas compares with the item's (memcached's cas_result).
+enum class CasCheck { kNone, kMatch, kStale, kBad };
+
+CasCheck CheckCas(const StoreRequest& request, const McMeta& old) {
+  // A zero cas compares nothing; an item whose cas was never handed out matches none.
+  // REQUIRES: with invalidate, old.cas != 0.
+  if (!request.compare || request.cas == 0) return CasCheck::kNone;
+  if (old.cas != 0 && request.cas == old.cas) return CasCheck::kMatch;
+  if (request.invalidate && old.cas != 0 && request.cas < old.cas) return CasCheck::kStale;
+  return CasCheck::kBad;
 }
 
+// memcached's do_store_item. A cas turns set and replace into a cas store, which wants
+// a match (or, with I, an older cas: the item is stored stale and keeps its TTL) and
+// counts in the cas stats; add ignores the cas; append and prepend refuse a cas that
+// differs, but a zero one compares nothing.
 StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
   DbSlice& slice = Slice();
+  McStats& stats = McStats::tlocal();
   std::string_view key = request.key;
   Item item = slice.FindMutable(kDb, key);
   PrimeValue* value = item ? &item.value() : nullptr;
   McMeta old = value ? MetaOf(key, *value) : McMeta{};
-  McMeta meta{.flags = request.flags};
-  if (request.compare) {
-    if (!value) return StoreResult::kNotFound;
-    if (old.cas == 0 || old.cas != request.cas) {
-      if (!(request.invalidate && old.cas != 0 && request.cas < old.cas)) return StoreResult::kExists;
-      meta.stale = true;
-      meta.win_sent = old.win_sent;
-    }
-  }
+  // memcached gives every item a cas when it stores it; ours is handed out on demand.
+  // One handed out now is newer than any this shard handed out before (every cas of a
+  // key comes from its shard), as memcached's store-time cas is newer than any a client
+  // read before the store: I then stores such a client's value stale, as memcached does.
+  if (value && request.invalidate && old.cas == 0) old.cas = slice.NextCas();
+  const CasCheck cas_check = value ? CheckCas(request, old) : CasCheck::kNone;
+  McMeta meta{.flags = request.flags, .key_binary = request.key_binary};
+  int64_t deadline_ms = request.deadline_ms;
   switch (request.mode) {
     case StoreMode::kSet:
+    case StoreMode::kReplace:
+      if (request.compare) {
+        if (!value) {
+          ++stats.cas_misses;
+          return StoreResult::kNotFound;
+        }
+        if (cas_check == CasCheck::kNone || cas_check == CasCheck::kBad) {
+          ++stats.cas_badval;
+          return StoreResult::kExists;
+        }
+        ++stats.cas_hits;
+        if (cas_check == CasCheck::kStale) {
+          meta.stale = true;
+          meta.win_sent = old.win_sent;
+          deadline_ms = item.expire();
+        }
+      } else if (request.mode == StoreMode::kReplace && !value) {
+        return StoreResult::kNotStored;
+      }
       break;
     case StoreMode::kAdd:
       if (value) return StoreResult::kNotStored;
       break;
-    case StoreMode::kReplace:
-      if (!value) return StoreResult::kNotStored;
-      break;
     case StoreMode::kAppend:
     case StoreMode::kPrepend: {
       if (!value) return StoreResult::kNotStored;
-      // The item keeps its flags and deadline; only the bytes change.
+      if (cas_check == CasCheck::kStale || cas_check == CasCheck::kBad) return StoreResult::kExists;
+      // A new item with the old one's flags and deadline, nothing else of its metadata.
       std::string scratch;
       std::string_view current = value->GetString(&scratch);
       // memcached cannot allocate the joined item: NOT_STORED, the item unchanged.
@@ -173,23 +230,23 @@ StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
       std::string joined = request.mode == StoreMode::kAppend
                                ? helio::StrCat(current, request.data)
                                : helio::StrCat(request.data, current);
-      McMeta kept{.flags = old.flags, .cas = CasForNewItem(request)};
+      McMeta kept{.flags = old.flags, .cas = request.want_cas ? slice.NextCas() : 0};
       value->SetBuiltString(joined);
       item.Changed("append");
-      if (kept.flags != 0 || kept.cas != 0) slice.SetMcMeta(kDb, key, value, kept);
-      ++McStats::tlocal().total_items;
+      AttachNewMeta(key, value, kept, request.meta);
+      ++stats.total_items;
       *new_cas = kept.cas;
       return StoreResult::kStored;
     }
   }
-  if (request.deadline_ms == kAlreadyExpired) {  // stored and at once expired
+  meta.cas = request.want_cas ? slice.NextCas() : 0;
+  *new_cas = meta.cas;
+  if (deadline_ms == kAlreadyExpired) {  // stored (with a cas) and at once expired
     if (item) item.Erase();
     return StoreResult::kStored;
   }
   if (!item) item = slice.AddOrFind(kDb, key);
-  meta.cas = CasForNewItem(request);
-  StoreNew(item, request.data, meta, request.deadline_ms);
-  *new_cas = meta.cas;
+  StoreNew(item, request.data, meta, deadline_ms, request.meta);
   return StoreResult::kStored;
 }
 
@@ -213,11 +270,6 @@ void RunClassicStore(const MemcacheCommand& command, std::string* out) {
   }
   uint64_t new_cas = 0;
   StoreResult result = Store(request, &new_cas);
-  if (command.type == Type::kCas) {
-    ++(result == StoreResult::kStored   ? stats.cas_hits
-       : result == StoreResult::kExists ? stats.cas_badval
-                                        : stats.cas_misses);
-  }
   if (command.noreply) return;
   switch (result) {
     case StoreResult::kStored: out->append("STORED\r\n"); break;
@@ -246,9 +298,17 @@ ArithResult Arith(Item& item, bool incr, uint64_t delta, uint64_t* result) {
   }
   number = incr ? number + delta : (delta > number ? 0 : number - delta);
   McMeta meta = MetaOf(key, *value);
-  value->SetString(helio::StrCat(number));  // a new item: new cas, same flags
+  std::string updated = helio::StrCat(number);
+  // memcached rewrites the item in place when the number fits in its old bytes: it keeps
+  // its access record, key encoding and invalidation state. Otherwise it stores a new
+  // item with the same flags. Either way the cas is new.
+  if (updated.size() > value->Size()) meta = McMeta{.flags = meta.flags};
+  meta.cas = 0;
+  value->SetString(updated);
   item.Changed(incr ? "incrby" : "decrby");
-  if (meta.flags != 0) Slice().SetMcMeta(kDb, key, value, McMeta{.flags = meta.flags});
+  if (meta.flags != 0 || meta.access_s != 0 || meta.stale || meta.win_sent || meta.key_binary) {
+    Slice().SetMcMeta(kDb, key, value, meta);
+  }
   *result = number;
   return ArithResult::kOk;
 }
@@ -301,7 +361,12 @@ void RunTouch(const MemcacheCommand& command, std::string* out) {
   McStats& stats = McStats::tlocal();
   ++stats.cmd_touch;
   Item item = Slice().FindMutable(kDb, command.key());
-  if (item) Touch(item, command.exptime, UnixTimeMs());
+  if (item) {
+    const int64_t now_ms = UnixTimeMs();
+    Touch(item, command.exptime, now_ms);
+    // memcached's touch fetches the item.
+    if (McMeta* meta = Slice().FindMcMeta(kDb, item.key(), item.value())) NoteFetch(meta, now_ms);
+  }
   ++(item ? stats.touch_hits : stats.touch_misses);
   if (!command.noreply) out->append(item ? "TOUCHED\r\n" : "NOT_FOUND\r\n");
 }
@@ -342,26 +407,44 @@ Item FindForRetrieval(const MemcacheCommand& command, size_t index) {
   return item;
 }
 
+// The flags and (for gets and gats) the cas a retrieval reports for a live item, handing
+// out a cas if needed, and the fetch recorded in the item's access record if it has an
+// entry (see McMeta: a classic fetch does not start one, but the entry a cas needs does).
+McMeta FetchedMeta(const MemcacheCommand& command, std::string_view key, PrimeValue* value) {
+  McMeta* meta = Slice().FindMcMeta(kDb, key, *value);
+  if (!meta && !WantsCas(command.type)) return McMeta{};
+  const int64_t now_ms = UnixTimeMs();
+  if (!meta) meta = MetaRecord(key, value, now_ms);
+  if (WantsCas(command.type) && meta->cas == 0) meta->cas = Slice().NextCas();
+  NoteFetch(meta, now_ms);
+  return *meta;
+}
+
 void RunRetrieval(const MemcacheCommand& command, std::string* out) {
   AppendRetrieved(command, 0, command.keys.size(), out);
   out->append("END\r\n");
 }
 
 // --- meta commands
+//
+// mg and ma apply and report their flags in request order, as memcached does: "t T30"
+// shows the TTL before the touch, "T30 t" after it, and R compares with the TTL that
+// the flags before it left.
 
-// The key as a meta reply shows it: base64 again when it came that way.
-void AppendMetaKey(const MemcacheCommand& command, std::string* out) {
-  std::string_view key = command.key();
-  if (command.meta.Has('b')) {
+// " k<key>", base64 and " b" when `binary`.
+void AppendMetaKey(std::string_view key, bool binary, std::string* out) {
+  if (binary) {
     helio::StrAppend(out, " k", absl::Base64Escape(absl::string_view(key.data(), key.size())), " b");
   } else {
     helio::StrAppend(out, " k", key);
   }
 }
 
-// Appends the k and O flags a reply echoes (all meta replies do, hits and misses).
+// Appends the k and O flags a reply echoes (all meta replies do, hits and misses). k
+// shows the key as the request named it: base64 again when it came that way (the decoded
+// key re-encoded, which may differ from what was sent).
 void AppendEchoFlag(const MemcacheCommand& command, const MetaFlag& flag, std::string* out) {
-  if (flag.letter == 'k') AppendMetaKey(command, out);
+  if (flag.letter == 'k') AppendMetaKey(command.key(), command.meta.Has('b'), out);
   if (flag.letter == 'O') helio::StrAppend(out, " O", command.meta.opaque);
 }
 
@@ -376,8 +459,17 @@ void AppendStatus(const MemcacheCommand& command, std::string_view code, std::st
   out->append("\r\n");
 }
 
+// mg R: whether an item whose deadline is `deadline_ms` is due for a recache, by
+// memcached's test (its exptime is before the time R names; R <= 0 never is).
+bool RecacheDue(int64_t deadline_ms, int64_t recache_ttl, int64_t now_ms) {
+  const int64_t recache_at = DeadlineOf(recache_ttl, now_ms);
+  if (deadline_ms == 0 || recache_at == 0 || recache_at == kAlreadyExpired) return false;
+  if (recache_ttl > kMaxRelativeExptime) return deadline_ms < recache_at;
+  return TtlSeconds(deadline_ms, now_ms) < recache_ttl;  // in whole seconds, as memcached
+}
+
 void RunMetaGet(const MemcacheCommand& command, std::string* out) {
-  const MetaArgs& meta_args = command.meta;
+  const MetaArgs& args = command.meta;
   std::string_view key = command.key();
   McStats& stats = McStats::tlocal();
   ++stats.cmd_get;
@@ -385,86 +477,117 @@ void RunMetaGet(const MemcacheCommand& command, std::string* out) {
   const int64_t now_ms = UnixTimeMs();
   Item item = slice.FindMutable(kDb, key);
   slice.CountRead(bool(item));
-  PrimeValue* value = item ? &item.value() : nullptr;
-  ++(value ? stats.get_hits : stats.get_misses);
-  bool won = false;  // this request gets the win token (W)
-  McMeta meta;
-  if (!value) {
-    if (!meta_args.Has('N')) {
-      if (!meta_args.Has('q')) AppendStatus(command, "EN", out);
+  ++(item ? stats.get_hits : stats.get_misses);
+  const bool created = !item && args.Has('N');
+  if (!item) {
+    if (!created) {
+      if (!args.Has('q')) AppendStatus(command, "EN", out);
       return;
     }
-    // Autovivify: an empty item the winner is expected to fill.
+    // Autovivify: an empty item the winner is expected to fill. It has no deadline
+    // until N (or T) gives it one, in flag order.
     item = slice.AddOrFind(kDb, key);
-    value = &item.value();
-    int64_t deadline = DeadlineOf(meta_args.vivify_ttl, now_ms);
-    meta = {.win_sent = true};
-    StoreNew(item, "", meta, deadline == kAlreadyExpired ? 0 : deadline);
-    won = true;
-  } else {
-    meta = MetaOf(key, *value);
-    if (meta_args.Has('T')) {
-      ++stats.cmd_touch;
-      ++stats.touch_hits;
-      Touch(item, meta_args.ttl, now_ms);
-    }
+    StoreNew(item, "", McMeta{}, 0, true);
   }
+  PrimeValue* value = &item.value();
+  McMeta* meta = MetaRecord(key, value, now_ms);
   std::string scratch;
   std::string_view data = value->GetString(&scratch);
-  if (meta_args.Has('v')) {
+  if (args.Has('v')) {
     helio::StrAppend(out, "VA ", data.size());
   } else {
     out->append("HD");
   }
-  int64_t deadline_ms = value->has_expire() ? slice.GetExpire(kDb, key) : 0;
-  for (const MetaFlag& flag : meta_args.flags) {
+  bool won = false;  // this request gets the win token (W)
+  for (const MetaFlag& flag : args.flags) {
     switch (flag.letter) {
+      case 'T':
+        ++stats.cmd_touch;
+        ++stats.touch_hits;
+        Touch(item, args.ttl, now_ms);
+        break;
+      case 'N':
+        if (created) {
+          Touch(item, args.vivify_ttl, now_ms);
+          won = true;
+        }
+        break;
+      case 'R':
+        if (!created && !meta->win_sent &&
+            RecacheDue(item.expire(), args.recache_ttl, now_ms)) {
+          won = true;
+        }
+        break;
       case 'c':
-        helio::StrAppend(out, " c", EnsureCas(key, value, &meta));
+        if (meta->cas == 0) meta->cas = slice.NextCas();
+        helio::StrAppend(out, " c", meta->cas);
         break;
       case 'f':
-        helio::StrAppend(out, " f", meta.flags);
+        helio::StrAppend(out, " f", meta->flags);
+        break;
+      case 'h':
+        out->append(meta->fetched ? " h1" : " h0");
+        break;
+      case 'l':
+        helio::StrAppend(out, " l", UnixSeconds(now_ms) - meta->access_s);
         break;
       case 's':
         helio::StrAppend(out, " s", data.size());
         break;
       case 't':
-        helio::StrAppend(out, " t", TtlSeconds(deadline_ms, now_ms));
+        helio::StrAppend(out, " t", TtlSeconds(item.expire(), now_ms));
+        break;
+      case 'k':  // a hit shows the key as it was stored, not as this request named it
+        AppendMetaKey(key, meta->key_binary, out);
+        break;
+      case 'O':
+        helio::StrAppend(out, " O", args.opaque);
         break;
       default:
-        AppendEchoFlag(command, flag, out);
+        break;
     }
   }
   // Win / stale flags, in memcached's order: Z (a token is out), X (stale), W (yours).
-  if (!won) {
-    if (meta.win_sent) out->append(" Z");
-    bool recache = meta_args.Has('R') && deadline_ms != 0 &&
-                   TtlSeconds(deadline_ms, now_ms) < meta_args.recache_ttl;
-    if (meta.stale) out->append(" X");
-    if ((meta.stale || recache) && !meta.win_sent) {
-      meta.win_sent = won = true;
-      slice.SetMcMeta(kDb, key, value, meta);
-    }
+  if (meta->win_sent) out->append(" Z");
+  if (meta->stale) {
+    out->append(" X");
+    if (!meta->win_sent) won = true;
   }
-  if (won) out->append(" W");
+  if (won) {
+    out->append(" W");
+    meta->win_sent = true;
+  }
+  if (!args.Has('u')) NoteFetch(meta, now_ms);  // u: "don't bump the item"
   out->append("\r\n");
-  if (meta_args.Has('v')) out->append(data).append("\r\n");
+  if (args.Has('v')) out->append(data).append("\r\n");
+}
+
+// ms replies: the status, then the echoed flags, with 'c' the new item's cas (0 when
+// nothing was stored, as memcached sends it).
+void AppendMetaSetReply(const MemcacheCommand& command, std::string_view code, uint64_t cas,
+                        std::string* out) {
+  out->append(code);
+  for (const MetaFlag& flag : command.meta.flags) {
+    if (flag.letter == 'c') helio::StrAppend(out, " c", cas);
+    AppendEchoFlag(command, flag, out);
+  }
+  out->append("\r\n");
 }
 
 void RunMetaSet(const MemcacheCommand& command, std::string* out) {
-  const MetaArgs& meta_args = command.meta;
-  McStats& stats = McStats::tlocal();
-  ++stats.cmd_set;
+  const MetaArgs& args = command.meta;
+  ++McStats::tlocal().cmd_set;
   StoreRequest request{.key = command.key(),
                        .data = command.data,
-                       .flags = meta_args.client_flags,
-                       .deadline_ms = meta_args.Has('T') ? DeadlineOf(meta_args.ttl, UnixTimeMs()) : 0,
-                       .compare = meta_args.Has('C'),
-                       .cas = meta_args.compare_cas,
-                       .invalidate = meta_args.Has('I'),
-                       .want_cas = meta_args.Has('c'),
-                       .new_cas = meta_args.Has('E') ? meta_args.new_cas : 0};
-  switch (meta_args.mode) {
+                       .flags = args.client_flags,
+                       .deadline_ms = args.Has('T') ? DeadlineOf(args.ttl, UnixTimeMs()) : 0,
+                       .compare = args.Has('C'),
+                       .cas = args.compare_cas,
+                       .invalidate = args.Has('I'),
+                       .want_cas = args.Has('c'),
+                       .meta = true,
+                       .key_binary = args.Has('b')};
+  switch (args.mode) {
     case MetaMode::kAdd: request.mode = StoreMode::kAdd; break;
     case MetaMode::kReplace: request.mode = StoreMode::kReplace; break;
     case MetaMode::kAppend: request.mode = StoreMode::kAppend; break;
@@ -472,30 +595,18 @@ void RunMetaSet(const MemcacheCommand& command, std::string* out) {
     default: break;
   }
   uint64_t new_cas = 0;
-  StoreResult result = Store(request, &new_cas);
-  if (request.compare) {
-    ++(result == StoreResult::kStored   ? stats.cas_hits
-       : result == StoreResult::kExists ? stats.cas_badval
-                                        : stats.cas_misses);
-  }
-  switch (result) {
+  switch (Store(request, &new_cas)) {
     case StoreResult::kStored:
-      if (meta_args.Has('q')) return;
-      out->append("HD");
-      for (const MetaFlag& flag : meta_args.flags) {
-        if (flag.letter == 'c') helio::StrAppend(out, " c", new_cas);
-        AppendEchoFlag(command, flag, out);
-      }
-      out->append("\r\n");
+      if (!args.Has('q')) AppendMetaSetReply(command, "HD", new_cas, out);
       return;
-    case StoreResult::kNotStored: return AppendStatus(command, "NS", out);
-    case StoreResult::kExists: return AppendStatus(command, "EX", out);
-    case StoreResult::kNotFound: return AppendStatus(command, "NF", out);
+    case StoreResult::kNotStored: return AppendMetaSetReply(command, "NS", 0, out);
+    case StoreResult::kExists: return AppendMetaSetReply(command, "EX", 0, out);
+    case StoreResult::kNotFound: return AppendMetaSetReply(command, "NF", 0, out);
   }
 }
 
 void RunMetaDelete(const MemcacheCommand& command, std::string* out) {
-  const MetaArgs& meta_args = command.meta;
+  const MetaArgs& args = command.meta;
   std::string_view key = command.key();
   McStats& stats = McStats::tlocal();
   DbSlice& slice = Slice();
@@ -506,86 +617,119 @@ void RunMetaDelete(const MemcacheCommand& command, std::string* out) {
     return AppendStatus(command, "NF", out);
   }
   McMeta meta = MetaOf(key, *value);
-  if (meta_args.Has('C') && meta.cas != meta_args.compare_cas) {
+  // A cas never handed out matches nothing, C0 included (memcached's are never 0).
+  if (args.Has('C') && (meta.cas == 0 || meta.cas != args.compare_cas)) {
+    ++stats.delete_misses;
     return AppendStatus(command, "EX", out);
   }
   ++stats.delete_hits;
-  if (meta_args.Has('I')) {
-    // Invalidate: the item stays, stale, until someone recaches it.
+  if (args.Has('I')) {
+    // Invalidate: the item stays, stale, until someone recaches it; the next mg wins.
     meta.stale = true;
+    meta.win_sent = false;
     meta.cas = slice.NextCas();
     slice.SetMcMeta(kDb, key, value, meta);
     item.Changed("set");
-    if (meta_args.Has('T')) Touch(item, meta_args.ttl, UnixTimeMs());
+    if (args.Has('T')) Touch(item, args.ttl, UnixTimeMs());
   } else {
     item.Erase("del");
   }
-  if (!meta_args.Has('q')) AppendStatus(command, "HD", out);
+  if (!args.Has('q')) AppendStatus(command, "HD", out);
 }
 
 void RunMetaArithmetic(const MemcacheCommand& command, std::string* out) {
-  const MetaArgs& meta_args = command.meta;
+  const MetaArgs& args = command.meta;
   std::string_view key = command.key();
   McStats& stats = McStats::tlocal();
   DbSlice& slice = Slice();
-  const bool incr = meta_args.mode != MetaMode::kDecrement;
+  const bool incr = args.mode != MetaMode::kDecrement;
   const int64_t now_ms = UnixTimeMs();
   Item item = slice.FindMutable(kDb, key);
   PrimeValue* value = item ? &item.value() : nullptr;
   uint64_t number = 0;
-  if (value && meta_args.Has('C') && MetaOf(key, *value).cas != meta_args.compare_cas) {
+  // C0 compares nothing; a cas never handed out matches no other.
+  if (value && args.Has('C') && args.compare_cas != 0 &&
+      MetaOf(key, *value).cas != args.compare_cas) {
     return AppendStatus(command, "EX", out);
   }
+  const bool created = !value && args.Has('N');
   if (!value) {
     ++(incr ? stats.incr_misses : stats.decr_misses);
-    if (!meta_args.Has('N')) return AppendStatus(command, "NF", out);
-    // Autovivify with the initial value, not counted as an increment.
+    if (!created) return AppendStatus(command, "NF", out);
+    // Autovivify with the initial value, not counted as an increment. No deadline until
+    // N (or T) gives it one, in flag order.
     item = slice.AddOrFind(kDb, key);
     value = &item.value();
-    int64_t deadline = DeadlineOf(meta_args.vivify_ttl, now_ms);
-    number = meta_args.initial;
-    StoreNew(item, helio::StrCat(number), McMeta{}, deadline == kAlreadyExpired ? 0 : deadline);
+    number = args.initial;
+    StoreNew(item, helio::StrCat(number), McMeta{}, 0, true);
   } else {
-    if (Arith(item, incr, meta_args.delta, &number) == ArithResult::kNonNumeric) {
+    if (Arith(item, incr, args.delta, &number) == ArithResult::kNonNumeric) {
       out->append(kNonNumeric);
       return;
     }
     ++(incr ? stats.incr_hits : stats.decr_hits);
-    if (meta_args.Has('T')) Touch(item, meta_args.ttl, now_ms);
   }
-  if (meta_args.Has('q')) return;
-  std::string text = helio::StrCat(number);
-  if (meta_args.Has('v')) {
+  const size_t reply_start = out->size();
+  const std::string text = helio::StrCat(number);
+  if (args.Has('v')) {
     helio::StrAppend(out, "VA ", text.size());
   } else {
     out->append("HD");
   }
   McMeta meta = MetaOf(key, *value);
-  for (const MetaFlag& flag : meta_args.flags) {
-    if (flag.letter == 'c') helio::StrAppend(out, " c", EnsureCas(key, value, &meta));
-    if (flag.letter == 't') {
-      int64_t deadline_ms = value->has_expire() ? slice.GetExpire(kDb, key) : 0;
-      helio::StrAppend(out, " t", TtlSeconds(deadline_ms, now_ms));
+  for (const MetaFlag& flag : args.flags) {
+    switch (flag.letter) {
+      case 'c':
+        helio::StrAppend(out, " c", EnsureCas(key, value, &meta));
+        break;
+      case 't':
+        helio::StrAppend(out, " t", TtlSeconds(item.expire(), now_ms));
+        break;
+      case 'T':
+        Touch(item, args.ttl, now_ms);
+        break;
+      case 'N':
+        if (created) Touch(item, args.vivify_ttl, now_ms);
+        break;
+      default:
+        AppendEchoFlag(command, flag, out);
     }
-    AppendEchoFlag(command, flag, out);
+  }
+  // q hides the reply of an update, not that of an item it created (memcached's quirk);
+  // the flags still applied.
+  if (args.Has('q') && !created) {
+    out->resize(reply_start);
+    return;
   }
   out->append("\r\n");
-  if (meta_args.Has('v')) out->append(text).append("\r\n");
+  if (args.Has('v')) out->append(text).append("\r\n");
 }
 
-// me: memcached's debug view of an item. Fields it cannot know here (last access,
-// fetched, slab class) are given fixed values.
+// me: memcached's debug view of an item. The slab class and size are memcached's
+// allocator's; cls is fixed and size is the value's.
 void RunMetaDebug(const MemcacheCommand& command, std::string* out) {
   std::string_view key = command.key();
-  const PrimeValue* value = Slice().Find(kDb, key);
-  if (!value) {
+  Item item = Slice().FindMutable(kDb, key);  // mutable for the cas, changed in no way
+  if (!item) {
     out->append("EN\r\n");
     return;
   }
+  PrimeValue* value = &item.value();
+  const int64_t now_ms = UnixTimeMs();
   McMeta meta = MetaOf(key, *value);
-  int64_t deadline_ms = value->has_expire() ? Slice().GetExpire(kDb, key) : 0;
-  helio::StrAppend(out, "ME ", key, " exp=", TtlSeconds(deadline_ms, UnixTimeMs()),
-                   " la=0 cas=", meta.cas, " fetch=no cls=1 size=", value->Size(), "\r\n");
+  EnsureCas(key, value, &meta);  // memcached's items always have one
+  out->append("ME ");
+  if (meta.key_binary) {
+    out->append(absl::Base64Escape(absl::string_view(key.data(), key.size())));
+  } else {
+    out->append(key);
+  }
+  // memcached prints its clock minus the item's exptime: minus the remaining TTL.
+  const int64_t deadline_ms = item.expire();
+  helio::StrAppend(out, " exp=", deadline_ms ? -TtlSeconds(deadline_ms, now_ms) : -1,
+                   " la=", meta.access_s ? UnixSeconds(now_ms) - meta.access_s : 0,
+                   " cas=", meta.cas, " fetch=", meta.fetched ? "yes" : "no",
+                   " cls=1 size=", value->Size(), "\r\n");
 }
 
 // Runs a keyed command (see RunOnShard).
@@ -686,9 +830,8 @@ void AppendRetrieved(const MemcacheCommand& command, size_t begin, size_t end, s
     if (!item) continue;
     PrimeValue* value = &item.value();
     std::string_view key = command.keys[i];
-    McMeta meta = MetaOf(key, *value);
-    uint64_t cas = WantsCas(command.type) ? EnsureCas(key, value, &meta) : 0;
-    AppendValueHeader(key, meta.flags, value->Size(), WantsCas(command.type), cas, out);
+    McMeta meta = FetchedMeta(command, key, value);
+    AppendValueHeader(key, meta.flags, value->Size(), WantsCas(command.type), meta.cas, out);
     value->AppendTo(out);
     out->append("\r\n");
   }
@@ -698,11 +841,10 @@ void FetchOnShard(const MemcacheCommand& command, size_t index, FetchedItem* ite
   Item found = FindForRetrieval(command, index);
   if (!found) return;
   PrimeValue* value = &found.value();
-  std::string_view key = command.keys[index];
-  McMeta meta = MetaOf(key, *value);
+  McMeta meta = FetchedMeta(command, command.keys[index], value);
   item->found = true;
   item->flags = meta.flags;
-  item->cas = WantsCas(command.type) ? EnsureCas(key, value, &meta) : 0;
+  item->cas = meta.cas;
   std::string scratch;
   item->value = value->GetString(&scratch);
 }

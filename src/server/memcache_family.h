@@ -5,6 +5,8 @@
 // kept only for items that need them (DbSlice::FindMcMeta); a cas unique is handed out
 // the first time a client asks for one (gets, mg c), which is indistinguishable from
 // memcached's store-time cas because cas only ever compares with a value a client read.
+// The access record behind mg's h and l flags is kept for the items the meta commands
+// store or fetch (see McMeta).
 //
 // Thread-safety: RunOnShard and FetchOnShard run on the thread of the shard that owns
 // every key they touch; McStats are per thread.
