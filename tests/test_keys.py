@@ -511,3 +511,21 @@ def test_command_getkeys_and_flags(server):
     specs = info[8]
     assert len(specs) == 2
     assert c("COMMAND", "INFO", "MOVE")[0][3:6] == [1, 1, 1]
+
+
+def test_object_idletime(server):
+    c = server.raw()
+    c("SET", "foo", "bar")
+    c("SET", "other", "x")
+    assert c("OBJECT", "IDLETIME", "foo") <= 1
+    assert c("OBJECT", "IDLETIME", "missing") is None
+    time.sleep(2.5)
+    # TTL, TYPE, EXISTS and OBJECT do not count as a use ...
+    for cmd in (("TTL", "foo"), ("TYPE", "foo"), ("EXISTS", "foo"), ("OBJECT", "ENCODING", "foo")):
+        c(*cmd)
+    assert c("OBJECT", "IDLETIME", "foo") >= 2
+    # ... reads, writes and TOUCH do.
+    assert c("GET", "foo") == b"bar"
+    assert c("OBJECT", "IDLETIME", "foo") <= 1
+    assert c("TOUCH", "other") == 1
+    assert c("OBJECT", "IDLETIME", "other") <= 1

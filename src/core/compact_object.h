@@ -15,6 +15,8 @@
 //        +---------------------------------------------+------+-------+
 //   tag:   bits 0-2 the encoding, bits 3-7 `small_len` (a length 0..31, inline encodings)
 //   flags: bit 0 has_expire, bit 1 has_mc_flags, bit 2 raw (see MarkRaw), bits 3-7 spare
+//          (SpareBits); an object used as a table key never carries the first three, so
+//          its whole flags byte is its holder's (KeyFlagBits)
 //
 //   encoding        payload                                        small_len
 //   kInlineRaw      the bytes in [0, len), zeros after             len, 0..14
@@ -285,6 +287,16 @@ class alignas(8) CompactObj {
   void MarkRaw(bool raw) { SetFlag(kRawFlag, raw); }
   bool IsMarkedRaw() const { return flags_ & kRawFlag; }
 
+  // Bits the holder keeps in the object for its own purposes (the server: part of a
+  // key's access stamp); moves, SetString and SetObject keep them. Any object has the 5
+  // spare flag bits; an object used as a table key, which never carries the expire,
+  // memcached or raw flags, has the whole flags byte. REQUIRES: bits < 32 for
+  // SetSpareBits.
+  uint8_t SpareBits() const { return flags_ >> kSpareShift; }
+  void SetSpareBits(uint8_t bits) { flags_ = uint8_t((flags_ & kFlagMask) | (bits << kSpareShift)); }
+  uint8_t KeyFlagBits() const { return flags_; }
+  void SetKeyFlagBits(uint8_t bits) { flags_ = bits; }
+
   // Whether the key has a deadline in the shard's expire table.
   bool HasExpire() const { return flags_ & kExpireFlag; }
   void SetExpire(bool has_expire) { SetFlag(kExpireFlag, has_expire); }
@@ -311,6 +323,8 @@ class alignas(8) CompactObj {
   };
 
   static constexpr uint8_t kEncodingMask = 0x7;
+  static constexpr uint8_t kFlagMask = 0x7;  // the flags above; the rest are spare
+  static constexpr int kSpareShift = 3;
   static constexpr int kSmallLenShift = 3;
   static constexpr size_t kHeapLenOffset = 8;  // the 48-bit length, after the pointer
   static constexpr size_t kHeapLenBytes = 6;

@@ -65,9 +65,37 @@ const PrimeValue* DbSlice::Find(DbIndex index, std::string_view key) {
 }
 
 const PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key) {
-  const PrimeValue* value = Find(index, key);
-  ++(value ? stats_.keyspace_hits : stats_.keyspace_misses);
-  return value;
+  Db* d = db(index);
+  MainTable::Handle handle = d ? FindLive(*d, key, core::HashKey(key)) : MainTable::Handle();
+  ++(handle ? stats_.keyspace_hits : stats_.keyspace_misses);
+  if (!handle) return nullptr;
+  Touch(handle);
+  return &handle.value();
+}
+
+std::optional<uint32_t> DbSlice::IdleSeconds(DbIndex index, std::string_view key) {
+  Db* d = db(index);
+  MainTable::Handle handle = d ? FindLive(*d, key, core::HashKey(key)) : MainTable::Handle();
+  if (!handle) return std::nullopt;
+  return core::AccessStamp::IdleSeconds(StampOf(handle), clock_s_);
+}
+
+void DbSlice::AgeAccessStamps(size_t samples) {
+  clock_s_ = NowSeconds();
+  for (auto& d : dbs_) {
+    if (!d || d->main.empty()) continue;
+    size_t seen = 0;
+    do {
+      d->stamp_cursor = d->main.TraverseStep(d->stamp_cursor, [&](MainTable::Handle handle) {
+        ++seen;
+        const uint16_t stamp = StampOf(handle);
+        const uint16_t aged = core::AccessStamp::Age(stamp, clock_s_);
+        if (aged == stamp) return;
+        handle.key().SetKeyFlagBits(uint8_t(aged));
+        handle.value().set_spare_bits(uint8_t(aged >> 8));
+      });
+    } while (d->stamp_cursor != 0 && seen < samples);
+  }
 }
 
 DbSlice::Update DbSlice::FindMutable(DbIndex index, std::string_view key) {
@@ -76,6 +104,7 @@ DbSlice::Update DbSlice::FindMutable(DbIndex index, std::string_view key) {
   MainTable::Handle handle = FindLive(*d, key, core::HashKey(key));
   if (!handle) return Update();
   d->main.BeforeChange(handle);
+  Touch(handle);
   return Update(this, index, key, &handle.value(), false);
 }
 
@@ -92,10 +121,12 @@ DbSlice::Update DbSlice::AddOrFind(DbIndex index, std::string_view key) {
   const uint64_t hash = core::HashKey(key);
   if (MainTable::Handle handle = FindLive(d, key, hash, true)) {
     d.main.BeforeChange(handle);
+    Touch(handle);
     return Update(this, index, key, &handle.value(), false);
   }
   MainTable::Handle handle = d.main.InsertNew(CompactObj(key), PrimeValue(), hash);
   d.inline_keys += handle.key().IsInline();
+  Touch(handle);
   return Update(this, index, key, &handle.value(), true);
 }
 

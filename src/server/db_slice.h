@@ -39,6 +39,7 @@
 #include "absl/random/random.h"
 #include "helio/base/strings.h"
 #include "helio/base/time.h"
+#include "src/core/access_stamp.h"
 #include "src/core/compact_object.h"
 #include "src/core/dash_table.h"
 #include "src/server/op_status.h"
@@ -168,6 +169,17 @@ class DbSlice {
   }
   // The deadline (unix ms) of a live key, or 0 when it has none.
   int64_t GetExpire(DbIndex db, std::string_view key) const;
+  // Seconds since `key` was last used (read by a command, changed, or TOUCHed; TYPE,
+  // TTL, EXISTS and OBJECT do not count), as OBJECT IDLETIME reports it; nullopt when
+  // missing. Exact under 17 minutes, then to the minute, hour, day (core/access_stamp.h).
+  std::optional<uint32_t> IdleSeconds(DbIndex db, std::string_view key);
+
+  // Housekeeping, once per expiry cycle: refreshes the slice's clock (in seconds: what
+  // access stamps and IdleSeconds read, so both lag it alike) and rewrites about
+  // `samples` access stamps in coarser units where they need it (every key must be seen
+  // at least every 1024 s; EngineShard sizes `samples` to cover the table in 10 minutes).
+  void AgeAccessStamps(size_t samples);
+
   // Counts a keyspace hit or miss for a read that went through FindMutable (memcache's
   // gets, which may hand out a cas unique).
   void CountRead(bool hit) { ++(hit ? stats_.keyspace_hits : stats_.keyspace_misses); }
@@ -284,6 +296,7 @@ class DbSlice {
     MainTable main;
     ExpireTable expire;  // deadline - base_ms_
     uint64_t expire_cursor = 0;
+    uint64_t stamp_cursor = 0;  // AgeAccessStamps' place in `main`
     size_t inline_keys = 0;
     // Keys with memcached metadata; an entry lives as long as its key (see FindMcMeta).
     absl::flat_hash_map<std::string, McMeta, helio::StringViewHash, helio::StringViewEq> mc_meta;
@@ -299,6 +312,17 @@ class DbSlice {
   Db& CreateDb(DbIndex index);
   // Points `d`'s main table at pre_update_hook_ (or clears its hook).
   void InstallHook(Db& d);
+  // Records a use of the entry now (its access stamp: 8 bits in the key's flags, 5 in
+  // the value's spare bits).
+  void Touch(MainTable::Handle handle) {
+    const uint16_t stamp = core::AccessStamp::Now(clock_s_);
+    handle.key().SetKeyFlagBits(uint8_t(stamp));
+    handle.value().set_spare_bits(uint8_t(stamp >> 8));
+  }
+  static uint16_t StampOf(MainTable::Handle handle) {
+    return uint16_t(handle.key().KeyFlagBits() | handle.value().spare_bits() << 8);
+  }
+  uint32_t NowSeconds() const { return uint32_t((UnixTimeMs() - base_ms_) / 1000); }
   // The entry of a live key, deleting it first if its deadline has passed (the clock is
   // read only for keys that have a deadline), unless KeepExpiredUntil says to keep it and
   // the caller is not about to insert the key.
@@ -319,6 +343,7 @@ class DbSlice {
 
   const int64_t base_ms_;
   std::vector<std::unique_ptr<Db>> dbs_;
+  uint32_t clock_s_ = 0;  // seconds since base_ms_, refreshed by AgeAccessStamps
   std::vector<std::pair<uint64_t, ChangeListener>> listeners_;
   PreUpdateHook pre_update_hook_;
   uint64_t next_listener_id_ = 1;

@@ -78,11 +78,13 @@ void DescribeObject(CmdArgList args, ConnectionContext* cntx) {
   DbIndex db = cntx->db_index;
   std::string_view key = args[2];
   std::optional<std::string> line = shard_set->Await(shard_set->ShardOf(key), [&]() -> std::optional<std::string> {
-    const PrimeValue* value = EngineShard::tlocal()->db_slice().Find(db, key);
+    DbSlice& slice = EngineShard::tlocal()->db_slice();
+    const PrimeValue* value = slice.Find(db, key);
     if (!value) return std::nullopt;
+    const size_t length = value->type() == ObjType::kString ? value->Size() : value->MallocUsed();
     return helio::StrCat("Value at:", reinterpret_cast<uintptr_t>(value),
-                         " refcount:1 encoding:", value->EncodingName(),
-                         " serializedlength:", value->type() == ObjType::kString ? value->Size() : value->MallocUsed(), " lru:0 lru_seconds_idle:0");
+                         " refcount:1 encoding:", value->EncodingName(), " serializedlength:", length,
+                         " lru:0 lru_seconds_idle:", slice.IdleSeconds(db, key).value_or(0));
   });
   if (!line) return rb->SendError(facade::kNoSuchKeyErr);
   rb->SendSimpleString(*line);

@@ -62,6 +62,10 @@ void EngineShard::RunExpiryCycles() {
       db_slice_.FlushDb(flush_db_);
       flush_at_ms_ = 0;
     }
+    // Every access stamp is seen within 10 minutes (core/access_stamp.h needs 1024 s).
+    size_t keys = 0;
+    for (DbIndex db = 0; db < db_slice_.dbnum(); ++db) keys += db_slice_.DbSize(db);
+    db_slice_.AgeAccessStamps(std::max<size_t>(64, keys / (600 * hz()) + 1));
     auto start = std::chrono::steady_clock::now();
     while (true) {
       auto [checked, deleted] = db_slice_.ActiveExpire(kSamplesPerRound);

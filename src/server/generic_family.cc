@@ -46,6 +46,13 @@ int64_t CountExisting(DbIndex db, CmdArgList args, absl::Span<const uint32_t> in
   return found;
 }
 
+// TOUCH: EXISTS that records a use of each key (OBJECT IDLETIME), as a read does.
+int64_t TouchKeys(DbIndex db, CmdArgList args, absl::Span<const uint32_t> indices) {
+  int64_t found = 0;
+  for (uint32_t index : indices) found += Slice().FindRead(db, args[index]) != nullptr;
+  return found;
+}
+
 // One hop to each shard holding keys (inline when there is one), then the sum.
 template <int64_t (*PerShard)(DbIndex, CmdArgList, absl::Span<const uint32_t>)>
 void CmdCount(CmdArgList args, ConnectionContext* cntx) {
@@ -171,7 +178,7 @@ void CmdObject(CmdArgList args, ConnectionContext* cntx) {
     std::optional<int64_t> number = value->TryGetInt();
     return rb->SendLong(number && *number >= 0 && *number < 10000 ? 2147483647 : 1);
   }
-  if (ArgIs(sub, "IDLETIME")) return rb->SendLong(0);
+  if (ArgIs(sub, "IDLETIME")) return rb->SendLong(Slice().IdleSeconds(cntx->db_index, args[2]).value_or(0));
   rb->SendError(
       "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
       "that when switching between policies at runtime LRU and LFU data will take some time "
@@ -435,7 +442,7 @@ void GenericFamily::Register(facade::CommandRegistry* registry) {
         "1.0.0", CmdCount<CountExisting>, kKeyRO);
   multi("TOUCH", "key [key ...]", kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
         "Alters the last access time of a key(s). Returns the number of existing keys specified.",
-        "3.2.1", CmdCount<CountExisting>, kKeyRO);
+        "3.2.1", CmdCount<TouchKeys>, kKeyRO);
 
   keyed("TYPE", "key", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
         "Determine the type stored at key", "1.0.0", CmdType);

@@ -112,6 +112,10 @@ class PrimeValue {
   // when the form is malformed or names a type no family registered.
   bool Deserialize(std::string_view form);
 
+  // Five bits DbSlice keeps here (the high part of the key's access stamp).
+  uint8_t spare_bits() const { return obj_.SpareBits(); }
+  void set_spare_bits(uint8_t bits) { obj_.SetSpareBits(bits); }
+
   bool has_expire() const { return obj_.HasExpire(); }
   void set_has_expire(bool value) { obj_.SetExpire(value); }
   // Whether DbSlice holds memcached metadata for this very value.
