@@ -218,6 +218,11 @@ void ReplyBuilder::StartSet(size_t length) {
   AppendLengthHeader(protocol_ == RespVersion::kResp3 ? '~' : '*', static_cast<int64_t>(length));
 }
 
+void ReplyBuilder::StartAttribute(size_t pairs) {
+  DCHECK(protocol_ == RespVersion::kResp3);
+  AppendLengthHeader('|', pairs);
+}
+
 void ReplyBuilder::StartPush(size_t length) {
   AppendLengthHeader(protocol_ == RespVersion::kResp3 ? '>' : '*', static_cast<int64_t>(length));
 }

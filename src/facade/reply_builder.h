@@ -45,6 +45,9 @@ class ReplyBuilder {
   void StartMap(size_t pairs);                // RESP3 %pairs; RESP2 *2*pairs
   void StartSet(size_t length);               // RESP3 ~length; RESP2 *length
   void StartPush(size_t length);              // RESP3 >length; RESP2 *length
+  // RESP3 |pairs: the attribute map that precedes a reply. RESP2 has no attributes:
+  // REQUIRES protocol() == kResp3 (a RESP2 caller sends the reply alone).
+  void StartAttribute(size_t pairs);
 
   void SendEmptyArray() { StartArray(0); }
   void SendBulkArray(absl::Span<const std::string_view> values);  // array of bulks

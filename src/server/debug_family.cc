@@ -90,6 +90,52 @@ void DescribeObject(CmdArgList args, ConnectionContext* cntx) {
   rb->SendSimpleString(*line);
 }
 
+// DEBUG PROTOCOL type: a sample reply of each RESP type, as Redis sends them (client
+// libraries test their parsers with it).
+void SendProtocolSample(std::string_view type, ReplyBuilder* rb) {
+  const bool resp3 = rb->protocol() == facade::RespVersion::kResp3;
+  if (ArgIs(type, "STRING")) return rb->SendBulk("Hello World");
+  if (ArgIs(type, "INTEGER")) return rb->SendLong(12345);
+  if (ArgIs(type, "DOUBLE")) return rb->SendDouble(3.141);
+  if (ArgIs(type, "BIGNUM")) return rb->SendBigNumber("1234567999999999999999999999999999999");
+  if (ArgIs(type, "NULL")) return rb->SendNull();
+  if (ArgIs(type, "ARRAY") || ArgIs(type, "SET")) {
+    ArgIs(type, "SET") ? rb->StartSet(3) : rb->StartArray(3);
+    for (int i = 0; i < 3; ++i) rb->SendLong(i);
+    return;
+  }
+  if (ArgIs(type, "MAP")) {
+    rb->StartMap(3);
+    for (int i = 0; i < 3; ++i) {
+      rb->SendLong(i);
+      rb->SendBool(i == 1);
+    }
+    return;
+  }
+  if (ArgIs(type, "ATTRIB")) {
+    if (resp3) {
+      rb->StartAttribute(1);
+      rb->SendBulk("key-popularity");
+      rb->StartArray(2);
+      rb->SendBulk("key:123");
+      rb->SendLong(90);
+    }
+    return rb->SendBulk("Some real reply following the attribute");
+  }
+  if (ArgIs(type, "PUSH")) {
+    if (!resp3) return rb->SendError("ERR RESP2 is not supported by this command");
+    rb->StartPush(2);
+    rb->SendBulk("server-cpu-usage");
+    rb->SendLong(42);
+    return rb->SendBulk("Some real reply following the push reply");
+  }
+  if (ArgIs(type, "VERBATIM")) return rb->SendVerbatim("This is a verbatim\nstring");
+  if (ArgIs(type, "TRUE") || ArgIs(type, "FALSE")) return rb->SendBool(ArgIs(type, "TRUE"));
+  rb->SendError(
+      "ERR Wrong protocol type name. Please use one of the following: "
+      "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+}
+
 void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::string_view sub = args[1];
@@ -103,6 +149,13 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
     std::this_thread::sleep_for(std::chrono::microseconds(int64_t(*seconds * 1e6)));
     return rb->SendOk();
   }
+  if (ArgIs(sub, "SET-ACTIVE-EXPIRE") && args.size() == 3) {
+    int64_t enabled = 0;  // Redis reads it with atoi: anything but a number is 0
+    helio::SimpleAtoi(args[2], &enabled);
+    EngineShard::set_active_expire(enabled != 0);
+    return rb->SendOk();
+  }
+  if (ArgIs(sub, "PROTOCOL") && args.size() == 3) return SendProtocolSample(args[2], rb);
   if (ArgIs(sub, "KEYSHARD") && args.size() == 3) {
     return rb->SendLong(shard_set->ShardOf(args[2]));
   }
@@ -117,6 +170,14 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
         "    replicas.",
         "SLEEP <seconds>",
         "    Stop the thread running the command for <seconds>. Decimals allowed.",
+        "PROTOCOL <type>",
+        "    Reply with a test value of the specified type. <type> can be: string,",
+        "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+        "    true, false.",
+        "SET-ACTIVE-EXPIRE <0|1>",
+        "    Setting it to 0 disables expiring keys in background when they are not",
+        "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+        "    default.",
         "KEYSHARD <key>",
         "    Return the shard that owns <key> (damselfly only).",
         "HELP",

@@ -16,6 +16,7 @@ namespace damselfly {
 namespace {
 thread_local EngineShard* tl_shard = nullptr;
 std::atomic<unsigned> configured_hz{10};
+std::atomic<bool> active_expire_enabled{true};
 
 // Active expiry, as in Redis: sample keys with a TTL; while more than a quarter of a
 // sample had expired, the keyspace likely holds many more, so sample again, within a
@@ -51,6 +52,12 @@ uint64_t EngineShard::UsedMemory() const {
 
 unsigned EngineShard::hz() { return configured_hz.load(std::memory_order_relaxed); }
 
+bool EngineShard::active_expire() { return active_expire_enabled.load(std::memory_order_relaxed); }
+
+void EngineShard::set_active_expire(bool enabled) {
+  active_expire_enabled.store(enabled, std::memory_order_relaxed);
+}
+
 void EngineShard::set_hz(unsigned hz) {
   configured_hz.store(std::clamp(hz, 1u, 500u), std::memory_order_relaxed);
 }
@@ -67,7 +74,7 @@ void EngineShard::RunExpiryCycles() {
     for (DbIndex db = 0; db < db_slice_.dbnum(); ++db) keys += db_slice_.DbSize(db);
     db_slice_.AgeAccessStamps(std::max<size_t>(64, keys / (600 * hz()) + 1));
     auto start = std::chrono::steady_clock::now();
-    while (true) {
+    while (active_expire()) {
       auto [checked, deleted] = db_slice_.ActiveExpire(kSamplesPerRound);
       if (checked == 0 || deleted * 4 <= checked) break;
       if (std::chrono::steady_clock::now() - start > kCycleBudget) break;

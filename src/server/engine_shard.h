@@ -35,6 +35,10 @@ class EngineShard {
   // shards pick a new value up at their next cycle. Clamped to [1, 500] as Redis does.
   static unsigned hz();
   static void set_hz(unsigned hz);
+  // DEBUG SET-ACTIVE-EXPIRE: whether the expiry cycles delete expired keys (lazy expiry
+  // on access goes on either way). Thread-safe; on by default.
+  static bool active_expire();
+  static void set_active_expire(bool enabled);
 
   ShardId shard_id() const { return shard_id_; }
   DbSlice& db_slice() { return db_slice_; }
