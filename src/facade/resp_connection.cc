@@ -63,8 +63,7 @@ bool RespConnection::ProcessInput() {
     if (batch_.empty()) return;
     batch_lists_.clear();
     for (auto [begin, end] : batch_) batch_lists_.emplace_back(&batch_args_[begin], end - begin);
-    service_->DispatchMany(batch_lists_, &context_);
-    context_.current_args = {};  // its views die with the batch
+    service_->DispatchMany(batch_lists_, &context_);  // clears context_.current_args
     batch_args_.clear();
     batch_.clear();
   };

@@ -91,6 +91,11 @@ Service::Route Service::RouteOf(const CommandId* cid, CmdArgList args) {
 }
 
 void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionContext* cntx) {
+  // current_args views the caller's buffers: never leave it set past this call.
+  struct ClearCurrentArgs {
+    ConnectionContext* cntx;
+    ~ClearCurrentArgs() { cntx->current_args = {}; }
+  } clear_current_args{cntx};
   ThreadStats& stats = ServerState::tlocal()->stats;
   absl::InlinedVector<const CommandId*, 16> run_cids;
   // Squashed commands skip Validate: while over maxmemory, writes are not squashed.
