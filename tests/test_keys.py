@@ -460,6 +460,9 @@ def test_move(server):
     c("SET", "k", "v", "EX", "100")
     assert c("MOVE", "k", "1") == 1
     assert c("EXISTS", "k") == 0
+    c("SET", "k", "again")
+    assert c("TTL", "k") == -1  # the deadline left with the key
+    c("DEL", "k")
     c("SELECT", "1")
     assert c("GET", "k") == b"v"
     assert 0 < c("TTL", "k") <= 100  # the deadline moves with the key
@@ -473,6 +476,19 @@ def test_move(server):
     assert c("MOVE", "k", "-1") == err("ERR DB index is out of range")
     assert c("MOVE", "k", "x") == err("ERR value is not an integer or out of range")
     assert c("MOVE", "k") == err("ERR wrong number of arguments for 'move' command")
+
+
+def test_rename_leaves_no_deadline_behind(server):
+    c = server.raw()
+    c("SET", "{r}a", "v", "EX", "100")
+    assert c("RENAME", "{r}a", "{r}b") == "OK"
+    assert 0 < c("TTL", "{r}b") <= 100
+    c("SET", "{r}a", "new")
+    assert c("TTL", "{r}a") == -1
+    c("SET", "{r}c", "v")
+    c("SET", "{r}d", "v", "EX", "100")
+    assert c("RENAME", "{r}c", "{r}d") == "OK"  # the target's deadline goes too
+    assert c("TTL", "{r}d") == -1
 
 
 def test_swapdb(server):

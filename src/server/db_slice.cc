@@ -151,7 +151,8 @@ OpStatus DbSlice::Rename(DbIndex index, std::string_view from, std::string_view 
   PrimeValue value = std::move(source.value());
   value.set_has_expire(false);
   value.set_has_mc_meta(false);  // the metadata described the item under its old key
-  EraseEntry(*d, source, from);
+  if (deadline_ms != 0) d->expire.Erase(from);  // the moved-from value no longer says so
+  EraseMain(*d, source, from);
   Report(KeyChangeKind::kRenamedFrom, index, from, "rename_from");
   // Insert (or overwrite) only after the erase: the insert may move entries.
   Update target = AddOrFind(index, to);
@@ -174,7 +175,8 @@ OpStatus DbSlice::MoveToDb(DbIndex from_db, DbIndex to_db, std::string_view key)
   PrimeValue value = std::move(source.value());
   value.set_has_expire(false);
   value.set_has_mc_meta(false);
-  EraseEntry(*from, source, key);
+  if (deadline_ms != 0) from->expire.Erase(key);  // the moved-from value no longer says so
+  EraseMain(*from, source, key);
   Report(KeyChangeKind::kRenamedFrom, from_db, key, "move_from");
   Update target = AddOrFind(to_db, key);
   target.value() = std::move(value);

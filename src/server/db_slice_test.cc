@@ -360,6 +360,8 @@ TEST(DbSliceTest, TypedValuesMoveWithoutCopies) {
     EXPECT_GT(slice.GetExpire(0, "target"), UnixTimeMs());
     EXPECT_EQ(TestList::live, 1);
     EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:l:rename_from", "0:target:rename_to"}));
+    EXPECT_EQ(slice.ExpireSize(0), 1u) << "the old name's deadline left with it";
+    EXPECT_EQ(slice.GetExpire(0, "l"), 0);
 
     Put(&slice, "other");
     EXPECT_EQ(slice.Rename(0, "target", "other", true), OpStatus::kSkipped);
@@ -372,6 +374,8 @@ TEST(DbSliceTest, TypedValuesMoveWithoutCopies) {
     EXPECT_EQ(slice.Find(1, "target")->GetObjectAs<TestList>(), object);
     EXPECT_GT(slice.GetExpire(1, "target"), UnixTimeMs());
     EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:target:move_from", "1:target:move_to"}));
+    EXPECT_EQ(slice.ExpireSize(0), 0u);
+    EXPECT_EQ(slice.ExpireSize(1), 1u);
     Put(&slice, "other", "v", 1);
     EXPECT_EQ(slice.MoveToDb(0, 1, "other"), OpStatus::kSkipped);
 
