@@ -181,7 +181,7 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
         "KEYSHARD <key>",
         "    Return the shard that owns <key> (damselfly only).",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     };
     rb->SendSimpleStringArray(kHelp);
     return;
@@ -200,7 +200,7 @@ void CmdMemory(CmdArgList args, ConnectionContext* cntx) {
         "    Return memory in bytes used by <key> and its value. Nested values are",
         "    sampled up to <count> times (default: 5, 0 means sample all).",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     };
     rb->SendSimpleStringArray(kHelp);
     return;

@@ -165,7 +165,7 @@ void CmdObject(CmdArgList args, ConnectionContext* cntx) {
         "    Return the number of references of the value associated with the specified",
         "    <key>.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     };
     rb->SendSimpleStringArray(kHelp);
     return;

@@ -528,7 +528,7 @@ void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
       "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
       "GETKEYSANDFLAGS <full-command>",
       "    Return the keys and the access flags from a full Redis command.",
-      "HELP", "    Print this help.",
+      "HELP", "    Prints this help.",
   };
   rb->SendSimpleStringArray(kHelp);
 }
