@@ -1,5 +1,6 @@
 #include "src/server/multi_exec.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,32 +36,40 @@ void ClearMulti(ConnTxState* state) {
 
 // --- WATCH, UNWATCH
 
-// Registers the keys at `indices` of args on this shard. Shard thread.
-void WatchHere(ConnTxState* state, DbIndex db, CmdArgList args,
-               absl::Span<const uint32_t> indices) {
+// Registers the keys at `indices` of args on this shard and returns the ones it added.
+// Shard thread. Hops on several shards run at once, so this only reads state->watched;
+// the coordinator appends what each shard added once the hop is done.
+std::vector<std::string_view> WatchHere(ConnTxState* state, DbIndex db, CmdArgList args,
+                                        absl::Span<const uint32_t> indices) {
   EngineShard* shard = EngineShard::tlocal();
+  std::vector<std::string_view> added;
   for (uint32_t index : indices) {
     std::string_view key = args[index];
-    bool known = false;
+    bool known = std::find(added.begin(), added.end(), key) != added.end();
     for (const auto& [watched_db, watched_key] : state->watched) {
       known |= watched_db == db && watched_key == key;
     }
     if (known) continue;
     shard->db_slice().Find(db, key);  // a key that has already expired goes now, not later
     shard->watches().Watch(db, key, &state->watch_dirty);
-    state->watched.emplace_back(db, std::string(key));
+    added.push_back(key);
   }
+  return added;
 }
 
 void CmdWatch(CmdArgList args, ConnectionContext* cntx) {
   ConnTxState* state = ConnTxState::Get(cntx);
   if (state->in_multi) return cntx->reply_builder()->SendError("ERR WATCH inside MULTI is not allowed");
   CommandTransaction tx(args, cntx);
+  std::vector<std::vector<std::string_view>> added(shard_set->size());
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
-        WatchHere(state, t->db(), args, t->KeyIndices(shard->shard_id()));
+        added[shard->shard_id()] = WatchHere(state, t->db(), args, t->KeyIndices(shard->shard_id()));
       },
       true);
+  for (const auto& keys : added) {
+    for (std::string_view key : keys) state->watched.emplace_back(cntx->db_index, std::string(key));
+  }
   cntx->reply_builder()->SendOk();
 }
 
