@@ -1,4 +1,6 @@
-// Command syntax as COMMAND DOCS describes it, from the one-line form of Redis's docs.
+// Command documentation as COMMAND DOCS describes it, kept apart from the registration
+// lines: each family's doc table (server/command_docs_table.cc) has one CommandDoc per
+// command, merged by name when the command registers (CommandRegistry::Add).
 //
 // A command declares its syntax as a string, e.g. for SET:
 //   "key value [NX | XX] [GET] [EX seconds | PX milliseconds | KEEPTTL]"
@@ -16,6 +18,18 @@
 #include "src/facade/reply_builder.h"
 
 namespace damselfly::facade {
+
+// A command's entry, e.g.
+//   {"GET", "string", "Get the value of a key", "1.0.0", "key"}
+// A subcommand's entry is named "CONTAINER|SUB" and gives only its syntax (its summary,
+// since and group are the container's): {.name = "CONFIG|GET", .syntax = "parameter"}.
+struct CommandDoc {
+  std::string_view name;   // upper case
+  std::string_view group;  // "string", "generic", "connection", "server", "transactions"
+  std::string_view summary;
+  std::string_view since;   // the first Redis version with the command
+  std::string_view syntax;  // the arguments after the name (or subcommand), as above
+};
 
 struct DocArg {
   std::string name;

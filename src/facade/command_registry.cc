@@ -2,30 +2,110 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+#include <climits>
+
 #include "helio/base/strings.h"
 #include "src/facade/error.h"
 
 namespace damselfly::facade {
 
-void CommandRegistry::Register(CommandId command) {
-  std::string name = command.name;
-  DCHECK_EQ(name, helio::AsciiStrToUpper(name));
-  DCHECK(command.handler) << name;
-  if (command.key_specs.empty() && command.first_key > 0) {
-    const bool writes = command.flags & kCmdWrite;
-    command.key_specs.push_back(KeySpec{
-        .flags = writes ? (kKeyRW | kKeyAccess | kKeyUpdate) : (kKeyRO | kKeyAccess),
-        .begin_index = command.first_key,
-        .last_key = command.last_key >= 0 ? command.last_key - command.first_key : command.last_key,
-        .key_step = command.key_step});
+namespace {
+
+// Redis 7's legacy key range (COMMAND INFO's first, last, step) from the key specs: a
+// single index-and-range spec as it is; else the span of the step-1 index-and-range specs
+// that follow each other; 0 0 0 when there are none.
+void SetLegacyKeyRange(CommandId* command) {
+  auto plain = [](const KeySpec& spec) { return spec.keyword == nullptr && !spec.keynum; };
+  auto absolute_last = [](const KeySpec& spec) {
+    return spec.last_key >= 0 ? spec.begin_index + spec.last_key : spec.last_key;
+  };
+  const std::vector<KeySpec>& specs = command->key_specs;
+  if (specs.size() == 1 && plain(specs[0])) {
+    command->first_key = specs[0].begin_index;
+    command->last_key = absolute_last(specs[0]);
+    command->key_step = specs[0].key_step;
+    return;
   }
+  int first = INT_MAX;
+  unsigned last = 0;  // unsigned: a last counted from the end (negative) is the greatest
+  int previous_last = 0;
+  for (const KeySpec& spec : specs) {
+    if (!plain(spec) || spec.key_step != 1 ||
+        (previous_last != 0 && previous_last != spec.begin_index - 1)) {
+      continue;
+    }
+    first = std::min(first, spec.begin_index);
+    last = std::max(last, unsigned(absolute_last(spec)));
+    previous_last = int(last);
+  }
+  if (first == INT_MAX) return;
+  command->first_key = first;
+  command->last_key = int(last);
+  command->key_step = 1;
+}
+
+}  // namespace
+
+void CommandRegistry::AddDocs(std::span<const CommandDoc> docs) {
+  for (const CommandDoc& doc : docs) {
+    DCHECK_EQ(doc.name, helio::AsciiStrToUpper(doc.name));
+    auto [it, inserted] = docs_.emplace(doc.name, DocEntry{.doc = &doc});
+    CHECK(inserted) << "two doc entries for " << doc.name;
+  }
+}
+
+const CommandDoc& CommandRegistry::TakeDoc(const std::string& name) {
+  auto it = docs_.find(name);
+  CHECK(it != docs_.end()) << "no doc entry for " << name << " (see command_docs_table.cc)";
+  it->second.used = true;
+  return *it->second.doc;
+}
+
+void CommandRegistry::Add(std::string_view name, int arity, uint32_t flags, const KeySpecs& keys,
+                          uint32_t acl, CommandHandler handler,
+                          std::vector<SubcommandSpec> subcommands) {
+  CommandId command{.name = std::string(name),
+                    .arity = arity,
+                    .flags = flags,
+                    .key_specs = keys.specs,
+                    .acl = acl,
+                    .handler = std::move(handler),
+                    .subcommands = std::move(subcommands)};
+  DCHECK_EQ(command.name, helio::AsciiStrToUpper(name));
+  DCHECK(command.handler) << name;
+  const CommandDoc& doc = TakeDoc(command.name);
+  DCHECK(!doc.group.empty() && !doc.summary.empty() && !doc.since.empty()) << name;
+  command.group = doc.group;
+  command.summary = doc.summary;
+  command.since = doc.since;
+  command.syntax = doc.syntax;
+  for (SubcommandSpec& sub : command.subcommands) {
+    const CommandDoc& sub_doc = TakeDoc(helio::StrCat(command.name, "|", sub.name));
+    DCHECK(sub_doc.group.empty() && sub_doc.summary.empty() && sub_doc.since.empty())
+        << sub_doc.name << ": a subcommand's doc gives only its syntax";
+    sub.syntax = sub_doc.syntax;
+  }
+  const uint32_t default_key_flags =
+      flags & kCmdWrite ? (kKeyRW | kKeyAccess | kKeyUpdate) : (kKeyRO | kKeyAccess);
+  for (KeySpec& spec : command.key_specs) {
+    if (spec.flags == 0) spec.flags = default_key_flags;
+  }
+  SetLegacyKeyRange(&command);
   command.single_range = command.key_specs.size() == 1 &&
                          command.key_specs[0].keyword == nullptr && !command.key_specs[0].keynum;
   command.index = next_index_++;
   for (SubcommandSpec& sub : command.subcommands) sub.index = next_index_++;
   CHECK_LE(next_index_, kMaxCommands) << "raise CommandRegistry::kMaxCommands";
-  auto [it, inserted] = commands_.emplace(std::move(name), std::move(command));
+  std::string key = command.name;
+  auto [it, inserted] = commands_.emplace(std::move(key), std::move(command));
   CHECK(inserted) << "command registered twice: " << it->first;
+}
+
+void CommandRegistry::CheckEveryDocUsed() const {
+  for (const auto& [name, entry] : docs_) {
+    CHECK(entry.used) << "doc entry without a command: " << name;
+  }
 }
 
 const CommandId* CommandRegistry::Find(std::string_view name) const {

@@ -7,12 +7,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "helio/base/strings.h"
+#include "src/facade/command_docs.h"
 #include "src/facade/resp_parser.h"
 
 namespace damselfly::facade {
@@ -66,7 +69,8 @@ enum KeyFlag : uint32_t {
 //                                 {.keyword = "STREAMS", .begin_index = 1,
 //                                  .last_key = -1, .limit = 2}
 struct KeySpec {
-  uint32_t flags = 0;  // KeyFlag
+  // KeyFlag. 0 in a registration: as the command's flags say (see CommandRegistry::Add).
+  uint32_t flags = 0;
   // begin_search. Without a keyword: the first key's position. With one: the position
   // to search from (negative: from the end, backwards); the begin is the argument after
   // the keyword. No keyword found: no keys from this spec.
@@ -83,7 +87,34 @@ struct KeySpec {
   bool keynum = false;
   int keynum_index = 0;
   int first_key_index = 1;
+
+  // This spec with `key_flags`, for registration lines: Keys(1, -1).WithFlags(kKeyRO).
+  constexpr KeySpec WithFlags(uint32_t key_flags) const {
+    KeySpec spec = *this;
+    spec.flags = key_flags;
+    return spec;
+  }
 };
+
+// The keys at positions first..last (absolute; negative: from the end, -1 the last
+// argument), every step: one index-and-range key spec, with the default flags.
+constexpr KeySpec Keys(int first, int last, int step = 1) {
+  return KeySpec{
+      .begin_index = first, .last_key = last >= 0 ? last - first : last, .key_step = step};
+}
+// The single key at `position`.
+constexpr KeySpec Keys(int position) { return Keys(position, position); }
+
+// A command's key specs, as a registration line gives them: kNoKeys, one spec
+// (Keys(1)) or several (KeySpecs{Keys(1).WithFlags(...), Keys(2).WithFlags(...)}).
+struct KeySpecs {
+  KeySpecs() = default;
+  KeySpecs(KeySpec spec) : specs{spec} {}  // implicit: a registration line passes Keys(1)
+  KeySpecs(std::initializer_list<KeySpec> list) : specs(list) {}
+
+  std::vector<KeySpec> specs;
+};
+inline const KeySpecs kNoKeys;
 
 // ACL categories (@keyspace, @read, ...); the names are in command_registry.cc.
 enum AclCategory : uint32_t {
@@ -105,37 +136,40 @@ using CommandHandler = std::function<void(CmdArgList args, ConnectionContext* cn
 // A subcommand of a container command (CLIENT LIST, OBJECT ENCODING): Redis checks its
 // existence and arity before running the container's handler.
 struct SubcommandSpec {
-  std::string name;    // upper case
-  int arity = 0;       // counts the container's name and the subcommand's
-  std::string syntax;  // the arguments after the subcommand, see command_docs.h
-  // Dense, shared with CommandId::index (assigned by Register): subcommands have their
+  std::string name;  // upper case
+  int arity = 0;     // counts the container's name and the subcommand's
+  // The arguments after the subcommand (see command_docs.h); set by CommandRegistry::Add
+  // from the "CONTAINER|SUB" doc entry.
+  std::string syntax;
+  // Dense, shared with CommandId::index (assigned by Add): subcommands have their
   // own counters, as in Redis's commandstats ("config|get").
   uint16_t index = 0;
 };
 
 struct CommandId {
   std::string name;  // upper case
-  // Dense, assigned by CommandRegistry::Register: indexes per-command counters.
+  // Dense, assigned by CommandRegistry::Add: indexes per-command counters.
   uint16_t index = 0;
   // Redis arity: N means exactly N arguments (name included), -N means at least N.
   int arity = 0;
   uint32_t flags = 0;
   // The legacy key range COMMAND INFO prints: first, last (-1: the last argument, -2:
-  // the one before...) and step; 0 0 0 for commands whose keys move (keynum or keyword
-  // specs). Register derives key_specs from it when none are given.
+  // the one before...) and step; 0 0 0 for commands without plain index-and-range specs.
+  // Add derives it from key_specs as Redis 7 does.
   int first_key = 0;
   int last_key = 0;
   int key_step = 0;
   // Where the keys are (see KeySpec); empty: no keys.
   std::vector<KeySpec> key_specs;
-  // Set by Register: the keys are one plain range (an index begin, a range find), the
+  // Set by Add: the keys are one plain range (an index begin, a range find), the
   // common case ForEachKey walks without the general search.
   bool single_range = false;
   uint32_t acl = 0;
-  std::string group;    // COMMAND DOCS group: "string", "generic", "connection", "server"
-  std::string summary;  // COMMAND DOCS summary
-  std::string since;    // first Redis version with the command
-  std::string syntax;   // the arguments, in Redis docs' notation (see command_docs.h)
+  // From the command's CommandDoc (see command_docs.h).
+  std::string group;
+  std::string summary;
+  std::string since;
+  std::string syntax;
 
   // Runs on the thread of the shard that owns all the command's keys (or, for commands
   // without keys, or with keys on several shards, on the connection's fiber). Must not
@@ -176,8 +210,24 @@ class CommandRegistry {
   // Bounds CommandId::index and SubcommandSpec::index.
   static constexpr size_t kMaxCommands = 512;
 
-  // REQUIRES: a new name.
-  void Register(CommandId command);
+  // Adds documentation entries, which Add merges into the commands by name.
+  // REQUIRES: `docs` outlives the registry; names not added before.
+  void AddDocs(std::span<const CommandDoc> docs);
+
+  // Registers a command: one line of a family's registration table, e.g.
+  //   r->Add("GET", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclRead | kAclString | kAclFast,
+  //          CmdGet);
+  // A key spec with flags 0 gets RW|access|update for a kCmdWrite command, RO|access
+  // otherwise; the legacy key range comes from the specs. A container lists its
+  // subcommands' names and arities: {{"GET", -3}, {"HELP", 2}}.
+  // REQUIRES: a new upper-case name; a doc entry added by AddDocs for the command and for
+  // each subcommand ("CONFIG|GET"), else a CHECK failure at start-up.
+  void Add(std::string_view name, int arity, uint32_t flags, const KeySpecs& keys, uint32_t acl,
+           CommandHandler handler, std::vector<SubcommandSpec> subcommands = {});
+
+  // CHECK-fails when a doc entry has no command, so docs and registrations cannot drift.
+  // Call once every family has registered.
+  void CheckEveryDocUsed() const;
 
   // Case-insensitive; nullptr when unknown.
   const CommandId* Find(std::string_view name) const;
@@ -206,8 +256,16 @@ class CommandRegistry {
   static std::vector<std::string> AclNames(uint32_t acl);
 
  private:
+  struct DocEntry {
+    const CommandDoc* doc;
+    bool used = false;
+  };
+  // The doc entry for `name` ("SET", "CONFIG|GET"), marked used; CHECK-fails when none.
+  const CommandDoc& TakeDoc(const std::string& name);
+
   absl::flat_hash_map<std::string, CommandId, helio::StringViewHash, helio::StringViewEq>
       commands_;
+  absl::flat_hash_map<std::string_view, DocEntry> docs_;
   size_t next_index_ = 0;
 };
 

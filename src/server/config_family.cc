@@ -244,16 +244,9 @@ void ConfigFamily::Register(facade::CommandRegistry* registry) {
   }
   maxmemory_bytes.store(*maxmemory, std::memory_order_relaxed);
   InitCommandAccounting();
-  registry->Register(CommandId{
-      .name = "CONFIG", .arity = -2, .flags = kCmdLoading | kCmdStale | kCmdNoScript | kCmdAdmin,
-      .acl = kAclSlow | kAclAdmin | kAclDangerous, .group = "server",
-      .summary = "A container for server configuration commands", .since = "2.0.0",
-      .handler = CmdConfig,
-      .subcommands = {{"GET", -3, "parameter [parameter ...]"},
-                      {"SET", -4, "parameter value [parameter value ...]"},
-                      {"RESETSTAT", 2, ""},
-                      {"REWRITE", 2, ""},
-                      {"HELP", 2, ""}}});
+  registry->Add("CONFIG", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys,
+                kAclAdmin | kAclSlow | kAclDangerous, CmdConfig,
+                {{"GET", -3}, {"SET", -4}, {"RESETSTAT", 2}, {"REWRITE", 2}, {"HELP", 2}});
 }
 
 }  // namespace damselfly

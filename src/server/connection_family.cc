@@ -517,46 +517,33 @@ void SetRequirePass(std::string_view password) {
 
 void ConnectionFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  auto add = [&](const char* name, const char* syntax, int arity, uint32_t flags, uint32_t acl,
-                 const char* summary, const char* since, CommandHandler handler) {
-    registry->Register(CommandId{.name = name, .arity = arity, .flags = flags,
-                                 .acl = acl | kAclConnection, .group = "connection",
-                                 .summary = summary, .since = since, .syntax = syntax,
-                                 .handler = std::move(handler)});
-  };
+  CommandRegistry& r = *registry;
   constexpr uint32_t kAnytime = kCmdLoading | kCmdStale;
-  add("PING", "[message]", -1, kCmdFast, kAclFast, "Ping the server", "1.0.0", CmdPing);
-  add("ECHO", "message", 2, kCmdFast, kAclFast, "Echo the given string", "1.0.0", CmdEcho);
-  add("QUIT", "", -1, kCmdAllowBusy | kCmdNoAuth | kAnytime | kCmdFast, kAclFast,
-      "Close the connection", "1.0.0", CmdQuit);
-  add("RESET", "", 1, kCmdNoScript | kAnytime | kCmdFast | kCmdNoAuth | kCmdAllowBusy, kAclFast,
-      "Reset the connection", "6.2.0", CmdReset);
-  add("HELLO", "[protover [AUTH username password] [SETNAME clientname]]", -1, kCmdNoScript | kAnytime | kCmdFast | kCmdNoAuth | kCmdAllowBusy, kAclFast,
-      "Handshake with Redis", "6.0.0", CmdHello);
-  add("AUTH", "[username] password", -2, kCmdNoScript | kAnytime | kCmdFast | kCmdNoAuth | kCmdAllowBusy, kAclFast,
-      "Authenticate to the server", "1.0.0", CmdAuth);
-  add("SELECT", "index", 2, kAnytime | kCmdFast, kAclFast, "Change the selected database for the current connection",
-      "1.0.0", CmdSelect);
-  registry->Register(CommandId{
-      .name = "CLIENT", .arity = -2, .flags = kCmdNoScript | kAnytime,
-      .acl = kAclSlow | kAclConnection, .group = "connection",
-      .summary = "A container for client connection commands", .since = "2.4.0",
-      .handler = CmdClient,
-      .subcommands = {{"ID", 2, ""},
-                      {"GETNAME", 2, ""},
-                      {"SETNAME", 3, "connection-name"},
-                      {"SETINFO", 4, "LIB-NAME libname | LIB-VER libver"},
-                      {"INFO", 2, ""},
-                      {"LIST", -2, "[TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id [client-id ...]]"},
-                      {"KILL", -3,
-                       "[ID client-id] [TYPE NORMAL | MASTER | SLAVE | REPLICA | PUBSUB] "
-                       "[USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME YES | NO]"},
-                      {"PAUSE", -3, "timeout [WRITE | ALL]"},
-                      {"UNPAUSE", 2, ""},
-                      {"REPLY", 3, "ON | OFF | SKIP"},
-                      {"NO-EVICT", 3, "ON | OFF"},
-                      {"GETREDIR", 2, ""},
-                      {"HELP", 2, ""}}});
+  // Allowed before AUTH, and while the server is busy.
+  constexpr uint32_t kHandshake = kCmdNoAuth | kCmdAllowBusy | kCmdNoScript | kAnytime | kCmdFast;
+  constexpr uint32_t kAclFastConn = kAclFast | kAclConnection;
+  r.Add("PING", -1, kCmdFast, kNoKeys, kAclFastConn, CmdPing);
+  r.Add("ECHO", 2, kCmdFast, kNoKeys, kAclFastConn, CmdEcho);
+  r.Add("QUIT", -1, kCmdNoAuth | kCmdAllowBusy | kAnytime | kCmdFast, kNoKeys, kAclFastConn,
+        CmdQuit);
+  r.Add("RESET", 1, kHandshake, kNoKeys, kAclFastConn, CmdReset);
+  r.Add("HELLO", -1, kHandshake, kNoKeys, kAclFastConn, CmdHello);
+  r.Add("AUTH", -2, kHandshake, kNoKeys, kAclFastConn, CmdAuth);
+  r.Add("SELECT", 2, kAnytime | kCmdFast, kNoKeys, kAclFastConn, CmdSelect);
+  r.Add("CLIENT", -2, kCmdNoScript | kAnytime, kNoKeys, kAclSlow | kAclConnection, CmdClient,
+        {{"ID", 2},
+         {"GETNAME", 2},
+         {"SETNAME", 3},
+         {"SETINFO", 4},
+         {"INFO", 2},
+         {"LIST", -2},
+         {"KILL", -3},
+         {"PAUSE", -3},
+         {"UNPAUSE", 2},
+         {"REPLY", 3},
+         {"NO-EVICT", 3},
+         {"GETREDIR", 2},
+         {"HELP", 2}});
 }
 
 }  // namespace damselfly

@@ -217,17 +217,11 @@ void CmdMemory(CmdArgList args, ConnectionContext* cntx) {
 
 void DebugFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  registry->Register(CommandId{
-      .name = "DEBUG", .arity = -2, .flags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale,
-      .acl = kAclAdmin | kAclSlow | kAclDangerous, .group = "server",
-      .summary = "A container for debugging commands", .since = "1.0.0", .syntax = "",
-      .handler = CmdDebug});
-  registry->Register(CommandId{
-      .name = "MEMORY", .arity = -2, .flags = kCmdReadOnly, .first_key = 2, .last_key = 2,
-      .key_step = 1, .acl = kAclRead | kAclSlow, .group = "server",
-      .summary = "A container for memory diagnostics commands", .since = "4.0.0", .syntax = "",
-      .handler = CmdMemory,
-      .subcommands = {{"USAGE", -3, "key [SAMPLES count]"}, {"HELP", 2, ""}}});
+  CommandRegistry& r = *registry;
+  r.Add("DEBUG", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys,
+        kAclAdmin | kAclSlow | kAclDangerous, CmdDebug);
+  r.Add("MEMORY", -2, kCmdReadOnly, Keys(2), kAclRead | kAclSlow, CmdMemory,
+        {{"USAGE", -3}, {"HELP", 2}});
 }
 
 }  // namespace damselfly

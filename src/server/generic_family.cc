@@ -409,107 +409,40 @@ void CmdRandomKey(CmdArgList args, ConnectionContext* cntx) {
 
 void GenericFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  auto add = [&](CommandId command) {
-    command.group = "generic";
-    registry->Register(std::move(command));
-  };
-  auto keyed = [&](const char* name, const char* syntax, int arity, uint32_t flags, uint32_t acl,
-                   const char* summary, const char* since, CommandHandler handler) {
-    add(CommandId{.name = name, .arity = arity, .flags = flags, .first_key = 1, .last_key = 1,
-                  .key_step = 1, .acl = acl | kAclKeyspace, .summary = summary, .since = since,
-                  .syntax = syntax, .handler = std::move(handler)});
-  };
-  auto multi = [&](const char* name, const char* syntax, uint32_t flags, uint32_t acl,
-                   const char* summary, const char* since, CommandHandler handler,
-                   uint32_t key_flags) {
-    add(CommandId{.name = name, .arity = -2, .flags = flags, .first_key = 1, .last_key = -1,
-                  .key_step = 1,
-                  .key_specs = {KeySpec{.flags = key_flags, .begin_index = 1, .last_key = -1}},
-                  .acl = acl | kAclKeyspace, .summary = summary, .since = since,
-                  .syntax = syntax, .handler = std::move(handler)});
-  };
-  // RENAME's source is read and deleted, its destination overwritten.
-  const std::vector<KeySpec> kTransferSpecs = {
-      KeySpec{.flags = kKeyRW | kKeyAccess | kKeyDelete, .begin_index = 1},
-      KeySpec{.flags = kKeyOW | kKeyUpdate, .begin_index = 2}};
-  multi("DEL", "key [key ...]", kCmdWrite, kAclWrite | kAclSlow, "Delete a key", "1.0.0", CmdCount<DeleteKeys>,
-        kKeyRM | kKeyDelete);
-  multi("UNLINK", "key [key ...]", kCmdWrite | kCmdFast, kAclWrite | kAclFast,
-        "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non "
-        "blocking.",
-        "4.0.0", CmdCount<DeleteKeys>, kKeyRM | kKeyDelete);
-  multi("EXISTS", "key [key ...]", kCmdReadOnly | kCmdFast, kAclRead | kAclFast, "Determine if a key exists",
-        "1.0.0", CmdCount<CountExisting>, kKeyRO);
-  multi("TOUCH", "key [key ...]", kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
-        "Alters the last access time of a key(s). Returns the number of existing keys specified.",
-        "3.2.1", CmdCount<TouchKeys>, kKeyRO);
-
-  keyed("TYPE", "key", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
-        "Determine the type stored at key", "1.0.0", CmdType);
-  keyed("TTL", "key", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast, "Get the time to live for a key in seconds",
-        "1.0.0", CmdTtl);
-  keyed("PTTL", "key", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
-        "Get the time to live for a key in milliseconds", "2.6.0", CmdPTtl);
-  keyed("EXPIRETIME", "key", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
-        "Get the expiration Unix timestamp for a key", "7.0.0", CmdExpireTime);
-  keyed("PEXPIRETIME", "key", 2, kCmdReadOnly | kCmdFast, kAclRead | kAclFast,
-        "Get the expiration Unix timestamp for a key in milliseconds", "7.0.0", CmdPExpireTime);
-  keyed("PERSIST", "key", 2, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
-        "Remove the expiration from a key", "2.2.0", CmdPersist);
-  keyed("EXPIRE", "key seconds [NX | XX | GT | LT]", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
-        "Set a key's time to live in seconds", "1.0.0", CmdExpire);
-  keyed("PEXPIRE", "key milliseconds [NX | XX | GT | LT]", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
-        "Set a key's time to live in milliseconds", "2.6.0", CmdPExpire);
-  keyed("EXPIREAT", "key unix-time-seconds [NX | XX | GT | LT]", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
-        "Set the expiration for a key as a UNIX timestamp", "1.2.0", CmdExpireAt);
-  keyed("PEXPIREAT", "key unix-time-milliseconds [NX | XX | GT | LT]", -3, kCmdWrite | kCmdFast, kAclWrite | kAclFast,
-        "Set the expiration for a key as a UNIX timestamp specified in milliseconds", "2.6.0",
-        CmdPExpireAt);
-  add(CommandId{.name = "OBJECT", .arity = -2, .flags = kCmdReadOnly, .first_key = 2,
-                .last_key = 2, .key_step = 1, .acl = kAclKeyspace | kAclRead | kAclSlow,
-                .summary = "A container for object introspection commands", .since = "2.2.3",
-                .syntax = "", 
-                .handler = CmdObject,
-                .subcommands = {{"ENCODING", 3, "key"}, {"REFCOUNT", 3, "key"}, {"IDLETIME", 3, "key"},
-                                {"FREQ", 3, "key"}, {"HELP", 2, ""}}});
-  add(CommandId{.name = "RENAME", .arity = 3, .flags = kCmdWrite, .first_key = 1, .last_key = 2,
-                .key_step = 1, .key_specs = kTransferSpecs,
-                .acl = kAclKeyspace | kAclWrite | kAclSlow, .summary = "Rename a key",
-                .since = "1.0.0", .syntax = "key newkey", .handler = CmdRename});
-  add(CommandId{.name = "RENAMENX", .arity = 3, .flags = kCmdWrite | kCmdFast, .first_key = 1,
-                .last_key = 2, .key_step = 1, .key_specs = kTransferSpecs,
-                .acl = kAclKeyspace | kAclWrite | kAclFast,
-                .summary = "Rename a key, only if the new key does not exist", .since = "1.0.0",
-                .syntax = "key newkey", .handler = CmdRenameNx});
-  add(CommandId{.name = "COPY", .arity = -3, .flags = kCmdWrite | kCmdDenyOom, .first_key = 1,
-                .last_key = 2, .key_step = 1,
-                .key_specs = {KeySpec{.flags = kKeyRO | kKeyAccess, .begin_index = 1},
-                              KeySpec{.flags = kKeyOW | kKeyUpdate, .begin_index = 2}},
-                .acl = kAclKeyspace | kAclWrite | kAclSlow, .summary = "Copy a key",
-                .since = "6.2.0", .syntax = "source destination [DB destination-db] [REPLACE]",
-                .handler = CmdCopy});
-  add(CommandId{.name = "MOVE", .arity = 3, .flags = kCmdWrite | kCmdFast, .first_key = 1,
-                .last_key = 1, .key_step = 1,
-                .key_specs = {KeySpec{.flags = kKeyRW | kKeyAccess | kKeyUpdate, .begin_index = 1}},
-                .acl = kAclKeyspace | kAclWrite | kAclFast,
-                .summary = "Move a key to another database", .since = "1.0.0",
-                .syntax = "key db", .handler = CmdMove});
-  add(CommandId{.name = "SWAPDB", .arity = 3, .flags = kCmdWrite | kCmdFast | kCmdWholeShard,
-                .acl = kAclKeyspace | kAclWrite | kAclFast | kAclDangerous,
-                .summary = "Swaps two Redis databases", .since = "4.0.0",
-                .syntax = "index1 index2", .handler = CmdSwapDb});
-  add(CommandId{.name = "KEYS", .arity = 2, .flags = kCmdReadOnly,
-                .acl = kAclKeyspace | kAclRead | kAclSlow | kAclDangerous,
-                .summary = "Find all keys matching the given pattern", .since = "1.0.0",
-                .syntax = "pattern", .handler = CmdKeys});
-  add(CommandId{.name = "SCAN", .arity = -2, .flags = kCmdReadOnly,
-                .acl = kAclKeyspace | kAclRead | kAclSlow,
-                .summary = "Incrementally iterate the keys space", .since = "2.8.0",
-                .syntax = "cursor [MATCH pattern] [COUNT count] [TYPE type]", .handler = CmdScan});
-  add(CommandId{.name = "RANDOMKEY", .arity = 1, .flags = kCmdReadOnly,
-                .acl = kAclKeyspace | kAclRead | kAclSlow,
-                .summary = "Return a random key from the keyspace", .since = "1.0.0",
-                .syntax = "", .handler = CmdRandomKey});
+  CommandRegistry& r = *registry;
+  constexpr uint32_t kAclW = kAclKeyspace | kAclWrite, kAclR = kAclKeyspace | kAclRead;
+  const KeySpec kRemoved = Keys(1, -1).WithFlags(kKeyRM | kKeyDelete);
+  const KeySpec kChecked = Keys(1, -1).WithFlags(kKeyRO);
+  // RENAME's source is read and deleted, its destination overwritten; COPY's source read.
+  const KeySpecs kRenamed = {Keys(1).WithFlags(kKeyRW | kKeyAccess | kKeyDelete),
+                             Keys(2).WithFlags(kKeyOW | kKeyUpdate)};
+  const KeySpecs kCopied = {Keys(1).WithFlags(kKeyRO | kKeyAccess),
+                            Keys(2).WithFlags(kKeyOW | kKeyUpdate)};
+  r.Add("DEL", -2, kCmdWrite, kRemoved, kAclW | kAclSlow, CmdCount<DeleteKeys>);
+  r.Add("UNLINK", -2, kCmdWrite | kCmdFast, kRemoved, kAclW | kAclFast, CmdCount<DeleteKeys>);
+  r.Add("EXISTS", -2, kCmdReadOnly | kCmdFast, kChecked, kAclR | kAclFast, CmdCount<CountExisting>);
+  r.Add("TOUCH", -2, kCmdReadOnly | kCmdFast, kChecked, kAclR | kAclFast, CmdCount<TouchKeys>);
+  r.Add("TYPE", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdType);
+  r.Add("TTL", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdTtl);
+  r.Add("PTTL", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdPTtl);
+  r.Add("EXPIRETIME", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdExpireTime);
+  r.Add("PEXPIRETIME", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdPExpireTime);
+  r.Add("PERSIST", 2, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdPersist);
+  r.Add("EXPIRE", -3, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdExpire);
+  r.Add("PEXPIRE", -3, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdPExpire);
+  r.Add("EXPIREAT", -3, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdExpireAt);
+  r.Add("PEXPIREAT", -3, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdPExpireAt);
+  r.Add("OBJECT", -2, kCmdReadOnly, Keys(2), kAclR | kAclSlow, CmdObject,
+        {{"ENCODING", 3}, {"REFCOUNT", 3}, {"IDLETIME", 3}, {"FREQ", 3}, {"HELP", 2}});
+  r.Add("RENAME", 3, kCmdWrite, kRenamed, kAclW | kAclSlow, CmdRename);
+  r.Add("RENAMENX", 3, kCmdWrite | kCmdFast, kRenamed, kAclW | kAclFast, CmdRenameNx);
+  r.Add("COPY", -3, kCmdWrite | kCmdDenyOom, kCopied, kAclW | kAclSlow, CmdCopy);
+  r.Add("MOVE", 3, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdMove);
+  r.Add("SWAPDB", 3, kCmdWrite | kCmdFast | kCmdWholeShard, kNoKeys,
+        kAclW | kAclFast | kAclDangerous, CmdSwapDb);
+  r.Add("KEYS", 2, kCmdReadOnly, kNoKeys, kAclR | kAclSlow | kAclDangerous, CmdKeys);
+  r.Add("SCAN", -2, kCmdReadOnly, kNoKeys, kAclR | kAclSlow, CmdScan);
+  r.Add("RANDOMKEY", 1, kCmdReadOnly, kNoKeys, kAclR | kAclSlow, CmdRandomKey);
 }
 
 }  // namespace damselfly

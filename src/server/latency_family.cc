@@ -429,23 +429,17 @@ void CmdLatency(const CommandRegistry& registry, CmdArgList args, ConnectionCont
 void LatencyFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   InitLatencyMonitor();
-  registry->Register(CommandId{
-      .name = "LATENCY",
-      .arity = -2,
-      .flags = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale,
-      .acl = kAclAdmin | kAclSlow | kAclDangerous,
-      .group = "server",
-      .summary = "A container for latency diagnostics commands",
-      .since = "2.8.13",
-      .handler = [registry](CmdArgList args,
-                            ConnectionContext* cntx) { CmdLatency(*registry, args, cntx); },
-      .subcommands = {{"DOCTOR", 2, ""},
-                      {"GRAPH", 3, "event"},
-                      {"HISTORY", 3, "event"},
-                      {"LATEST", 2, ""},
-                      {"RESET", -2, "[event [event ...]]"},
-                      {"HISTOGRAM", -2, "[command [command ...]]"},
-                      {"HELP", 2, ""}}});
+  registry->Add(
+      "LATENCY", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys,
+      kAclAdmin | kAclSlow | kAclDangerous,
+      [registry](CmdArgList args, ConnectionContext* cntx) { CmdLatency(*registry, args, cntx); },
+      {{"DOCTOR", 2},
+       {"GRAPH", 3},
+       {"HISTORY", 3},
+       {"LATEST", 2},
+       {"RESET", -2},
+       {"HISTOGRAM", -2},
+       {"HELP", 2}});
 }
 
 }  // namespace damselfly

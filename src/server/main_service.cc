@@ -7,6 +7,7 @@
 #include "src/facade/resp_connection.h"
 #include "src/server/client_pause.h"
 #include "src/server/command_accounting.h"
+#include "src/server/command_docs_table.h"
 #include "src/server/config_family.h"
 #include "src/server/connection_family.h"
 #include "src/server/debug_family.h"
@@ -37,6 +38,7 @@ constexpr size_t kMaxSquashedRun = 64;
 Service::Service(helio::io::ProactorPool* pool) : pool_(pool) {}
 
 void Service::RegisterCommands() {
+  AddCommandDocs(&registry_);
   ConnectionFamily::Register(&registry_);
   ServerFamily::Register(this, &registry_);
   ConfigFamily::Register(&registry_);
@@ -46,6 +48,7 @@ void Service::RegisterCommands() {
   GenericFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
   MultiExec::Register(&registry_);
+  registry_.CheckEveryDocUsed();
 }
 
 const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {

@@ -262,30 +262,15 @@ void MultiExec::OnConnectionClose(ConnectionContext* cntx) {
 
 void MultiExec::Register(facade::CommandRegistry* registry) {
   using namespace facade;
+  CommandRegistry& r = *registry;
   constexpr uint32_t kFlags = kCmdNoScript | kCmdLoading | kCmdStale;
-  auto add = [&](CommandId command) {
-    command.group = "transactions";
-    command.since = command.name == "WATCH" || command.name == "UNWATCH" ? "2.2.0" : "1.2.0";
-    registry->Register(std::move(command));
-  };
-  add(CommandId{.name = "MULTI", .arity = 1, .flags = kFlags | kCmdFast | kCmdAllowBusy,
-                .acl = kAclFast | kAclTransaction, .summary = "Mark the start of a transaction block",
-                .syntax = "", .handler = CmdMulti});
-  add(CommandId{.name = "EXEC", .arity = 1, .flags = kFlags | kCmdSkipSlowlog,
-                .acl = kAclSlow | kAclTransaction,
-                .summary = "Execute all commands issued after MULTI", .syntax = "",
-                .handler = CmdExec});
-  add(CommandId{.name = "DISCARD", .arity = 1, .flags = kFlags | kCmdFast | kCmdAllowBusy,
-                .acl = kAclFast | kAclTransaction,
-                .summary = "Discard all commands issued after MULTI", .syntax = "",
-                .handler = CmdDiscard});
-  add(CommandId{.name = "WATCH", .arity = -2, .flags = kFlags | kCmdFast | kCmdAllowBusy,
-                .first_key = 1, .last_key = -1, .key_step = 1, .acl = kAclFast | kAclTransaction,
-                .summary = "Watch the given keys to determine execution of the MULTI/EXEC block",
-                .syntax = "key [key ...]", .handler = CmdWatch});
-  add(CommandId{.name = "UNWATCH", .arity = 1, .flags = kFlags | kCmdFast | kCmdAllowBusy,
-                .acl = kAclFast | kAclTransaction, .summary = "Forget about all watched keys",
-                .syntax = "", .handler = CmdUnwatch});
+  constexpr uint32_t kFastFlags = kFlags | kCmdFast | kCmdAllowBusy;
+  constexpr uint32_t kAclFastTx = kAclFast | kAclTransaction;
+  r.Add("MULTI", 1, kFastFlags, kNoKeys, kAclFastTx, CmdMulti);
+  r.Add("EXEC", 1, kFlags | kCmdSkipSlowlog, kNoKeys, kAclSlow | kAclTransaction, CmdExec);
+  r.Add("DISCARD", 1, kFastFlags, kNoKeys, kAclFastTx, CmdDiscard);
+  r.Add("WATCH", -2, kFastFlags, Keys(1, -1), kAclFastTx, CmdWatch);
+  r.Add("UNWATCH", 1, kFastFlags, kNoKeys, kAclFastTx, CmdUnwatch);
 }
 
 }  // namespace damselfly

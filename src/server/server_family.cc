@@ -537,42 +537,32 @@ void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
 
 void ServerFamily::Register(Service* service, facade::CommandRegistry* registry) {
   using namespace facade;
-  auto add = [&](const char* name, const char* syntax, int arity, uint32_t flags, uint32_t acl,
-                 const char* summary, const char* since, CommandHandler handler) {
-    registry->Register(CommandId{.name = name, .arity = arity, .flags = flags, .acl = acl,
-                                 .group = "server", .summary = summary, .since = since,
-                                 .syntax = syntax, .handler = std::move(handler)});
-  };
+  CommandRegistry& r = *registry;
   auto with_service = [service](void (*fn)(Service*, CmdArgList, ConnectionContext*)) {
     return [service, fn](CmdArgList args, ConnectionContext* cntx) { fn(service, args, cntx); };
   };
   constexpr uint32_t kAnytime = kCmdLoading | kCmdStale;
-  add("INFO", "[section [section ...]]", -1, kAnytime, kAclSlow | kAclDangerous,
-      "Get information and statistics about the server", "1.0.0", with_service(CmdInfo));
-  add("DBSIZE", "", 1, kCmdReadOnly | kCmdFast, kAclKeyspace | kAclRead | kAclFast,
-      "Return the number of keys in the selected database", "1.0.0", CmdDbSize);
-  add("FLUSHDB", "[ASYNC | SYNC]", -1, kCmdWrite | kCmdWholeShard, kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous,
-      "Remove all keys from the current database", "1.0.0", CmdFlushDb);
-  add("FLUSHALL", "[ASYNC | SYNC]", -1, kCmdWrite | kCmdWholeShard, kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous,
-      "Remove all keys from all databases", "1.0.0", CmdFlushAll);
-  add("TIME", "", 1, kAnytime | kCmdFast, kAclFast, "Return the current server time", "2.6.0", CmdTime);
-  add("SHUTDOWN", "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]", -1, kCmdAdmin | kCmdNoScript | kAnytime | kCmdNoMulti | kCmdAllowBusy,
-      kAclAdmin | kAclSlow | kAclDangerous, "Synchronously save the dataset to disk and then shut down the server",
-      "1.0.0", with_service(CmdShutdown));
-  add("MONITOR", "", 1, kCmdAdmin | kCmdNoScript | kAnytime, kAclAdmin | kAclSlow | kAclDangerous,
-      "Listen for all requests received by the server in real time", "1.0.0",
-      [](CmdArgList, ConnectionContext* cntx) { StartMonitor(cntx); });
-  registry->Register(CommandId{
-      .name = "COMMAND", .arity = -1, .flags = kAnytime, .acl = kAclSlow | kAclConnection,
-      .group = "server", .summary = "Get array of Redis command details", .since = "2.8.13",
-      .handler = with_service(CmdCommand),
-      .subcommands = {{"COUNT", 2, ""},
-                      {"INFO", -2, "[command-name [command-name ...]]"},
-                      {"DOCS", -2, "[command-name [command-name ...]]"},
-                      {"LIST", -2, ""},
-                      {"GETKEYS", -4, "command [arg [arg ...]]"},
-                      {"GETKEYSANDFLAGS", -4, "command [arg [arg ...]]"},
-                      {"HELP", 2, ""}}});
+  constexpr uint32_t kAdmin = kCmdAdmin | kCmdNoScript | kAnytime;
+  constexpr uint32_t kAclAdminCmd = kAclAdmin | kAclSlow | kAclDangerous;
+  constexpr uint32_t kAclFlush = kAclKeyspace | kAclWrite | kAclSlow | kAclDangerous;
+  r.Add("INFO", -1, kAnytime, kNoKeys, kAclSlow | kAclDangerous, with_service(CmdInfo));
+  r.Add("DBSIZE", 1, kCmdReadOnly | kCmdFast, kNoKeys, kAclKeyspace | kAclRead | kAclFast,
+        CmdDbSize);
+  r.Add("FLUSHDB", -1, kCmdWrite | kCmdWholeShard, kNoKeys, kAclFlush, CmdFlushDb);
+  r.Add("FLUSHALL", -1, kCmdWrite | kCmdWholeShard, kNoKeys, kAclFlush, CmdFlushAll);
+  r.Add("TIME", 1, kAnytime | kCmdFast, kNoKeys, kAclFast, CmdTime);
+  r.Add("SHUTDOWN", -1, kAdmin | kCmdNoMulti | kCmdAllowBusy, kNoKeys, kAclAdminCmd,
+        with_service(CmdShutdown));
+  r.Add("MONITOR", 1, kAdmin, kNoKeys, kAclAdminCmd,
+        [](CmdArgList, ConnectionContext* cntx) { StartMonitor(cntx); });
+  r.Add("COMMAND", -1, kAnytime, kNoKeys, kAclSlow | kAclConnection, with_service(CmdCommand),
+        {{"COUNT", 2},
+         {"INFO", -2},
+         {"DOCS", -2},
+         {"LIST", -2},
+         {"GETKEYS", -4},
+         {"GETKEYSANDFLAGS", -4},
+         {"HELP", 2}});
 }
 
 }  // namespace damselfly

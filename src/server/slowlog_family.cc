@@ -97,11 +97,9 @@ void CmdSlowlog(CmdArgList args, ConnectionContext* cntx) {
 
 void SlowlogFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  registry->Register(CommandId{
-      .name = "SLOWLOG", .arity = -2, .flags = kCmdAdmin | kCmdLoading | kCmdStale,
-      .acl = kAclAdmin | kAclSlow | kAclDangerous, .group = "server",
-      .summary = "A container for slow log commands", .since = "2.2.12", .handler = CmdSlowlog,
-      .subcommands = {{"GET", -2, "[count]"}, {"LEN", 2, ""}, {"RESET", 2, ""}, {"HELP", 2, ""}}});
+  registry->Add("SLOWLOG", -2, kCmdAdmin | kCmdLoading | kCmdStale, kNoKeys,
+                kAclAdmin | kAclSlow | kAclDangerous, CmdSlowlog,
+                {{"GET", -2}, {"LEN", 2}, {"RESET", 2}, {"HELP", 2}});
 }
 
 }  // namespace damselfly

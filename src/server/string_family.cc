@@ -532,94 +532,31 @@ void CmdLcs(CmdArgList args, ConnectionContext* cntx) {
 
 void StringFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  auto add = [&](const char* name, const char* syntax, int arity, uint32_t flags, uint32_t acl,
-                 const char* summary, const char* since, CommandHandler handler) {
-    registry->Register(CommandId{.name = name,
-                                 .arity = arity,
-                                 .flags = flags,
-                                 .first_key = 1,
-                                 .last_key = 1,
-                                 .key_step = 1,
-                                 .acl = acl | kAclString,
-                                 .group = "string",
-                                 .summary = summary,
-                                 .since = since,
-                                 .syntax = syntax,
-                                 .handler = std::move(handler)});
-  };
-  constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
-  constexpr uint32_t kReadFast = kCmdReadOnly | kCmdFast;
-  constexpr uint32_t kW = kAclWrite, kR = kAclRead;
-  add("SET", "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]", -3, kWriteFlags, kW | kAclSlow, "Set the string value of a key", "1.0.0", CmdSet);
-  add("GET", "key", 2, kReadFast, kR | kAclFast, "Get the value of a key", "1.0.0", CmdGet);
-  add("GETSET", "key value", 3, kWriteFlags | kCmdFast, kW | kAclFast,
-      "Set the string value of a key and return its old value", "1.0.0", CmdGetSet);
-  add("GETDEL", "key", 2, kCmdWrite | kCmdFast, kW | kAclFast, "Get the value of a key and delete the key",
-      "6.2.0", CmdGetDel);
-  add("GETEX", "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST]", -2, kCmdWrite | kCmdFast, kW | kAclFast,
-      "Get the value of a key and optionally set its expiration", "6.2.0", CmdGetEx);
-  add("SETNX", "key value", 3, kWriteFlags | kCmdFast, kW | kAclFast,
-      "Set the value of a key, only if the key does not exist", "1.0.0", CmdSetNx);
-  add("SETEX", "key seconds value", 4, kWriteFlags, kW | kAclSlow,
-      "Set the value and expiration of a key", "2.0.0", CmdSetEx);
-  add("PSETEX", "key milliseconds value", 4, kWriteFlags, kW | kAclSlow,
-      "Set the value and expiration in milliseconds of a key", "2.6.0", CmdPSetEx);
-  add("APPEND", "key value", 3, kWriteFlags | kCmdFast, kW | kAclFast, "Append a value to a key", "2.0.0",
-      CmdAppend);
-  add("STRLEN", "key", 2, kReadFast, kR | kAclFast, "Get the length of the value stored in a key",
-      "2.2.0", CmdStrLen);
-  add("INCR", "key", 2, kWriteFlags | kCmdFast, kW | kAclFast,
-      "Increment the integer value of a key by one", "1.0.0", CmdIncr);
-  add("DECR", "key", 2, kWriteFlags | kCmdFast, kW | kAclFast,
-      "Decrement the integer value of a key by one", "1.0.0", CmdDecr);
-  add("INCRBY", "key increment", 3, kWriteFlags | kCmdFast, kW | kAclFast,
-      "Increment the integer value of a key by the given amount", "1.0.0", CmdIncrBy);
-  add("DECRBY", "key decrement", 3, kWriteFlags | kCmdFast, kW | kAclFast,
-      "Decrement the integer value of a key by the given number", "1.0.0", CmdDecrBy);
-  add("INCRBYFLOAT", "key increment", 3, kWriteFlags | kCmdFast, kW | kAclFast,
-      "Increment the float value of a key by the given amount", "2.6.0", CmdIncrByFloat);
-  add("GETRANGE", "key start end", 4, kCmdReadOnly, kR | kAclSlow,
-      "Get a substring of the string stored at a key", "2.4.0", CmdGetRange);
-  add("SUBSTR", "key start end", 4, kCmdReadOnly, kR | kAclSlow,
-      "Get a substring of the string stored at a key", "1.0.0", CmdGetRange);
-  auto add_multi = [&](const char* name, const char* syntax, uint32_t flags, uint32_t acl,
-                       int key_step, const char* summary, const char* since,
-                       CommandHandler handler) {
-    registry->Register(CommandId{.name = name,
-                                 .arity = key_step == 1 ? -2 : -3,
-                                 .flags = flags,
-                                 .first_key = 1,
-                                 .last_key = -1,
-                                 .key_step = key_step,
-                                 .acl = acl | kAclString,
-                                 .group = "string",
-                                 .summary = summary,
-                                 .since = since,
-                                 .syntax = syntax,
-                                 .handler = std::move(handler)});
-  };
-  add_multi("MSET", "key value [key value ...]", kWriteFlags, kW | kAclSlow, 2,
-            "Set multiple keys to multiple values", "1.0.1", CmdMSet);
-  add_multi("MSETNX", "key value [key value ...]", kWriteFlags, kW | kAclSlow, 2,
-            "Set multiple keys to multiple values, only if none of the keys exist", "1.0.1",
-            CmdMSetNx);
-  add_multi("MGET", "key [key ...]", kReadFast, kR | kAclFast, 1,
-            "Get the values of all the given keys", "1.0.0", CmdMGet);
-  add("SETRANGE", "key offset value", 4, kWriteFlags, kW | kAclSlow,
-      "Overwrite part of a string at key starting at the specified offset", "2.2.0",
-      CmdSetRange);
-  registry->Register(CommandId{.name = "LCS",
-                               .arity = -3,
-                               .flags = kCmdReadOnly,
-                               .first_key = 1,
-                               .last_key = 2,
-                               .key_step = 1,
-                               .acl = kR | kAclString | kAclSlow,
-                               .group = "string",
-                               .summary = "Find longest common substring",
-                               .since = "7.0.0",
-                               .syntax = "key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]",
-                               .handler = CmdLcs});
+  CommandRegistry& r = *registry;
+  constexpr uint32_t kWrite = kCmdWrite | kCmdDenyOom;
+  constexpr uint32_t kAclW = kAclWrite | kAclString, kAclR = kAclRead | kAclString;
+  r.Add("SET", -3, kWrite, Keys(1), kAclW | kAclSlow, CmdSet);
+  r.Add("GET", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdGet);
+  r.Add("GETSET", 3, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdGetSet);
+  r.Add("GETDEL", 2, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdGetDel);
+  r.Add("GETEX", -2, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdGetEx);
+  r.Add("SETNX", 3, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdSetNx);
+  r.Add("SETEX", 4, kWrite, Keys(1), kAclW | kAclSlow, CmdSetEx);
+  r.Add("PSETEX", 4, kWrite, Keys(1), kAclW | kAclSlow, CmdPSetEx);
+  r.Add("APPEND", 3, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdAppend);
+  r.Add("STRLEN", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdStrLen);
+  r.Add("INCR", 2, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdIncr);
+  r.Add("DECR", 2, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdDecr);
+  r.Add("INCRBY", 3, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdIncrBy);
+  r.Add("DECRBY", 3, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdDecrBy);
+  r.Add("INCRBYFLOAT", 3, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdIncrByFloat);
+  r.Add("GETRANGE", 4, kCmdReadOnly, Keys(1), kAclR | kAclSlow, CmdGetRange);
+  r.Add("SUBSTR", 4, kCmdReadOnly, Keys(1), kAclR | kAclSlow, CmdGetRange);
+  r.Add("MSET", -3, kWrite, Keys(1, -1, 2), kAclW | kAclSlow, CmdMSet);
+  r.Add("MSETNX", -3, kWrite, Keys(1, -1, 2), kAclW | kAclSlow, CmdMSetNx);
+  r.Add("MGET", -2, kCmdReadOnly | kCmdFast, Keys(1, -1), kAclR | kAclFast, CmdMGet);
+  r.Add("SETRANGE", 4, kWrite, Keys(1), kAclW | kAclSlow, CmdSetRange);
+  r.Add("LCS", -3, kCmdReadOnly, Keys(1, 2), kAclR | kAclSlow, CmdLcs);
 }
 
 }  // namespace damselfly

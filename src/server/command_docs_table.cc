@@ -1,0 +1,210 @@
+#include "src/server/command_docs_table.h"
+
+namespace damselfly {
+
+namespace {
+
+using facade::CommandDoc;
+
+// connection_family.cc
+constexpr CommandDoc kConnectionDocs[] = {
+    {"PING", "connection", "Ping the server", "1.0.0", "[message]"},
+    {"ECHO", "connection", "Echo the given string", "1.0.0", "message"},
+    {"QUIT", "connection", "Close the connection", "1.0.0", ""},
+    {"RESET", "connection", "Reset the connection", "6.2.0", ""},
+    {"HELLO", "connection", "Handshake with Redis", "6.0.0",
+     "[protover [AUTH username password] [SETNAME clientname]]"},
+    {"AUTH", "connection", "Authenticate to the server", "1.0.0", "[username] password"},
+    {"SELECT", "connection", "Change the selected database for the current connection", "1.0.0",
+     "index"},
+    {"CLIENT", "connection", "A container for client connection commands", "2.4.0", ""},
+    {.name = "CLIENT|ID"},
+    {.name = "CLIENT|GETNAME"},
+    {.name = "CLIENT|SETNAME", .syntax = "connection-name"},
+    {.name = "CLIENT|SETINFO", .syntax = "LIB-NAME libname | LIB-VER libver"},
+    {.name = "CLIENT|INFO"},
+    {.name = "CLIENT|LIST",
+     .syntax = "[TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id [client-id ...]]"},
+    {.name = "CLIENT|KILL",
+     .syntax = "[ID client-id] [TYPE NORMAL | MASTER | SLAVE | REPLICA | PUBSUB] "
+               "[USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME YES | NO]"},
+    {.name = "CLIENT|PAUSE", .syntax = "timeout [WRITE | ALL]"},
+    {.name = "CLIENT|UNPAUSE"},
+    {.name = "CLIENT|REPLY", .syntax = "ON | OFF | SKIP"},
+    {.name = "CLIENT|NO-EVICT", .syntax = "ON | OFF"},
+    {.name = "CLIENT|GETREDIR"},
+    {.name = "CLIENT|HELP"},
+};
+
+// server_family.cc
+constexpr CommandDoc kServerDocs[] = {
+    {"INFO", "server", "Get information and statistics about the server", "1.0.0",
+     "[section [section ...]]"},
+    {"DBSIZE", "server", "Return the number of keys in the selected database", "1.0.0", ""},
+    {"FLUSHDB", "server", "Remove all keys from the current database", "1.0.0", "[ASYNC | SYNC]"},
+    {"FLUSHALL", "server", "Remove all keys from all databases", "1.0.0", "[ASYNC | SYNC]"},
+    {"TIME", "server", "Return the current server time", "2.6.0", ""},
+    {"SHUTDOWN", "server", "Synchronously save the dataset to disk and then shut down the server",
+     "1.0.0", "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]"},
+    {"MONITOR", "server", "Listen for all requests received by the server in real time", "1.0.0",
+     ""},
+    {"COMMAND", "server", "Get array of Redis command details", "2.8.13", ""},
+    {.name = "COMMAND|COUNT"},
+    {.name = "COMMAND|INFO", .syntax = "[command-name [command-name ...]]"},
+    {.name = "COMMAND|DOCS", .syntax = "[command-name [command-name ...]]"},
+    {.name = "COMMAND|LIST"},
+    {.name = "COMMAND|GETKEYS", .syntax = "command [arg [arg ...]]"},
+    {.name = "COMMAND|GETKEYSANDFLAGS", .syntax = "command [arg [arg ...]]"},
+    {.name = "COMMAND|HELP"},
+};
+
+// config_family.cc
+constexpr CommandDoc kConfigDocs[] = {
+    {"CONFIG", "server", "A container for server configuration commands", "2.0.0", ""},
+    {.name = "CONFIG|GET", .syntax = "parameter [parameter ...]"},
+    {.name = "CONFIG|SET", .syntax = "parameter value [parameter value ...]"},
+    {.name = "CONFIG|RESETSTAT"},
+    {.name = "CONFIG|REWRITE"},
+    {.name = "CONFIG|HELP"},
+};
+
+// slowlog_family.cc
+constexpr CommandDoc kSlowlogDocs[] = {
+    {"SLOWLOG", "server", "A container for slow log commands", "2.2.12", ""},
+    {.name = "SLOWLOG|GET", .syntax = "[count]"},
+    {.name = "SLOWLOG|LEN"},
+    {.name = "SLOWLOG|RESET"},
+    {.name = "SLOWLOG|HELP"},
+};
+
+// latency_family.cc
+constexpr CommandDoc kLatencyDocs[] = {
+    {"LATENCY", "server", "A container for latency diagnostics commands", "2.8.13", ""},
+    {.name = "LATENCY|DOCTOR"},
+    {.name = "LATENCY|GRAPH", .syntax = "event"},
+    {.name = "LATENCY|HISTORY", .syntax = "event"},
+    {.name = "LATENCY|LATEST"},
+    {.name = "LATENCY|RESET", .syntax = "[event [event ...]]"},
+    {.name = "LATENCY|HISTOGRAM", .syntax = "[command [command ...]]"},
+    {.name = "LATENCY|HELP"},
+};
+
+// string_family.cc
+constexpr CommandDoc kStringDocs[] = {
+    {"SET", "string", "Set the string value of a key", "1.0.0",
+     "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | "
+     "PXAT unix-time-milliseconds | KEEPTTL]"},
+    {"GET", "string", "Get the value of a key", "1.0.0", "key"},
+    {"GETSET", "string", "Set the string value of a key and return its old value", "1.0.0",
+     "key value"},
+    {"GETDEL", "string", "Get the value of a key and delete the key", "6.2.0", "key"},
+    {"GETEX", "string", "Get the value of a key and optionally set its expiration", "6.2.0",
+     "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | "
+     "PXAT unix-time-milliseconds | PERSIST]"},
+    {"SETNX", "string", "Set the value of a key, only if the key does not exist", "1.0.0",
+     "key value"},
+    {"SETEX", "string", "Set the value and expiration of a key", "2.0.0", "key seconds value"},
+    {"PSETEX", "string", "Set the value and expiration in milliseconds of a key", "2.6.0",
+     "key milliseconds value"},
+    {"APPEND", "string", "Append a value to a key", "2.0.0", "key value"},
+    {"STRLEN", "string", "Get the length of the value stored in a key", "2.2.0", "key"},
+    {"INCR", "string", "Increment the integer value of a key by one", "1.0.0", "key"},
+    {"DECR", "string", "Decrement the integer value of a key by one", "1.0.0", "key"},
+    {"INCRBY", "string", "Increment the integer value of a key by the given amount", "1.0.0",
+     "key increment"},
+    {"DECRBY", "string", "Decrement the integer value of a key by the given number", "1.0.0",
+     "key decrement"},
+    {"INCRBYFLOAT", "string", "Increment the float value of a key by the given amount", "2.6.0",
+     "key increment"},
+    {"GETRANGE", "string", "Get a substring of the string stored at a key", "2.4.0",
+     "key start end"},
+    {"SUBSTR", "string", "Get a substring of the string stored at a key", "1.0.0", "key start end"},
+    {"MSET", "string", "Set multiple keys to multiple values", "1.0.1",
+     "key value [key value ...]"},
+    {"MSETNX", "string", "Set multiple keys to multiple values, only if none of the keys exist",
+     "1.0.1", "key value [key value ...]"},
+    {"MGET", "string", "Get the values of all the given keys", "1.0.0", "key [key ...]"},
+    {"SETRANGE", "string", "Overwrite part of a string at key starting at the specified offset",
+     "2.2.0", "key offset value"},
+    {"LCS", "string", "Find longest common substring", "7.0.0",
+     "key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]"},
+};
+
+// generic_family.cc
+constexpr CommandDoc kGenericDocs[] = {
+    {"DEL", "generic", "Delete a key", "1.0.0", "key [key ...]"},
+    {"UNLINK", "generic",
+     "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non "
+     "blocking.",
+     "4.0.0", "key [key ...]"},
+    {"EXISTS", "generic", "Determine if a key exists", "1.0.0", "key [key ...]"},
+    {"TOUCH", "generic",
+     "Alters the last access time of a key(s). Returns the number of existing keys specified.",
+     "3.2.1", "key [key ...]"},
+    {"TYPE", "generic", "Determine the type stored at key", "1.0.0", "key"},
+    {"TTL", "generic", "Get the time to live for a key in seconds", "1.0.0", "key"},
+    {"PTTL", "generic", "Get the time to live for a key in milliseconds", "2.6.0", "key"},
+    {"EXPIRETIME", "generic", "Get the expiration Unix timestamp for a key", "7.0.0", "key"},
+    {"PEXPIRETIME", "generic", "Get the expiration Unix timestamp for a key in milliseconds",
+     "7.0.0", "key"},
+    {"PERSIST", "generic", "Remove the expiration from a key", "2.2.0", "key"},
+    {"EXPIRE", "generic", "Set a key's time to live in seconds", "1.0.0",
+     "key seconds [NX | XX | GT | LT]"},
+    {"PEXPIRE", "generic", "Set a key's time to live in milliseconds", "2.6.0",
+     "key milliseconds [NX | XX | GT | LT]"},
+    {"EXPIREAT", "generic", "Set the expiration for a key as a UNIX timestamp", "1.2.0",
+     "key unix-time-seconds [NX | XX | GT | LT]"},
+    {"PEXPIREAT", "generic",
+     "Set the expiration for a key as a UNIX timestamp specified in milliseconds", "2.6.0",
+     "key unix-time-milliseconds [NX | XX | GT | LT]"},
+    {"OBJECT", "generic", "A container for object introspection commands", "2.2.3", ""},
+    {.name = "OBJECT|ENCODING", .syntax = "key"},
+    {.name = "OBJECT|REFCOUNT", .syntax = "key"},
+    {.name = "OBJECT|IDLETIME", .syntax = "key"},
+    {.name = "OBJECT|FREQ", .syntax = "key"},
+    {.name = "OBJECT|HELP"},
+    {"RENAME", "generic", "Rename a key", "1.0.0", "key newkey"},
+    {"RENAMENX", "generic", "Rename a key, only if the new key does not exist", "1.0.0",
+     "key newkey"},
+    {"COPY", "generic", "Copy a key", "6.2.0", "source destination [DB destination-db] [REPLACE]"},
+    {"MOVE", "generic", "Move a key to another database", "1.0.0", "key db"},
+    {"SWAPDB", "generic", "Swaps two Redis databases", "4.0.0", "index1 index2"},
+    {"KEYS", "generic", "Find all keys matching the given pattern", "1.0.0", "pattern"},
+    {"SCAN", "generic", "Incrementally iterate the keys space", "2.8.0",
+     "cursor [MATCH pattern] [COUNT count] [TYPE type]"},
+    {"RANDOMKEY", "generic", "Return a random key from the keyspace", "1.0.0", ""},
+};
+
+// debug_family.cc
+constexpr CommandDoc kDebugDocs[] = {
+    {"DEBUG", "server", "A container for debugging commands", "1.0.0", ""},
+    {"MEMORY", "server", "A container for memory diagnostics commands", "4.0.0", ""},
+    {.name = "MEMORY|USAGE", .syntax = "key [SAMPLES count]"},
+    {.name = "MEMORY|HELP"},
+};
+
+// multi_exec.cc
+constexpr CommandDoc kTransactionDocs[] = {
+    {"MULTI", "transactions", "Mark the start of a transaction block", "1.2.0", ""},
+    {"EXEC", "transactions", "Execute all commands issued after MULTI", "1.2.0", ""},
+    {"DISCARD", "transactions", "Discard all commands issued after MULTI", "1.2.0", ""},
+    {"WATCH", "transactions", "Watch the given keys to determine execution of the MULTI/EXEC block",
+     "2.2.0", "key [key ...]"},
+    {"UNWATCH", "transactions", "Forget about all watched keys", "2.2.0", ""},
+};
+
+}  // namespace
+
+void AddCommandDocs(facade::CommandRegistry* registry) {
+  registry->AddDocs(kConnectionDocs);
+  registry->AddDocs(kServerDocs);
+  registry->AddDocs(kConfigDocs);
+  registry->AddDocs(kSlowlogDocs);
+  registry->AddDocs(kLatencyDocs);
+  registry->AddDocs(kStringDocs);
+  registry->AddDocs(kGenericDocs);
+  registry->AddDocs(kDebugDocs);
+  registry->AddDocs(kTransactionDocs);
+}
+
+}  // namespace damselfly
