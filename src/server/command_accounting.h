@@ -23,7 +23,7 @@ namespace damselfly {
 // thread are meaningful. Thread-safe.
 uint64_t CommandClockTicks();
 
-// Runs `handler` (cid's handler or cross-shard handler, started at start_ticks) and
+// Runs `handler` (cid's handler, started at start_ticks) and
 // records it as a call of cid; returns the time it ended.
 uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& handler,
                     facade::CmdArgList args, facade::ConnectionContext* cntx,

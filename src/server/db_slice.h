@@ -109,8 +109,7 @@ class DbSlice {
   };
   using MainTable = core::DashTable<core::CompactObj, PrimeValue, KeyPolicy>;
   using ExpireTable = core::DashTable<core::CompactObj, int64_t, KeyPolicy>;
-  // mimalloc rounds allocations up to size classes a quarter of a power of two apart; a
-  // block just past a class boundary would waste up to 25% of the table.
+
  public:
   class Update;
   // A main-table bucket, as the pre-update hook sees it (core/dash_table.h "Snapshots").
@@ -289,6 +288,8 @@ class DbSlice {
   TableStats table_stats() const;
 
  private:
+  // mimalloc rounds allocations up to size classes a quarter of a power of two apart; a
+  // block just past a class boundary would waste up to 25% of the table.
   static_assert(MainTable::block_bytes() <= 24 * 1024, "blocks must fit the 24 KiB class");
   struct Db {
     explicit Db(DbIndex i) : index(i) {}
