@@ -5,14 +5,14 @@
 // scripts and the replication journal can run the same shard code with no reply in the
 // way, and the error texts live in one place (OpStatusError).
 //
-// OpResult<T> is a T or a non-OK status; it costs what a std::optional<T> costs plus a
-// byte, and never allocates beyond T.
+// OpResult<T> is a T or a non-OK status: a T and a byte, with no engaged flag to keep (T
+// must be default-constructible and cheap to default-construct; the T of an error result
+// is a default one nobody reads). It never allocates beyond T.
 //
 // Thread-safety: plain values.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -45,7 +45,9 @@ template <typename T>
 class OpResult {
  public:
   OpResult(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  OpResult(OpStatus status) : status_(status) { DCHECK(status != OpStatus::kOk); }  // NOLINT
+  OpResult(OpStatus status) : value_(), status_(status) {  // NOLINT: implicit by design
+    DCHECK(status != OpStatus::kOk);
+  }
 
   bool ok() const { return status_ == OpStatus::kOk; }
   explicit operator bool() const { return ok(); }
@@ -54,11 +56,11 @@ class OpResult {
   // REQUIRES: ok().
   T& value() {
     DCHECK(ok());
-    return *value_;
+    return value_;
   }
   const T& value() const {
     DCHECK(ok());
-    return *value_;
+    return value_;
   }
   T& operator*() { return value(); }
   const T& operator*() const { return value(); }
@@ -66,7 +68,7 @@ class OpResult {
   const T* operator->() const { return &value(); }
 
  private:
-  std::optional<T> value_;
+  T value_;
   OpStatus status_ = OpStatus::kOk;
 };
 
