@@ -100,7 +100,7 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
     ~ClearCurrentArgs() { cntx->current_args = {}; }
   } clear_current_args{cntx};
   ThreadStats& stats = ServerState::tlocal()->stats;
-  absl::InlinedVector<const CommandId*, 16> run_cids;
+  absl::InlinedVector<const CommandId*, kMaxSquashedRun> run_cids;  // no allocation per run
   // Squashed commands skip Validate: while over maxmemory, writes are not squashed.
   const bool over_maxmemory = OverMaxMemory();
   size_t i = 0;
