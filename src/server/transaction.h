@@ -32,8 +32,9 @@
 //     transaction is *inline*: Execute runs the hop at once, on this thread, with no
 //     txid, queue or wait. Across shards the same code makes real hops.
 //  4c. Whole-shard transactions (Transaction(WholeShards{}, db)) lock every shard rather
-//     than keys (tx_queue.h, point 3): FLUSHALL, FLUSHDB, SWAPDB, MOVE, a snapshot's cut.
-//     They run alone; ExecuteOnAll makes their hops.
+//     than keys (tx_queue.h, point 3): FLUSHALL, FLUSHDB, SWAPDB, later a snapshot's
+//     cut. They run alone; ExecuteOnAll makes their hops. (MOVE needs none: its key's
+//     lock covers the key in every database.)
 //  5. MULTI/EXEC (multi_exec.cc): one Transaction locks the keys of every queued command
 //     (and the WATCHed ones), then runs the commands one by one, each with hops on its
 //     own shards; multi-shard commands inside reuse it (CommandTransaction). Its locks
