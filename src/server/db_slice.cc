@@ -105,7 +105,7 @@ DbSlice::Update DbSlice::FindMutable(DbIndex index, std::string_view key) {
   if (!handle) return Update();
   d->main.BeforeChange(handle);
   Touch(handle);
-  return Update(this, index, key, &handle.value(), false);
+  return Update(this, d, key, handle, false);
 }
 
 OpResult<DbSlice::Update> DbSlice::FindMutableTyped(DbIndex index, std::string_view key,
@@ -122,12 +122,12 @@ DbSlice::Update DbSlice::AddOrFind(DbIndex index, std::string_view key) {
   if (MainTable::Handle handle = FindLive(d, key, hash, true)) {
     d.main.BeforeChange(handle);
     Touch(handle);
-    return Update(this, index, key, &handle.value(), false);
+    return Update(this, &d, key, handle, false);
   }
   MainTable::Handle handle = d.main.InsertNew(CompactObj(key), PrimeValue(), hash);
   d.inline_keys += handle.key().IsInline();
   Touch(handle);
-  return Update(this, index, key, &handle.value(), true);
+  return Update(this, &d, key, handle, true);
 }
 
 bool DbSlice::Erase(DbIndex index, std::string_view key, std::string_view event) {
@@ -140,6 +140,28 @@ bool DbSlice::Erase(DbIndex index, std::string_view key, std::string_view event)
   return true;
 }
 
+std::pair<PrimeValue, int64_t> DbSlice::TakeOut(Db& d, MainTable::Handle source,
+                                                std::string_view key, std::string_view event) {
+  const int64_t deadline_ms = source.value().has_expire() ? GetExpire(d.index, key) : 0;
+  PrimeValue value = std::move(source.value());
+  value.set_has_expire(false);
+  value.set_has_mc_meta(false);  // the metadata described the item under its old key
+  if (deadline_ms != 0) d.expire.Erase(key);  // the moved-from value no longer says so
+  EraseMain(d, source, key);
+  Report(KeyChangeKind::kRenamedFrom, d.index, key, event);
+  return {std::move(value), deadline_ms};
+}
+
+void DbSlice::PutValue(DbIndex index, std::string_view key, PrimeValue value,
+                       int64_t deadline_ms, std::string_view event) {
+  Update target = AddOrFind(index, key);
+  if (target->has_expire()) target.SetExpire(0);
+  if (target->has_mc_meta()) dbs_[index]->mc_meta.erase(key);
+  target.value() = std::move(value);
+  target.SetExpire(deadline_ms);
+  target.Changed(event, KeyChangeKind::kRenamedTo);
+}
+
 OpStatus DbSlice::Rename(DbIndex index, std::string_view from, std::string_view to,
                          bool only_if_new) {
   DCHECK(from != to);
@@ -147,21 +169,9 @@ OpStatus DbSlice::Rename(DbIndex index, std::string_view from, std::string_view 
   MainTable::Handle source = d ? FindLive(*d, from, core::HashKey(from)) : MainTable::Handle();
   if (!source) return OpStatus::kKeyNotFound;
   if (only_if_new && FindLive(*d, to, core::HashKey(to))) return OpStatus::kSkipped;
-  const int64_t deadline_ms = source.value().has_expire() ? GetExpire(index, from) : 0;
-  PrimeValue value = std::move(source.value());
-  value.set_has_expire(false);
-  value.set_has_mc_meta(false);  // the metadata described the item under its old key
-  if (deadline_ms != 0) d->expire.Erase(from);  // the moved-from value no longer says so
-  EraseMain(*d, source, from);
-  Report(KeyChangeKind::kRenamedFrom, index, from, "rename_from");
-  // Insert (or overwrite) only after the erase: the insert may move entries.
-  Update target = AddOrFind(index, to);
-  if (target->has_expire()) target.SetExpire(0);
-  if (target->has_mc_meta()) d->mc_meta.erase(to);
-  target.value() = std::move(value);
-  target.SetExpire(deadline_ms);
-  target.Changed("rename_to");
-  target.Finish();
+  // Take the value out before inserting `to`: the insert may move entries.
+  auto [value, deadline_ms] = TakeOut(*d, source, from, "rename_from");
+  PutValue(index, to, std::move(value), deadline_ms, "rename_to");
   return OpStatus::kOk;
 }
 
@@ -171,17 +181,8 @@ OpStatus DbSlice::MoveToDb(DbIndex from_db, DbIndex to_db, std::string_view key)
   MainTable::Handle source = from ? FindLive(*from, key, core::HashKey(key)) : MainTable::Handle();
   if (!source) return OpStatus::kKeyNotFound;
   if (Find(to_db, key)) return OpStatus::kSkipped;
-  const int64_t deadline_ms = source.value().has_expire() ? GetExpire(from_db, key) : 0;
-  PrimeValue value = std::move(source.value());
-  value.set_has_expire(false);
-  value.set_has_mc_meta(false);
-  if (deadline_ms != 0) from->expire.Erase(key);  // the moved-from value no longer says so
-  EraseMain(*from, source, key);
-  Report(KeyChangeKind::kRenamedFrom, from_db, key, "move_from");
-  Update target = AddOrFind(to_db, key);
-  target.value() = std::move(value);
-  target.SetExpire(deadline_ms);
-  target.Changed("move_to");
+  auto [value, deadline_ms] = TakeOut(*from, source, key, "move_from");
+  PutValue(to_db, key, std::move(value), deadline_ms, "move_to");
   return OpStatus::kOk;
 }
 
@@ -189,13 +190,7 @@ bool DbSlice::PutSerialized(DbIndex index, std::string_view key, std::string_vie
                             int64_t deadline_ms, std::string_view event) {
   PrimeValue value;
   if (!value.Deserialize(form)) return false;
-  Update target = AddOrFind(index, key);
-  if (target->has_expire()) target.SetExpire(0);
-  if (target->has_mc_meta()) dbs_[index]->mc_meta.erase(key);
-  target.value() = std::move(value);
-  target.SetExpire(deadline_ms);
-  target.Changed(event);
-  target.Finish();
+  PutValue(index, key, std::move(value), deadline_ms, event);
   return true;
 }
 
@@ -380,11 +375,14 @@ DbSlice::Update& DbSlice::Update::operator=(Update&& other) noexcept {
   if (this != &other) {
     Finish();
     slice_ = std::exchange(other.slice_, nullptr);
+    db_state_ = other.db_state_;
     db_ = other.db_;
     key_ = other.key_;
+    handle_ = other.handle_;
     value_ = std::exchange(other.value_, nullptr);
     inserted_ = other.inserted_;
     event_ = std::exchange(other.event_, {});
+    kind_ = other.kind_;
   }
   return *this;
 }
@@ -394,18 +392,14 @@ int64_t DbSlice::Update::expire() const {
 }
 
 void DbSlice::Update::SetExpire(int64_t at_ms) {
-  Db& d = *slice_->db(db_);
-  MainTable::Handle handle = d.main.Find(key_);
-  DCHECK(handle && &handle.value() == value_);
-  slice_->SetExpireOf(d, handle, key_, at_ms);
+  DCHECK(&db_state_->main.Find(key_).value() == value_) << "the entry moved under its Update";
+  slice_->SetExpireOf(*db_state_, handle_, key_, at_ms);
 }
 
 void DbSlice::Update::Erase(std::string_view event) {
   DCHECK(value_);
-  Db& d = *slice_->db(db_);
-  MainTable::Handle handle = d.main.Find(key_);
-  DCHECK(handle && &handle.value() == value_);
-  slice_->EraseEntry(d, handle, key_);
+  DCHECK(&db_state_->main.Find(key_).value() == value_) << "the entry moved under its Update";
+  slice_->EraseEntry(*db_state_, handle_, key_);
   if (!inserted_) slice_->Report(KeyChangeKind::kDel, db_, key_, event);
   value_ = nullptr;
   slice_ = nullptr;
@@ -413,7 +407,7 @@ void DbSlice::Update::Erase(std::string_view event) {
 
 void DbSlice::Update::FinishSlow() {
   if (!event_.empty()) {
-    slice_->Report(KeyChangeKind::kSet, db_, key_, event_);
+    slice_->Report(kind_, db_, key_, event_);
   } else if (inserted_) {
     Erase();  // inserted and never set: it never existed
     return;

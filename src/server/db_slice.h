@@ -334,6 +334,14 @@ class DbSlice {
   // Deletes a main-table entry and its memcached metadata (its deadline is the caller's
   // business).
   void EraseMain(Db& db, MainTable::Handle handle, std::string_view key);
+  // Takes the value of the live entry `source` of `key` out of `d`, with its deadline
+  // (0: none), erasing the entry and reporting kRenamedFrom with `event` (RENAME, MOVE).
+  std::pair<PrimeValue, int64_t> TakeOut(Db& d, MainTable::Handle source, std::string_view key,
+                                         std::string_view event);
+  // Puts `value` (one without a deadline or memcached metadata of its own) under `key`
+  // with `deadline_ms` (0: none), replacing any value; reports kRenamedTo with `event`.
+  void PutValue(DbIndex db, std::string_view key, PrimeValue value, int64_t deadline_ms,
+                std::string_view event);
   // Sets (at_ms > 0) or removes (0) the deadline of the live entry `handle` of `key`.
   void SetExpireOf(Db& db, MainTable::Handle handle, std::string_view key, int64_t at_ms);
   void Report(KeyChangeKind kind, DbIndex db, std::string_view key, std::string_view event,
@@ -375,10 +383,13 @@ class DbSlice::Update {
   std::string_view key() const { return key_; }
   DbIndex db() const { return db_; }
 
-  // Records that the command changed the key (value or deadline); reported with
-  // `event` (a static name: "set", "incrby", "expire"...) when the Update ends. The
-  // last name given wins.
-  void Changed(std::string_view event) { event_ = event; }
+  // Records that the command changed the key (value or deadline); reported as `kind`
+  // with `event` (a static name: "set", "incrby", "expire"...) when the Update ends.
+  // The last call wins.
+  void Changed(std::string_view event, KeyChangeKind kind = KeyChangeKind::kSet) {
+    event_ = event;
+    kind_ = kind;
+  }
   bool changed() const { return !event_.empty(); }
 
   // The deadline in unix ms, 0 when none.
@@ -404,16 +415,22 @@ class DbSlice::Update {
 
  private:
   friend class DbSlice;
-  Update(DbSlice* slice, DbIndex db, std::string_view key, PrimeValue* value, bool inserted)
-      : slice_(slice), db_(db), key_(key), value_(value), inserted_(inserted) {}
+  Update(DbSlice* slice, Db* db, std::string_view key, MainTable::Handle handle, bool inserted)
+      : slice_(slice), db_state_(db), db_(db->index), key_(key), handle_(handle),
+        value_(&handle.value()), inserted_(inserted) {}
   void FinishSlow();
 
   DbSlice* slice_ = nullptr;
+  Db* db_state_ = nullptr;
   DbIndex db_ = 0;
   std::string_view key_;
+  // The entry itself, so that deadlines and erasure need no second lookup (same
+  // validity as value_).
+  MainTable::Handle handle_;
   PrimeValue* value_ = nullptr;
   bool inserted_ = false;
   std::string_view event_;  // empty: nothing changed (yet)
+  KeyChangeKind kind_ = KeyChangeKind::kSet;
 };
 
 }  // namespace damselfly

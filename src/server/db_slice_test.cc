@@ -33,12 +33,17 @@ struct ChangeLog {
   explicit ChangeLog(DbSlice* slice) : slice_(slice) {
     id_ = slice->AddChangeListener([this](const KeyChange& change) {
       events.push_back(helio::StrCat(change.db, ":", change.key, ":", change.event));
+      kinds.push_back(change.kind);
     });
   }
   ~ChangeLog() { slice_->RemoveChangeListener(id_); }
-  std::vector<std::string> Take() { return std::exchange(events, {}); }
+  std::vector<std::string> Take() {
+    kinds.clear();
+    return std::exchange(events, {});
+  }
 
   std::vector<std::string> events;
+  std::vector<KeyChangeKind> kinds;  // of `events`
   DbSlice* slice_;
   uint64_t id_;
 };
@@ -353,6 +358,8 @@ TEST(DbSliceTest, TypedValuesMoveWithoutCopies) {
     Put(&slice, "target");
     log.Take();
     ASSERT_EQ(slice.Rename(0, "l", "target", false), OpStatus::kOk);
+    EXPECT_EQ(log.kinds, (std::vector<KeyChangeKind>{KeyChangeKind::kRenamedFrom,
+                                                     KeyChangeKind::kRenamedTo}));
     EXPECT_EQ(slice.Find(0, "l"), nullptr);
     value = slice.Find(0, "target");
     ASSERT_NE(value, nullptr);
