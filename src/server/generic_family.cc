@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 
 
 #include "helio/base/strings.h"
@@ -57,7 +58,9 @@ int64_t TouchKeys(DbIndex db, CmdArgList args, absl::Span<const uint32_t> indice
 template <int64_t (*PerShard)(DbIndex, CmdArgList, absl::Span<const uint32_t>)>
 void CmdCount(CmdArgList args, ConnectionContext* cntx) {
   CommandTransaction tx(args, cntx);
-  std::vector<int64_t> counts(shard_set->size());
+  // One slot per shard (each hop writes its own); inline for up to 16 shards, so the
+  // common one-shard DEL allocates nothing.
+  absl::InlinedVector<int64_t, 16> counts(shard_set->size());
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
         counts[shard->shard_id()] = PerShard(t->db(), args, t->KeyIndices(shard->shard_id()));

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "helio/base/strings.h"
 #include "src/core/lcs.h"
 #include "src/facade/conn_context.h"
@@ -402,7 +403,7 @@ bool AnyExists(DbIndex db, CmdArgList args, absl::Span<const uint32_t> key_indic
 void CmdMSetNx(CmdArgList args, ConnectionContext* cntx) {
   if (!CheckPairs(args, cntx)) return;
   CommandTransaction tx(args, cntx);
-  std::vector<char> exists(shard_set->size());
+  absl::InlinedVector<char, 16> exists(shard_set->size());  // per shard; no allocation
   tx->Execute([&](Transaction* t, EngineShard* shard) {
     exists[shard->shard_id()] = AnyExists(t->db(), args, t->KeyIndices(shard->shard_id()));
   }, false);
