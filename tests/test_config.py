@@ -245,3 +245,32 @@ def test_info_latencystats(server):
     lines = c("INFO", "latencystats").decode().split("\r\n")
     assert [line.split(":")[0] for line in lines[1:] if line] == [
         "latency_percentiles_usec_config|resetstat"]
+
+
+def test_collection_limits_and_their_ziplist_aliases(server):
+    c = server.client()
+    # Redis 7.0's defaults (set-max-listpack-* are Redis 7.2's, absent from 7.0).
+    got = c.config_get("*-max-*")
+    for name, value in [("list-max-listpack-size", "-2"), ("list-max-ziplist-size", "-2"),
+                        ("hash-max-listpack-entries", "512"), ("hash-max-ziplist-value", "64"),
+                        ("zset-max-listpack-entries", "128"), ("zset-max-ziplist-value", "64"),
+                        ("set-max-intset-entries", "512")]:
+        assert got[name] == value, name
+    assert c.config_get("list-compress-depth") == {"list-compress-depth": "0"}
+    try:
+        # An alias and its name are one parameter.
+        assert c.config_set("zset-max-ziplist-entries", "7")
+        assert c.config_get("zset-max-listpack-entries") == {"zset-max-listpack-entries": "7"}
+        assert c.config_set("list-max-listpack-size", "-6")
+        assert c.config_get("list-max-ziplist-size") == {"list-max-ziplist-size": "-6"}
+        with pytest.raises(redis.ResponseError) as e:
+            c.config_set("list-compress-depth", "-1")
+        assert str(e.value) == ("CONFIG SET failed (possibly related to argument "
+                                "'list-compress-depth') - argument must be between 0 and "
+                                "2147483647 inclusive")
+        with pytest.raises(redis.ResponseError) as e:
+            c.config_set("hash-max-listpack-entries", "-1")
+        assert "argument must be between 0 and 9223372036854775807 inclusive" in str(e.value)
+    finally:
+        c.config_set("zset-max-listpack-entries", "128")
+        c.config_set("list-max-listpack-size", "-2")

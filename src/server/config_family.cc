@@ -19,6 +19,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/latency_monitor.h"
 #include "src/server/cgroup_limits.h"
+#include "src/server/collection_limits.h"
 #include "src/server/server_stats.h"
 
 DEFINE_string(maxmemory, "0",
@@ -72,9 +73,41 @@ Setter IntegerSetter(int64_t min, int64_t max, std::function<void(int64_t)> stor
   };
 }
 
+// A parameter over one of the collection limits (collection_limits.h), within [min, max].
+template <typename T>
+ConfigParam LimitParam(std::string_view name, std::atomic<T>* value, int64_t min, int64_t max) {
+  return {name, [value] { return helio::StrCat(value->load(std::memory_order_relaxed)); },
+          IntegerSetter(min, max, [value](int64_t v) { value->store(T(v), std::memory_order_relaxed); })};
+}
+
+// The collection limits under their Redis 7 names and the Redis 6 (*-ziplist-*) aliases,
+// which CONFIG GET lists too, as Redis 7.0 does.
+std::vector<ConfigParam> CollectionLimitParams() {
+  using namespace collection_limits_internal;
+  constexpr int64_t kMaxLong = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMinInt = std::numeric_limits<int32_t>::min();
+  constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
+  return {
+      LimitParam("list-max-listpack-size", &list_max_listpack_size, kMinInt, kMaxInt),
+      LimitParam("list-max-ziplist-size", &list_max_listpack_size, kMinInt, kMaxInt),
+      LimitParam("list-compress-depth", &list_compress_depth, 0, kMaxInt),
+      LimitParam("hash-max-listpack-entries", &hash_max_listpack_entries, 0, kMaxLong),
+      LimitParam("hash-max-ziplist-entries", &hash_max_listpack_entries, 0, kMaxLong),
+      LimitParam("hash-max-listpack-value", &hash_max_listpack_value, 0, kMaxLong),
+      LimitParam("hash-max-ziplist-value", &hash_max_listpack_value, 0, kMaxLong),
+      LimitParam("set-max-intset-entries", &set_max_intset_entries, 0, kMaxLong),
+      LimitParam("set-max-listpack-entries", &set_max_listpack_entries, 0, kMaxLong),
+      LimitParam("set-max-listpack-value", &set_max_listpack_value, 0, kMaxLong),
+      LimitParam("zset-max-listpack-entries", &zset_max_listpack_entries, 0, kMaxLong),
+      LimitParam("zset-max-ziplist-entries", &zset_max_listpack_entries, 0, kMaxLong),
+      LimitParam("zset-max-listpack-value", &zset_max_listpack_value, 0, kMaxLong),
+      LimitParam("zset-max-ziplist-value", &zset_max_listpack_value, 0, kMaxLong),
+  };
+}
+
 const std::vector<ConfigParam>& Params() {
   constexpr int64_t kMaxLong = std::numeric_limits<int64_t>::max();
-  static const std::vector<ConfigParam> params = {
+  static std::vector<ConfigParam> params = {
       {"maxmemory", [] { return helio::StrCat(MaxMemoryBytes()); },
        [](std::string_view value, bool apply) -> std::string {
          std::optional<uint64_t> bytes = ParseMemoryValue(value);
@@ -127,6 +160,11 @@ const std::vector<ConfigParam>& Params() {
       {"latency-tracking", [] { return std::string("yes"); }, nullptr},
       {"latency-tracking-info-percentiles", [] { return std::string("50 99 99.9"); }, nullptr},
   };
+  static const bool added = [] {
+    for (ConfigParam& param : CollectionLimitParams()) params.push_back(std::move(param));
+    return true;
+  }();
+  (void)added;
   return params;
 }
 
@@ -244,6 +282,7 @@ void ConfigFamily::Register(facade::CommandRegistry* registry) {
   }
   maxmemory_bytes.store(*maxmemory, std::memory_order_relaxed);
   InitCommandAccounting();
+  InitCollectionLimits();
   registry->Add("CONFIG", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys,
                 kAclAdmin | kAclSlow | kAclDangerous, CmdConfig,
                 {{"GET", -3}, {"SET", -4}, {"RESETSTAT", 2}, {"REWRITE", 2}, {"HELP", 2}});

@@ -1,0 +1,57 @@
+// The thresholds at which a list, hash, set or sorted set leaves its small encoding
+// (listpack, intset) for its large one, and how a large list packs and compresses its
+// nodes: Redis's config parameters of the same names, set at start-up by flags
+// (--hash_max_listpack_entries...) and at run time by CONFIG SET (config_family.cc, which
+// also answers to the *-ziplist-* aliases).
+//
+// Thread-safety: any thread reads; CONFIG SET writes. Each value is a relaxed atomic, read
+// afresh by every command that converts (a plain load on x86): a command sees the value of
+// one moment, and a change applies to the conversions that follow it, as in Redis.
+// Conversions are one way: lowering a threshold does not convert existing values.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace damselfly {
+
+namespace collection_limits_internal {
+inline std::atomic<int64_t> list_max_listpack_size{-2};
+inline std::atomic<int64_t> list_compress_depth{0};
+inline std::atomic<uint64_t> hash_max_listpack_entries{512};
+inline std::atomic<uint64_t> hash_max_listpack_value{64};
+inline std::atomic<uint64_t> set_max_intset_entries{512};
+inline std::atomic<uint64_t> set_max_listpack_entries{128};
+inline std::atomic<uint64_t> set_max_listpack_value{64};
+inline std::atomic<uint64_t> zset_max_listpack_entries{128};
+inline std::atomic<uint64_t> zset_max_listpack_value{64};
+}  // namespace collection_limits_internal
+
+// The limits as Redis reads them. A listpack holds at most *_entries elements (a hash or
+// sorted set: pairs), each at most *_value bytes long; an intset at most
+// set_max_intset_entries integers.
+struct CollectionLimits {
+  // A quicklist node's fill: > 0, at most that many elements; -1..-5, at most 4, 8, 16,
+  // 32 or 64 KiB (values below -5 count as -5; 0 as 1).
+  static int64_t ListMaxListpackSize() { return Load(collection_limits_internal::list_max_listpack_size); }
+  // How many nodes at each end of a quicklist stay uncompressed; 0: none is compressed.
+  static int64_t ListCompressDepth() { return Load(collection_limits_internal::list_compress_depth); }
+  static uint64_t HashMaxListpackEntries() { return Load(collection_limits_internal::hash_max_listpack_entries); }
+  static uint64_t HashMaxListpackValue() { return Load(collection_limits_internal::hash_max_listpack_value); }
+  static uint64_t SetMaxIntsetEntries() { return Load(collection_limits_internal::set_max_intset_entries); }
+  static uint64_t SetMaxListpackEntries() { return Load(collection_limits_internal::set_max_listpack_entries); }
+  static uint64_t SetMaxListpackValue() { return Load(collection_limits_internal::set_max_listpack_value); }
+  static uint64_t ZSetMaxListpackEntries() { return Load(collection_limits_internal::zset_max_listpack_entries); }
+  static uint64_t ZSetMaxListpackValue() { return Load(collection_limits_internal::zset_max_listpack_value); }
+
+ private:
+  template <typename T>
+  static T Load(const std::atomic<T>& value) {
+    return value.load(std::memory_order_relaxed);
+  }
+};
+
+// Sets the limits from their flags. Called once at start-up, before any shard runs.
+void InitCollectionLimits();
+
+}  // namespace damselfly
