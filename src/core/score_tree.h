@@ -43,7 +43,8 @@
 namespace damselfly::core {
 
 // One sorted-set element in one ObjMalloc block: the score (8 bytes), the member's length
-// (LEB128 varint, 1 byte below 128) and its bytes. Immutable: a new score is a new block.
+// (LEB128 varint, 1 byte below 128) and its bytes. The score may change only while the
+// block is in no ScoreTree (the tree's inner nodes cache the scores of some blocks).
 class ScoredMember {
  public:
   // Returns a new block holding `member` and `score`. Free it with Free.
@@ -56,6 +57,8 @@ class ScoredMember {
     std::memcpy(&value, bytes(), sizeof(value));
     return value;
   }
+  // REQUIRES: the block is in no ScoreTree.
+  void set_score(double value) { std::memcpy(this, &value, sizeof(value)); }
   std::string_view member() const {
     const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes()) + sizeof(double);
     if (*p < 0x80) return {reinterpret_cast<const char*>(p + 1), *p};
@@ -76,6 +79,9 @@ class ScoreTree {
  public:
   // Node sizes, chosen for memory: both are in mimalloc's 512-byte size class. A leaf holds
   // 63 pointers, an inner node 15 children (score, block pointer, child pointer, count).
+  // Measured node bytes per element, 100K elements in random order (NodeBytesPerElement):
+  // 256-byte leaves 12.1, 512-byte 11.0, 1024-byte 10.5; 512 also searched fastest (the
+  // leaf's binary search reads one member block per step, a larger leaf more steps).
   static constexpr unsigned kLeafCapacity = 63;
   static constexpr unsigned kInnerCapacity = 15;
   // Non-root inner nodes keep >= 7 children, so 32 levels hold more than 2^64 elements.

@@ -28,20 +28,19 @@ void SortedSet::FreeBlocks() {
 
 bool SortedSet::Add(std::string_view member, double score) {
   DCHECK(!std::isnan(score));
-  ScoredMember* old = index_.Find(member);
-  if (old != nullptr && old->score() == score) return false;
-  ScoredMember* block = ScoredMember::Make(member, score);
-  block_bytes_ += block->MallocUsed();
-  if (old == nullptr) {
+  ScoredMember* block = index_.Find(member);
+  if (block == nullptr) {
+    block = ScoredMember::Make(member, score);
+    block_bytes_ += block->MallocUsed();
     index_.Insert(block);
     tree_.Insert(block);
     return true;
   }
-  tree_.Erase(old->score(), member);
-  index_.Replace(block);
+  if (block->score() == score) return false;
+  // The same block moves: out of the tree, new score, back in; the index keeps it.
+  tree_.Erase(block->score(), member);
+  block->set_score(score);
   tree_.Insert(block);
-  block_bytes_ -= old->MallocUsed();
-  ScoredMember::Free(old);
   return false;
 }
 

@@ -10,8 +10,8 @@
 // the hash table ~9-15, so a set of short members costs ~50-60 bytes per member where
 // Redis's skiplist and dict take ~112 (sorted_set_test's MemoryPerMember prints both).
 //
-// Changing a score makes a new block (blocks are immutable so that the tree's separators
-// never change under it): erase from the tree, swap the block in the index, insert.
+// Changing a score moves the member's block: out of the tree, new score, back in (the tree
+// caches some blocks' scores, so a block changes only outside it); the index keeps it.
 //
 // Scores: REQUIRES everywhere that no score is NaN (callers refuse it, as Redis does).
 // -0.0 and 0.0 order as equal (the member decides), as in Redis; the score is kept as
