@@ -16,7 +16,9 @@ namespace {
 // single index-and-range spec as it is; else the span of the step-1 index-and-range specs
 // that follow each other; 0 0 0 when there are none.
 void SetLegacyKeyRange(CommandId* command) {
-  auto plain = [](const KeySpec& spec) { return spec.keyword == nullptr && !spec.keynum; };
+  auto plain = [](const KeySpec& spec) {
+    return spec.keyword == nullptr && !spec.keynum && !spec.unknown;
+  };
   auto absolute_last = [](const KeySpec& spec) {
     return spec.last_key >= 0 ? spec.begin_index + spec.last_key : spec.last_key;
   };
@@ -62,13 +64,14 @@ const CommandDoc& CommandRegistry::TakeDoc(const std::string& name) {
   return *it->second.doc;
 }
 
-void CommandRegistry::Add(std::string_view name, int arity, uint32_t flags, const KeySpecs& keys,
-                          uint32_t acl, CommandHandler handler,
-                          std::vector<SubcommandSpec> subcommands) {
+CommandId& CommandRegistry::Add(std::string_view name, int arity, uint32_t flags,
+                                const KeySpecs& keys, uint32_t acl, CommandHandler handler,
+                                std::vector<SubcommandSpec> subcommands) {
   CommandId command{.name = std::string(name),
                     .arity = arity,
                     .flags = flags,
                     .key_specs = keys.specs,
+                    .key_finder = keys.finder,
                     .acl = acl,
                     .handler = std::move(handler),
                     .subcommands = std::move(subcommands)};
@@ -92,14 +95,20 @@ void CommandRegistry::Add(std::string_view name, int arity, uint32_t flags, cons
     if (spec.flags == 0) spec.flags = default_key_flags;
   }
   SetLegacyKeyRange(&command);
-  command.single_range = command.key_specs.size() == 1 &&
-                         command.key_specs[0].keyword == nullptr && !command.key_specs[0].keynum;
+  command.single_range = command.key_specs.size() == 1 && command.key_finder == nullptr &&
+                         command.key_specs[0].keyword == nullptr &&
+                         !command.key_specs[0].keynum && !command.key_specs[0].unknown;
+  DCHECK_EQ(command.key_finder != nullptr,
+            std::any_of(command.key_specs.begin(), command.key_specs.end(),
+                        [](const KeySpec& spec) { return spec.unknown; }))
+      << name << ": \"unknown\" key specs go with a KeyFinder";
   command.index = next_index_++;
   for (SubcommandSpec& sub : command.subcommands) sub.index = next_index_++;
   CHECK_LE(next_index_, kMaxCommands) << "raise CommandRegistry::kMaxCommands";
   std::string key = command.name;
   auto [it, inserted] = commands_.emplace(std::move(key), std::move(command));
   CHECK(inserted) << "command registered twice: " << it->first;
+  return it->second;
 }
 
 void CommandRegistry::CheckEveryDocUsed() const {
@@ -170,13 +179,13 @@ int KeySpecKeynum(const KeySpec& spec, CmdArgList args, int begin) {
 
 bool CommandId::movable_keys() const {
   for (const KeySpec& spec : key_specs) {
-    if (spec.keyword != nullptr || spec.keynum) return true;
+    if (spec.keyword != nullptr || spec.keynum || spec.unknown) return true;
   }
   return false;
 }
 
 size_t CommandId::FirstKeyIndex(CmdArgList args) const {
-  if (key_specs.size() == 1 && key_specs[0].keyword == nullptr && !key_specs[0].keynum) {
+  if (single_range) {
     return size_t(key_specs[0].begin_index) < args.size() ? key_specs[0].begin_index : 0;
   }
   size_t first = 0;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "helio/base/strings.h"
 #include "src/facade/command_docs.h"
 #include "src/facade/resp_parser.h"
@@ -87,6 +88,11 @@ struct KeySpec {
   bool keynum = false;
   int keynum_index = 0;
   int first_key_index = 1;
+  // Redis's "unknown" begin search and find keys: the keys cannot be found from the spec
+  // (SORT's BY/GET patterns and STORE); the command's KeyFinder finds them. `notes` says
+  // why, as COMMAND INFO shows it.
+  bool unknown = false;
+  const char* notes = nullptr;
 
   // This spec with `key_flags`, for registration lines: Keys(1, -1).WithFlags(kKeyRO).
   constexpr KeySpec WithFlags(uint32_t key_flags) const {
@@ -105,14 +111,27 @@ constexpr KeySpec Keys(int first, int last, int step = 1) {
 // The single key at `position`.
 constexpr KeySpec Keys(int position) { return Keys(position, position); }
 
+// A spec Redis marks "unknown" (see KeySpec::unknown), with its flags and notes.
+constexpr KeySpec UnknownKeys(uint32_t key_flags, const char* notes) {
+  return KeySpec{.flags = key_flags, .unknown = true, .notes = notes};
+}
+
+// Finds the keys of a call whose specs cannot (SORT's STORE key, which may follow any
+// option): calls fn(position, key flags) for each, in argument order, as
+// CommandId::ForEachKey does, and gives none for arguments it cannot parse.
+using KeyFinder = void (*)(CmdArgList args, absl::FunctionRef<void(size_t, uint32_t)> fn);
+
 // A command's key specs, as a registration line gives them: kNoKeys, one spec
-// (Keys(1)) or several (KeySpecs{Keys(1).WithFlags(...), Keys(2).WithFlags(...)}).
+// (Keys(1)) or several (KeySpecs{Keys(1).WithFlags(...), Keys(2).WithFlags(...)}), and
+// for a command with "unknown" specs the KeyFinder that finds its keys instead.
 struct KeySpecs {
   KeySpecs() = default;
   KeySpecs(KeySpec spec) : specs{spec} {}  // implicit: a registration line passes Keys(1)
   KeySpecs(std::initializer_list<KeySpec> list) : specs(list) {}
+  KeySpecs(std::initializer_list<KeySpec> list, KeyFinder finder) : specs(list), finder(finder) {}
 
   std::vector<KeySpec> specs;
+  KeyFinder finder = nullptr;
 };
 inline const KeySpecs kNoKeys;
 
@@ -164,6 +183,13 @@ struct CommandId {
   // Set by Add: the keys are one plain range (an index begin, a range find), the
   // common case ForEachKey walks without the general search.
   bool single_range = false;
+  // From KeySpecs::finder: when set, ForEachKey asks it rather than the specs.
+  KeyFinder key_finder = nullptr;
+  // When set and true for a call, the call runs as a whole-shard transaction (as
+  // kCmdWholeShard commands always do): routed to the connection's fiber, and EXEC
+  // becomes whole-shard when it queues one. SORT with BY/GET patterns reads keys it
+  // cannot name in advance.
+  bool (*whole_shard_if)(CmdArgList args) = nullptr;
   uint32_t acl = 0;
   // From the command's CommandDoc (see command_docs.h).
   std::string group;
@@ -181,6 +207,9 @@ struct CommandId {
   std::vector<SubcommandSpec> subcommands;
 
   bool takes_keys() const { return !key_specs.empty(); }
+  bool IsWholeShard(CmdArgList args) const {
+    return (flags & kCmdWholeShard) != 0 || (whole_shard_if != nullptr && whole_shard_if(args));
+  }
   // Whether the keys' positions depend on the arguments (Redis's "movablekeys").
   bool movable_keys() const;
   bool IsArityValid(size_t argc) const {
@@ -222,8 +251,10 @@ class CommandRegistry {
   // subcommands' names and arities: {{"GET", -3}, {"HELP", 2}}.
   // REQUIRES: a new upper-case name; a doc entry added by AddDocs for the command and for
   // each subcommand ("CONFIG|GET"), else a CHECK failure at start-up.
-  void Add(std::string_view name, int arity, uint32_t flags, const KeySpecs& keys, uint32_t acl,
-           CommandHandler handler, std::vector<SubcommandSpec> subcommands = {});
+  // Returns the new command, for the rare attribute a line does not give
+  // (CommandId::whole_shard_if); valid until the next Add.
+  CommandId& Add(std::string_view name, int arity, uint32_t flags, const KeySpecs& keys,
+                 uint32_t acl, CommandHandler handler, std::vector<SubcommandSpec> subcommands = {});
 
   // CHECK-fails when a doc entry has no command, so docs and registrations cannot drift.
   // Call once every family has registered.
@@ -285,6 +316,7 @@ void CommandId::ForEachKey(CmdArgList args, Fn&& fn) const {
     for (int i = begin; i <= last && i < argc; i += spec.key_step) fn(size_t(i), spec.flags);
     return;
   }
+  if (key_finder != nullptr) return key_finder(args, fn);
   for (const KeySpec& spec : key_specs) {
     const int begin = KeySpecBegin(spec, args);
     if (begin <= 0 || begin >= argc) continue;

@@ -80,6 +80,8 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
 
 Service::Route Service::RouteOf(const CommandId* cid, CmdArgList args) {
   Route route;
+  // Runs its own whole-shard transaction from the fiber.
+  if (cid->whole_shard_if != nullptr && cid->whole_shard_if(args)) return route;
   bool first = true;
   cid->ForEachKey(args, [&](size_t index, uint32_t) {
     ShardId shard = shard_set->ShardOf(args[index]);

@@ -101,6 +101,8 @@ enum class Placement { kNoKeys, kOneShard, kManyShards };
 
 Placement PlacementOf(const CommandId* cid, CmdArgList args) {
   Placement placement = Placement::kNoKeys;
+  // Makes its hops on every shard through EXEC's (whole-shard) transaction.
+  if (cid->whole_shard_if != nullptr && cid->whole_shard_if(args)) return Placement::kNoKeys;
   ShardId first = 0;
   cid->ForEachKey(args, [&](size_t index, uint32_t) {
     ShardId shard = shard_set->ShardOf(args[index]);
@@ -159,7 +161,7 @@ void CmdExec(CmdArgList, ConnectionContext* cntx) {
   for (size_t i = 0; i < queued.size(); ++i) {
     views[i].assign(queued[i].args.begin(), queued[i].args.end());
     any_keys |= queued[i].cid->takes_keys();
-    whole_shard |= (queued[i].cid->flags & facade::kCmdWholeShard) != 0;
+    whole_shard |= queued[i].cid->IsWholeShard(views[i]);
   }
 
   // A copy: the locks view these keys, and UNWATCH (queued) or the end of EXEC drop the

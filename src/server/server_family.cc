@@ -338,13 +338,30 @@ std::vector<std::string_view> KeyFlagNames(uint32_t flags) {
 }
 
 void SendKeySpec(const facade::KeySpec& spec, ReplyBuilder* rb) {
-  rb->StartMap(3);
+  rb->StartMap(spec.notes ? 4 : 3);
+  if (spec.notes) {
+    rb->SendBulk("notes");
+    rb->SendBulk(spec.notes);
+  }
   rb->SendBulk("flags");
   auto flags = KeyFlagNames(spec.flags);
   rb->StartSet(flags.size());
   for (std::string_view flag : flags) rb->SendSimpleString(flag);
   rb->SendBulk("begin_search");
   rb->StartMap(2);
+  if (spec.unknown) {  // both searches: {type: unknown, spec: {}}
+    auto send_unknown = [rb] {
+      rb->SendBulk("type");
+      rb->SendBulk("unknown");
+      rb->SendBulk("spec");
+      rb->StartMap(0);
+    };
+    send_unknown();
+    rb->SendBulk("find_keys");
+    rb->StartMap(2);
+    send_unknown();
+    return;
+  }
   rb->SendBulk("type");
   rb->SendBulk(spec.keyword ? "keyword" : "index");
   rb->SendBulk("spec");

@@ -215,6 +215,25 @@ void RunWholeShard(ConnectionContext* cntx, absl::FunctionRef<void(EngineShard*)
   tx.ExecuteOnAll(hop, true);
 }
 
+WholeShardHops::WholeShardHops(ConnectionContext* cntx) {
+  ConnTxState* state = ConnTxState::Find(cntx);
+  if (state && state->exec_tx) {
+    tx_ = state->exec_tx;
+    return;
+  }
+  own_.emplace(Transaction::WholeShards{}, cntx->db_index);
+  own_->Schedule();
+  tx_ = &*own_;
+}
+
+WholeShardHops::~WholeShardHops() {
+  if (own_) own_->Conclude();
+}
+
+void WholeShardHops::Run(absl::FunctionRef<void(EngineShard*)> fn) {
+  tx_->ExecuteOnAll([&](Transaction*, EngineShard* shard) { fn(shard); }, false);
+}
+
 void RunQueuedOnShard(const CommandId* cid, CmdArgList args, ConnectionContext* cntx) {
   Transaction tx(cid, args, cntx->db_index);
   tx.ScheduleSingleHop([&](Transaction*, EngineShard*) {

@@ -197,6 +197,25 @@ class ShardLocalScope {
 // command (kCmdWholeShard). Connection fiber.
 void RunWholeShard(facade::ConnectionContext* cntx, absl::FunctionRef<void(EngineShard*)> fn);
 
+// The hops of a whole-shard command that needs several (SORT with BY/GET patterns, whose
+// later hops read keys the first one found): one whole-shard transaction, as
+// RunWholeShard's, scheduled by the constructor and released by the destructor; inside
+// EXEC, EXEC's. Connection fiber.
+class WholeShardHops {
+ public:
+  explicit WholeShardHops(facade::ConnectionContext* cntx);
+  ~WholeShardHops();
+  WholeShardHops(const WholeShardHops&) = delete;
+  WholeShardHops& operator=(const WholeShardHops&) = delete;
+
+  // Runs fn on every shard, at once, and waits for them all.
+  void Run(absl::FunctionRef<void(EngineShard*)> fn);
+
+ private:
+  std::optional<Transaction> own_;
+  Transaction* tx_;
+};
+
 // Runs a single-shard command whose keys were locked: as a one-shard transaction, once
 // the transactions ahead of it are done. Connection fiber.
 void RunQueuedOnShard(const facade::CommandId* cid, facade::CmdArgList args,
