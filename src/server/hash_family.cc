@@ -69,7 +69,8 @@ bool ReplyIfError(ReplyBuilder* rb, OpStatus status) {
 
 // --- HSET, HMSET, HSETNX
 
-// Sets the pairs args[first], args[first + 1]...; returns how many fields were new.
+// Sets the pairs args[first], args[first + 1]... (HSETNX: one pair, only when its field is
+// absent); returns how many fields were new.
 OpResult<size_t> OpSet(DbIndex db, CmdArgList args, size_t first, bool only_if_absent) {
   OpResult<DbSlice::Update> found = FindOrAddHash(db, args[1]);
   if (!found) return found.status();
@@ -80,10 +81,11 @@ OpResult<size_t> OpSet(DbIndex db, CmdArgList args, size_t first, bool only_if_a
     max_len = std::max(max_len, args[i].size());
     total_len += args[i].size();
   }
+  // HSETNX of an existing field changes nothing, not even the encoding.
+  if (only_if_absent && hash->Contains(args[first])) return size_t{0};
   hash->ConvertIfNeeded(max_len, total_len);
   size_t created = 0;
   for (size_t i = first; i + 1 < args.size(); i += 2) {
-    if (only_if_absent && hash->Contains(args[i])) continue;
     created += hash->Set(args[i], args[i + 1]);
     entry.Changed("hset");
   }
@@ -311,9 +313,12 @@ void CmdHRandField(CmdArgList args, ConnectionContext* cntx) {
     return rb->SendError(facade::kSyntaxErr);
   }
   constexpr int64_t kLongMax = std::numeric_limits<int64_t>::max();
-  if (*count < -kLongMax || (with_values && *count < -kLongMax / 2)) {
-    return rb->SendError(kOutOfRangeErr);
+  if (*count < -kLongMax) {
+    return rb->SendError(
+        "ERR value is out of range, value must between -9223372036854775807 and "
+        "9223372036854775807");
   }
+  if (with_values && *count < -kLongMax / 2) return rb->SendError(kOutOfRangeErr);
   OpResult<const HashObject*> found = FindHash(cntx->db_index, args[1]);
   if (ReplyIfError(rb, found.status())) return;
   if (!found || *count == 0) return rb->SendEmptyArray();

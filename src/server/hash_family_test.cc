@@ -162,7 +162,9 @@ TEST_P(HashFamilyTest, Conversion) {
   Run({"config", "set", "hash-max-listpack-value", "8"});
   Run({"hset", "v", "f", "12345678"});
   EXPECT_EQ(Run({"object", "encoding", "v"}), "listpack");
-  Run({"hsetnx", "v", "f", "123456789"});  // HSETNX converts even when it sets nothing
+  Run({"hsetnx", "v", "f", "123456789"});  // HSETNX of an existing field converts nothing
+  EXPECT_EQ(Run({"object", "encoding", "v"}), "listpack");
+  Run({"hsetnx", "v", "g", "123456789"});
   EXPECT_EQ(Run({"object", "encoding", "v"}), "hashtable");
   EXPECT_EQ(Run({"hget", "v", "f"}), "12345678");
   Run({"hincrby", "w", "123456789", "1"});  // a long field through HINCRBY
