@@ -121,6 +121,21 @@ TEST(StringSetTest, RandomReachesEveryMember) {
   }
 }
 
+// Random draws entries about uniformly (Redis's HRANDFIELD/SRANDMEMBER tests check the
+// distribution with a chi-square test).
+TEST(StringSetTest, RandomIsAboutUniform) {
+  std::mt19937_64 rng(5);
+  StringSet s;
+  for (int i = 0; i < 100; ++i) s.Add(absl::StrCat("k", i));
+  std::map<string, int> counts;
+  const int draws = 100000;
+  for (int i = 0; i < draws; ++i) ++counts[string(s.Random(rng()))];
+  double chi_square = 0;
+  for (auto& [member, n] : counts) chi_square += (n - 1000.0) * (n - 1000.0) / 1000.0;
+  EXPECT_EQ(counts.size(), 100u);
+  EXPECT_LT(chi_square, 200.0);  // 99 degrees of freedom: ~99 expected, 200 is p < 1e-8
+}
+
 TEST(StringSetTest, PopEmptiesTheSet) {
   std::mt19937_64 rng(3);
   StringSet s;

@@ -147,6 +147,10 @@ enum AclCategory : uint32_t {
   kAclDangerous = 1 << 7,
   kAclConnection = 1 << 8,
   kAclTransaction = 1 << 9,
+  kAclList = 1 << 10,
+  kAclHash = 1 << 11,
+  kAclSet = 1 << 12,
+  kAclSortedSet = 1 << 13,
 };
 
 // A command implementation. args[0] is the command name as the client sent it.

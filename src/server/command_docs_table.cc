@@ -175,6 +175,34 @@ constexpr CommandDoc kGenericDocs[] = {
     {"RANDOMKEY", "generic", "Return a random key from the keyspace", "1.0.0", ""},
 };
 
+// hash_family.cc
+constexpr CommandDoc kHashDocs[] = {
+    {"HSET", "hash", "Set the string value of a hash field", "2.0.0",
+     "key field value [field value ...]"},
+    {"HSETNX", "hash", "Set the value of a hash field, only if the field does not exist",
+     "2.0.0", "key field value"},
+    {"HMSET", "hash", "Set multiple hash fields to multiple values", "2.0.0",
+     "key field value [field value ...]"},
+    {"HGET", "hash", "Get the value of a hash field", "2.0.0", "key field"},
+    {"HMGET", "hash", "Get the values of all the given hash fields", "2.0.0",
+     "key field [field ...]"},
+    {"HDEL", "hash", "Delete one or more hash fields", "2.0.0", "key field [field ...]"},
+    {"HLEN", "hash", "Get the number of fields in a hash", "2.0.0", "key"},
+    {"HEXISTS", "hash", "Determine if a hash field exists", "2.0.0", "key field"},
+    {"HSTRLEN", "hash", "Get the length of the value of a hash field", "3.2.0", "key field"},
+    {"HINCRBY", "hash", "Increment the integer value of a hash field by the given number",
+     "2.0.0", "key field increment"},
+    {"HINCRBYFLOAT", "hash", "Increment the float value of a hash field by the given amount",
+     "2.6.0", "key field increment"},
+    {"HKEYS", "hash", "Get all the fields in a hash", "2.0.0", "key"},
+    {"HVALS", "hash", "Get all the values in a hash", "2.0.0", "key"},
+    {"HGETALL", "hash", "Get all the fields and values in a hash", "2.0.0", "key"},
+    {"HRANDFIELD", "hash", "Get one or multiple random fields from a hash", "6.2.0",
+     "key [count [WITHVALUES]]"},
+    {"HSCAN", "hash", "Incrementally iterate hash fields and associated values", "2.8.0",
+     "key cursor [MATCH pattern] [COUNT count]"},
+};
+
 // debug_family.cc
 constexpr CommandDoc kDebugDocs[] = {
     {"DEBUG", "server", "A container for debugging commands", "1.0.0", ""},
@@ -203,6 +231,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kLatencyDocs);
   registry->AddDocs(kStringDocs);
   registry->AddDocs(kGenericDocs);
+  registry->AddDocs(kHashDocs);
   registry->AddDocs(kDebugDocs);
   registry->AddDocs(kTransactionDocs);
 }

@@ -13,6 +13,7 @@
 #include "src/server/debug_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/generic_family.h"
+#include "src/server/hash_family.h"
 #include "src/server/latency_family.h"
 #include "src/server/lookup_prefetcher.h"
 #include "src/server/monitor.h"
@@ -46,6 +47,7 @@ void Service::RegisterCommands() {
   LatencyFamily::Register(&registry_);
   StringFamily::Register(&registry_);
   GenericFamily::Register(&registry_);
+  HashFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
   MultiExec::Register(&registry_);
   registry_.CheckEveryDocUsed();

@@ -63,6 +63,14 @@ constexpr int64_t kAlreadyExpired = -1;
 // win token or recording a fetch changes only the metadata (no event).
 using Item = DbSlice::Update;
 
+// The item of `key` for a command that reads or changes its value as a string; a key
+// of another type (a hash, a list...) answers as a miss would.
+Item FindStringItem(std::string_view key) {
+  Item item = Slice().FindMutable(kDb, key);
+  if (item && item->type() != ObjType::kString) return Item();
+  return item;
+}
+
 // memcached's exptime as a deadline in unix ms: 0 none, kAlreadyExpired, else the time.
 // memcached keeps the low 32 bits of what was sent.
 int64_t DeadlineOf(int64_t sent, int64_t now_ms) {
@@ -220,7 +228,7 @@ StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
       break;
     case StoreMode::kAppend:
     case StoreMode::kPrepend: {
-      if (!value) return StoreResult::kNotStored;
+      if (!value || value->type() != ObjType::kString) return StoreResult::kNotStored;
       if (cas_check == CasCheck::kStale || cas_check == CasCheck::kBad) return StoreResult::kExists;
       // A new item with the old one's flags and deadline, nothing else of its metadata.
       std::string scratch;
@@ -320,7 +328,7 @@ void RunClassicArith(const MemcacheCommand& command, std::string* out) {
   McStats& stats = McStats::tlocal();
   const bool incr = command.type == Type::kIncr;
   uint64_t number = 0;
-  Item item = Slice().FindMutable(kDb, command.key());
+  Item item = FindStringItem(command.key());
   ArithResult result = Arith(item, incr, command.delta, &number);
   if (result != ArithResult::kNonNumeric) {
     bool hit = result == ArithResult::kOk;
@@ -396,7 +404,7 @@ Item FindForRetrieval(const MemcacheCommand& command, size_t index) {
   McStats& stats = McStats::tlocal();
   std::string_view key = command.keys[index];
   ++stats.cmd_get;
-  Item item = Slice().FindMutable(kDb, key);
+  Item item = FindStringItem(key);
   Slice().CountRead(bool(item));
   ++(item ? stats.get_hits : stats.get_misses);
   if (Touches(command.type)) {
@@ -475,7 +483,7 @@ void RunMetaGet(const MemcacheCommand& command, std::string* out) {
   ++stats.cmd_get;
   DbSlice& slice = Slice();
   const int64_t now_ms = UnixTimeMs();
-  Item item = slice.FindMutable(kDb, key);
+  Item item = FindStringItem(key);
   slice.CountRead(bool(item));
   ++(item ? stats.get_hits : stats.get_misses);
   const bool created = !item && args.Has('N');
@@ -644,7 +652,7 @@ void RunMetaArithmetic(const MemcacheCommand& command, std::string* out) {
   DbSlice& slice = Slice();
   const bool incr = args.mode != MetaMode::kDecrement;
   const int64_t now_ms = UnixTimeMs();
-  Item item = slice.FindMutable(kDb, key);
+  Item item = FindStringItem(key);
   PrimeValue* value = item ? &item.value() : nullptr;
   uint64_t number = 0;
   // C0 compares nothing; a cas never handed out matches no other.
@@ -709,7 +717,7 @@ void RunMetaArithmetic(const MemcacheCommand& command, std::string* out) {
 // allocator's; cls is fixed and size is the value's.
 void RunMetaDebug(const MemcacheCommand& command, std::string* out) {
   std::string_view key = command.key();
-  Item item = Slice().FindMutable(kDb, key);  // mutable for the cas, changed in no way
+  Item item = FindStringItem(key);  // mutable for the cas, changed in no way
   if (!item) {
     out->append("EN\r\n");
     return;
