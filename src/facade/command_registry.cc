@@ -241,7 +241,7 @@ std::vector<std::string> CommandRegistry::AclNames(uint32_t acl) {
       {kAclKeyspace, "keyspace"}, {kAclRead, "read"},   {kAclWrite, "write"},
       {kAclString, "string"},     {kAclFast, "fast"},   {kAclSlow, "slow"},
       {kAclAdmin, "admin"},       {kAclDangerous, "dangerous"}, {kAclConnection, "connection"},
-      {kAclTransaction, "transaction"},
+      {kAclTransaction, "transaction"}, {kAclList, "list"},
   };
   std::vector<std::string> names;
   for (const auto& [bit, name] : kNames) {

@@ -128,6 +128,7 @@ enum AclCategory : uint32_t {
   kAclDangerous = 1 << 7,
   kAclConnection = 1 << 8,
   kAclTransaction = 1 << 9,
+  kAclList = 1 << 10,
 };
 
 // A command implementation. args[0] is the command name as the client sent it.

@@ -14,6 +14,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/generic_family.h"
 #include "src/server/latency_family.h"
+#include "src/server/list_family.h"
 #include "src/server/lookup_prefetcher.h"
 #include "src/server/monitor.h"
 #include "src/server/multi_exec.h"
@@ -46,6 +47,7 @@ void Service::RegisterCommands() {
   LatencyFamily::Register(&registry_);
   StringFamily::Register(&registry_);
   GenericFamily::Register(&registry_);
+  ListFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
   MultiExec::Register(&registry_);
   registry_.CheckEveryDocUsed();

@@ -63,6 +63,14 @@ constexpr int64_t kAlreadyExpired = -1;
 // win token or recording a fetch changes only the metadata (no event).
 using Item = DbSlice::Update;
 
+// The item under `key`. A RESP key of another type (a list, a hash...) is no item: the
+// memcached commands see a miss, as if it were absent (a store then replaces it).
+Item FindItem(DbSlice& slice, std::string_view key) {
+  Item item = slice.FindMutable(kDb, key);
+  if (item && item->type() != ObjType::kString) return Item();
+  return item;
+}
+
 // memcached's exptime as a deadline in unix ms: 0 none, kAlreadyExpired, else the time.
 // memcached keeps the low 32 bits of what was sent.
 int64_t DeadlineOf(int64_t sent, int64_t now_ms) {
@@ -182,7 +190,7 @@ StoreResult Store(const StoreRequest& request, uint64_t* new_cas) {
   DbSlice& slice = Slice();
   McStats& stats = McStats::tlocal();
   std::string_view key = request.key;
-  Item item = slice.FindMutable(kDb, key);
+  Item item = FindItem(slice, key);
   PrimeValue* value = item ? &item.value() : nullptr;
   McMeta old = value ? MetaOf(key, *value) : McMeta{};
   // memcached gives every item a cas when it stores it; ours is handed out on demand.
@@ -320,7 +328,7 @@ void RunClassicArith(const MemcacheCommand& command, std::string* out) {
   McStats& stats = McStats::tlocal();
   const bool incr = command.type == Type::kIncr;
   uint64_t number = 0;
-  Item item = Slice().FindMutable(kDb, command.key());
+  Item item = FindItem(Slice(), command.key());
   ArithResult result = Arith(item, incr, command.delta, &number);
   if (result != ArithResult::kNonNumeric) {
     bool hit = result == ArithResult::kOk;
@@ -360,7 +368,7 @@ void Touch(Item& item, int64_t exptime, int64_t now_ms) {
 void RunTouch(const MemcacheCommand& command, std::string* out) {
   McStats& stats = McStats::tlocal();
   ++stats.cmd_touch;
-  Item item = Slice().FindMutable(kDb, command.key());
+  Item item = FindItem(Slice(), command.key());
   if (item) {
     const int64_t now_ms = UnixTimeMs();
     Touch(item, command.exptime, now_ms);
@@ -396,7 +404,7 @@ Item FindForRetrieval(const MemcacheCommand& command, size_t index) {
   McStats& stats = McStats::tlocal();
   std::string_view key = command.keys[index];
   ++stats.cmd_get;
-  Item item = Slice().FindMutable(kDb, key);
+  Item item = FindItem(Slice(), key);
   Slice().CountRead(bool(item));
   ++(item ? stats.get_hits : stats.get_misses);
   if (Touches(command.type)) {
@@ -475,7 +483,7 @@ void RunMetaGet(const MemcacheCommand& command, std::string* out) {
   ++stats.cmd_get;
   DbSlice& slice = Slice();
   const int64_t now_ms = UnixTimeMs();
-  Item item = slice.FindMutable(kDb, key);
+  Item item = FindItem(slice, key);
   slice.CountRead(bool(item));
   ++(item ? stats.get_hits : stats.get_misses);
   const bool created = !item && args.Has('N');
@@ -610,7 +618,7 @@ void RunMetaDelete(const MemcacheCommand& command, std::string* out) {
   std::string_view key = command.key();
   McStats& stats = McStats::tlocal();
   DbSlice& slice = Slice();
-  Item item = slice.FindMutable(kDb, key);
+  Item item = FindItem(slice, key);
   PrimeValue* value = item ? &item.value() : nullptr;
   if (!value) {
     ++stats.delete_misses;
@@ -644,7 +652,7 @@ void RunMetaArithmetic(const MemcacheCommand& command, std::string* out) {
   DbSlice& slice = Slice();
   const bool incr = args.mode != MetaMode::kDecrement;
   const int64_t now_ms = UnixTimeMs();
-  Item item = slice.FindMutable(kDb, key);
+  Item item = FindItem(slice, key);
   PrimeValue* value = item ? &item.value() : nullptr;
   uint64_t number = 0;
   // C0 compares nothing; a cas never handed out matches no other.
@@ -709,7 +717,7 @@ void RunMetaArithmetic(const MemcacheCommand& command, std::string* out) {
 // allocator's; cls is fixed and size is the value's.
 void RunMetaDebug(const MemcacheCommand& command, std::string* out) {
   std::string_view key = command.key();
-  Item item = Slice().FindMutable(kDb, key);  // mutable for the cas, changed in no way
+  Item item = FindItem(Slice(), key);  // mutable for the cas, changed in no way
   if (!item) {
     out->append("EN\r\n");
     return;
