@@ -52,12 +52,11 @@ std::optional<End> ParseEnd(std::string_view arg) {
   return std::nullopt;
 }
 
-// Ends a change of a list: deletes it when empty, else records the encoding it has now
-// and reports `event`. `shrunk`: elements were removed (it may go back to a listpack).
+// Ends a change of a list: deletes it when empty, else reports `event`. `shrunk`:
+// elements were removed (it may go back to a listpack).
 void FinishChange(DbSlice::Update& entry, ListObject* list, const char* event, bool shrunk) {
   if (list->Size() == 0) return entry.Erase("del");
   if (shrunk) list->TryShrink(Fill());
-  entry->set_object_encoding(list->encoding());
   entry.Changed(event);
 }
 
@@ -78,7 +77,9 @@ OpResult<size_t> OpPush(DbIndex db, std::string_view key, End end, CmdArgList va
   ListObject* list;
   if (entry.inserted()) {
     list = core::TypedObject::Make<ListObject>();
-    entry->SetObject(ObjType::kList, ObjEncoding::kListpack, list);
+    // OBJECT ENCODING says quicklist for every list, as Redis 7.0 does (its small lists
+    // are one-node quicklists); the object keeps a small list as one listpack inside.
+    entry->SetObject(ObjType::kList, ObjEncoding::kQuicklist, list);
   } else if (entry->type() != ObjType::kList) {
     return OpStatus::kWrongType;
   } else {
@@ -241,8 +242,8 @@ void CmdLPos(CmdArgList args, ConnectionContext* cntx) {
   const int64_t skip = (rank > 0 ? rank : -rank) - 1;  // matches to pass over first
   std::vector<int64_t> positions;
   int64_t matches = 0, index = 0;
-  for (ListObject::Cursor cursor = list->Begin(from); cursor.Valid() && (maxlen == 0 || index < maxlen);
-       cursor.Next(), ++index) {
+  for (ListObject::Cursor cursor = list->Begin(from);
+       cursor.Valid() && (maxlen == 0 || index < maxlen); cursor.Next(), ++index) {
     if (!cursor.Get().Equals(args[2]) || matches++ < skip) continue;
     positions.push_back(from == End::kHead ? index : size - index - 1);
     if (count < 0 || (count > 0 && int64_t(positions.size()) == count)) break;
@@ -292,7 +293,6 @@ void CmdLInsert(CmdArgList args, ConnectionContext* cntx) {
   }
   ListObject* list = ListOf(*found);
   list->PrepareAdd(args[4].size(), 1, Fill(), Depth());
-  (*found)->set_object_encoding(list->encoding());
   ListObject::Cursor cursor = list->Begin(End::kHead);
   while (cursor.Valid() && !cursor.Get().Equals(args[3])) cursor.Next();
   if (!cursor.Valid()) return rb->SendLong(-1);
@@ -312,7 +312,9 @@ void CmdLRem(CmdArgList args, ConnectionContext* cntx) {
     return SendOpError(rb, found.status());
   }
   ListObject* list = ListOf(*found);
-  const uint64_t limit = *count == 0 ? UINT64_MAX : *count < 0 ? 0 - uint64_t(*count) : uint64_t(*count);
+  const uint64_t limit = *count == 0  ? UINT64_MAX
+                         : *count < 0 ? 0 - uint64_t(*count)
+                                      : uint64_t(*count);
   uint64_t removed = 0;
   for (ListObject::Cursor cursor = list->Begin(*count < 0 ? End::kTail : End::kHead);
        cursor.Valid() && removed < limit;) {
@@ -441,7 +443,8 @@ void CmdLMPop(CmdArgList args, ConnectionContext* cntx) {
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
         for (uint32_t index : t->KeyIndices(shard->shard_id())) {
-          OpResult<const PrimeValue*> found = Slice().FindTyped(t->db(), args[index], ObjType::kList);
+          OpResult<const PrimeValue*> found =
+              Slice().FindTyped(t->db(), args[index], ObjType::kList);
           state[index] = found ? 1 : found.status() == OpStatus::kWrongType ? 2 : 0;
         }
       },
@@ -480,8 +483,11 @@ void ListFamily::Register(facade::CommandRegistry* registry) {
   const KeySpec kPopped = Keys(1).WithFlags(kKeyRW | kKeyAccess | kKeyDelete);
   const KeySpecs kMoved = {Keys(1).WithFlags(kKeyRW | kKeyAccess | kKeyDelete),
                            Keys(2).WithFlags(kKeyRW | kKeyInsert)};
-  const KeySpec kMPopped = {.flags = kKeyRW | kKeyAccess | kKeyDelete, .begin_index = 1,
-                            .keynum = true, .keynum_index = 0, .first_key_index = 1};
+  const KeySpec kMPopped = {.flags = kKeyRW | kKeyAccess | kKeyDelete,
+                            .begin_index = 1,
+                            .keynum = true,
+                            .keynum_index = 0,
+                            .first_key_index = 1};
   r.Add("LPUSH", -3, kWrite | kCmdFast, kPushed, kAclW | kAclFast, CmdLPush);
   r.Add("RPUSH", -3, kWrite | kCmdFast, kPushed, kAclW | kAclFast, CmdRPush);
   r.Add("LPUSHX", -3, kWrite | kCmdFast, kPushed, kAclW | kAclFast, CmdLPushX);

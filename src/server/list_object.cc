@@ -34,6 +34,7 @@ size_t ListObject::MallocUsed() const {
 }
 
 void ListObject::Serialize(std::string* out) const {
+  out->push_back(ql_ ? 1 : 0);
   if (!ql_) {
     out->append(lp_.bytes());
     return;
@@ -45,14 +46,17 @@ void ListObject::Serialize(std::string* out) const {
   ql_->SerializeNodes(out);
 }
 
-core::TypedObject* ListObject::Deserialize(ObjEncoding encoding, std::string_view form) {
-  if (encoding == ObjEncoding::kListpack) {
+core::TypedObject* ListObject::Deserialize(ObjEncoding, std::string_view form) {
+  if (form.empty() || uint8_t(form[0]) > 1) return nullptr;
+  const bool quicklist = form[0] == 1;
+  form.remove_prefix(1);
+  if (!quicklist) {
     if (!Listpack::Validate(form)) return nullptr;
     ListObject* list = Make<ListObject>();
     list->lp_ = Listpack::FromBytes(form);
     return list;
   }
-  if (encoding != ObjEncoding::kQuicklist || form.size() < 4) return nullptr;
+  if (form.size() < 4) return nullptr;
   int16_t fill;
   uint16_t depth;
   memcpy(&fill, form.data(), 2);
@@ -151,9 +155,7 @@ ListObject::Cursor ListObject::At(int64_t index, End direction) {
   return cursor;
 }
 
-bool ListObject::Cursor::Valid() const {
-  return it_ ? it_->Valid() : pos_ != Listpack::kNoPos;
-}
+bool ListObject::Cursor::Valid() const { return it_ ? it_->Valid() : pos_ != Listpack::kNoPos; }
 
 Listpack::Value ListObject::Cursor::Get() const { return it_ ? it_->Get() : lp_->Get(pos_); }
 

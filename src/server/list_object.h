@@ -9,6 +9,9 @@
 // a removal leaves it one node at most half the fill (the gap keeps a list that hovers at
 // the limit from converting on every push and pop).
 //
+// OBJECT ENCODING answers "quicklist" for both, as Redis 7.0 does for every list: the
+// object's own encoding() is for tests and MEMORY figures, not for replies.
+//
 // The family reads the limits (CollectionLimits) at each command and passes them in: the
 // object knows nothing of the server's configuration. A quicklist keeps the fill and
 // depth it was made with, as Redis's does.
@@ -39,10 +42,11 @@ class ListObject final : public core::TypedObject {
   ObjEncoding encoding() const { return ql_ ? ObjEncoding::kQuicklist : ObjEncoding::kListpack; }
   size_t Size() const { return ql_ ? ql_->Size() : lp_.Size(); }
   size_t MallocUsed() const override;
-  // Listpack: the listpack's bytes. Quicklist: fill (i16), depth (u16), then the nodes
-  // (core::Quicklist::SerializeNodes).
+  // A tag byte (0 listpack, 1 quicklist), then for a listpack its bytes, for a
+  // quicklist fill (i16), depth (u16) and the nodes (core::Quicklist::SerializeNodes).
   void Serialize(std::string* out) const override;
-  // The factory registered for ObjType::kList: nullptr when `form` is malformed.
+  // The factory registered for ObjType::kList (the form says its encoding; the
+  // PrimeValue's is always kQuicklist): nullptr when `form` is malformed.
   static core::TypedObject* Deserialize(ObjEncoding encoding, std::string_view form);
 
   // Before adding `count` elements of `bytes` bytes in all: converts to a quicklist of
