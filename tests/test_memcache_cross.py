@@ -128,3 +128,27 @@ def test_flush_all_empties_database_0_only(mc_server):
     assert mc_server.mc_client().flush_all() is True
     assert r0.get("k") is None
     assert r1.get("k") == b"1"
+
+
+def test_memcache_sees_a_list_key_as_a_miss(mc_server):
+    """A RESP list is no memcached item: retrievals and changes miss it, never crash;
+    a store replaces it and flush_all removes it."""
+    r = mc_server.client()
+    raw = mc_server.mc_raw()
+    r.rpush("l", "a", "b")
+    assert raw.call(b"get l\r\n") == b"END\r\n"
+    assert raw.call(b"gets l\r\n") == b"END\r\n"
+    assert raw.call(b"get x l y\r\n") == b"END\r\n"
+    assert raw.call(b"gat 100 l\r\n") == b"END\r\n"
+    assert raw.call(b"mg l v\r\n") == b"EN\r\n"
+    assert raw.call(b"me l\r\n") == b"EN\r\n"
+    assert raw.call(b"incr l 1\r\n") == b"NOT_FOUND\r\n"
+    assert raw.call(b"append l 0 0 1\r\nx\r\n") == b"NOT_STORED\r\n"
+    assert raw.call(b"touch l 10\r\n") == b"NOT_FOUND\r\n"
+    assert r.lrange("l", 0, -1) == [b"a", b"b"]
+    assert r.ttl("l") == -1
+    assert raw.call(b"flush_all\r\n") == b"OK\r\n"
+    assert r.exists("l") == 0
+    r.rpush("l", "a")
+    assert raw.call(b"set l 0 0 1\r\nv\r\n") == b"STORED\r\n"
+    assert r.get("l") == b"v"

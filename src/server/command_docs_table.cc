@@ -201,6 +201,37 @@ constexpr CommandDoc kHashDocs[] = {
      "key [count [WITHVALUES]]"},
     {"HSCAN", "hash", "Incrementally iterate hash fields and associated values", "2.8.0",
      "key cursor [MATCH pattern] [COUNT count]"},
+
+// list_family.cc
+constexpr CommandDoc kListDocs[] = {
+    {"LPUSH", "list", "Prepend one or multiple elements to a list", "1.0.0",
+     "key element [element ...]"},
+    {"RPUSH", "list", "Append one or multiple elements to a list", "1.0.0",
+     "key element [element ...]"},
+    {"LPUSHX", "list", "Prepend an element to a list, only if the list exists", "2.2.0",
+     "key element [element ...]"},
+    {"RPUSHX", "list", "Append an element to a list, only if the list exists", "2.2.0",
+     "key element [element ...]"},
+    {"LPOP", "list", "Remove and get the first elements in a list", "1.0.0", "key [count]"},
+    {"RPOP", "list", "Remove and get the last elements in a list", "1.0.0", "key [count]"},
+    {"LLEN", "list", "Get the length of a list", "1.0.0", "key"},
+    {"LRANGE", "list", "Get a range of elements from a list", "1.0.0", "key start stop"},
+    {"LINDEX", "list", "Get an element from a list by its index", "1.0.0", "key index"},
+    {"LSET", "list", "Set the value of an element in a list by its index", "1.0.0",
+     "key index element"},
+    {"LINSERT", "list", "Insert an element before or after another element in a list", "2.2.0",
+     "key BEFORE | AFTER pivot element"},
+    {"LREM", "list", "Remove elements from a list", "1.0.0", "key count element"},
+    {"LTRIM", "list", "Trim a list to the specified range", "1.0.0", "key start stop"},
+    {"LPOS", "list", "Return the index of matching elements on a list", "6.0.6",
+     "key element [RANK rank] [COUNT num-matches] [MAXLEN len]"},
+    {"LMOVE", "list", "Pop an element from a list, push it to another list and return it",
+     "6.2.0", "source destination LEFT | RIGHT LEFT | RIGHT"},
+    {"RPOPLPUSH", "list",
+     "Remove the last element in a list, prepend it to another list and return it", "1.2.0",
+     "source destination"},
+    {"LMPOP", "list", "Pop elements from a list", "7.0.0",
+     "numkeys key [key ...] LEFT | RIGHT [COUNT count]"},
 };
 
 // debug_family.cc
@@ -232,6 +263,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kStringDocs);
   registry->AddDocs(kGenericDocs);
   registry->AddDocs(kHashDocs);
+  registry->AddDocs(kListDocs);
   registry->AddDocs(kDebugDocs);
   registry->AddDocs(kTransactionDocs);
 }

@@ -15,6 +15,7 @@
 #include "src/server/generic_family.h"
 #include "src/server/hash_family.h"
 #include "src/server/latency_family.h"
+#include "src/server/list_family.h"
 #include "src/server/lookup_prefetcher.h"
 #include "src/server/monitor.h"
 #include "src/server/multi_exec.h"
@@ -48,6 +49,7 @@ void Service::RegisterCommands() {
   StringFamily::Register(&registry_);
   GenericFamily::Register(&registry_);
   HashFamily::Register(&registry_);
+  ListFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
   MultiExec::Register(&registry_);
   registry_.CheckEveryDocUsed();

@@ -368,7 +368,7 @@ void Touch(Item& item, int64_t exptime, int64_t now_ms) {
 void RunTouch(const MemcacheCommand& command, std::string* out) {
   McStats& stats = McStats::tlocal();
   ++stats.cmd_touch;
-  Item item = Slice().FindMutable(kDb, command.key());
+  Item item = FindStringItem(command.key());
   if (item) {
     const int64_t now_ms = UnixTimeMs();
     Touch(item, command.exptime, now_ms);
