@@ -246,12 +246,13 @@ std::vector<std::string_view> CommandRegistry::FlagNames(uint32_t flags) {
 }
 
 std::vector<std::string> CommandRegistry::AclNames(uint32_t acl) {
+  // In Redis's order (acl.c), which COMMAND INFO follows: "@write @set @fast".
   static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
-      {kAclKeyspace, "keyspace"}, {kAclRead, "read"},   {kAclWrite, "write"},
-      {kAclString, "string"},     {kAclFast, "fast"},   {kAclSlow, "slow"},
-      {kAclAdmin, "admin"},       {kAclDangerous, "dangerous"}, {kAclConnection, "connection"},
-      {kAclTransaction, "transaction"}, {kAclList, "list"}, {kAclHash, "hash"},
-      {kAclSet, "set"},           {kAclSortedSet, "sortedset"},
+      {kAclKeyspace, "keyspace"}, {kAclRead, "read"},         {kAclWrite, "write"},
+      {kAclSet, "set"},           {kAclSortedSet, "sortedset"}, {kAclList, "list"},
+      {kAclHash, "hash"},         {kAclString, "string"},     {kAclAdmin, "admin"},
+      {kAclFast, "fast"},         {kAclSlow, "slow"},         {kAclDangerous, "dangerous"},
+      {kAclConnection, "connection"}, {kAclTransaction, "transaction"},
   };
   std::vector<std::string> names;
   for (const auto& [bit, name] : kNames) {
