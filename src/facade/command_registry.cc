@@ -172,6 +172,7 @@ int KeySpecKeynum(const KeySpec& spec, CmdArgList args, int begin) {
   const int at = begin + spec.keynum_index;
   int64_t count;
   if (at >= int(args.size()) || !helio::SimpleAtoi(args[at], &count) || count < 0) return -1;
+  if (count > int64_t(args.size())) return -1;  // more keys than arguments (and no overflow below)
   const int64_t first = begin + spec.first_key_index;
   if (count > 0 && first + (count - 1) * spec.key_step >= int64_t(args.size())) return -1;
   return int(count);
