@@ -159,6 +159,17 @@ def test_srandmember(server):
     assert c("SCARD", "s") == 3
 
 
+@pytest.mark.damselfly_only
+def test_srandmember_huge_negative_count_refused(server):
+    """The reply is built whole before it is sent: past 2^26 repeats damselfly refuses
+    (as for HRANDFIELD), where redis-server would grow its output buffer until it died."""
+    c = server.raw()
+    c("SADD", "s", "a")
+    assert c("SRANDMEMBER", "s", str(-(2 ** 26) - 1)) == err("ERR value is out of range")
+    assert c("SRANDMEMBER", "s", "-9223372036854775807") == err("ERR value is out of range")
+    assert len(c("SRANDMEMBER", "s", "-1000")) == 1000
+
+
 @pytest.mark.parametrize("size", [5, 300])
 def test_srandmember_distinct_from_every_encoding(server, size):
     c = server.raw()

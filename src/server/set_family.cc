@@ -1,7 +1,5 @@
 #include "src/server/set_family.h"
 
-#include <gflags/gflags.h>
-
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -22,8 +20,6 @@
 #include "src/server/family_utils.h"
 #include "src/server/transaction.h"
 
-DECLARE_uint64(proto_max_bulk_len);
-
 namespace damselfly {
 
 namespace {
@@ -34,6 +30,8 @@ using facade::ConnectionContext;
 using facade::ReplyBuilder;
 
 constexpr char kPositiveErr[] = "ERR value is out of range, must be positive";
+// The most members SRANDMEMBER with a negative count replies (see CmdSRandMember).
+constexpr uint64_t kMaxRandomRepeats = uint64_t{1} << 26;
 
 core::SetLimits Limits() {
   return {.intset_entries = CollectionLimits::SetMaxIntsetEntries(),
@@ -271,14 +269,10 @@ void CmdSRandMember(CmdArgList args, ConnectionContext* cntx) {
     return set.ForEach([rb](std::string_view member) { rb->SendBulk(member); });
   }
   if (*count >= 0) return ReplyDistinctRandom(rb, set, *count);
-  // Repeats: the reply is built whole before it is sent, so a count that would make it
-  // larger than proto-max-bulk-len (estimated from one member) is refused rather than
-  // exhausting memory, where Redis would try.
+  // Repeats: the reply is built whole before it is sent, so a count past 2^26 is refused
+  // (as HRANDFIELD does) rather than exhausting memory, where Redis would try.
   const uint64_t repeats = uint64_t(-*count);
-  const uint64_t member_bytes = set.Random(Random64(), &scratch).size() + 16;
-  if (repeats > FLAGS_proto_max_bulk_len / member_bytes) {
-    return rb->SendError("ERR value is out of range");
-  }
+  if (repeats > kMaxRandomRepeats) return rb->SendError("ERR value is out of range");
   rb->StartArray(repeats);
   for (uint64_t i = 0; i < repeats; ++i) rb->SendBulk(set.Random(Random64(), &scratch));
 }

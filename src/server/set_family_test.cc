@@ -211,6 +211,8 @@ TEST_P(SetFamilyTest, RandMember) {
   EXPECT_THAT(Run({"srandmember", "missing", "5"}), ArrLen(0));
   EXPECT_THAT(Run({"srandmember", "s", "x"}), ErrArg("ERR value is not an integer"));
   EXPECT_THAT(Run({"srandmember", "s", "-9223372036854775808"}), ErrArg("value is out of range"));
+  EXPECT_EQ(Run({"sadd", "one", "a"}), 1);
+  EXPECT_THAT(Run({"srandmember", "one", "-67108865"}), ErrArg("ERR value is out of range"));
   for (const char* first : {"1", "a"}) {
     SCOPED_TRACE(first);
     EXPECT_EQ(Run({"del", "s"}), 0 + (first[0] == 'a'));
