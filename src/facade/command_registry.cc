@@ -172,6 +172,7 @@ int KeySpecKeynum(const KeySpec& spec, CmdArgList args, int begin) {
   const int at = begin + spec.keynum_index;
   int64_t count;
   if (at >= int(args.size()) || !helio::SimpleAtoi(args[at], &count) || count < 0) return -1;
+  if (count > int64_t(args.size())) return -1;  // more keys than arguments (and no overflow below)
   const int64_t first = begin + spec.first_key_index;
   if (count > 0 && first + (count - 1) * spec.key_step >= int64_t(args.size())) return -1;
   return int(count);
@@ -246,12 +247,13 @@ std::vector<std::string_view> CommandRegistry::FlagNames(uint32_t flags) {
 }
 
 std::vector<std::string> CommandRegistry::AclNames(uint32_t acl) {
+  // In Redis's order (acl.c), which COMMAND INFO follows: "@write @set @fast".
   static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
-      {kAclKeyspace, "keyspace"}, {kAclRead, "read"},   {kAclWrite, "write"},
-      {kAclString, "string"},     {kAclFast, "fast"},   {kAclSlow, "slow"},
-      {kAclAdmin, "admin"},       {kAclDangerous, "dangerous"}, {kAclConnection, "connection"},
-      {kAclTransaction, "transaction"}, {kAclList, "list"}, {kAclHash, "hash"},
-      {kAclSet, "set"},           {kAclSortedSet, "sortedset"},
+      {kAclKeyspace, "keyspace"}, {kAclRead, "read"},         {kAclWrite, "write"},
+      {kAclSet, "set"},           {kAclSortedSet, "sortedset"}, {kAclList, "list"},
+      {kAclHash, "hash"},         {kAclString, "string"},     {kAclAdmin, "admin"},
+      {kAclFast, "fast"},         {kAclSlow, "slow"},         {kAclDangerous, "dangerous"},
+      {kAclConnection, "connection"}, {kAclTransaction, "transaction"},
   };
   std::vector<std::string> names;
   for (const auto& [bit, name] : kNames) {

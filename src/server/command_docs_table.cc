@@ -234,6 +234,37 @@ constexpr CommandDoc kListDocs[] = {
      "numkeys key [key ...] LEFT | RIGHT [COUNT count]"},
 };
 
+// set_family.cc
+constexpr CommandDoc kSetDocs[] = {
+    {"SADD", "set", "Add one or more members to a set", "1.0.0", "key member [member ...]"},
+    {"SREM", "set", "Remove one or more members from a set", "1.0.0", "key member [member ...]"},
+    {"SMEMBERS", "set", "Get all the members in a set", "1.0.0", "key"},
+    {"SISMEMBER", "set", "Determine if a given value is a member of a set", "1.0.0",
+     "key member"},
+    {"SMISMEMBER", "set", "Returns the membership associated with the given elements for a set",
+     "6.2.0", "key member [member ...]"},
+    {"SCARD", "set", "Get the number of members in a set", "1.0.0", "key"},
+    {"SPOP", "set", "Remove and return one or multiple random members from a set", "1.0.0",
+     "key [count]"},
+    {"SRANDMEMBER", "set", "Get one or multiple random members from a set", "1.0.0",
+     "key [count]"},
+    {"SMOVE", "set", "Move a member from one set to another", "1.0.0",
+     "source destination member"},
+    {"SINTER", "set", "Intersect multiple sets", "1.0.0", "key [key ...]"},
+    {"SUNION", "set", "Add multiple sets", "1.0.0", "key [key ...]"},
+    {"SDIFF", "set", "Subtract multiple sets", "1.0.0", "key [key ...]"},
+    {"SINTERSTORE", "set", "Intersect multiple sets and store the resulting set in a key",
+     "1.0.0", "destination key [key ...]"},
+    {"SUNIONSTORE", "set", "Add multiple sets and store the resulting set in a key", "1.0.0",
+     "destination key [key ...]"},
+    {"SDIFFSTORE", "set", "Subtract multiple sets and store the resulting set in a key", "1.0.0",
+     "destination key [key ...]"},
+    {"SINTERCARD", "set", "Intersect multiple sets and return the cardinality of the result",
+     "7.0.0", "numkeys key [key ...] [LIMIT limit]"},
+    {"SSCAN", "set", "Incrementally iterate Set elements", "2.8.0",
+     "key cursor [MATCH pattern] [COUNT count]"},
+};
+
 // debug_family.cc
 constexpr CommandDoc kDebugDocs[] = {
     {"DEBUG", "server", "A container for debugging commands", "1.0.0", ""},
@@ -264,6 +295,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kGenericDocs);
   registry->AddDocs(kHashDocs);
   registry->AddDocs(kListDocs);
+  registry->AddDocs(kSetDocs);
   registry->AddDocs(kDebugDocs);
   registry->AddDocs(kTransactionDocs);
 }

@@ -21,6 +21,7 @@
 #include "src/server/multi_exec.h"
 #include "src/server/server_family.h"
 #include "src/server/server_state.h"
+#include "src/server/set_family.h"
 #include "src/server/slowlog_family.h"
 #include "src/server/string_family.h"
 #include "src/server/transaction.h"
@@ -50,6 +51,7 @@ void Service::RegisterCommands() {
   GenericFamily::Register(&registry_);
   HashFamily::Register(&registry_);
   ListFamily::Register(&registry_);
+  SetFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
   MultiExec::Register(&registry_);
   registry_.CheckEveryDocUsed();
