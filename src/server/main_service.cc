@@ -22,6 +22,7 @@
 #include "src/server/server_state.h"
 #include "src/server/slowlog_family.h"
 #include "src/server/string_family.h"
+#include "src/server/zset_family.h"
 #include "src/server/transaction.h"
 
 namespace damselfly {
@@ -46,6 +47,7 @@ void Service::RegisterCommands() {
   SlowlogFamily::Register(&registry_);
   LatencyFamily::Register(&registry_);
   StringFamily::Register(&registry_);
+  ZSetFamily::Register(&registry_);
   GenericFamily::Register(&registry_);
   HashFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
