@@ -1,14 +1,23 @@
 #include "src/core/zset_listpack.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace damselfly::core {
 
 std::string_view FormatScore(double score, char (&buf)[kMaxScoreChars]) {
-  // std::to_chars with general format and precision 17 is printf's %.17g, Redis's form
-  // ("inf", "-inf", "-0" included), without the locale or a format string to parse.
-  char* end = std::to_chars(buf, buf + kMaxScoreChars, score, std::chars_format::general, 17).ptr;
+  // Redis's d2string: integral values within +-2^62 print as integers (so -0 is "0" and
+  // 123456789012345678.0 is "123456789012345680"), the rest as %.17g ("inf", "1e+20").
+  constexpr double kIntLimit = double(std::numeric_limits<int64_t>::max() / 2);
+  char* end;
+  if (score >= -kIntLimit && score <= kIntLimit && double(int64_t(score)) == score) {
+    end = std::to_chars(buf, buf + kMaxScoreChars, int64_t(score)).ptr;
+  } else {
+    // to_chars with general format and precision 17 is printf's %.17g.
+    end = std::to_chars(buf, buf + kMaxScoreChars, score, std::chars_format::general, 17).ptr;
+  }
   return std::string_view(buf, end - buf);
 }
 

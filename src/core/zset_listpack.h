@@ -1,8 +1,8 @@
 // The small encoding of a sorted set, as Redis 7.0 keeps it: member, score, member,
 // score... in one core::Listpack, ordered by score, then by member bytes (memcmp), so
 // the first pair has the lowest rank. A score is stored as Redis writes it (d2string:
-// the text %.17g gives, so integral scores become listpack integers); ZSCAN and a future
-// DUMP show the bytes as they are.
+// FormatScore, so integral scores become listpack integers); ZSCAN and a future DUMP show
+// the bytes as they are.
 //
 // Every operation is a walk over the pairs (Redis's zzl* functions do the same): the
 // encoding is meant for at most zset-max-listpack-entries pairs (128 by default), where
@@ -27,8 +27,9 @@ namespace damselfly::core {
 // Room for any score's text ("-1.7976931348623157e+308" and the like).
 inline constexpr size_t kMaxScoreChars = 32;
 
-// Writes the text Redis gives `score` (%.17g: "1", "1.5", "1.0000000000000001e-05",
-// "inf", "-inf", "-0") to buf, returning a view of it. REQUIRES: not NaN.
+// Writes the text Redis stores and ZSCAN shows for `score` (d2string: integral values
+// within +-2^62 as integers, "-0" as "0"; others as %.17g: "1.5", "1.0000000000000001e-05",
+// "1e+20", "inf", "-inf") to buf, returning a view of it. REQUIRES: not NaN.
 std::string_view FormatScore(double score, char (&buf)[kMaxScoreChars]);
 
 class ZSetListpack {

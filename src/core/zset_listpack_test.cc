@@ -27,7 +27,10 @@ TEST(ZSetListpackTest, ScoreTextIsRedisForm) {
   EXPECT_EQ(Text(1e-5), "1.0000000000000001e-05");
   EXPECT_EQ(Text(0.1), "0.10000000000000001");
   EXPECT_EQ(Text(1e20), "1e+20");
-  EXPECT_EQ(Text(-0.0), "-0");
+  EXPECT_EQ(Text(-0.0), "0");
+  EXPECT_EQ(Text(123456789012345678.0), "123456789012345680");
+  EXPECT_EQ(Text(-4611686018427387904.0), "-4611686018427387904");
+  EXPECT_EQ(Text(9223372036854775807.0), "9.2233720368547758e+18");
   EXPECT_EQ(Text(std::numeric_limits<double>::infinity()), "inf");
   EXPECT_EQ(Text(-std::numeric_limits<double>::infinity()), "-inf");
   EXPECT_EQ(Text(4503599627370496.0), "4503599627370496");

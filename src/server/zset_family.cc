@@ -500,7 +500,7 @@ std::string_view ParseRange(CmdArgList args, size_t first, bool store,
       spec->limit = *limit;
       has_limit = true;
       j += 2;
-    } else if (!fixed_reverse && ArgIs(arg, "REV")) {
+    } else if (!fixed_reverse && !reverse && ArgIs(arg, "REV")) {
       reverse = true;
     } else if (!fixed_kind && !kind && ArgIs(arg, "BYLEX")) {
       kind = RangeSpec::kLex;
@@ -606,8 +606,9 @@ void PopGeneric(CmdArgList args, ConnectionContext* cntx, bool max) {
   uint64_t count = 1;
   if (args.size() == 3) {
     std::optional<int64_t> parsed = ParseInt64(args[2]);
-    if (!parsed) return rb->SendError(facade::kInvalidIntErr);
-    if (*parsed < 0) return rb->SendError("ERR value is out of range, must be positive");
+    if (!parsed || *parsed < 0) {
+      return rb->SendError("ERR value is out of range, must be positive");
+    }
     count = *parsed;
   }
   OpResult<SortedPairs> popped = OpPop(cntx->db_index, args[1], count, max);
@@ -956,9 +957,7 @@ void SetOpGeneric(CmdArgList args, ConnectionContext* cntx, SetOp op, bool store
       ++j;
     } else if (cardinality_only && remaining >= 2 && ArgIs(args[j], "LIMIT")) {
       std::optional<int64_t> parsed = ParseInt64(args[j + 1]);
-      if (!parsed) {
-        option_error = facade::kInvalidIntErr;
-      } else if (*parsed < 0) {
+      if (!parsed || *parsed < 0) {
         option_error = "ERR LIMIT can't be negative";
       } else {
         limit = *parsed;
