@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "src/core/listpack.h"
-#include "src/core/score_bounds.h"
+#include "src/core/sorted_set.h"  // ScoreBound, LexBound
 
 namespace damselfly::core {
 

@@ -1,6 +1,7 @@
 #include "src/server/zset_family.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -250,7 +251,7 @@ OpResult<AddOutcome> OpAdd(DbIndex db, std::string_view key, const AddFlags& fla
         ++out.updated;
       }
     } else if (!flags.xx) {
-      zset->Set(member, score);
+      zset->InsertNew(member, score);
       ++out.added;
       ++out.processed;
       out.last_score = score;
@@ -696,11 +697,18 @@ void CmdZScan(CmdArgList args, ConnectionContext* cntx) {
   std::vector<std::string> items;
   uint64_t next = 0;
   if (zset) {
+    const bool listpack = (*zset)->encoding() == ObjEncoding::kListpack;
     next = (*zset)->Scan(*cursor, count, [&](std::string_view member, double score) {
       if (pattern && !core::GlobMatch(*pattern, member)) return;
       char buf[core::kMaxScoreChars];
       items.emplace_back(member);
-      items.emplace_back(core::FormatScore(score, buf));
+      // A listpack shows its stored text (d2string), a skiplist Redis's %.17g.
+      if (listpack) {
+        items.emplace_back(core::FormatScore(score, buf));
+      } else {
+        items.emplace_back(
+            buf, std::to_chars(buf, buf + sizeof(buf), score, std::chars_format::general, 17).ptr);
+      }
     });
   }
   rb->StartArray(2);
