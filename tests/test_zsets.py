@@ -364,6 +364,11 @@ def test_zrandmember(c, encoding):
     assert c("ZRANDMEMBER", "missing", "5") == []
     assert c("ZRANDMEMBER", "z", "0") == []
     assert sorted(c("ZRANDMEMBER", "z", "10")) == [b"a", b"b", b"c"]
+    assert c("ZRANDMEMBER", "z", "1")[0] in members
+    r = c
+    r("ZADD", "big", *[x for i in range(300) for x in (str(i), f"m{i}")])
+    few = r("ZRANDMEMBER", "big", "50", "WITHSCORES")
+    assert len(set(few[::2])) == 50 and all(m == b"m" + s for m, s in zip(few[::2], few[1::2]))
     two = c("ZRANDMEMBER", "z", "2")
     assert len(set(two)) == 2 and set(two) <= set(members)
     many = c("ZRANDMEMBER", "z", "-20", "WITHSCORES")

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/random/random.h"
 #include "helio/base/strings.h"
@@ -652,21 +653,36 @@ void CmdZRandMember(CmdArgList args, ConnectionContext* cntx) {
   if (!count) return rb->SendBulk((*zset)->At(absl::Uniform<size_t>(rng, 0, size)).first);
   SortedPairs picked;
   if (*count < 0) {
-    // Repeats allowed: |count| independent draws.
+    // Repeats allowed: |count| independent draws, replied as they are drawn so that a
+    // huge count costs the reply's bytes only, as in Redis.
     const uint64_t n = uint64_t(-*count);
-    picked.reserve(std::min<uint64_t>(n, 1 << 20));
+    const bool nested = withscores && rb->protocol() == facade::RespVersion::kResp3;
+    rb->StartArray(withscores && !nested ? 2 * n : n);
     for (uint64_t i = 0; i < n; ++i) {
-      picked.push_back((*zset)->At(absl::Uniform<size_t>(rng, 0, size)));
+      auto [member, score] = (*zset)->At(absl::Uniform<size_t>(rng, 0, size));
+      if (nested) rb->StartArray(2);
+      rb->SendBulk(member);
+      if (withscores) rb->SendDouble(score);
     }
-  } else if (uint64_t(*count) >= size) {
+    return;
+  }
+  if (uint64_t(*count) >= size) {
     picked = CollectRange(**zset, RangeSpec{.start = 0, .end = -1});
-  } else {
-    // Distinct ranks: a partial Fisher-Yates shuffle over all ranks.
+  } else if (uint64_t(*count) * 3 > size) {
+    // Distinct ranks, many of them: a partial Fisher-Yates shuffle over all ranks.
     std::vector<size_t> ranks(size);
     for (size_t i = 0; i < size; ++i) ranks[i] = i;
     for (size_t i = 0; i < size_t(*count); ++i) {
       std::swap(ranks[i], ranks[absl::Uniform<size_t>(rng, i, size)]);
       picked.push_back((*zset)->At(ranks[i]));
+    }
+  } else {
+    // Few of a large set: draw ranks until `count` distinct ones (at most a third of the
+    // set, so a draw is new with probability above 2/3).
+    absl::flat_hash_set<size_t> seen;
+    while (picked.size() < size_t(*count)) {
+      size_t rank = absl::Uniform<size_t>(rng, 0, size);
+      if (seen.insert(rank).second) picked.push_back((*zset)->At(rank));
     }
   }
   ReplyPairs(rb, picked, withscores, true);
