@@ -555,9 +555,22 @@ void RangeGeneric(CmdArgList args, ConnectionContext* cntx, std::optional<RangeS
   RangeSpec spec;
   std::string_view error = ParseRange(args, 1, false, kind, reverse, &spec);
   if (!error.empty()) return rb->SendError(error);
-  OpResult<SortedPairs> pairs = OpRange(cntx->db_index, args[1], spec);
-  if (SendIfError(rb, pairs)) return;
-  ReplyPairs(rb, *pairs, spec.withscores, true);
+  OpResult<const ZSetObject*> zset = FindZSet(cntx->db_index, args[1]);
+  if (zset.status() == OpStatus::kKeyNotFound) return rb->SendEmptyArray();
+  if (SendIfError(rb, zset)) return;
+  // A one-key read runs on the key's shard: the reply is written from the set itself,
+  // without copying the range into strings first (ZRANGE is the hot read).
+  RankRange r = ResolveRange(**zset, spec);
+  const size_t n = r.last - r.first;
+  const bool nested = spec.withscores && rb->protocol() == facade::RespVersion::kResp3;
+  rb->StartArray(spec.withscores && !nested ? 2 * n : n);
+  if (n == 0) return;
+  (*zset)->Walk(r.first, r.last, spec.reverse, [&](std::string_view member, double score) {
+    if (nested) rb->StartArray(2);
+    rb->SendBulk(member);
+    if (spec.withscores) rb->SendDouble(score);
+    return true;
+  });
 }
 
 void CmdZRange(CmdArgList args, ConnectionContext* cntx) {
