@@ -283,6 +283,90 @@ constexpr CommandDoc kTransactionDocs[] = {
     {"UNWATCH", "transactions", "Forget about all watched keys", "2.2.0", ""},
 };
 
+// zset_family.cc
+constexpr CommandDoc kZSetDocs[] = {
+    {"ZADD", "sorted-set",
+     "Add one or more members to a sorted set, or update its score if it already exists",
+     "1.2.0", "key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]"},
+    {"ZINCRBY", "sorted-set", "Increment the score of a member in a sorted set", "1.2.0",
+     "key increment member"},
+    {"ZREM", "sorted-set", "Remove one or more members from a sorted set", "1.2.0",
+     "key member [member ...]"},
+    {"ZCARD", "sorted-set", "Get the number of members in a sorted set", "1.2.0", "key"},
+    {"ZSCORE", "sorted-set", "Get the score associated with the given member in a sorted set",
+     "1.2.0", "key member"},
+    {"ZMSCORE", "sorted-set",
+     "Get the score associated with the given members in a sorted set", "6.2.0",
+     "key member [member ...]"},
+    {"ZRANK", "sorted-set", "Determine the index of a member in a sorted set", "2.0.0",
+     "key member"},
+    {"ZREVRANK", "sorted-set",
+     "Determine the index of a member in a sorted set, with scores ordered from high to low",
+     "2.0.0", "key member"},
+    {"ZCOUNT", "sorted-set", "Count the members in a sorted set with scores within the given values",
+     "2.0.0", "key min max"},
+    {"ZLEXCOUNT", "sorted-set",
+     "Count the number of members in a sorted set between a given lexicographical range",
+     "2.8.9", "key min max"},
+    {"ZRANGE", "sorted-set", "Return a range of members in a sorted set", "1.2.0",
+     "key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]"},
+    {"ZREVRANGE", "sorted-set",
+     "Return a range of members in a sorted set, by index, with scores ordered from high to low",
+     "1.2.0", "key start stop [WITHSCORES]"},
+    {"ZRANGEBYSCORE", "sorted-set", "Return a range of members in a sorted set, by score",
+     "1.0.5", "key min max [WITHSCORES] [LIMIT offset count]"},
+    {"ZREVRANGEBYSCORE", "sorted-set",
+     "Return a range of members in a sorted set, by score, with scores ordered from high to low",
+     "2.2.0", "key max min [WITHSCORES] [LIMIT offset count]"},
+    {"ZRANGEBYLEX", "sorted-set",
+     "Return a range of members in a sorted set, by lexicographical range", "2.8.9",
+     "key min max [LIMIT offset count]"},
+    {"ZREVRANGEBYLEX", "sorted-set",
+     "Return a range of members in a sorted set, by lexicographical range, ordered from higher "
+     "to lower strings",
+     "2.8.9", "key max min [LIMIT offset count]"},
+    {"ZRANGESTORE", "sorted-set", "Store a range of members from sorted set into another key",
+     "6.2.0", "dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]"},
+    {"ZREMRANGEBYRANK", "sorted-set",
+     "Remove all members in a sorted set within the given indexes", "2.0.0", "key start stop"},
+    {"ZREMRANGEBYSCORE", "sorted-set",
+     "Remove all members in a sorted set within the given scores", "1.2.0", "key min max"},
+    {"ZREMRANGEBYLEX", "sorted-set",
+     "Remove all members in a sorted set between the given lexicographical range", "2.8.9",
+     "key min max"},
+    {"ZPOPMIN", "sorted-set",
+     "Remove and return members with the lowest scores in a sorted set", "5.0.0",
+     "key [count]"},
+    {"ZPOPMAX", "sorted-set",
+     "Remove and return members with the highest scores in a sorted set", "5.0.0",
+     "key [count]"},
+    {"ZMPOP", "sorted-set",
+     "Remove and return members with scores in a sorted set", "7.0.0",
+     "numkeys key [key ...] MIN | MAX [COUNT count]"},
+    {"ZRANDMEMBER", "sorted-set", "Get one or multiple random elements from a sorted set",
+     "6.2.0", "key [count [WITHSCORES]]"},
+    {"ZSCAN", "sorted-set", "Incrementally iterate sorted sets elements and associated scores",
+     "2.8.0", "key cursor [MATCH pattern] [COUNT count]"},
+    {"ZUNION", "sorted-set", "Add multiple sorted sets", "6.2.0",
+     "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM | MIN | MAX] "
+     "[WITHSCORES]"},
+    {"ZINTER", "sorted-set", "Intersect multiple sorted sets", "6.2.0",
+     "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM | MIN | MAX] "
+     "[WITHSCORES]"},
+    {"ZDIFF", "sorted-set", "Subtract multiple sorted sets", "6.2.0",
+     "numkeys key [key ...] [WITHSCORES]"},
+    {"ZINTERCARD", "sorted-set", "Intersect multiple sorted sets and return the cardinality of the result",
+     "7.0.0", "numkeys key [key ...] [LIMIT limit]"},
+    {"ZUNIONSTORE", "sorted-set", "Add multiple sorted sets and store the resulting sorted set in a new key",
+     "2.0.0",
+     "destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM | MIN | MAX]"},
+    {"ZINTERSTORE", "sorted-set",
+     "Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0",
+     "destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM | MIN | MAX]"},
+    {"ZDIFFSTORE", "sorted-set", "Subtract multiple sorted sets and store the resulting sorted set in a new key",
+     "6.2.0", "destination numkeys key [key ...]"},
+};
+
 }  // namespace
 
 void AddCommandDocs(facade::CommandRegistry* registry) {
@@ -298,6 +382,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kSetDocs);
   registry->AddDocs(kDebugDocs);
   registry->AddDocs(kTransactionDocs);
+  registry->AddDocs(kZSetDocs);
 }
 
 }  // namespace damselfly

@@ -24,6 +24,7 @@
 #include "src/server/set_family.h"
 #include "src/server/slowlog_family.h"
 #include "src/server/string_family.h"
+#include "src/server/zset_family.h"
 #include "src/server/transaction.h"
 
 namespace damselfly {
@@ -48,6 +49,7 @@ void Service::RegisterCommands() {
   SlowlogFamily::Register(&registry_);
   LatencyFamily::Register(&registry_);
   StringFamily::Register(&registry_);
+  ZSetFamily::Register(&registry_);
   GenericFamily::Register(&registry_);
   HashFamily::Register(&registry_);
   ListFamily::Register(&registry_);
