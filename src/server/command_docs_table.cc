@@ -175,6 +175,17 @@ constexpr CommandDoc kGenericDocs[] = {
     {"RANDOMKEY", "generic", "Return a random key from the keyspace", "1.0.0", ""},
 };
 
+// sort_family.cc
+constexpr CommandDoc kSortDocs[] = {
+    {"SORT", "generic", "Sort the elements in a list, set or sorted set", "1.0.0",
+     "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] "
+     "[ALPHA] [STORE destination]"},
+    {"SORT_RO", "generic", "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
+     "7.0.0",
+     "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] "
+     "[ALPHA]"},
+};
+
 // hash_family.cc
 constexpr CommandDoc kHashDocs[] = {
     {"HSET", "hash", "Set the string value of a hash field", "2.0.0",
@@ -201,6 +212,7 @@ constexpr CommandDoc kHashDocs[] = {
      "key [count [WITHVALUES]]"},
     {"HSCAN", "hash", "Incrementally iterate hash fields and associated values", "2.8.0",
      "key cursor [MATCH pattern] [COUNT count]"},
+};
 
 // list_family.cc
 constexpr CommandDoc kListDocs[] = {
@@ -378,6 +390,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kStringDocs);
   registry->AddDocs(kGenericDocs);
   registry->AddDocs(kHashDocs);
+  registry->AddDocs(kSortDocs);
   registry->AddDocs(kListDocs);
   registry->AddDocs(kSetDocs);
   registry->AddDocs(kDebugDocs);

@@ -22,6 +22,7 @@
 #include "src/server/server_family.h"
 #include "src/server/server_state.h"
 #include "src/server/set_family.h"
+#include "src/server/sort_family.h"
 #include "src/server/slowlog_family.h"
 #include "src/server/string_family.h"
 #include "src/server/zset_family.h"
@@ -54,6 +55,7 @@ void Service::RegisterCommands() {
   HashFamily::Register(&registry_);
   ListFamily::Register(&registry_);
   SetFamily::Register(&registry_);
+  SortFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
   MultiExec::Register(&registry_);
   registry_.CheckEveryDocUsed();
