@@ -297,6 +297,22 @@ def test_union_inter_diff(c, encoding):
         b"b", b"inf", b"c", b"inf"]
 
 
+def test_plain_sets_as_inputs(c, encoding):
+    c("ZADD", "z{t}", "1", "a", "2", "b", "3", "c")
+    c("SADD", "s{t}", "b", "c", "d")
+    c("SADD", "i{t}", "1", "2")
+    assert c("ZUNION", "2", "z{t}", "s{t}", "WITHSCORES") == [
+        b"a", b"1", b"d", b"1", b"b", b"3", b"c", b"4"]
+    assert c("ZINTER", "2", "z{t}", "s{t}", "WEIGHTS", "1", "10", "WITHSCORES") == [
+        b"b", b"12", b"c", b"13"]
+    assert c("ZDIFF", "2", "s{t}", "z{t}", "WITHSCORES") == [b"d", b"1"]
+    assert c("ZINTERCARD", "2", "s{t}", "z{t}") == 2
+    assert c("ZUNIONSTORE", "dst{t}", "2", "i{t}", "s{t}", "AGGREGATE", "MAX") == 5
+    assert c("ZRANGE", "dst{t}", "0", "-1", "WITHSCORES") == [
+        b"1", b"1", b"2", b"1", b"b", b"1", b"c", b"1", b"d", b"1"]
+    assert c("ZRANGE", "s{t}", "0", "-1") == WRONGTYPE
+
+
 def test_set_operation_errors(c):
     c("ZADD", "u1{t}", "1", "a")
     c("SET", "s{t}", "v")

@@ -16,6 +16,7 @@
 #include "absl/random/random.h"
 #include "helio/base/strings.h"
 #include "src/core/glob_matcher.h"
+#include "src/core/set_object.h"
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
@@ -928,12 +929,21 @@ SortedPairs ComputeSetOp(SetOp op, std::vector<SetOpInput>& inputs, Aggregate ag
   return sorted;
 }
 
+// Whether ZUNION & co. take a value of this type: sorted sets, and plain sets, whose
+// members count with score 1 (as in Redis).
+bool IsSetOpInputType(ObjType type) { return type == ObjType::kZSet || type == ObjType::kSet; }
+
 // Copies the value of `key` into `input` (nothing for a missing key).
 void ReadSetOpInput(DbIndex db, std::string_view key, SetOpInput* input) {
   const PrimeValue* value = Slice().FindRead(db, key);
   if (value == nullptr) return;
-  if (value->type() != ObjType::kZSet) {
+  if (!IsSetOpInputType(value->type())) {
     input->wrong_type = true;
+    return;
+  }
+  if (value->type() == ObjType::kSet) {
+    value->GetObjectAs<core::SetObject>()->ForEach(
+        [&](std::string_view member) { input->pairs.emplace_back(member, 1.0); });
     return;
   }
   const ZSetObject* zset = value->GetObjectAs<ZSetObject>();
@@ -1015,7 +1025,7 @@ void SetOpGeneric(CmdArgList args, ConnectionContext* cntx, SetOp op, bool store
           if (copy) {
             ReadSetOpInput(t->db(), args[index], &input);
           } else if (const PrimeValue* value = Slice().Find(t->db(), args[index])) {
-            input.wrong_type = value->type() != ObjType::kZSet;
+            input.wrong_type = !IsSetOpInputType(value->type());
           }
         }
       },

@@ -189,6 +189,18 @@ TEST_P(ZSetFamilyTest, StoreAcrossShards) {
   }
 }
 
+// Plain sets count as sorted sets whose members all score 1, wherever they live.
+TEST_P(ZSetFamilyTest, PlainSetInputs) {
+  EXPECT_EQ(Run({"zadd", a_, "1", "x", "2", "y"}), 2);
+  EXPECT_EQ(Run({"sadd", b_, "y", "z"}), 2);
+  EXPECT_THAT(Run({"zunion", "2", a_, b_, "withscores"}),
+              RespArray(ElementsAre("x", "1", "z", "1", "y", "3")));
+  EXPECT_EQ(Run({"zinterstore", "dst", "2", a_, b_, "weights", "1", "5"}), 1);
+  EXPECT_EQ(Run({"zscore", "dst", "y"}), "7");
+  EXPECT_THAT(Run({"zdiff", "2", b_, a_}), RespArray(ElementsAre("z")));
+  EXPECT_THAT(Run({"zrange", b_, "0", "-1"}), ErrArg("WRONGTYPE"));
+}
+
 // RENAME, COPY and MOVE carry both encodings, within a shard and across shards.
 TEST_P(ZSetFamilyTest, RenameCopyMove) {
   for (int entries : {128, 2}) {
