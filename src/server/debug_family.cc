@@ -7,8 +7,13 @@
 #include "helio/base/strings.h"
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
+#include "src/core/set_object.h"
 #include "src/server/arg_parsing.h"
+#include "src/server/collection_limits.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/hash_object.h"
+#include "src/server/list_object.h"
+#include "src/server/zset_object.h"
 
 namespace damselfly {
 
@@ -21,49 +26,142 @@ using facade::ReplyBuilder;
 
 constexpr char kNotPositiveErr[] = "ERR value is out of range, must be positive";
 
-// Creates prefix:0 .. prefix:count-1 on the shard running it, for the keys it owns, with
-// Redis's values ("value:N", or that text padded with zero bytes to `size`); keys that
-// exist are kept. Yields every few thousand keys so that the shard keeps serving.
-void PopulateShard(EngineShard* shard, DbIndex db, uint64_t count, std::string_view prefix,
-                   uint64_t size) {
+// What DEBUG POPULATE makes: `count` keys prefix:0 .. prefix:count-1, each a string
+// (Redis's "value:N", padded with zero bytes to `size`), or with TYPE a collection of
+// `elements` elements (element j of key N is "value:N:j" padded to `size`; hashes
+// pair it with field "field:j", sorted sets with score j).
+struct PopulateSpec {
+  uint64_t count = 0;
+  std::string prefix = "key";
+  uint64_t size = 0;
+  ObjType type = ObjType::kString;
+  uint64_t elements = 1;
+};
+
+// Makes entry's value a collection of spec.type, built through the type's own object
+// so its encoding follows the thresholds (collection_limits.h) as a command's would.
+void FillCollection(DbSlice::Update& entry, const PopulateSpec& spec, uint64_t key_index) {
+  std::string element;
+  auto element_of = [&](uint64_t j) -> const std::string& {
+    element = helio::StrCat("value:", key_index, ":", j);
+    if (spec.size > element.size()) element.resize(spec.size, '\0');
+    return element;
+  };
+  switch (spec.type) {
+    case ObjType::kList: {
+      auto* list = core::TypedObject::Make<ListObject>();
+      const int fill = int(CollectionLimits::ListMaxListpackSize());
+      const unsigned depth = unsigned(std::max<int64_t>(0, CollectionLimits::ListCompressDepth()));
+      for (uint64_t j = 0; j < spec.elements; ++j) {
+        list->PrepareAdd(element_of(j).size(), 1, fill, depth);
+        list->Push(ListObject::End::kTail, element);
+      }
+      entry->SetObject(ObjType::kList, ObjEncoding::kQuicklist, list);
+      return;
+    }
+    case ObjType::kSet: {
+      const core::SetLimits limits{.intset_entries = CollectionLimits::SetMaxIntsetEntries(),
+                                   .listpack_entries = CollectionLimits::SetMaxListpackEntries(),
+                                   .listpack_value = CollectionLimits::SetMaxListpackValue()};
+      core::SetObject* set = core::SetObject::Create(element_of(0), spec.elements, limits);
+      for (uint64_t j = 0; j < spec.elements; ++j) set->Add(element_of(j), limits);
+      const ObjEncoding encoding = set->encoding() == core::SetObject::Encoding::kListpack
+                                       ? ObjEncoding::kListpack
+                                       : ObjEncoding::kHashtable;  // never an intset here
+      entry->SetObject(ObjType::kSet, encoding, set);
+      return;
+    }
+    case ObjType::kHash: {
+      HashObject* hash = HashObject::Make();
+      for (uint64_t j = 0; j < spec.elements; ++j) {
+        std::string field = helio::StrCat("field:", j);
+        element_of(j);
+        hash->ConvertIfNeeded(std::max(field.size(), element.size()), field.size() + element.size());
+        hash->Set(field, element);
+      }
+      entry->SetObject(ObjType::kHash, hash->encoding(), hash);
+      return;
+    }
+    case ObjType::kZSet: {
+      ZSetObject* zset = MakeZSet(&entry.value());
+      for (uint64_t j = 0; j < spec.elements; ++j) zset->Set(element_of(j), double(j));
+      SyncZSetEncoding(&entry.value());
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+// Creates the keys spec names that the shard running it owns; keys that exist are kept.
+// Yields every few thousand keys so that the shard keeps serving.
+void PopulateShard(EngineShard* shard, DbIndex db, const PopulateSpec& spec) {
   constexpr uint64_t kKeysPerSlice = 4096;
   DbSlice& slice = shard->db_slice();
-  std::string key(prefix), value;
+  std::string key(spec.prefix), value;
   key += ':';
   const size_t key_prefix_len = key.size();
-  for (uint64_t i = 0; i < count; ++i) {
+  for (uint64_t i = 0; i < spec.count; ++i) {
     if (i % kKeysPerSlice == kKeysPerSlice - 1) boost::this_fiber::yield();
     key.resize(key_prefix_len);
     helio::StrAppend(&key, i);
     if (shard_set->ShardOf(key) != shard->shard_id()) continue;
     DbSlice::Update entry = slice.AddOrFind(db, key);
     if (!entry.inserted()) continue;
-    value = helio::StrCat("value:", i);
-    if (size > 0) value.resize(size, '\0');
-    entry->SetString(value);
+    if (spec.type != ObjType::kString) {
+      FillCollection(entry, spec, i);
+    } else {
+      value = helio::StrCat("value:", i);
+      if (spec.size > 0) value.resize(spec.size, '\0');
+      entry->SetString(value);
+    }
     entry.Changed("set");
   }
 }
 
-// DEBUG POPULATE count [prefix] [size]
+// DEBUG POPULATE count [prefix] [size] [TYPE type] [ELEMENTS n]: Redis's form, plus
+// TYPE and ELEMENTS (damselfly's) to fill lists, sets, hashes or sorted sets.
 void Populate(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  if (args.size() < 3 || args.size() > 5) return rb->SendError(facade::kSyntaxErr);
+  PopulateSpec spec;
+  size_t options = 3;  // where TYPE / ELEMENTS may start
+  while (options < args.size() && options < 5 && !ArgIs(args[options], "TYPE") &&
+         !ArgIs(args[options], "ELEMENTS")) {
+    ++options;
+  }
+  if (args.size() < 3 || (args.size() - options) % 2 != 0) {
+    return rb->SendError(facade::kSyntaxErr);
+  }
   // Redis gives the same error for a count that is not a number and a negative one.
   std::optional<int64_t> count = ParseInt64(args[2]);
   if (!count || *count < 0) return rb->SendError(kNotPositiveErr);
-  std::string prefix = args.size() >= 4 ? std::string(args[3]) : "key";
-  int64_t size = 0;
-  if (args.size() == 5) {
+  spec.count = uint64_t(*count);
+  if (options >= 4) spec.prefix = std::string(args[3]);
+  if (options == 5) {
     std::optional<int64_t> parsed = ParseInt64(args[4]);
     if (!parsed || *parsed < 0) return rb->SendError(kNotPositiveErr);
-    size = *parsed;
+    spec.size = uint64_t(*parsed);
+  }
+  for (size_t i = options; i < args.size(); i += 2) {
+    if (ArgIs(args[i], "TYPE")) {
+      std::optional<ObjType> type = ObjTypeFromName(args[i + 1]);
+      if (!type || *type == ObjType::kStream) {
+        return rb->SendError("ERR TYPE must be string, list, set, hash or zset");
+      }
+      spec.type = *type;
+    } else if (ArgIs(args[i], "ELEMENTS")) {
+      std::optional<int64_t> elements = ParseInt64(args[i + 1]);
+      if (!elements || *elements <= 0) return rb->SendError(kNotPositiveErr);
+      spec.elements = uint64_t(*elements);
+    } else {
+      return rb->SendError(facade::kSyntaxErr);
+    }
   }
   DbIndex db = cntx->db_index;
   helio::fibers::BlockingCounter pending(shard_set->size());
   for (ShardId id = 0; id < shard_set->size(); ++id) {
     shard_set->pool()->at(id)->LaunchFiber([&] {
-      PopulateShard(EngineShard::tlocal(), db, *count, prefix, size);
+      PopulateShard(EngineShard::tlocal(), db, spec);
       pending.Dec();
     });
   }
@@ -164,10 +262,11 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "OBJECT <key>",
         "    Show low level info about the key and associated value.",
-        "POPULATE <count> [<prefix>] [<size>]",
+        "POPULATE <count> [<prefix>] [<size>] [TYPE <type>] [ELEMENTS <n>]",
         "    Create <count> string keys named key:<num>. If <prefix> is specified then",
         "    it is used instead of the 'key' prefix. These are not propagated to",
-        "    replicas.",
+        "    replicas. TYPE list|set|hash|zset makes each a collection of <n> elements",
+        "    (ELEMENTS, default 1) of <size> bytes.",
         "SLEEP <seconds>",
         "    Stop the thread running the command for <seconds>. Decimals allowed.",
         "PROTOCOL <type>",
