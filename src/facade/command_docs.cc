@@ -10,7 +10,7 @@ namespace damselfly::facade {
 
 namespace {
 
-// Splits into words and the single-character tokens [ ] |.
+// Splits into words and the single-character tokens [ ] < > |.
 std::vector<std::string_view> Tokenize(std::string_view syntax) {
   std::vector<std::string_view> tokens;
   size_t i = 0;
@@ -18,10 +18,10 @@ std::vector<std::string_view> Tokenize(std::string_view syntax) {
     char c = syntax[i];
     if (c == ' ') {
       ++i;
-    } else if (c == '[' || c == ']' || c == '|') {
+    } else if (c == '[' || c == ']' || c == '<' || c == '>' || c == '|') {
       tokens.push_back(syntax.substr(i++, 1));
     } else {
-      size_t end = syntax.find_first_of(" []|", i);
+      size_t end = syntax.find_first_of(" []<>|", i);
       if (end == std::string_view::npos) end = syntax.size();
       tokens.push_back(syntax.substr(i, end - i));
       i = end;
@@ -67,10 +67,10 @@ class SyntaxParser {
   bool AtEnd() const { return pos_ >= tokens_.size(); }
   std::string_view Peek() const { return AtEnd() ? std::string_view() : tokens_[pos_]; }
 
-  // Items until ']' or '|' or the end.
+  // Items until ']', '>' or '|' or the end.
   std::vector<DocArg> Sequence() {
     std::vector<DocArg> items;
-    while (!AtEnd() && Peek() != "]" && Peek() != "|") {
+    while (!AtEnd() && Peek() != "]" && Peek() != ">" && Peek() != "|") {
       if (Peek() == "...") {  // repeats the previous item
         ++pos_;
         if (!items.empty()) items.back().multiple = true;
@@ -97,11 +97,17 @@ class SyntaxParser {
       group.optional = true;
       return group;
     }
+    if (word == "<") {  // a required group: "<BEFORE | AFTER>", as Redis's docs write it
+      DocArg group = Alternatives();
+      DCHECK_EQ(Peek(), ">");
+      ++pos_;
+      return group;
+    }
     DocArg arg;
     if (IsToken(word)) {
       arg.token = std::string(word);
-      if (!AtEnd() && Peek() != "..." && Peek() != "[" && Peek() != "]" && Peek() != "|" &&
-          !IsToken(Peek())) {
+      if (!AtEnd() && Peek() != "..." && Peek() != "[" && Peek() != "]" && Peek() != "<" &&
+          Peek() != ">" && Peek() != "|" && !IsToken(Peek())) {
         std::string_view value = tokens_[pos_++];  // TOKEN value
         arg.name = std::string(value);
         arg.type = TypeOf(value);

@@ -6,7 +6,8 @@
 //   "key value [NX | XX] [GET] [EX seconds | PX milliseconds | KEEPTTL]"
 // Lower-case words are arguments (their type guessed from the name: key, pattern,
 // integer, unix-time, string), upper-case words are tokens, "TOKEN name" is a token that
-// takes a value, [ ] marks optional parts, | alternatives, ... repetition. ParseSyntax
+// takes a value, [ ] marks optional parts, < > required groups, | alternatives, ...
+// repetition. ParseSyntax
 // turns it into the argument tree COMMAND DOCS replies with, which redis-cli uses for
 // its typing hints. Thread-safe: pure functions.
 #pragma once

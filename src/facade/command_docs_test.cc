@@ -17,7 +17,8 @@ TEST(CommandDocsTest, PlainArgumentsAndTypes) {
 
 TEST(CommandDocsTest, OptionalTokensAndAlternatives) {
   auto args = ParseSyntax(
-      "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | KEEPTTL]");
+      "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | "
+      "KEEPTTL]");
   ASSERT_EQ(args.size(), 5u);
   const DocArg& condition = args[2];
   EXPECT_EQ(condition.type, "oneof");
@@ -55,6 +56,20 @@ TEST(CommandDocsTest, RepetitionAndNestedBlocks) {
   EXPECT_EQ(args[0].children[1].type, "block");  // AUTH username password
   EXPECT_EQ(args[0].children[1].children[0].token, "AUTH");
   EXPECT_EQ(args[0].children[1].children[0].name, "username");
+}
+
+TEST(CommandDocsTest, RequiredGroups) {
+  auto args = ParseSyntax("key <BEFORE | AFTER> pivot element");
+  ASSERT_EQ(args.size(), 4u);
+  EXPECT_EQ(args[1].type, "oneof");
+  EXPECT_FALSE(args[1].optional);
+  ASSERT_EQ(args[1].children.size(), 2u);
+  EXPECT_EQ(args[1].children[1].token, "AFTER");
+  EXPECT_EQ(args[2].name, "pivot");
+  args = ParseSyntax("numkeys key [key ...] <LEFT | RIGHT> [COUNT count]");
+  ASSERT_EQ(args.size(), 4u);
+  EXPECT_EQ(args[2].type, "oneof");
+  EXPECT_EQ(args[3].token, "COUNT");
 }
 
 TEST(CommandDocsTest, TopLevelAlternatives) {

@@ -232,18 +232,18 @@ constexpr CommandDoc kListDocs[] = {
     {"LSET", "list", "Set the value of an element in a list by its index", "1.0.0",
      "key index element"},
     {"LINSERT", "list", "Insert an element before or after another element in a list", "2.2.0",
-     "key BEFORE | AFTER pivot element"},
+     "key <BEFORE | AFTER> pivot element"},
     {"LREM", "list", "Remove elements from a list", "1.0.0", "key count element"},
     {"LTRIM", "list", "Trim a list to the specified range", "1.0.0", "key start stop"},
     {"LPOS", "list", "Return the index of matching elements on a list", "6.0.6",
      "key element [RANK rank] [COUNT num-matches] [MAXLEN len]"},
     {"LMOVE", "list", "Pop an element from a list, push it to another list and return it",
-     "6.2.0", "source destination LEFT | RIGHT LEFT | RIGHT"},
+     "6.2.0", "source destination <LEFT | RIGHT> <LEFT | RIGHT>"},
     {"RPOPLPUSH", "list",
      "Remove the last element in a list, prepend it to another list and return it", "1.2.0",
      "source destination"},
     {"LMPOP", "list", "Pop elements from a list", "7.0.0",
-     "numkeys key [key ...] LEFT | RIGHT [COUNT count]"},
+     "numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"},
 };
 
 // set_family.cc
