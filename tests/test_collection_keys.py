@@ -112,3 +112,27 @@ def test_debug_populate_types(server):
         err("ERR value is out of range, must be positive")
     assert r("DEBUG", "POPULATE", "1", "x", "0", "TYPE") == err("ERR syntax error")
     assert r("DEBUG", "POPULATE", "1", "x", "0", "BOGUS", "1") == err("ERR syntax error")
+
+
+@pytest.mark.damselfly_only
+def test_debug_digest_value(server):
+    c = server.client()
+    r = server.raw()
+    fill_all_types(c)
+    for k in ("str", "list", "hash", "iset", "sset", "zset"):
+        for i in range(6):  # copies on both shards
+            c.copy(k, f"{k}:{i}")
+        digests = r("DEBUG", "DIGEST-VALUE", k, *[f"{k}:{i}" for i in range(6)])
+        assert len(set(digests)) == 1 and digests[0] != b"0" * 40, k
+    # Order counts for lists, not for sets or hashes; the encoding never does.
+    c.rpush("l2", "c", "b", "a")
+    c.sadd("s2", "b", "a")
+    c.sadd("s3", *[f"m{i}" for i in range(300)])  # a hash table
+    c.sadd("s4", *[f"m{i}" for i in reversed(range(300))])
+    c.hset("h2", mapping={"g": "w", "f": "v"})
+    d = dict(zip(["list", "l2", "sset", "s2", "s3", "s4", "hash", "h2", "missing"],
+                 r("DEBUG", "DIGEST-VALUE", "list", "l2", "sset", "s2", "s3", "s4", "hash",
+                   "h2", "missing")))
+    assert d["list"] != d["l2"]
+    assert d["sset"] == d["s2"] and d["s3"] == d["s4"] and d["hash"] == d["h2"]
+    assert d["missing"] == b"0" * 40

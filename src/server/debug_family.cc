@@ -1,6 +1,9 @@
 #include "src/server/debug_family.h"
 
 #include <boost/fiber/operations.hpp>
+#include <openssl/sha.h>
+
+#include <array>
 #include <chrono>
 #include <thread>
 
@@ -11,6 +14,7 @@
 #include "src/server/arg_parsing.h"
 #include "src/server/collection_limits.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/family_utils.h"
 #include "src/server/hash_object.h"
 #include "src/server/list_object.h"
 #include "src/server/zset_object.h"
@@ -188,6 +192,103 @@ void DescribeObject(CmdArgList args, ConnectionContext* cntx) {
   rb->SendSimpleString(*line);
 }
 
+// DEBUG DIGEST-VALUE: a 160-bit digest of a value's content, equal for equal values
+// whatever their encoding or shard (Redis's tests compare a key and its COPY with it).
+// Ordered content (a string, a list, a sorted set by rank) is hashed as one sequence;
+// the members of a set or the pairs of a hash are hashed one by one and XORed, so their
+// order does not count. Not Redis's digest bytes: only equality is promised.
+using Digest = std::array<uint8_t, SHA_DIGEST_LENGTH>;
+
+class DigestBuilder {
+ public:
+  // Adds one length-prefixed part (so "ab","c" differs from "a","bc").
+  void Add(std::string_view part) {
+    const uint64_t length = part.size();
+    buffer_.append(reinterpret_cast<const char*>(&length), sizeof(length));
+    buffer_.append(part);
+  }
+  Digest Finish() const {
+    Digest digest;
+    SHA1(reinterpret_cast<const uint8_t*>(buffer_.data()), buffer_.size(), digest.data());
+    return digest;
+  }
+
+ private:
+  std::string buffer_;
+};
+
+void XorInto(Digest* into, const Digest& digest) {
+  for (size_t i = 0; i < into->size(); ++i) (*into)[i] ^= digest[i];
+}
+
+Digest DigestOf(const PrimeValue& value) {
+  DigestBuilder ordered;
+  ordered.Add(ObjTypeName(value.type()));
+  Digest unordered{};
+  switch (value.type()) {
+    case ObjType::kString:
+      ordered.Add(value.GetString(&Scratch()));
+      break;
+    case ObjType::kList: {
+      ListObject* list = value.GetObjectAs<ListObject>();  // the cursor only reads
+      for (ListObject::Cursor it = list->Begin(ListObject::End::kHead); it.Valid(); it.Next()) {
+        ordered.Add(it.Get().ToString());
+      }
+      break;
+    }
+    case ObjType::kSet:
+      value.GetObjectAs<core::SetObject>()->ForEach([&](std::string_view member) {
+        DigestBuilder one;
+        one.Add(member);
+        XorInto(&unordered, one.Finish());
+      });
+      break;
+    case ObjType::kHash:
+      value.GetObjectAs<HashObject>()->ForEach([&](std::string_view field, std::string_view v) {
+        DigestBuilder one;
+        one.Add(field);
+        one.Add(v);
+        XorInto(&unordered, one.Finish());
+      });
+      break;
+    case ObjType::kZSet: {
+      const ZSetObject* zset = value.GetObjectAs<ZSetObject>();
+      zset->Walk(0, zset->Size(), false, [&](std::string_view member, double score) {
+        ordered.Add(member);
+        ordered.Add(std::string_view(reinterpret_cast<const char*>(&score), sizeof(score)));
+        return true;
+      });
+      break;
+    }
+    case ObjType::kStream:
+      break;
+  }
+  Digest digest = ordered.Finish();
+  XorInto(&digest, unordered);
+  return digest;
+}
+
+// DEBUG DIGEST-VALUE key [key ...]: one digest per key, all zeros for a missing key.
+void DigestValues(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  DbIndex db = cntx->db_index;
+  rb->StartArray(args.size() - 2);
+  for (size_t i = 2; i < args.size(); ++i) {
+    std::string_view key = args[i];
+    Digest digest = shard_set->Await(shard_set->ShardOf(key), [&]() -> Digest {
+      const PrimeValue* value = EngineShard::tlocal()->db_slice().Find(db, key);
+      return value ? DigestOf(*value) : Digest{};
+    });
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string hex;
+    for (uint8_t byte : digest) {
+      hex += kHex[byte >> 4];
+      hex += kHex[byte & 15];
+    }
+    rb->SendBulk(hex);
+  }
+}
+
 // DEBUG PROTOCOL type: a sample reply of each RESP type, as Redis sends them (client
 // libraries test their parsers with it).
 void SendProtocolSample(std::string_view type, ReplyBuilder* rb) {
@@ -239,6 +340,7 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
   std::string_view sub = args[1];
   if (ArgIs(sub, "POPULATE")) return Populate(args, cntx);
   if (ArgIs(sub, "OBJECT")) return DescribeObject(args, cntx);
+  if (ArgIs(sub, "DIGEST-VALUE")) return DigestValues(args, cntx);
   if (ArgIs(sub, "SLEEP") && args.size() == 3) {
     std::optional<long double> seconds = ParseLongDouble(args[2]);
     if (!seconds || *seconds < 0) return rb->SendError(facade::kInvalidFloatErr);
@@ -260,6 +362,8 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
   if (ArgIs(sub, "HELP") && args.size() == 2) {
     static constexpr std::string_view kHelp[] = {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DIGEST-VALUE <key> [<key> ...]",
+        "    Output a hash of the value of each key (all zeros for a missing key).",
         "OBJECT <key>",
         "    Show low level info about the key and associated value.",
         "POPULATE <count> [<prefix>] [<size>] [TYPE <type>] [ELEMENTS <n>]",
