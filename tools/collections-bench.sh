@@ -164,11 +164,12 @@ declare -A notes=()  # problems and n/a reasons to print under the tables, dedup
 # note <text>: remembers a line for the notes under the tables.
 note() { notes["$1"]=1; }
 
-# cli <port> <args...>: one redis-cli command (10 s at most); prints the reply without CRs.
+# cli <port> <args...>: one redis-cli command (10 s at most); prints the reply without CRs,
+# or redis-cli's complaint (never fails: the callers check what it printed).
 cli() {
   local port=$1
   shift
-  timeout 10 "$redis_cli" -p "$port" "$@" 2>&1 | tr -d '\r'
+  timeout 10 "$redis_cli" -p "$port" "$@" 2>&1 | tr -d '\r' || true
 }
 
 # card <port> <key>: the size of a collection whatever its type (0 when missing), or "?".
@@ -344,7 +345,9 @@ measure() {
   local args
   args="$(test_opts "$t") -c $clients -d $size -n $n -P $p --csv $(test_cmd "$t")"
   m_status=ok m_reason="" m_rps="" m_cpu="" m_ns="" m_noise="" m_secs=0
-  p0=$(proc_ticks "$server_pid")
+  # The server may have died since the last test (or die now): 0 then, and server_gone
+  # below tells.
+  p0=$(proc_ticks "$server_pid" 2>/dev/null) || p0=0
   c0=$(child_ticks)
   b0=$(cpu01_busy)
   t0=$(now_ns)
@@ -361,7 +364,8 @@ measure() {
     note "reproduce: taskset -c 0 ${cmds[$i]} & taskset -c 1 $redis_benchmark -p ${ports[$i]} $args"
     return
   fi
-  server_ticks=$(($(proc_ticks "$server_pid") - p0))
+  server_ticks=$(proc_ticks "$server_pid" 2>/dev/null) || server_ticks=$p0
+  server_ticks=$((server_ticks - p0))
   client_ticks=$(($(child_ticks) - c0))
   if ((rc == 124)); then
     m_status=failed m_reason="redis-benchmark did not finish in ${load_timeout}s (hang?)"
@@ -417,6 +421,7 @@ run_server() {
   for p in $pipelines; do
     for t in $tests; do
       n=$(test_n "$t" "$p")
+      if [[ -n "$server_pid" ]]; then server_gone "$i" "$log" "the runs before $t -P $p" || true; fi
       if [[ -z "$server_pid" ]]; then
         starts=$((starts + 1))
         log="$prefix.start$starts.server.log"
@@ -591,6 +596,7 @@ mem_server() {
   r_status[$i,$d]=failed
   start "$i" "$log" || { note "$d: ${names[$i]} did not start (log $log)"; return; }
   sleep 1  # let start-up allocations settle
+  if server_gone "$i" "$log" "its start"; then return; fi
   r_rss0[$i,$d]=$(proc_kb "$server_pid" VmRSS)
   r_used0[$i,$d]=$(used_memory "$port")
 
@@ -609,7 +615,8 @@ mem_server() {
     note "reproduce: taskset -c 0 ${cmds[$i]} & $loader --port=$port --type=${ds_type[$d]} --prefix=${ds_prefix[$d]} --keys=$keys --members=$m --per-command=${ds_per[$d]}"
     return
   fi
-  server_ticks=$(($(proc_ticks "$server_pid") - p0))
+  server_ticks=$(proc_ticks "$server_pid" 2>/dev/null) || server_ticks=$p0
+  server_ticks=$((server_ticks - p0))
   client_ticks=$(($(child_ticks) - c0))
   r_secs[$i,$d]=$(awk -v ns="$dt" 'BEGIN { printf "%.1f", ns / 1e9 }')
   r_noise[$i,$d]=$(pct $(($(cpu01_busy) - b0 - server_ticks - client_ticks)) "$dt" 2)
@@ -645,6 +652,10 @@ mem_server() {
       keep_logs=1
     fi
     sleep 1  # the final numbers after a moment's rest (e.g. incremental rehashing)
+    if server_gone "$i" "$log" "the checks after the fill of $d"; then
+      r_status[$i,$d]=failed
+      return
+    fi
     r_rss1[$i,$d]=$(proc_kb "$server_pid" VmRSS)
     r_used1[$i,$d]=$(used_memory "$port")
     echo "    filled in ${r_secs[$i,$d]} s; RSS +$(((r_rss1[$i,$d] - r_rss0[$i,$d]) / 1024)) MiB" >&2
