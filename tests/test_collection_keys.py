@@ -136,3 +136,15 @@ def test_debug_digest_value(server):
     assert d["list"] != d["l2"]
     assert d["sset"] == d["s2"] and d["s3"] == d["s4"] and d["hash"] == d["h2"]
     assert d["missing"] == b"0" * 40
+
+
+def test_scan_options_of_a_missing_key_are_not_read(server):
+    r = server.raw()
+    for command in ("HSCAN", "SSCAN", "ZSCAN"):
+        assert r(command, "missing", "0", "COUNT", "0") == [b"0", []], command
+        assert r(command, "missing", "0", "BOGUS") == [b"0", []], command
+    server.client().zadd("z", {"a": 1})
+    assert r("ZSCAN", "z", "0", "COUNT", "0") == err("ERR syntax error")
+    assert r("ZSCAN", "z", "0", "COUNT", "x") == \
+        err("ERR value is not an integer or out of range")
+    assert r("SCAN", "0", "COUNT", "0") == err("ERR syntax error")

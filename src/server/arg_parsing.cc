@@ -36,6 +36,27 @@ std::optional<int64_t> ParseInt64(std::string_view text) {
   return int64_t(magnitude);
 }
 
+std::string_view ParseScanOptions(absl::Span<const std::string_view> args, bool allow_type,
+                                  ScanOptions* options) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const bool has_next = i + 1 < args.size();
+    if (ArgIs(args[i], "MATCH") && has_next) {
+      options->pattern = args[++i];
+      if (*options->pattern == "*") options->pattern.reset();
+    } else if (ArgIs(args[i], "COUNT") && has_next) {
+      std::optional<int64_t> count = ParseInt64(args[++i]);
+      if (!count) return facade::kInvalidIntErr;
+      if (*count < 1) return facade::kSyntaxErr;
+      options->count = *count;
+    } else if (allow_type && ArgIs(args[i], "TYPE") && has_next) {
+      options->type = args[++i];
+    } else {
+      return facade::kSyntaxErr;
+    }
+  }
+  return "";
+}
+
 std::optional<uint64_t> ParseScanCursor(std::string_view text) {
   text = facade::AsCString(text);
   size_t i = 0;

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/types/span.h"
 #include "helio/base/strings.h"
 
 namespace damselfly {
@@ -19,6 +20,18 @@ std::optional<int64_t> ParseInt64(std::string_view text);
 // ('-' wraps around, so "-1" is 2^64 - 1), decimal digits, nothing after them; an empty
 // text is cursor 0. Nullopt, for Redis's "ERR invalid cursor", otherwise or past 2^64 - 1.
 std::optional<uint64_t> ParseScanCursor(std::string_view text);
+
+// The options of SCAN, HSCAN, SSCAN and ZSCAN after the cursor: MATCH pattern, COUNT n
+// (at least 1) and, for SCAN, TYPE name; the last of a repeated option wins.
+struct ScanOptions {
+  std::optional<std::string_view> pattern;  // unset for no pattern (or "*")
+  int64_t count = 10;
+  std::optional<std::string_view> type;
+};
+// Parses `args` (the arguments after the cursor) into *options; returns Redis's error
+// text ("ERR syntax error", "ERR value is not an integer...") or "" when valid.
+std::string_view ParseScanOptions(absl::Span<const std::string_view> args, bool allow_type,
+                                  ScanOptions* options);
 
 // A database index as SELECT and COPY ... DB read it (Redis's getIntFromObjectOrReply,
 // then the range check). Nullopt with *error set to Redis's text: not an integer

@@ -344,23 +344,10 @@ void CmdScan(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::optional<uint64_t> cursor = ParseScanCursor(args[1]);
   if (!cursor) return rb->SendError("ERR invalid cursor");
-  std::optional<std::string_view> pattern, type;
-  int64_t count = 10;
-  for (size_t i = 2; i < args.size(); ++i) {
-    bool has_next = i + 1 < args.size();
-    if (ArgIs(args[i], "MATCH") && has_next) {
-      pattern = args[++i];
-    } else if (ArgIs(args[i], "COUNT") && has_next) {
-      std::optional<int64_t> parsed = ParseInt64(args[++i]);
-      if (!parsed) return rb->SendError(facade::kInvalidIntErr);
-      if (*parsed < 1) return rb->SendError(facade::kSyntaxErr);
-      count = *parsed;
-    } else if (ArgIs(args[i], "TYPE") && has_next) {
-      type = args[++i];
-    } else {
-      return rb->SendError(facade::kSyntaxErr);
-    }
-  }
+  ScanOptions options;
+  std::string_view error = ParseScanOptions(args.subspan(2), /*allow_type=*/true, &options);
+  if (!error.empty()) return rb->SendError(error);
+  const auto& [pattern, count, type] = options;
   constexpr unsigned kShardShift = 48;
   // A cursor this server did not hand out may name no shard: the scan is then over.
   ShardId shard = *cursor >> kShardShift;

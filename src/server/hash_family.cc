@@ -376,21 +376,12 @@ void CmdHScan(CmdArgList args, ConnectionContext* cntx) {
   OpResult<const HashObject*> hash = FindHash(cntx->db_index, args[1]);
   if (ReplyIfError(rb, hash.status())) return;
   // Redis reads the options only for an existing key.
-  std::optional<std::string_view> pattern;
-  int64_t count = 10;
-  for (size_t i = 3; hash && i < args.size(); ++i) {
-    bool has_next = i + 1 < args.size();
-    if (ArgIs(args[i], "MATCH") && has_next) {
-      pattern = args[++i];
-    } else if (ArgIs(args[i], "COUNT") && has_next) {
-      std::optional<int64_t> parsed = ParseInt64(args[++i]);
-      if (!parsed) return rb->SendError(facade::kInvalidIntErr);
-      if (*parsed < 1) return rb->SendError(facade::kSyntaxErr);
-      count = *parsed;
-    } else {
-      return rb->SendError(facade::kSyntaxErr);
-    }
+  ScanOptions options;
+  if (hash) {
+    std::string_view error = ParseScanOptions(args.subspan(3), false, &options);
+    if (!error.empty()) return rb->SendError(error);
   }
+  const auto& [pattern, count, type] = options;
   std::vector<std::string> pairs;
   uint64_t next = 0;
   if (hash) {

@@ -290,22 +290,10 @@ void CmdSScan(CmdArgList args, ConnectionContext* cntx) {
     rb->SendBulk("0");
     return rb->SendEmptyArray();
   }
-  std::optional<std::string_view> pattern;
-  int64_t count = 10;
-  for (size_t i = 3; i < args.size(); ++i) {
-    const bool has_next = i + 1 < args.size();
-    if (ArgIs(args[i], "MATCH") && has_next) {
-      pattern = args[++i];
-      if (*pattern == "*") pattern.reset();
-    } else if (ArgIs(args[i], "COUNT") && has_next) {
-      std::optional<int64_t> parsed = ParseInt64(args[++i]);
-      if (!parsed) return rb->SendError(facade::kInvalidIntErr);
-      if (*parsed < 1) return rb->SendError(facade::kSyntaxErr);
-      count = *parsed;
-    } else {
-      return rb->SendError(facade::kSyntaxErr);
-    }
-  }
+  ScanOptions options;
+  std::string_view error = ParseScanOptions(args.subspan(3), false, &options);
+  if (!error.empty()) return rb->SendError(error);
+  const auto& [pattern, count, type] = options;
   std::vector<std::string> members;
   uint64_t next = (*found)->Scan(*cursor, count, [&](std::string_view member) {
     if (!pattern || core::GlobMatch(*pattern, member)) members.emplace_back(member);

@@ -707,23 +707,15 @@ void CmdZScan(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::optional<uint64_t> cursor = ParseScanCursor(args[2]);
   if (!cursor) return rb->SendError("ERR invalid cursor");
-  std::optional<std::string_view> pattern;
-  int64_t count = 10;
-  for (size_t i = 3; i < args.size(); ++i) {
-    bool has_next = i + 1 < args.size();
-    if (ArgIs(args[i], "MATCH") && has_next) {
-      pattern = args[++i];
-    } else if (ArgIs(args[i], "COUNT") && has_next) {
-      std::optional<int64_t> parsed = ParseInt64(args[++i]);
-      if (!parsed) return rb->SendError(facade::kInvalidIntErr);
-      if (*parsed < 1) return rb->SendError(facade::kSyntaxErr);
-      count = *parsed;
-    } else {
-      return rb->SendError(facade::kSyntaxErr);
-    }
-  }
   OpResult<const ZSetObject*> zset = FindZSet(cntx->db_index, args[1]);
   if (!zset && zset.status() != OpStatus::kKeyNotFound) return SendOpError(rb, zset.status());
+  // Redis reads the options only for an existing key.
+  ScanOptions options;
+  if (zset) {
+    std::string_view error = ParseScanOptions(args.subspan(3), false, &options);
+    if (!error.empty()) return rb->SendError(error);
+  }
+  const auto& [pattern, count, type] = options;
   std::vector<std::string> items;
   uint64_t next = 0;
   if (zset) {
