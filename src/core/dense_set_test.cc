@@ -150,6 +150,7 @@ TEST(StringSetTest, PopEmptiesTheSet) {
 // visited at least once.
 TEST(StringSetTest, ScanVisitsEveryStableMemberAcrossResizes) {
   std::mt19937_64 rng(11);
+  int total_calls = 0;
   for (int round = 0; round < 20; ++round) {
     StringSet s;
     size_t initial = 10 + rng() % 3000;
@@ -191,8 +192,12 @@ TEST(StringSetTest, ScanVisitsEveryStableMemberAcrossResizes) {
       }
     } while (cursor != 0);
     for (const string& m : stable) ASSERT_TRUE(visited.count(m)) << m << " round " << round;
-    EXPECT_GT(calls, 1);
+    total_calls += calls;
   }
+  // The scans were interleaved with changes. (Not per round: a small set may be scanned
+  // whole in one call, depending on where its members hash, and the hash is seeded per
+  // process.)
+  EXPECT_GT(total_calls, 200);
 }
 
 TEST(StringSetTest, ScanWithoutChangesVisitsEachOnce) {
