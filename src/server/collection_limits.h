@@ -10,8 +10,11 @@
 // Conversions are one way: lowering a threshold does not convert existing values.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+
+#include "src/core/set_object.h"
 
 namespace damselfly {
 
@@ -43,6 +46,16 @@ struct CollectionLimits {
   static uint64_t SetMaxListpackValue() { return Load(collection_limits_internal::set_max_listpack_value); }
   static uint64_t ZSetMaxListpackEntries() { return Load(collection_limits_internal::zset_max_listpack_entries); }
   static uint64_t ZSetMaxListpackValue() { return Load(collection_limits_internal::zset_max_listpack_value); }
+
+  // The forms the objects take them in: a quicklist's fill and depth (a negative depth
+  // is never stored, CONFIG SET refuses it; the clamp is for the flag), and a set's.
+  static int ListFill() { return int(ListMaxListpackSize()); }
+  static unsigned ListDepth() { return unsigned(std::max<int64_t>(0, ListCompressDepth())); }
+  static core::SetLimits Sets() {
+    return {.intset_entries = SetMaxIntsetEntries(),
+            .listpack_entries = SetMaxListpackEntries(),
+            .listpack_value = SetMaxListpackValue()};
+  }
 
  private:
   template <typename T>

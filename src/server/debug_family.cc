@@ -53,20 +53,16 @@ void FillCollection(DbSlice::Update& entry, const PopulateSpec& spec, uint64_t k
   };
   switch (spec.type) {
     case ObjType::kList: {
-      auto* list = core::TypedObject::Make<ListObject>();
-      const int fill = int(CollectionLimits::ListMaxListpackSize());
-      const unsigned depth = unsigned(std::max<int64_t>(0, CollectionLimits::ListCompressDepth()));
+      ListObject* list = MakeList(&entry.value());
       for (uint64_t j = 0; j < spec.elements; ++j) {
-        list->PrepareAdd(element_of(j).size(), 1, fill, depth);
+        list->PrepareAdd(element_of(j).size(), 1, CollectionLimits::ListFill(),
+                         CollectionLimits::ListDepth());
         list->Push(ListObject::End::kTail, element);
       }
-      entry->SetObject(ObjType::kList, ObjEncoding::kQuicklist, list);
       return;
     }
     case ObjType::kSet: {
-      const core::SetLimits limits{.intset_entries = CollectionLimits::SetMaxIntsetEntries(),
-                                   .listpack_entries = CollectionLimits::SetMaxListpackEntries(),
-                                   .listpack_value = CollectionLimits::SetMaxListpackValue()};
+      const core::SetLimits limits = CollectionLimits::Sets();
       core::SetObject* set = core::SetObject::Create(element_of(0), spec.elements, limits);
       for (uint64_t j = 0; j < spec.elements; ++j) set->Add(element_of(j), limits);
       const ObjEncoding encoding = set->encoding() == core::SetObject::Encoding::kListpack

@@ -20,10 +20,6 @@ using testing::UnorderedElementsAreArray;
 constexpr std::string_view kNoSuchKey = "ERR no such key";
 constexpr std::string_view kNotInt = "ERR value is not an integer or out of range";
 
-std::string Arity(std::string_view command) {
-  return helio::StrCat("ERR wrong number of arguments for '", command, "' command");
-}
-
 class GenericFamilyTest : public ServiceTest {
  protected:
   void SetUp() override {
@@ -58,8 +54,8 @@ TEST_P(GenericFamilyTest, DelExistsTouchAcrossShards) {
   EXPECT_EQ(Run({"unlink", keys[2], keys[3], keys[4], keys[5]}), 4);
   EXPECT_EQ(Run({"exists", keys[0], keys[5]}), 0);
   EXPECT_EQ(Run({"dbsize"}), 0);
-  EXPECT_THAT(Run({"del"}), ErrArg(Arity("del")));
-  EXPECT_THAT(Run({"exists"}), ErrArg(Arity("exists")));
+  EXPECT_THAT(Run({"del"}), ErrArg(ArityError("del")));
+  EXPECT_THAT(Run({"exists"}), ErrArg(ArityError("exists")));
 }
 
 TEST_P(GenericFamilyTest, Type) {
@@ -69,7 +65,7 @@ TEST_P(GenericFamilyTest, Type) {
   EXPECT_EQ(Run({"type", "n"}), "string");
   EXPECT_EQ(Run({"type", "missing"}), "none");
   EXPECT_EQ(Run({"type", "s"}).type, RespValue::Type::kStatus);
-  EXPECT_THAT(Run({"type"}), ErrArg(Arity("type")));
+  EXPECT_THAT(Run({"type"}), ErrArg(ArityError("type")));
 }
 
 // RENAME within a shard and across shards moves the value and the TTL, and replaces the
@@ -96,7 +92,7 @@ TEST_P(GenericFamilyTest, Rename) {
   EXPECT_EQ(Run({"rename", a_, a_}), "OK");
   EXPECT_EQ(Run({"get", a_}), "v");
   EXPECT_THAT(Run({"rename", "missing", "missing"}), ErrArg(kNoSuchKey));
-  EXPECT_THAT(Run({"rename", a_}), ErrArg(Arity("rename")));
+  EXPECT_THAT(Run({"rename", a_}), ErrArg(ArityError("rename")));
 }
 
 TEST_P(GenericFamilyTest, RenameNx) {
@@ -140,7 +136,7 @@ TEST_P(GenericFamilyTest, Copy) {
   EXPECT_THAT(Run({"copy", a_, b_, "DB", "16"}), ErrArg("ERR DB index is out of range"));
   EXPECT_THAT(Run({"copy", a_, b_, "FOO"}), ErrArg("ERR syntax error"));
   EXPECT_THAT(Run({"copy", a_, b_, "DB"}), ErrArg("ERR syntax error"));
-  EXPECT_THAT(Run({"copy", a_}), ErrArg(Arity("copy")));
+  EXPECT_THAT(Run({"copy", a_}), ErrArg(ArityError("copy")));
 }
 
 TEST_P(GenericFamilyTest, ExpireTtlPersist) {
@@ -181,7 +177,7 @@ TEST_P(GenericFamilyTest, ExpireConditions) {
   EXPECT_THAT(Run({"expire", "k", "abc"}), ErrArg(kNotInt));
   EXPECT_THAT(Run({"expire", "k", "9223372036854775807"}),
               ErrArg("ERR invalid expire time in 'expire' command"));
-  EXPECT_THAT(Run({"pexpireat", "k"}), ErrArg(Arity("pexpireat")));
+  EXPECT_THAT(Run({"pexpireat", "k"}), ErrArg(ArityError("pexpireat")));
   EXPECT_EQ(Run({"ttl", "k"}), 90);
 }
 
@@ -281,7 +277,7 @@ TEST_P(GenericFamilyTest, MultiErrors) {
   EXPECT_THAT(Run({"multi"}), ErrArg("ERR MULTI calls can not be nested"));
   EXPECT_THAT(Run({"watch", a_}), ErrArg("ERR WATCH inside MULTI is not allowed"));
   EXPECT_EQ(Run({"set", a_, "1"}), "QUEUED");
-  EXPECT_THAT(Run({"get"}), ErrArg(Arity("get")));  // a queuing error aborts EXEC
+  EXPECT_THAT(Run({"get"}), ErrArg(ArityError("get")));  // a queuing error aborts EXEC
   EXPECT_THAT(Run({"exec"}), ErrArg("EXECABORT Transaction discarded because of previous errors."));
   EXPECT_EQ(Run({"exists", a_}), 0);
 

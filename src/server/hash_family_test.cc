@@ -14,13 +14,6 @@ namespace {
 using testing::ElementsAre;
 using testing::UnorderedElementsAre;
 
-constexpr std::string_view kWrongType =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
-
-std::string Arity(std::string_view command) {
-  return helio::StrCat("ERR wrong number of arguments for '", command, "' command");
-}
-
 class HashFamilyTest : public ServiceTest {
  protected:
   // Restores the listpack limits a test lowered.
@@ -45,10 +38,10 @@ TEST_P(HashFamilyTest, SetGet) {
   EXPECT_THAT(Run({"hmget", "missing", "a", "b"}), RespArray(ElementsAre(IsNil(), IsNil())));
   EXPECT_EQ(Run({"type", "h"}), "hash");
   EXPECT_EQ(Run({"object", "encoding", "h"}), "listpack");
-  EXPECT_THAT(Run({"hset", "h", "a"}), ErrArg(Arity("hset")));
-  EXPECT_THAT(Run({"hset", "h", "a", "1", "b"}), ErrArg(Arity("hset")));
-  EXPECT_THAT(Run({"hmset", "h", "a", "1", "b"}), ErrArg(Arity("hmset")));
-  EXPECT_THAT(Run({"hget", "h"}), ErrArg(Arity("hget")));
+  EXPECT_THAT(Run({"hset", "h", "a"}), ErrArg(ArityError("hset")));
+  EXPECT_THAT(Run({"hset", "h", "a", "1", "b"}), ErrArg(ArityError("hset")));
+  EXPECT_THAT(Run({"hmset", "h", "a", "1", "b"}), ErrArg(ArityError("hmset")));
+  EXPECT_THAT(Run({"hget", "h"}), ErrArg(ArityError("hget")));
 }
 
 TEST_P(HashFamilyTest, WrongType) {
@@ -70,10 +63,10 @@ TEST_P(HashFamilyTest, WrongType) {
                                                   {"hrandfield", "s"},
                                                   {"hrandfield", "s", "2"},
                                                   {"hscan", "s", "0"}}) {
-    EXPECT_THAT(Run(cmd), ErrArg(kWrongType)) << cmd[0];
+    EXPECT_THAT(Run(cmd), ErrArg(kWrongTypeText)) << cmd[0];
   }
   Run({"hset", "h", "a", "1"});
-  EXPECT_THAT(Run({"get", "h"}), ErrArg(kWrongType));
+  EXPECT_THAT(Run({"get", "h"}), ErrArg(kWrongTypeText));
   EXPECT_EQ(Run({"get", "s"}), "v");
 }
 

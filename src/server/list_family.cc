@@ -28,8 +28,8 @@ using End = ListObject::End;
 constexpr char kOutOfRangeErr[] = "ERR index out of range";
 constexpr char kMustBePositiveErr[] = "ERR value is out of range, must be positive";
 
-int Fill() { return int(CollectionLimits::ListMaxListpackSize()); }
-unsigned Depth() { return unsigned(std::max<int64_t>(0, CollectionLimits::ListCompressDepth())); }
+int Fill() { return CollectionLimits::ListFill(); }
+unsigned Depth() { return CollectionLimits::ListDepth(); }
 
 ListObject* ListOf(const PrimeValue& value) { return value.GetObjectAs<ListObject>(); }
 ListObject* ListOf(const DbSlice::Update& entry) { return ListOf(entry.value()); }
@@ -76,10 +76,7 @@ OpResult<size_t> OpPush(DbIndex db, std::string_view key, End end, CmdArgList va
   if (!entry) return OpStatus::kKeyNotFound;
   ListObject* list;
   if (entry.inserted()) {
-    list = core::TypedObject::Make<ListObject>();
-    // OBJECT ENCODING says quicklist for every list, as Redis 7.0 does (its small lists
-    // are one-node quicklists); the object keeps a small list as one listpack inside.
-    entry->SetObject(ObjType::kList, ObjEncoding::kQuicklist, list);
+    list = MakeList(&entry.value());
   } else if (entry->type() != ObjType::kList) {
     return OpStatus::kWrongType;
   } else {

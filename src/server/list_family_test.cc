@@ -11,13 +11,7 @@ namespace {
 
 using testing::ElementsAre;
 
-constexpr std::string_view kWrongType =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
 constexpr std::string_view kNotInt = "ERR value is not an integer or out of range";
-
-std::string Arity(std::string_view command) {
-  return helio::StrCat("ERR wrong number of arguments for '", command, "' command");
-}
 
 class ListFamilyTest : public ServiceTest {
  protected:
@@ -56,14 +50,14 @@ TEST_P(ListFamilyTest, PushPopAndLength) {
   EXPECT_EQ(Run({"lpushx", "l", "0"}), 4);
   EXPECT_THAT(Run({"lpop", "l", "0"}), ArrLen(0));
   EXPECT_THAT(Run({"lpop", "l", "-1"}), ErrArg("ERR value is out of range, must be positive"));
-  EXPECT_THAT(Run({"lpop", "l", "1", "2"}), ErrArg(Arity("lpop")));
-  EXPECT_THAT(Run({"lpush", "l"}), ErrArg(Arity("lpush")));
+  EXPECT_THAT(Run({"lpop", "l", "1", "2"}), ErrArg(ArityError("lpop")));
+  EXPECT_THAT(Run({"lpush", "l"}), ErrArg(ArityError("lpush")));
   EXPECT_EQ(Run({"set", "s", "v"}), "OK");
   for (auto cmd : {"lpush", "rpush", "lpushx", "rpushx"}) {
-    EXPECT_THAT(Run({cmd, "s", "x"}), ErrArg(kWrongType)) << cmd;
+    EXPECT_THAT(Run({cmd, "s", "x"}), ErrArg(kWrongTypeText)) << cmd;
   }
-  EXPECT_THAT(Run({"lpop", "s"}), ErrArg(kWrongType));
-  EXPECT_THAT(Run({"llen", "s"}), ErrArg(kWrongType));
+  EXPECT_THAT(Run({"lpop", "s"}), ErrArg(kWrongTypeText));
+  EXPECT_THAT(Run({"llen", "s"}), ErrArg(kWrongTypeText));
   EXPECT_EQ(Run({"get", "s"}), "v");
 }
 
@@ -173,9 +167,9 @@ TEST_P(ListFamilyTest, MoveAcrossShards) {
   EXPECT_THAT(Run({"lmove", a, b, "up", "left"}), ErrArg("ERR syntax error"));
   // A WRONGTYPE destination leaves the source untouched.
   EXPECT_EQ(Run({"set", a, "str"}), "OK");
-  EXPECT_THAT(Run({"rpoplpush", b, a}), ErrArg(kWrongType));
+  EXPECT_THAT(Run({"rpoplpush", b, a}), ErrArg(kWrongTypeText));
   EXPECT_EQ(Run({"llen", b}), 3);
-  EXPECT_THAT(Run({"rpoplpush", a, b}), ErrArg(kWrongType));
+  EXPECT_THAT(Run({"rpoplpush", a, b}), ErrArg(kWrongTypeText));
   // The same key: a rotation.
   EXPECT_EQ(Run({"rpoplpush", b, b}), "1");
   EXPECT_THAT(Run({"lrange", b, "0", "-1"}), RespArray(ElementsAre("1", "2", "3")));
@@ -193,7 +187,7 @@ TEST_P(ListFamilyTest, LMPop) {
               RespArray(ElementsAre(b, RespArray(ElementsAre("3", "2")))));
   EXPECT_THAT(Run({"lmpop", "2", a, b, "right"}), IsNil());
   EXPECT_EQ(Run({"set", a, "x"}), "OK");
-  EXPECT_THAT(Run({"lmpop", "2", a, b, "right"}), ErrArg(kWrongType));
+  EXPECT_THAT(Run({"lmpop", "2", a, b, "right"}), ErrArg(kWrongTypeText));
   EXPECT_THAT(Run({"lmpop", "0", a, "left"}), ErrArg("ERR numkeys should be greater than 0"));
   EXPECT_THAT(Run({"lmpop", "5", a, "left"}), ErrArg("ERR syntax error"));
   EXPECT_THAT(Run({"lmpop", "1", a, "up"}), ErrArg("ERR syntax error"));

@@ -186,4 +186,10 @@ void ListObject::Cursor::Replace(std::string_view value) {
   pos_ = Listpack::kNoPos;
 }
 
+ListObject* MakeList(PrimeValue* value) {
+  ListObject* list = core::TypedObject::Make<ListObject>();
+  value->SetObject(ObjType::kList, ObjEncoding::kQuicklist, list);
+  return list;
+}
+
 }  // namespace damselfly

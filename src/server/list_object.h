@@ -92,4 +92,9 @@ class ListObject final : public core::TypedObject {
   core::Quicklist* ql_ = nullptr;
 };
 
+// Makes `value` a new, empty list. OBJECT ENCODING says quicklist for every list, as
+// Redis 7.0 does (its small lists are one-node quicklists); the object keeps a small
+// list as one listpack inside.
+ListObject* MakeList(PrimeValue* value);
+
 }  // namespace damselfly

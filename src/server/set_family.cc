@@ -33,11 +33,7 @@ constexpr char kPositiveErr[] = "ERR value is out of range, must be positive";
 // The most members SRANDMEMBER with a negative count replies (see CmdSRandMember).
 constexpr uint64_t kMaxRandomRepeats = uint64_t{1} << 26;
 
-core::SetLimits Limits() {
-  return {.intset_entries = CollectionLimits::SetMaxIntsetEntries(),
-          .listpack_entries = CollectionLimits::SetMaxListpackEntries(),
-          .listpack_value = CollectionLimits::SetMaxListpackValue()};
-}
+core::SetLimits Limits() { return CollectionLimits::Sets(); }
 
 ObjEncoding ToObjEncoding(SetObject::Encoding encoding) {
   switch (encoding) {

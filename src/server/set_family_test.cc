@@ -17,13 +17,6 @@ using testing::IsSupersetOf;
 using testing::UnorderedElementsAre;
 using testing::UnorderedElementsAreArray;
 
-constexpr std::string_view kWrongType =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
-
-std::string Arity(std::string_view command) {
-  return helio::StrCat("ERR wrong number of arguments for '", command, "' command");
-}
-
 class SetFamilyTest : public ServiceTest {
  protected:
   void SetUp() override {
@@ -94,16 +87,16 @@ TEST_P(SetFamilyTest, ErrorsAndArity) {
                                                   {"sdiffstore", "d", "missing", "str"},
                                                   {"smove", "str", "d", "a"}}) {
     SCOPED_TRACE(command[0]);
-    EXPECT_THAT(Run(command), ErrArg(kWrongType));
+    EXPECT_THAT(Run(command), ErrArg(kWrongTypeText));
   }
   EXPECT_EQ(Run({"get", "str"}), "v");
   EXPECT_EQ(Run({"exists", "d"}), 0);
-  EXPECT_THAT(Run({"sadd", "s"}), ErrArg(Arity("sadd")));
-  EXPECT_THAT(Run({"srem", "s"}), ErrArg(Arity("srem")));
-  EXPECT_THAT(Run({"scard"}), ErrArg(Arity("scard")));
-  EXPECT_THAT(Run({"smove", "a", "b"}), ErrArg(Arity("smove")));
-  EXPECT_THAT(Run({"sintercard", "1"}), ErrArg(Arity("sintercard")));
-  EXPECT_THAT(Run({"sinterstore", "d"}), ErrArg(Arity("sinterstore")));
+  EXPECT_THAT(Run({"sadd", "s"}), ErrArg(ArityError("sadd")));
+  EXPECT_THAT(Run({"srem", "s"}), ErrArg(ArityError("srem")));
+  EXPECT_THAT(Run({"scard"}), ErrArg(ArityError("scard")));
+  EXPECT_THAT(Run({"smove", "a", "b"}), ErrArg(ArityError("smove")));
+  EXPECT_THAT(Run({"sintercard", "1"}), ErrArg(ArityError("sintercard")));
+  EXPECT_THAT(Run({"sinterstore", "d"}), ErrArg(ArityError("sinterstore")));
   EXPECT_THAT(Run({"spop", "s", "1", "2"}), ErrArg("ERR syntax error"));
   EXPECT_THAT(Run({"srandmember", "s", "1", "2"}), ErrArg("ERR syntax error"));
 }
@@ -325,7 +318,7 @@ TEST_P(SetFamilyTest, Algebra) {
   // A type error anywhere changes nothing.
   EXPECT_EQ(Run({"set", "str", "v"}), "OK");
   EXPECT_EQ(Run({"sadd", c_, "keep"}), 1);
-  EXPECT_THAT(Run({"sunionstore", c_, a_, b_, "str"}), ErrArg(kWrongType));
+  EXPECT_THAT(Run({"sunionstore", c_, a_, b_, "str"}), ErrArg(kWrongTypeText));
   EXPECT_THAT(Members(c_), ElementsAre("keep"));
 }
 
@@ -334,8 +327,8 @@ TEST_P(SetFamilyTest, Move) {
   EXPECT_EQ(Run({"sadd", b_, "3"}), 1);
   EXPECT_EQ(Run({"set", "str", "v"}), "OK");
   EXPECT_EQ(Run({"smove", "missing", "str", "1"}), 0);  // no source: 0 before types
-  EXPECT_THAT(Run({"smove", a_, "str", "1"}), ErrArg(kWrongType));
-  EXPECT_THAT(Run({"smove", "str", a_, "1"}), ErrArg(kWrongType));
+  EXPECT_THAT(Run({"smove", a_, "str", "1"}), ErrArg(kWrongTypeText));
+  EXPECT_THAT(Run({"smove", "str", a_, "1"}), ErrArg(kWrongTypeText));
   EXPECT_EQ(Run({"smove", a_, a_, "1"}), 1);
   EXPECT_EQ(Run({"smove", a_, a_, "9"}), 0);
   EXPECT_EQ(Run({"smove", a_, b_, "9"}), 0);

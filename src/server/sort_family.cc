@@ -85,15 +85,13 @@ std::optional<std::string> HashFieldValue(const PrimeValue& value, std::string_v
 // Replaces `key` (of any type, its TTL dropped) with a list of `elements`.
 void StoreAsList(DbIndex db, std::string_view key, const std::vector<std::string>& elements,
                  const char* event) {
-  auto* list = core::TypedObject::Make<ListObject>();
+  DbSlice::Update entry = Slice().AddOrFind(db, key);
+  ListObject* list = MakeList(&entry.value());
   size_t bytes = 0;
   for (const std::string& element : elements) bytes += element.size();
-  list->PrepareAdd(bytes, elements.size(), int(CollectionLimits::ListMaxListpackSize()),
-                   unsigned(std::max<int64_t>(0, CollectionLimits::ListCompressDepth())));
+  list->PrepareAdd(bytes, elements.size(), CollectionLimits::ListFill(),
+                   CollectionLimits::ListDepth());
   for (const std::string& element : elements) list->Push(ListObject::End::kTail, element);
-  DbSlice::Update entry = Slice().AddOrFind(db, key);
-  // Every list says quicklist, as in Redis 7.0 (list_object.h).
-  entry->SetObject(ObjType::kList, ObjEncoding::kQuicklist, list);
   entry.SetExpire(0);
   entry.Changed(event);
 }

@@ -438,4 +438,8 @@ std::string ServiceTest::KeyOnShard(ShardId shard, std::string_view prefix) cons
   }
 }
 
+std::string ArityError(std::string_view command) {
+  return helio::StrCat("ERR wrong number of arguments for '", command, "' command");
+}
+
 }  // namespace damselfly

@@ -107,6 +107,13 @@ class FormatForComparison<const char*, damselfly::RespValue> {
 
 namespace damselfly {
 
+// Redis's error texts the family tests expect, spelled out here rather than taken from
+// the code under test.
+inline constexpr std::string_view kWrongTypeText =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+// "ERR wrong number of arguments for '<command>' command".
+std::string ArityError(std::string_view command);
+
 // Matchers for EXPECT_THAT:
 // An error reply whose text (without '-') contains `text`: ErrArg("WRONGTYPE").
 testing::Matcher<const RespValue&> ErrArg(std::string_view text);

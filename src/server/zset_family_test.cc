@@ -35,10 +35,6 @@ class ZSetFamilyTest : public ServiceTest {
   std::string a_, a2_, b_;
 };
 
-std::string Arity(std::string_view command) {
-  return helio::StrCat("ERR wrong number of arguments for '", command, "' command");
-}
-
 TEST_P(ZSetFamilyTest, AddScoreRangeInBothEncodings) {
   for (int entries : {128, 0}) {
     SCOPED_TRACE(entries);
@@ -87,7 +83,7 @@ TEST_P(ZSetFamilyTest, AddFlagsAndErrors) {
   EXPECT_EQ(Run({"zadd", "z", "inf", "a"}), 0);
   EXPECT_THAT(Run({"zincrby", "z", "-inf", "a"}),
               ErrArg("ERR resulting score is not a number (NaN)"));
-  EXPECT_THAT(Run({"zadd", "z"}), ErrArg(Arity("zadd")));
+  EXPECT_THAT(Run({"zadd", "z"}), ErrArg(ArityError("zadd")));
   EXPECT_EQ(Run({"set", "s", "v"}), "OK");
   EXPECT_THAT(Run({"zadd", "s", "1", "a"}), ErrArg("WRONGTYPE"));
   EXPECT_THAT(Run({"zrange", "s", "0", "-1"}), ErrArg("WRONGTYPE"));
