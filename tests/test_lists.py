@@ -410,3 +410,17 @@ def test_redis_py_api(server):
     assert r.lmove("rl", "other", "LEFT", "RIGHT") == b"1"
     assert r.lmpop(2, "none", "rl", direction="RIGHT", count=2) == [b"rl", [b"3", b"2"]]
     assert r.lpos("other", "1") == 0
+
+
+def test_rotation_of_one_key_keeps_it_and_its_ttl(server):
+    c = server.client()
+    c.rpush("one", "a")
+    c.expire("one", 100)
+    assert c.rpoplpush("one", "one") == b"a"
+    assert c.lrange("one", 0, -1) == [b"a"]
+    assert 0 < c.ttl("one") <= 100
+    c.rpush("two", "a", "b")
+    c.expire("two", 100)
+    assert c.lmove("two", "two", "LEFT", "RIGHT") == b"a"
+    assert c.lrange("two", 0, -1) == [b"b", b"a"]
+    assert 0 < c.ttl("two") <= 100

@@ -145,6 +145,9 @@ def test_memcache_sees_a_list_key_as_a_miss(mc_server):
     assert raw.call(b"incr l 1\r\n") == b"NOT_FOUND\r\n"
     assert raw.call(b"append l 0 0 1\r\nx\r\n") == b"NOT_STORED\r\n"
     assert raw.call(b"touch l 10\r\n") == b"NOT_FOUND\r\n"
+    # N vivifies missing keys only: the list is neither a hit nor replaced.
+    assert raw.call(b"mg l v N30\r\n") == b"EN\r\n"
+    assert raw.call(b"ma l N30\r\n") == b"NF\r\n"
     assert r.lrange("l", 0, -1) == [b"a", b"b"]
     assert r.ttl("l") == -1
     assert raw.call(b"flush_all\r\n") == b"OK\r\n"

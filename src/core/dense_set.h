@@ -45,8 +45,9 @@
 // in a few milliseconds, and doing it at once keeps every slot 8 bytes (no second table
 // to consult on each lookup).
 //
-// Thread contract: none; a set belongs to its shard's thread. Its table is an ObjMalloc
-// block of that thread, so used_memory counts it.
+// Thread contract: not thread-safe; a set belongs to one thread (its shard's), which makes
+// every call, the destructor included: its table is an ObjMalloc block of that thread
+// (ObjMalloc's rule), so used_memory counts it.
 #pragma once
 
 #include <algorithm>

@@ -4,8 +4,8 @@
 // dense_set.h for the table, its memory and its SCAN guarantee). Changing a value
 // replaces the block.
 //
-// Thread contract: none; a map belongs to its shard's thread, whose ObjMalloc heap holds
-// its blocks, and is destroyed there.
+// Thread contract: not thread-safe; a map belongs to one thread (its shard's), whose
+// ObjMalloc heap holds its blocks and which makes every call, the destructor included.
 #pragma once
 
 #include <cstddef>

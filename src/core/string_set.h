@@ -2,8 +2,8 @@
 // Each member is one ObjMalloc block (a length prefix and the bytes) and one 8-byte slot
 // of a DenseSet (see dense_set.h for the table, its memory and its SCAN guarantee).
 //
-// Thread contract: none; a set belongs to its shard's thread, whose ObjMalloc heap holds
-// its blocks, and is destroyed there.
+// Thread contract: not thread-safe; a set belongs to one thread (its shard's), whose
+// ObjMalloc heap holds its blocks and which makes every call, the destructor included.
 #pragma once
 
 #include <cstddef>

@@ -11,7 +11,8 @@
 // Lex ranges assume, as in Redis, that all members have the same score; otherwise the
 // result is defined by the order above but meaningless.
 //
-// Thread-safety: none, as the Listpack it works on.
+// Thread contract: not thread-safe; used on the thread that owns the Listpack it works on
+// (see listpack.h).
 #pragma once
 
 #include <cstddef>

@@ -16,6 +16,11 @@ inline constexpr char kDbIndexOutOfRangeErr[] = "ERR DB index is out of range";
 // An integer argument that must fit a C int (SELECT, COPY ... DB).
 inline constexpr char kIntRangeErr[] =
     "ERR value is out of range, value must between -2147483648 and 2147483647";
+// A count that must fit a long without being LONG_MIN (SRANDMEMBER, HRANDFIELD and
+// ZRANDMEMBER counts, whose negation must exist).
+inline constexpr char kLongRangeErr[] =
+    "ERR value is out of range, value must between -9223372036854775807 and "
+    "9223372036854775807";
 inline constexpr char kNoAuthErr[] = "NOAUTH Authentication required.";
 inline constexpr char kOomErr[] = "OOM command not allowed when used memory > 'maxmemory'.";
 inline constexpr char kWrongPassErr[] =

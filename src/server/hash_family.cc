@@ -313,12 +313,11 @@ void CmdHRandField(CmdArgList args, ConnectionContext* cntx) {
     return rb->SendError(facade::kSyntaxErr);
   }
   constexpr int64_t kLongMax = std::numeric_limits<int64_t>::max();
-  if (*count < -kLongMax) {
-    return rb->SendError(
-        "ERR value is out of range, value must between -9223372036854775807 and "
-        "9223372036854775807");
+  if (*count < -kLongMax) return rb->SendError(facade::kLongRangeErr);
+  // Redis refuses half the range with WITHVALUES (the reply counts twice the elements).
+  if (with_values && (*count < -kLongMax / 2 || *count > kLongMax / 2)) {
+    return rb->SendError(kOutOfRangeErr);
   }
-  if (with_values && *count < -kLongMax / 2) return rb->SendError(kOutOfRangeErr);
   OpResult<const HashObject*> found = FindHash(cntx->db_index, args[1]);
   if (ReplyIfError(rb, found.status())) return;
   if (!found || *count == 0) return rb->SendEmptyArray();

@@ -107,7 +107,7 @@ void HashObject::ConvertToMap() {
   map->Reserve(Size());
   ForEach([&](std::string_view field, std::string_view value) { map->Set(field, value); });
   map_ = map;
-  lp_ = Listpack();
+  Listpack dropped = std::move(lp_);  // lp_ stays moved-from (no block) while map_ is set
 }
 
 std::pair<std::string, std::string> HashObject::Random(uint64_t rnd) const {
@@ -122,7 +122,8 @@ std::pair<std::string, std::string> HashObject::Random(uint64_t rnd) const {
 size_t HashObject::MallocUsed() const {
   size_t bytes = core::ObjUsableSize(const_cast<HashObject*>(this));
   if (map_ != nullptr) return bytes + core::ObjUsableSize(map_) + map_->MallocUsed();
-  return bytes + core::ObjGoodSize(lp_.ByteSize());
+  return bytes + core::ObjUsableSize(const_cast<uint8_t*>(
+                     reinterpret_cast<const uint8_t*>(lp_.bytes().data())));
 }
 
 void HashObject::Serialize(std::string* out) const {

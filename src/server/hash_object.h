@@ -6,12 +6,13 @@
 // A write that breaks a listpack limit converts the hash first (Redis checks lengths
 // before and the count after adding); a hash never converts back, as in Redis.
 //
-// Why the object holds a Listpack and a pointer to the map rather than both: small
-// hashes are the common case (1M session hashes of 10 fields), and this keeps the object
-// at 32 bytes, one mimalloc class, beside its listpack.
+// Why a Listpack member and a pointer to the map (the listpack is moved-from once the
+// map exists) rather than the map inline: small hashes are the common case (1M session
+// hashes of 10 fields), and this keeps the object at 32 bytes, one mimalloc class,
+// beside its listpack.
 //
-// Thread contract: none; a hash belongs to its shard's thread (its blocks are that
-// thread's ObjMalloc blocks).
+// Thread contract: not thread-safe; a hash and its blocks belong to its shard's thread
+// (ObjMalloc's rule), which makes every call, the destructor included.
 #pragma once
 
 #include <cstdint>
@@ -91,7 +92,7 @@ class HashObject : public core::TypedObject {
   static std::string_view Text(const core::Listpack::Value& value, char (&buf)[24]);
   void ConvertToMap();
 
-  core::Listpack lp_;               // the listpack encoding (empty once converted)
+  core::Listpack lp_;               // the listpack encoding (moved-from once converted)
   core::StringMap* map_ = nullptr;  // the hashtable encoding, when converted
 };
 

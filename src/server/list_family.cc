@@ -384,11 +384,25 @@ void Move(CmdArgList args, ConnectionContext* cntx, End from, End to) {
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
         if (!move) return;
-        if (shard->shard_id() == source_shard) {
+        if (source == destination) {
+          // A rotation of one key: it never empties, so it keeps its TTL (as in Redis).
           DbSlice::Update entry = Slice().FindMutable(t->db(), source);
+          if (!entry) return;  // expired since hop 1: gone, as it would be after the move
           ListObject* list = ListOf(entry);
           list->Pop(from, &Scratch());
-          FinishChange(entry, list, PopEvent(from), true);
+          list->PrepareAdd(value.size(), 1, Fill(), Depth());
+          list->Push(to, value);
+          entry.Changed(PushEvent(to));
+          return;
+        }
+        if (shard->shard_id() == source_shard) {
+          // The move happens as of hop 1; a source that expired since then is gone
+          // either way, so the element read then still moves.
+          if (DbSlice::Update entry = Slice().FindMutable(t->db(), source)) {
+            ListObject* list = ListOf(entry);
+            list->Pop(from, &Scratch());
+            FinishChange(entry, list, PopEvent(from), true);
+          }
         }
         if (shard->shard_id() == destination_shard) {
           std::string_view element = value;
@@ -456,12 +470,14 @@ void CmdLMPop(CmdArgList args, ConnectionContext* cntx) {
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
         if (!pop || shard->shard_id() != chosen_shard) return;
+        // A key that expired since hop 1 leaves every key empty now (the others are
+        // locked): the reply is then the null of no list to pop.
         DbSlice::Update entry = Slice().FindMutable(t->db(), args[chosen]);
-        PopInto(entry, *end, size_t(count), &values);
+        if (entry) PopInto(entry, *end, size_t(count), &values);
       },
       true);
-  if (chosen == 0) return rb->SendNullArray();
-  if (!pop) return rb->SendError(facade::kWrongTypeErr);
+  if (!pop && chosen != 0) return rb->SendError(facade::kWrongTypeErr);
+  if (values.empty()) return rb->SendNullArray();
   rb->StartArray(2);
   rb->SendBulk(args[chosen]);
   rb->StartArray(values.size());

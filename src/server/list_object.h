@@ -16,7 +16,8 @@
 // object knows nothing of the server's configuration. A quicklist keeps the fill and
 // depth it was made with, as Redis's does.
 //
-// Thread contract: owned by its shard's thread, like every typed object.
+// Thread contract: not thread-safe; a list and its blocks belong to its shard's thread,
+// which makes every call, the destructor included (ObjMalloc's rule).
 #pragma once
 
 #include <cstddef>

@@ -486,7 +486,8 @@ void RunMetaGet(const MemcacheCommand& command, std::string* out) {
   Item item = FindStringItem(key);
   slice.CountRead(bool(item));
   ++(item ? stats.get_hits : stats.get_misses);
-  const bool created = !item && args.Has('N');
+  // N vivifies a missing key only: a RESP key of another type stays as it is.
+  const bool created = !item && args.Has('N') && slice.Find(kDb, key) == nullptr;
   if (!item) {
     if (!created) {
       if (!args.Has('q')) AppendStatus(command, "EN", out);
@@ -660,7 +661,8 @@ void RunMetaArithmetic(const MemcacheCommand& command, std::string* out) {
       MetaOf(key, *value).cas != args.compare_cas) {
     return AppendStatus(command, "EX", out);
   }
-  const bool created = !value && args.Has('N');
+  // N vivifies a missing key only: a RESP key of another type stays as it is.
+  const bool created = !value && args.Has('N') && slice.Find(kDb, key) == nullptr;
   if (!value) {
     ++(incr ? stats.incr_misses : stats.decr_misses);
     if (!created) return AppendStatus(command, "NF", out);

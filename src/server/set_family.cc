@@ -247,9 +247,7 @@ void CmdSRandMember(CmdArgList args, ConnectionContext* cntx) {
     count = ParseInt64(args[2]);
     if (!count) return rb->SendError(facade::kInvalidIntErr);
     if (*count == INT64_MIN) {
-      return rb->SendError(
-          "ERR value is out of range, value must between -9223372036854775807 and "
-          "9223372036854775807");
+      return rb->SendError(facade::kLongRangeErr);
     }
   }
   OpResult<const SetObject*> found = FindSet(cntx->db_index, args[1]);
@@ -518,14 +516,17 @@ void CmdSMove(CmdArgList args, ConnectionContext* cntx) {
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
         if (!move) return;
+        // The move happens as of hop 1: a source that expired since then is gone either
+        // way, and the member still moves.
         if (shard->shard_id() == src_shard) {
-          DbSlice::Update entry = Slice().FindMutable(t->db(), src);
-          SetObject* set = AsSet(entry.value());
-          set->Remove(member);
-          if (set->Empty()) {
-            entry.Erase("srem");
-          } else {
-            entry.Changed("srem");
+          if (DbSlice::Update entry = Slice().FindMutable(t->db(), src)) {
+            SetObject* set = AsSet(entry.value());
+            set->Remove(member);
+            if (set->Empty()) {
+              entry.Erase("srem");
+            } else {
+              entry.Changed("srem");
+            }
           }
         }
         if (shard->shard_id() == dst_shard) OpAdd(t->db(), dst, args.subspan(3, 1), "sadd");

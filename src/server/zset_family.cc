@@ -644,9 +644,7 @@ void CmdZRandMember(CmdArgList args, ConnectionContext* cntx) {
     count = ParseInt64(args[2]);
     if (!count) return rb->SendError(facade::kInvalidIntErr);
     if (*count == std::numeric_limits<int64_t>::min()) {
-      return rb->SendError(
-          "ERR value is out of range, value must between -9223372036854775807 and "
-          "9223372036854775807");
+      return rb->SendError(facade::kLongRangeErr);
     }
     if (args.size() > 4 || (args.size() == 4 && !ArgIs(args[3], "WITHSCORES"))) {
       return rb->SendError(facade::kSyntaxErr);

@@ -12,7 +12,10 @@
 // result built whole (ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE, ZRANGESTORE) takes the
 // encoding its size calls for (FromSorted).
 //
-// Thread-safety: none; a TypedObject of its shard's thread.
+// Thread contract: not thread-safe; a sorted set and its blocks belong to its shard's
+// thread, which makes every call, the destructor included (ObjMalloc's rule).
+// RegisterFactory writes the process's factory table: call it at start-up, before any
+// shard runs.
 #pragma once
 
 #include <cstddef>
@@ -41,7 +44,11 @@ class ZSetObject final : public core::TypedObject {
   // An empty listpack-encoded set.
   ZSetObject() = default;
   explicit ZSetObject(core::Listpack lp) : lp_(std::move(lp)) {}
-  explicit ZSetObject(core::SortedSet* large) : large_(large) {}
+  // The large encoding; lp_ is left moved-from (no block), as ConvertToLarge leaves it,
+  // so the set holds and counts no unused listpack.
+  explicit ZSetObject(core::SortedSet* large) : large_(large) {
+    core::Listpack unused = std::move(lp_);
+  }
   ~ZSetObject() override;
 
   // A new set holding `pairs` (sorted, distinct members) in the encoding its size calls
