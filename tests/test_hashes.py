@@ -197,6 +197,9 @@ def test_hrandfield_errors_and_empty(server):
     assert c("HRANDFIELD", "h", "-9223372036854775808") == LONG_RANGE
     assert c("HRANDFIELD", "h", "-9223372036854775808", "WITHVALUES") == LONG_RANGE
     assert c("HRANDFIELD", "h", "-9223372036854770000", "WITHVALUES") == OUT_OF_RANGE
+    assert c("HRANDFIELD", "h", "9223372036854775807", "WITHVALUES") == OUT_OF_RANGE
+    assert c("HRANDFIELD", "h", "4611686018427387904", "WITHVALUES") == OUT_OF_RANGE
+    assert len(c("HRANDFIELD", "h", "4611686018427387903", "WITHVALUES")) == 6
     assert c("HRANDFIELD", "h", "9223372036854775808") == NOT_INT
     assert c("HRANDFIELD", "h", "0") == []
     assert c("HRANDFIELD", "h", "0", "withvalues") == []

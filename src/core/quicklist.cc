@@ -524,6 +524,11 @@ void Quicklist::SerializeNodes(std::string* out) const {
   }
 }
 
+size_t Quicklist::OnlyNodeBytes() const {
+  assert(node_count_ == 1);
+  return head_->ByteSize();
+}
+
 Listpack Quicklist::TakeOnlyNode() {
   assert(node_count_ == 1);
   Node* node = head_;

@@ -81,6 +81,9 @@ class Quicklist {
 
   // Deletes up to `count` elements from index `start` (0-based from the head).
   void DeleteRange(size_t start, size_t count);
+  // The listpack bytes of the only node, read without taking it out (ListObject's test
+  // for going back to one listpack). REQUIRES: NodeCount() == 1.
+  size_t OnlyNodeBytes() const;
 
   // Appends each node's listpack (plain, even for compressed nodes) to *out as a 4-byte
   // little-endian length and its bytes, from the head.

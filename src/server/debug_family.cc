@@ -226,7 +226,8 @@ Digest DigestOf(const PrimeValue& value) {
       ordered.Add(value.GetString(&Scratch()));
       break;
     case ObjType::kList: {
-      ListObject* list = value.GetObjectAs<ListObject>();  // the cursor only reads
+      // Mutable for the cursor, which may decompress nodes; the content is not changed.
+      ListObject* list = value.GetObjectAs<ListObject>();
       for (ListObject::Cursor it = list->Begin(ListObject::End::kHead); it.Valid(); it.Next()) {
         ordered.Add(it.Get().ToString());
       }

@@ -1,6 +1,9 @@
-// Introspection and test-support commands: DEBUG (POPULATE, OBJECT, SLEEP, HELP) and
-// MEMORY (USAGE, HELP). DEBUG runs on the connection's fiber (POPULATE launches a fiber
-// on every shard and waits for them); MEMORY USAGE runs on the key's shard thread.
+// Introspection and test-support commands: DEBUG (POPULATE, OBJECT, DIGEST-VALUE,
+// KEYSHARD, PROTOCOL, SLEEP, HELP...) and MEMORY (USAGE, HELP). DEBUG runs on the
+// connection's fiber: POPULATE launches a fiber on every shard and waits for them;
+// OBJECT and DIGEST-VALUE read each key in one hop to its shard, outside any
+// transaction (a debugging view, not atomic with multi-key commands). MEMORY USAGE runs
+// on the key's shard thread.
 #pragma once
 
 #include "src/facade/command_registry.h"

@@ -95,13 +95,8 @@ void ListObject::TryShrink(int fill) {
   if (!ql_ || ql_->NodeCount() > 1) return;
   // Half the limits: bytes and count doubled must still fit.
   if (ql_->NodeCount() == 1) {
-    // The node's size is known only from the node; measure through its listpack.
-    Listpack lp = ql_->TakeOnlyNode();
-    if (!Quicklist::WithinFill(fill, lp.ByteSize() * 2, lp.Size() * 2)) {
-      ql_->AppendNode(std::move(lp));
-      return;
-    }
-    lp_ = std::move(lp);
+    if (!Quicklist::WithinFill(fill, ql_->OnlyNodeBytes() * 2, ql_->Size() * 2)) return;
+    lp_ = ql_->TakeOnlyNode();
   } else {
     lp_ = Listpack();
   }

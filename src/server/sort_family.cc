@@ -47,7 +47,8 @@ size_t ListLength(const PrimeValue& value) { return value.GetObjectAs<ListObject
 // `start` counted from the tail towards the head.
 void ListElements(const PrimeValue& value, size_t start, size_t count, bool from_tail,
                   std::vector<std::string>* out) {
-  ListObject* list = value.GetObjectAs<ListObject>();  // read only: the cursor never changes it
+  // Mutable for the cursor, which may decompress nodes; the content is not changed.
+  ListObject* list = value.GetObjectAs<ListObject>();
   ListObject::Cursor cursor = from_tail ? list->At(-1 - int64_t(start), ListObject::End::kTail)
                                         : list->At(int64_t(start), ListObject::End::kHead);
   for (; cursor.Valid() && out->size() < count; cursor.Next()) {
