@@ -40,12 +40,13 @@ StringSet& StringSet::operator=(StringSet&& other) noexcept {
 }
 
 bool StringSet::Add(std::string_view member) {
-  if (set_.Find(member) != nullptr) return false;
+  const uint64_t hash = set_.Hash(member);
+  if (set_.Find(member, hash) != nullptr) return false;
   char* block =
       static_cast<char*>(ObjMalloc(LenPrefixed::HeaderSize(member.size()) + member.size()));
   LenPrefixed::Write(block, member);
   blocks_bytes_ += ObjUsableSize(block);
-  set_.Insert(reinterpret_cast<Block*>(block));
+  set_.Insert(reinterpret_cast<Block*>(block), hash);
   return true;
 }
 
@@ -57,9 +58,8 @@ bool StringSet::Remove(std::string_view member) {
 }
 
 std::string StringSet::Pop(uint64_t rnd) {
-  Block* b = set_.Random(rnd);
+  Block* b = set_.EraseRandom(rnd);
   std::string member(Key(b));
-  set_.Erase(member);
   FreeBlock(b);
   return member;
 }
