@@ -29,4 +29,13 @@ inline void SendOpError(facade::ReplyBuilder* rb, OpStatus status) {
   rb->SendError(OpStatusError(status));
 }
 
+// For a read of a key that may be missing: replies the error of `status` unless it is
+// kOk or kKeyNotFound (which the caller answers as for an empty key). Returns whether it
+// replied.
+inline bool ReplyIfError(facade::ReplyBuilder* rb, OpStatus status) {
+  if (status == OpStatus::kOk || status == OpStatus::kKeyNotFound) return false;
+  SendOpError(rb, status);
+  return true;
+}
+
 }  // namespace damselfly

@@ -60,13 +60,6 @@ void SyncEncoding(DbSlice::Update& entry) {
   if (entry->object_encoding() != encoding) entry->set_object_encoding(encoding);
 }
 
-// Replies an error for every status but kKeyNotFound; returns whether it did.
-bool ReplyIfError(ReplyBuilder* rb, OpStatus status) {
-  if (status == OpStatus::kOk || status == OpStatus::kKeyNotFound) return false;
-  SendOpError(rb, status);
-  return true;
-}
-
 // --- HSET, HMSET, HSETNX
 
 // Sets the pairs args[first], args[first + 1]... (HSETNX: one pair, only when its field is

@@ -152,7 +152,7 @@ void CmdSRem(CmdArgList args, ConnectionContext* cntx) {
 void CmdSMembers(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   OpResult<const SetObject*> set = FindSet(cntx->db_index, args[1]);
-  if (!set && set.status() != OpStatus::kKeyNotFound) return SendOpError(rb, set.status());
+  if (ReplyIfError(rb, set.status())) return;
   ReplyMembers(rb, set ? *set : nullptr);
 }
 
@@ -160,7 +160,7 @@ void CmdSMembers(CmdArgList args, ConnectionContext* cntx) {
 void CmdSIsMember(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   OpResult<const SetObject*> set = FindSet(cntx->db_index, args[1]);
-  if (!set && set.status() != OpStatus::kKeyNotFound) return SendOpError(rb, set.status());
+  if (ReplyIfError(rb, set.status())) return;
   rb->SendLong(set && (*set)->Contains(args[2]) ? 1 : 0);
 }
 
@@ -168,7 +168,7 @@ void CmdSIsMember(CmdArgList args, ConnectionContext* cntx) {
 void CmdSMIsMember(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   OpResult<const SetObject*> set = FindSet(cntx->db_index, args[1]);
-  if (!set && set.status() != OpStatus::kKeyNotFound) return SendOpError(rb, set.status());
+  if (ReplyIfError(rb, set.status())) return;
   rb->StartArray(args.size() - 2);
   for (std::string_view member : args.subspan(2)) {
     rb->SendLong(set && (*set)->Contains(member) ? 1 : 0);
@@ -179,7 +179,7 @@ void CmdSMIsMember(CmdArgList args, ConnectionContext* cntx) {
 void CmdSCard(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   OpResult<const SetObject*> set = FindSet(cntx->db_index, args[1]);
-  if (!set && set.status() != OpStatus::kKeyNotFound) return SendOpError(rb, set.status());
+  if (ReplyIfError(rb, set.status())) return;
   rb->SendLong(set ? (*set)->Size() : 0);
 }
 
@@ -278,7 +278,7 @@ void CmdSScan(CmdArgList args, ConnectionContext* cntx) {
   std::optional<uint64_t> cursor = ParseScanCursor(args[2]);
   if (!cursor) return rb->SendError("ERR invalid cursor");
   OpResult<const SetObject*> found = FindSet(cntx->db_index, args[1]);
-  if (!found && found.status() != OpStatus::kKeyNotFound) return SendOpError(rb, found.status());
+  if (ReplyIfError(rb, found.status())) return;
   if (!found) {
     rb->StartArray(2);
     rb->SendBulk("0");

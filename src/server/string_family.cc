@@ -137,7 +137,7 @@ void CmdGet(CmdArgList args, ConnectionContext* cntx) {
 
 void CmdGetSet(CmdArgList args, ConnectionContext* cntx) {
   OpResult<const PrimeValue*> old = FindString(cntx->db_index, args[1]);
-  if (!old && old.status() != OpStatus::kKeyNotFound) return SendOpError(cntx->reply_builder(), old.status());
+  if (ReplyIfError(cntx->reply_builder(), old.status())) return;
   ReplyString(cntx->reply_builder(), old);
   StoreString(cntx->db_index, args[1], args[2], false);
 }
@@ -329,7 +329,7 @@ void CmdGetRange(CmdArgList args, ConnectionContext* cntx) {
   std::optional<int64_t> start = ParseInt64(args[2]), end = ParseInt64(args[3]);
   if (!start || !end) return rb->SendError(facade::kInvalidIntErr);
   OpResult<const PrimeValue*> found = FindString(cntx->db_index, args[1]);
-  if (!found && found.status() != OpStatus::kKeyNotFound) return SendOpError(rb, found.status());
+  if (ReplyIfError(rb, found.status())) return;
   std::string_view str = found ? (*found)->GetString(&Scratch()) : std::string_view();
   int64_t len = str.size();
   int64_t from = *start, to = *end;

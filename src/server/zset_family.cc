@@ -430,7 +430,7 @@ void CmdZScore(CmdArgList args, ConnectionContext* cntx) {
 void CmdZMScore(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   OpResult<const ZSetObject*> zset = FindZSet(cntx->db_index, args[1]);
-  if (!zset && zset.status() != OpStatus::kKeyNotFound) return SendOpError(rb, zset.status());
+  if (ReplyIfError(rb, zset.status())) return;
   rb->StartArray(args.size() - 2);
   for (std::string_view member : args.subspan(2)) {
     std::optional<double> score = zset ? (*zset)->Score(member) : std::nullopt;
@@ -706,7 +706,7 @@ void CmdZScan(CmdArgList args, ConnectionContext* cntx) {
   std::optional<uint64_t> cursor = ParseScanCursor(args[2]);
   if (!cursor) return rb->SendError("ERR invalid cursor");
   OpResult<const ZSetObject*> zset = FindZSet(cntx->db_index, args[1]);
-  if (!zset && zset.status() != OpStatus::kKeyNotFound) return SendOpError(rb, zset.status());
+  if (ReplyIfError(rb, zset.status())) return;
   // Redis reads the options only for an existing key.
   ScanOptions options;
   if (zset) {
