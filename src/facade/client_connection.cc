@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "helio/base/time.h"
+#include "helio/fibers/fiber.h"
 #include "helio/net/socket_address.h"
 #include "src/facade/facade_stats.h"
 
@@ -70,6 +71,7 @@ void ClientConnection::HandleRequests() {
     }
   }
   OnClose();
+  StopPushes();  // the services stopped theirs in OnClose; this joins a writer left over
 }
 
 bool ClientConnection::Flush() {
@@ -77,20 +79,38 @@ bool ClientConnection::Flush() {
   if (out.empty()) return true;
   unsent_output_bytes_ = out.size();
   output_capacity_ = OutputCapacity();
-  if (output_sink_) {
-    bool ok = output_sink_(out);
+  // No socket: an in-process test connection (src/server/test_utils.h), whose owner
+  // reads all replies from the buffer (and the pushes from the queue).
+  if (socket() == nullptr) return true;
+  if (push_queue_) {
+    bool ok = push_queue_->Push(out);
     unsent_output_bytes_ = 0;
     ClearOutput();
     return ok;
   }
-  // No socket: an in-process test connection (src/server/test_utils.h), whose owner
-  // reads all replies from the buffer.
-  if (socket() == nullptr) return true;
   std::error_code ec = socket()->Send({reinterpret_cast<const uint8_t*>(out.data()), out.size()});
   unsent_output_bytes_ = 0;
   FacadeStats::tlocal()->net_output_bytes += out.size();
   ClearOutput();
   return !ec;
+}
+
+PushQueue* ClientConnection::StartPushes(ClientClass cls, uint64_t default_hard_bytes) {
+  if (push_queue_) return push_queue_.get();
+  Flush();  // what was answered before goes first
+  push_queue_ = std::make_unique<PushQueue>(cls, default_hard_bytes);
+  if (socket() != nullptr) {
+    push_writer_ = helio::fibers::Launch([this] { push_queue_->SendLoop(this); });
+  }
+  return push_queue_.get();
+}
+
+void ClientConnection::StopPushes() {
+  if (!push_queue_) return;
+  Flush();
+  push_queue_->Stop();
+  if (push_writer_.joinable()) push_writer_.join();
+  push_queue_.reset();
 }
 
 void ClientConnection::Kill() {

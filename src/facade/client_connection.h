@@ -7,7 +7,8 @@
 // (BytesNeeded(), at most doubling what has arrived per step, limited by
 // --max_client_query_buffer) and shrinks back when idle; protocols flush their replies
 // whenever they pass kFlushThresholdBytes, so a client that stops reading blocks its
-// own fiber instead of growing the server's memory.
+// own fiber instead of growing the server's memory. A connection that receives pushes
+// (StartPushes) sends through its PushQueue instead, bounded by its output buffer limit.
 //
 // Runs in its own fiber on one proactor thread (see helio::net::Connection).
 #pragma once
@@ -18,7 +19,10 @@
 #include <string>
 #include <string_view>
 
+#include <boost/fiber/fiber.hpp>
+
 #include "helio/net/connection.h"
+#include "src/facade/push_queue.h"
 
 namespace damselfly::facade {
 
@@ -35,12 +39,19 @@ class ClientConnection : public helio::net::Connection {
   // connection without a socket (never accepted: the in-process tests) keeps them.
   bool Flush();
 
-  // Connection fiber only. While a sink is set, Flush hands the replies to it instead of
-  // the socket, and the sink's owner writes the socket: MONITOR's writer fiber sends the
-  // replies in order with the lines it streams. The sink returns false once its stream
-  // failed. An empty function restores direct sends.
-  using OutputSink = std::function<bool(std::string_view replies)>;
-  void set_output_sink(OutputSink sink) { output_sink_ = std::move(sink); }
+  // Connection fiber only. Makes the connection receive pushes (pub/sub, MONITOR): creates
+  // its PushQueue (see push_queue.h) and the writer fiber that sends it; from then on
+  // Flush hands the replies to the queue, so they leave in order with the pushes, and the
+  // fiber goes on reading while the writer sends. Without a socket (in-process tests) no
+  // writer runs and the queue keeps what is pushed. Returns the queue; a second call
+  // returns the same one.
+  PushQueue* StartPushes(ClientClass cls, uint64_t default_hard_bytes);
+  // Connection fiber only: hands the replies so far to the queue, waits until the writer
+  // sent everything queued, and drops the queue; replies are sent directly again. No-op
+  // without a queue. REQUIRES: no other thread can still push (its publishers let go).
+  void StopPushes();
+  // The queue while pushes are on, else nullptr.
+  PushQueue* push_queue() const { return push_queue_.get(); }
 
   // Any context on the connection's thread: ends the connection (CLIENT KILL, shutdown).
   void Kill();
@@ -97,7 +108,8 @@ class ClientConnection : public helio::net::Connection {
   std::string peer_address_, local_address_;
   int64_t created_at_ms_ = 0, last_active_ms_ = 0;
   bool killed_ = false;
-  OutputSink output_sink_;
+  std::unique_ptr<PushQueue> push_queue_;  // while the connection receives pushes
+  boost::fibers::fiber push_writer_;
 };
 
 }  // namespace damselfly::facade

@@ -31,6 +31,10 @@ class ConnectionContext {
   struct MonitorState {
     virtual ~MonitorState() = default;
   };
+  // Server-side state of a connection subscribed to channels (src/server/pubsub_family.h).
+  struct PubSubState {
+    virtual ~PubSubState() = default;
+  };
 
   ConnectionContext(RespConnection* owner, uint64_t id) : owner_(owner), id_(id) {}
 
@@ -63,6 +67,7 @@ class ConnectionContext {
   const SubcommandSpec* last_subcommand = nullptr;
   std::unique_ptr<TransactionState> transaction_state;  // null until MULTI or WATCH
   std::unique_ptr<MonitorState> monitor_state;          // non-null while it monitors
+  std::unique_ptr<PubSubState> pubsub_state;            // non-null while it subscribes
   // CLIENT NO-EVICT: kept and reported (CLIENT LIST flag e); nothing evicts clients yet.
   bool no_evict = false;
   // The arguments of the command running or held back now (CLIENT LIST argv-mem); they

@@ -4,14 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <boost/fiber/condition_variable.hpp>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "helio/base/spinlock.h"
 #include "helio/base/strings.h"
-#include "helio/fibers/fiber.h"
 #include "src/facade/facade_stats.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/conn_tx_state.h"
@@ -20,23 +18,16 @@ namespace damselfly {
 
 namespace {
 
-struct Monitor {
-  helio::SpinLock lock;
-  boost::fibers::condition_variable_any cv;
-  std::string backlog;      // guarded by lock
-  bool overflowed = false;  // guarded by lock
-  bool stopping = false;    // guarded by lock: send what is queued, then end
-};
-
+// The monitors: the push queues of the monitoring connections. A queue stays in the set
+// until its connection stops monitoring (StopMonitor), which also stops its pushes.
 struct MonitorSet {
   helio::SpinLock lock;
-  std::vector<std::shared_ptr<Monitor>> monitors;  // guarded by lock
+  std::vector<facade::PushQueue*> monitors;  // guarded by lock
 };
 
-// A monitoring connection's state: its queue and the fiber that sends it.
+// A monitoring connection's state: the push queue is the connection's own.
 struct MonitorSession final : facade::ConnectionContext::MonitorState {
-  std::shared_ptr<Monitor> monitor = std::make_shared<Monitor>();
-  boost::fibers::fiber writer;
+  facade::PushQueue* queue = nullptr;
 };
 
 MonitorSet& Monitors() {
@@ -87,45 +78,6 @@ bool IsRedacted(const facade::CommandId* cid, facade::CmdArgList args, size_t i)
   return false;
 }
 
-// Queues `bytes` for the monitor's client; false once the backlog overflowed or the
-// monitor stops.
-bool Enqueue(Monitor* monitor, std::string_view bytes) {
-  std::lock_guard guard(monitor->lock);
-  if (monitor->overflowed || monitor->stopping) return false;
-  if (monitor->backlog.size() + bytes.size() > kMaxMonitorBacklogBytes) {
-    monitor->overflowed = true;
-  } else {
-    monitor->backlog += bytes;
-  }
-  monitor->cv.notify_one();
-  return !monitor->overflowed;
-}
-
-// The writer fiber: sends the backlog until the monitor stops. A failed send or an
-// overflow ends the connection (its reading fiber then stops the monitor).
-void SendBacklog(Monitor* monitor, facade::RespConnection* conn) {
-  std::string sending;
-  while (true) {
-    bool overflowed, stopping;
-    {
-      std::unique_lock guard(monitor->lock);
-      monitor->cv.wait(guard, [&] {
-        return !monitor->backlog.empty() || monitor->overflowed || monitor->stopping;
-      });
-      sending.swap(monitor->backlog);
-      overflowed = monitor->overflowed;
-      stopping = monitor->stopping;
-    }
-    if (overflowed) return conn->Kill();
-    if (sending.empty() && stopping) return;
-    if (conn->socket()->Send({reinterpret_cast<const uint8_t*>(sending.data()), sending.size()})) {
-      return conn->Kill();
-    }
-    facade::FacadeStats::tlocal()->net_output_bytes += sending.size();
-    sending.clear();
-  }
-}
-
 }  // namespace
 
 bool MonitorsActive() { return monitor_count.load(std::memory_order_relaxed) > 0; }
@@ -154,15 +106,12 @@ void FeedMonitors(const facade::CommandId* cid, facade::CmdArgList args,
   if (IsMonitoring(cntx)) {
     cntx->Flush();
     if (cntx->close_after_reply) {
-      Monitor* monitor = static_cast<MonitorSession*>(cntx->monitor_state.get())->monitor.get();
-      std::lock_guard guard(monitor->lock);
-      monitor->stopping = true;
-      monitor->cv.notify_one();
+      static_cast<MonitorSession*>(cntx->monitor_state.get())->queue->Stop();
     }
   }
   MonitorSet& set = Monitors();
   std::lock_guard set_guard(set.lock);
-  for (const std::shared_ptr<Monitor>& monitor : set.monitors) Enqueue(monitor.get(), line);
+  for (facade::PushQueue* queue : set.monitors) queue->Push(line);
 }
 
 void StartMonitor(facade::ConnectionContext* cntx) {
@@ -172,39 +121,34 @@ void StartMonitor(facade::ConnectionContext* cntx) {
     return cntx->reply_builder()->SendError("ERR MONITOR isn't allowed for DENY BLOCKING client");
   }
   auto session = std::make_unique<MonitorSession>();
-  Monitor* monitor = session->monitor.get();
-  facade::RespConnection* conn = cntx->owner();
-  // Registered before +OK leaves, so the client sees every command that follows it.
+  // A monitor is a normal client for client-output-buffer-limit, as in Redis; with that
+  // class unlimited (0 0 0, the default) it keeps kMaxMonitorBacklogBytes.
+  session->queue = cntx->owner()->StartPushes(facade::ClientClass::kNormal, kMaxMonitorBacklogBytes);
+  // +OK is queued before the first line can be: registered after it, the client sees
+  // every command that follows it.
+  cntx->reply_builder()->SendOk();
+  cntx->Flush();
   {
     MonitorSet& set = Monitors();
     std::lock_guard guard(set.lock);
-    set.monitors.push_back(session->monitor);
+    set.monitors.push_back(session->queue);
     monitor_count.fetch_add(1, std::memory_order_relaxed);
   }
-  conn->set_output_sink([monitor](std::string_view replies) { return Enqueue(monitor, replies); });
-  session->writer = helio::fibers::Launch([monitor, conn] { SendBacklog(monitor, conn); });
   cntx->monitor_state = std::move(session);
-  cntx->reply_builder()->SendOk();
 }
 
 void StopMonitor(facade::ConnectionContext* cntx) {
   if (!IsMonitoring(cntx)) return;
-  cntx->Flush();  // the replies so far go before the monitor stops
   auto* session = static_cast<MonitorSession*>(cntx->monitor_state.get());
   {
     MonitorSet& set = Monitors();
     std::lock_guard guard(set.lock);
-    set.monitors.erase(std::find(set.monitors.begin(), set.monitors.end(), session->monitor));
+    set.monitors.erase(std::find(set.monitors.begin(), set.monitors.end(), session->queue));
     monitor_count.fetch_sub(1, std::memory_order_relaxed);
   }
-  {
-    std::lock_guard guard(session->monitor->lock);
-    session->monitor->stopping = true;
-    session->monitor->cv.notify_one();
-  }
-  session->writer.join();
-  cntx->owner()->set_output_sink({});
   cntx->monitor_state.reset();
+  // Out of the set, so no thread pushes to it any more; a subscriber still needs it.
+  if (cntx->pubsub_state == nullptr) cntx->owner()->StopPushes();
 }
 
 }  // namespace damselfly

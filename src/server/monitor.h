@@ -1,22 +1,24 @@
 // MONITOR: clients that watch every command the server runs.
 //
-// Each monitor has a byte queue guarded by a spinlock. RunCommand (command_accounting)
-// appends one line per executed command to every monitor's queue, on whichever thread
-// ran the command, and wakes the monitor's writer fiber, which sends what piled up. So
-// commands of every thread reach every monitor without a hop, and the hot path pays one
-// relaxed atomic load while nobody monitors.
+// Each monitor receives through its connection's push queue (src/facade/push_queue.h).
+// RunCommand (command_accounting) appends one line per executed command to every
+// monitor's queue, on whichever thread ran the command, and the connection's writer
+// fiber sends what piled up. So commands of every thread reach every monitor without a
+// hop, and the hot path pays one relaxed atomic load while nobody monitors.
 //
 // The monitoring connection keeps reading its own commands meanwhile. Their replies go
-// through the same queue (ClientConnection::set_output_sink), so the client receives
-// them in order with the stream, and the reply to one of its own commands comes before
-// that command's line, as Redis writes both into one output buffer.
+// through the same queue, so the client receives them in order with the stream, and the
+// reply to one of its own commands comes before that command's line, as Redis writes
+// both into one output buffer.
 //
 // As in Redis: lines look like
 //   +1700000000.123456 [0 127.0.0.1:50000] "set" "k" "v"
 // (arguments as sent, escaped like sdscatrepr), admin commands are not shown, AUTH's
 // arguments and HELLO's credentials read "(redacted)", commands queued by MULTI show when
-// EXEC runs them (before the EXEC line), and a monitor whose backlog grows past
-// kMaxMonitorBacklogBytes is disconnected. On a monitoring connection, commands that
+// EXEC runs them (before the EXEC line), and a monitor is bounded by the `normal` class
+// of client-output-buffer-limit, as in Redis; while that class is unlimited (0 0 0, the
+// default) a monitor whose backlog grows past kMaxMonitorBacklogBytes is disconnected
+// all the same, so a monitor that stops reading cannot grow the server's memory. On a monitoring connection, commands that
 // touch the keyspace (read or write flags) are refused with "ERR Replica can't interact
 // with the keyspace", MONITOR again is ignored (no reply), RESET ends monitoring, and
 // every other command runs as usual.
@@ -52,8 +54,9 @@ inline bool IsMonitoring(const facade::ConnectionContext* cntx) {
   return cntx->monitor_state != nullptr;
 }
 
-// Ends MONITOR mode once what is queued for the client was sent (RESET, the connection
-// closing); the connection sends its replies itself again. No-op when not monitoring.
+// Ends MONITOR mode (RESET, the connection closing); unless the connection subscribes
+// to channels too, it waits until what is queued was sent and stops the push queue, and
+// the connection sends its replies itself again. No-op when not monitoring.
 void StopMonitor(facade::ConnectionContext* cntx);
 
 // One monitor line without "+" and CRLF (exposed for tests).
