@@ -42,6 +42,7 @@ enum CommandFlag : uint32_t {
   // shard. Internal: COMMAND INFO does not list it.
   kCmdWholeShard = 1 << 13,
   kCmdSkipSlowlog = 1 << 14,  // EXEC: the commands it runs are logged instead
+  kCmdPubSub = 1 << 15,
 };
 
 // Flags of a key spec, as Redis 7 names them (COMMAND INFO, COMMAND GETKEYSANDFLAGS).
@@ -151,6 +152,7 @@ enum AclCategory : uint32_t {
   kAclHash = 1 << 11,
   kAclSet = 1 << 12,
   kAclSortedSet = 1 << 13,
+  kAclPubSub = 1 << 14,
 };
 
 // A command implementation. args[0] is the command name as the client sent it.

@@ -58,6 +58,32 @@ constexpr CommandDoc kServerDocs[] = {
     {.name = "COMMAND|HELP"},
 };
 
+// pubsub_family.cc
+constexpr CommandDoc kPubSubDocs[] = {
+    {"SUBSCRIBE", "pubsub", "Listen for messages published to the given channels", "2.0.0",
+     "channel [channel ...]"},
+    {"UNSUBSCRIBE", "pubsub", "Stop listening for messages posted to the given channels",
+     "2.0.0", "[channel [channel ...]]"},
+    {"PSUBSCRIBE", "pubsub", "Listen for messages published to channels matching the given patterns",
+     "2.0.0", "pattern [pattern ...]"},
+    {"PUNSUBSCRIBE", "pubsub",
+     "Stop listening for messages posted to channels matching the given patterns", "2.0.0",
+     "[pattern [pattern ...]]"},
+    {"SSUBSCRIBE", "pubsub", "Listen for messages published to the given shard channels",
+     "7.0.0", "shardchannel [shardchannel ...]"},
+    {"SUNSUBSCRIBE", "pubsub", "Stop listening for messages posted to the given shard channels",
+     "7.0.0", "[shardchannel [shardchannel ...]]"},
+    {"PUBLISH", "pubsub", "Post a message to a channel", "2.0.0", "channel message"},
+    {"SPUBLISH", "pubsub", "Post a message to a shard channel", "7.0.0", "shardchannel message"},
+    {"PUBSUB", "pubsub", "A container for Pub/Sub commands", "2.8.0", ""},
+    {.name = "PUBSUB|CHANNELS", .syntax = "[pattern]"},
+    {.name = "PUBSUB|NUMSUB", .syntax = "[channel [channel ...]]"},
+    {.name = "PUBSUB|NUMPAT"},
+    {.name = "PUBSUB|SHARDCHANNELS", .syntax = "[pattern]"},
+    {.name = "PUBSUB|SHARDNUMSUB", .syntax = "[shardchannel [shardchannel ...]]"},
+    {.name = "PUBSUB|HELP"},
+};
+
 // config_family.cc
 constexpr CommandDoc kConfigDocs[] = {
     {"CONFIG", "server", "A container for server configuration commands", "2.0.0", ""},
@@ -396,6 +422,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kDebugDocs);
   registry->AddDocs(kTransactionDocs);
   registry->AddDocs(kZSetDocs);
+  registry->AddDocs(kPubSubDocs);
 }
 
 }  // namespace damselfly

@@ -16,6 +16,7 @@
 #include "src/server/db_slice.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/monitor.h"
+#include "src/server/pubsub_family.h"
 #include "src/server/server_state.h"
 
 DEFINE_string(requirepass, "", "Password clients must give with AUTH or HELLO (none: empty)");
@@ -55,8 +56,14 @@ void CmdPing(CmdArgList args, ConnectionContext* cntx) {
   if (args.size() > 2) {
     return cntx->reply_builder()->SendError(facade::CommandRegistry::WrongArityError("ping"));
   }
-  if (args.size() == 2) return cntx->reply_builder()->SendBulk(args[1]);
-  cntx->reply_builder()->SendSimpleString("PONG");
+  ReplyBuilder* rb = cntx->reply_builder();
+  if (IsSubscribed(cntx) && rb->protocol() == RespVersion::kResp2) {  // Redis's subscribed form
+    rb->StartArray(2);
+    rb->SendBulk("pong");
+    return rb->SendBulk(args.size() == 2 ? args[1] : "");
+  }
+  if (args.size() == 2) return rb->SendBulk(args[1]);
+  rb->SendSimpleString("PONG");
 }
 
 void CmdEcho(CmdArgList args, ConnectionContext* cntx) { cntx->reply_builder()->SendBulk(args[1]); }
@@ -67,6 +74,7 @@ void CmdQuit(CmdArgList args, ConnectionContext* cntx) {
 }
 
 void CmdReset(CmdArgList args, ConnectionContext* cntx) {
+  UnsubscribeAll(cntx);
   StopMonitor(cntx);
   cntx->db_index = 0;
   cntx->name.clear();
@@ -145,6 +153,9 @@ void CmdHello(CmdArgList args, ConnectionContext* cntx) {
     cntx->name = std::string(name);
   }
   rb->set_protocol(version);
+  if (facade::PushQueue* queue = cntx->owner()->push_queue()) {
+    queue->set_resp3(version == RespVersion::kResp3);  // messages follow the protocol
+  }
   rb->StartMap(7);
   rb->SendBulk("server");
   rb->SendBulk("redis");
@@ -174,6 +185,7 @@ void CmdSelect(CmdArgList args, ConnectionContext* cntx) {
 std::string ClientFlags(ConnectionContext* cntx) {
   std::string flags;
   ConnTxState* tx = ConnTxState::Find(cntx);
+  if (IsSubscribed(cntx)) flags += 'P';
   if (tx && tx->in_multi) flags += 'x';
   if (ClientPause::IsParked(cntx)) flags += 'b';
   if (tx && tx->watch_dirty.load(std::memory_order_relaxed)) flags += 'd';
@@ -193,7 +205,8 @@ size_t ArgsBytes(CmdArgList args) {
 //    between batches, those of a request not complete yet); qbuf-free: what the read
 //    buffer can still take without growing.
 //  - Replies go into one growable buffer (Redis's reply buffer `buf`), never into a
-//    reply list, so oll and omem stay 0. obl is what the buffer holds and has not sent;
+//    reply list, so oll stays 0; omem is what the push queue of a subscriber or a
+//    monitor holds and has not sent (push_queue.h). obl is what the buffer holds and has not sent;
 //    for another connection, as of its last send (a shard thread may be writing to its
 //    buffer during a hop), which is when it is blocked sending. rbs: the buffer's size.
 //  - argv-mem: the arguments of the command running or held back by CLIENT PAUSE;
@@ -216,29 +229,43 @@ std::string DescribeClient(RespConnection* conn, RespConnection* me) {
       for (const std::string& arg : queued.args) multi_mem += arg.size();
     }
   }
-  size_t tot_mem = conn->query_buffer_capacity() + rbs + argv_mem + multi_mem;
+  size_t omem = conn->push_queue() ? conn->push_queue()->queued_bytes() : 0;
+  size_t tot_mem = conn->query_buffer_capacity() + rbs + argv_mem + multi_mem + omem;
+  SubscriptionCounts subs = CountSubscriptions(cntx);
   return helio::StrCat(
       "id=", cntx->id(), " addr=", conn->peer_address(), " laddr=", conn->local_address(),
       " fd=", conn->socket() ? conn->socket()->fd() : -1, " name=", cntx->name,
       " age=", (now_ms - conn->created_at_ms()) / 1000,
       " idle=", (now_ms - conn->last_active_ms()) / 1000, " flags=", ClientFlags(cntx),
-      " db=", cntx->db_index, " sub=0 psub=0 ssub=0 multi=", multi, " qbuf=", qbuf,
+      " db=", cntx->db_index, " sub=", subs.channels, " psub=", subs.patterns,
+      " ssub=", subs.shard_channels, " multi=", multi, " qbuf=", qbuf,
       " qbuf-free=", conn->query_buffer_capacity() - qbuf, " argv-mem=", argv_mem,
       " multi-mem=", multi_mem, " rbs=", rbs, " rbp=0 obl=", obl,
-      " oll=0 omem=0 tot-mem=", tot_mem, " events=r cmd=", cmd,
+      " oll=0 omem=", omem, " tot-mem=", tot_mem, " events=r cmd=", cmd,
       " user=default redir=-1 resp=", int(cntx->reply_builder()->protocol()));
 }
 
-// Redis's client types; every client here is a normal one.
-enum class ClientType { kNormal, kOther, kUnknown };
+// Redis's client types: no client here is a master or a replica; a subscribed one is
+// pubsub (a monitor is normal, as in Redis).
+enum class ClientType { kNormal, kPubSub, kOther, kUnknown };
 
 ClientType ClientTypeByName(std::string_view name) {
   if (ArgIs(name, "NORMAL")) return ClientType::kNormal;
-  if (ArgIs(name, "MASTER") || ArgIs(name, "REPLICA") || ArgIs(name, "SLAVE") ||
-      ArgIs(name, "PUBSUB")) {
+  if (ArgIs(name, "PUBSUB")) return ClientType::kPubSub;
+  if (ArgIs(name, "MASTER") || ArgIs(name, "REPLICA") || ArgIs(name, "SLAVE")) {
     return ClientType::kOther;
   }
   return ClientType::kUnknown;
+}
+
+// Whether `cntx`'s client is of `type` (a filter of CLIENT LIST and CLIENT KILL).
+bool IsOfType(ConnectionContext* cntx, std::optional<ClientType> type) {
+  if (!type) return true;
+  switch (*type) {
+    case ClientType::kNormal: return !IsSubscribed(cntx);
+    case ClientType::kPubSub: return IsSubscribed(cntx);
+    default: return false;
+  }
 }
 
 std::string UnknownClientTypeError(std::string_view name) {
@@ -250,7 +277,7 @@ std::string UnknownClientTypeError(std::string_view name) {
 struct KillFilter {
   std::optional<uint64_t> id;
   std::optional<std::string> addr, laddr;
-  bool no_type_matches = false;  // TYPE master, replica or pubsub
+  std::optional<ClientType> type;
   bool skip_me = true;
 };
 
@@ -277,7 +304,7 @@ std::optional<KillFilter> ParseKillFilter(CmdArgList args, ReplyBuilder* rb) {
         rb->SendError(UnknownClientTypeError(value));
         return std::nullopt;
       }
-      filter.no_type_matches = type != ClientType::kNormal;
+      filter.type = type;
     } else if (ArgIs(field, "ADDR")) {
       filter.addr = std::string(value);
     } else if (ArgIs(field, "LADDR")) {
@@ -318,25 +345,24 @@ void ClientKill(CmdArgList args, ConnectionContext* cntx) {
   }
   std::atomic<int64_t> killed{0};
   RespConnection* me = cntx->owner();
-  if (!filter.no_type_matches) {
-    shard_set->pool()->AwaitOnAll([&](unsigned, helio::io::Proactor*) {
-      bool any = false;
-      for (RespConnection* conn : ServerState::tlocal()->connections) {
-        if (filter.skip_me && conn == me) continue;
-        if (filter.id && conn->context()->id() != *filter.id) continue;
-        if (filter.addr && conn->peer_address() != *filter.addr) continue;
-        if (filter.laddr && conn->local_address() != *filter.laddr) continue;
-        if (conn == me) {
-          conn->context()->close_after_reply = true;
-        } else {
-          conn->Kill();
-          any = true;
-        }
-        killed.fetch_add(1, std::memory_order_relaxed);
+  shard_set->pool()->AwaitOnAll([&](unsigned, helio::io::Proactor*) {
+    bool any = false;
+    for (RespConnection* conn : ServerState::tlocal()->connections) {
+      if (filter.skip_me && conn == me) continue;
+      if (filter.id && conn->context()->id() != *filter.id) continue;
+      if (!IsOfType(conn->context(), filter.type)) continue;
+      if (filter.addr && conn->peer_address() != *filter.addr) continue;
+      if (filter.laddr && conn->local_address() != *filter.laddr) continue;
+      if (conn == me) {
+        conn->context()->close_after_reply = true;
+      } else {
+        conn->Kill();
+        any = true;
       }
-      if (any) ClientPause::WakeParked();  // a killed connection may be parked
-    });
-  }
+      killed.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (any) ClientPause::WakeParked();  // a killed connection may be parked
+  });
   if (old_form) {
     return killed ? rb->SendOk() : rb->SendError("ERR No such client");
   }
@@ -347,11 +373,11 @@ void ClientKill(CmdArgList args, ConnectionContext* cntx) {
 void ClientList(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::vector<int64_t> ids;
-  bool only_ids = false, none = false;
+  bool only_ids = false;
+  std::optional<ClientType> type;
   if (args.size() == 4 && ArgIs(args[2], "TYPE")) {
-    ClientType type = ClientTypeByName(args[3]);
+    type = ClientTypeByName(args[3]);
     if (type == ClientType::kUnknown) return rb->SendError(UnknownClientTypeError(args[3]));
-    none = type != ClientType::kNormal;
   } else if (args.size() > 3 && ArgIs(args[2], "ID")) {
     only_ids = true;
     for (size_t i = 3; i < args.size(); ++i) {
@@ -364,17 +390,16 @@ void ClientList(CmdArgList args, ConnectionContext* cntx) {
   }
   std::vector<std::string> lines(shard_set->pool()->size());
   RespConnection* me = cntx->owner();
-  if (!none) {
-    shard_set->pool()->AwaitOnAll([&](unsigned index, helio::io::Proactor*) {
-      for (RespConnection* conn : ServerState::tlocal()->connections) {
-        if (only_ids &&
-            std::find(ids.begin(), ids.end(), int64_t(conn->context()->id())) == ids.end()) {
-          continue;
-        }
-        helio::StrAppend(&lines[index], DescribeClient(conn, me), "\n");
+  shard_set->pool()->AwaitOnAll([&](unsigned index, helio::io::Proactor*) {
+    for (RespConnection* conn : ServerState::tlocal()->connections) {
+      if (!IsOfType(conn->context(), type)) continue;
+      if (only_ids &&
+          std::find(ids.begin(), ids.end(), int64_t(conn->context()->id())) == ids.end()) {
+        continue;
       }
-    });
-  }
+      helio::StrAppend(&lines[index], DescribeClient(conn, me), "\n");
+    }
+  });
   std::string all;
   for (const std::string& part : lines) all += part;
   rb->SendVerbatim(all);

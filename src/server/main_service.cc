@@ -19,6 +19,7 @@
 #include "src/server/lookup_prefetcher.h"
 #include "src/server/monitor.h"
 #include "src/server/multi_exec.h"
+#include "src/server/pubsub_family.h"
 #include "src/server/server_family.h"
 #include "src/server/server_state.h"
 #include "src/server/set_family.h"
@@ -58,6 +59,7 @@ void Service::RegisterCommands() {
   SortFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
   MultiExec::Register(&registry_);
+  PubSubFamily::Register(&registry_);
   registry_.CheckEveryDocUsed();
 }
 
@@ -78,6 +80,15 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
     cntx->reply_builder()->SendError(facade::kOomErr);
     CountRejected(cid, args);
     return nullptr;
+  }
+  if (IsSubscribed(cntx) && cntx->reply_builder()->protocol() == facade::RespVersion::kResp2) {
+    const facade::SubcommandSpec* sub =
+        cid->subcommands.empty() ? nullptr : cid->FindSubcommand(args[1]);
+    if (std::string error = SubscribedModeError(cntx, cid, sub); !error.empty()) {
+      cntx->reply_builder()->SendError(error);
+      CountRejected(cid, args);
+      return nullptr;
+    }
   }
   // A monitoring connection counts as a replica in Redis, which keeps it off the keys.
   if (IsMonitoring(cntx) && (cid->flags & (facade::kCmdWrite | facade::kCmdReadOnly))) {
@@ -235,6 +246,7 @@ void Service::OnConnectionOpen(ConnectionContext* cntx) {
 }
 
 void Service::OnConnectionClose(ConnectionContext* cntx) {
+  UnsubscribeAll(cntx);
   StopMonitor(cntx);
   MultiExec::OnConnectionClose(cntx);
   ServerState::tlocal()->connections.erase(cntx->owner());

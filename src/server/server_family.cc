@@ -19,6 +19,7 @@
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/main_service.h"
+#include "src/server/channel_store.h"
 #include "src/server/monitor.h"
 #include "src/server/server_state.h"
 #include "src/server/transaction.h"
@@ -185,8 +186,9 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("evicted_keys", 0);
     field("keyspace_hits", totals.hits);
     field("keyspace_misses", totals.misses);
-    field("pubsub_channels", 0);
-    field("pubsub_patterns", 0);
+    field("pubsub_channels", NumActive(ChannelKind::kChannel));
+    field("pubsub_patterns", NumActive(ChannelKind::kPattern));
+    field("pubsubshard_channels", NumActive(ChannelKind::kShard));
     field("latest_fork_usec", 0);
     field("total_forks", 0);
     field("total_error_replies", totals.error_replies);
