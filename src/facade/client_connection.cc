@@ -98,7 +98,8 @@ bool ClientConnection::Flush() {
 PushQueue* ClientConnection::StartPushes(ClientClass cls, uint64_t default_hard_bytes) {
   if (push_queue_) return push_queue_.get();
   Flush();  // what was answered before goes first
-  push_queue_ = std::make_unique<PushQueue>(cls, default_hard_bytes);
+  push_queue_ =
+      std::make_unique<PushQueue>(cls, default_hard_bytes, socket() ? socket()->fd() : -1);
   if (socket() != nullptr) {
     push_writer_ = helio::fibers::Launch([this] { push_queue_->SendLoop(this); });
   }

@@ -1,6 +1,7 @@
 #include "src/facade/push_queue.h"
 
 #include <glog/logging.h>
+#include <sys/socket.h>
 
 #include <mutex>
 #include <utility>
@@ -39,8 +40,8 @@ void SetOutputBufferLimit(ClientClass cls, OutputBufferLimit limit) {
   stored.soft_seconds.store(limit.soft_seconds, std::memory_order_relaxed);
 }
 
-PushQueue::PushQueue(ClientClass cls, uint64_t default_hard_bytes)
-    : class_(uint8_t(cls)), default_hard_bytes_(default_hard_bytes) {}
+PushQueue::PushQueue(ClientClass cls, uint64_t default_hard_bytes, int socket_fd)
+    : class_(uint8_t(cls)), default_hard_bytes_(default_hard_bytes), socket_fd_(socket_fd) {}
 
 bool PushQueue::WithinLimits(uint64_t total) {
   OutputBufferLimit limit = GetOutputBufferLimit(client_class());
@@ -65,6 +66,8 @@ bool PushQueue::Push(std::string_view bytes) {
     // Give the memory back now rather than when the connection is gone.
     std::string().swap(pending_);
     closed_.store(true, std::memory_order_relaxed);
+    // The writer may be blocked sending to a client that does not read.
+    if (socket_fd_ >= 0) shutdown(socket_fd_, SHUT_RDWR);
     cv_.notify_one();
     return false;
   }
@@ -86,6 +89,12 @@ std::string PushQueue::TakeQueued() {
   return std::exchange(pending_, {});
 }
 
+void PushQueue::CloseOverLimit(ClientConnection* conn) {
+  LOG(WARNING) << "Client addr=" << conn->peer_address()
+               << " scheduled to be closed ASAP for overcoming of output buffer limits.";
+  conn->Kill();
+}
+
 void PushQueue::SendLoop(ClientConnection* conn) {
   std::string sending;
   while (true) {
@@ -96,18 +105,14 @@ void PushQueue::SendLoop(ClientConnection* conn) {
       sending.swap(pending_);
       stopping = stopping_;
     }
-    if (closed()) {
-      LOG(WARNING) << "Client addr=" << conn->peer_address()
-                   << " scheduled to be closed ASAP for overcoming of output buffer limits.";
-      return conn->Kill();
-    }
+    if (closed()) return CloseOverLimit(conn);
     if (sending.empty()) {
       if (stopping) return;
       continue;
     }
     size_t sent = sending.size();
     if (conn->socket()->Send({reinterpret_cast<const uint8_t*>(sending.data()), sent})) {
-      return conn->Kill();
+      return closed() ? CloseOverLimit(conn) : conn->Kill();
     }
     FacadeStats::tlocal()->net_output_bytes += sent;
     queued_bytes_.fetch_sub(sent, std::memory_order_relaxed);

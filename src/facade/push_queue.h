@@ -19,8 +19,11 @@
 // append until their send returned, so what the server holds for a client is at most
 // its class's hard limit plus one append. Past the hard limit, or over the soft limit
 // for longer than its seconds, the queue drops what it holds, refuses further bytes and
-// the writer ends the connection (Redis's "scheduled to be closed ASAP for overcoming of
-// output buffer limits", logged once per client). A class whose limits are 0 0 0 is
+// shuts the socket down at once (shutdown(2) is safe from any thread, and the socket
+// cannot be closed meanwhile: the connection stops the queue first), which wakes the
+// writer blocked in its send and the reader; the writer then ends the connection
+// (Redis's "scheduled to be closed ASAP for overcoming of output buffer limits", logged
+// once per client). A class whose limits are 0 0 0 is
 // unbounded in Redis; here the queue's own `default_hard_bytes` applies then, so a
 // monitor (class normal, as in Redis) keeps its 32 MiB cap.
 //
@@ -60,8 +63,9 @@ void SetOutputBufferLimit(ClientClass cls, OutputBufferLimit limit);
 class PushQueue {
  public:
   // `default_hard_bytes`: the hard limit when the class has no limit at all (0 0 0);
-  // 0 leaves such a queue unbounded.
-  explicit PushQueue(ClientClass cls, uint64_t default_hard_bytes = 0);
+  // 0 leaves such a queue unbounded. `socket_fd`: the connection's socket, shut down by
+  // the push that overflows (-1: none).
+  PushQueue(ClientClass cls, uint64_t default_hard_bytes, int socket_fd);
 
   // Appends `bytes` for the client. False when they were refused: the queue overflowed
   // (the connection is being closed) or was stopped.
@@ -88,6 +92,7 @@ class PushQueue {
   std::string TakeQueued();
 
  private:
+  void CloseOverLimit(ClientConnection* conn);
   // REQUIRES: lock_ held. Whether the limits allow `total` queued bytes.
   bool WithinLimits(uint64_t total);
 
@@ -101,6 +106,7 @@ class PushQueue {
   std::atomic<uint8_t> class_;
   std::atomic<bool> resp3_{false};
   const uint64_t default_hard_bytes_;
+  const int socket_fd_;
 };
 
 }  // namespace damselfly::facade

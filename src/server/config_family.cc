@@ -12,6 +12,7 @@
 #include "helio/base/strings.h"
 #include "src/core/glob_matcher.h"
 #include "src/facade/error.h"
+#include "src/facade/push_queue.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/command_accounting.h"
 #include "src/server/connection_family.h"
@@ -26,6 +27,12 @@ DEFINE_string(maxmemory, "0",
               "Memory limit (e.g. 4gb): past it, commands that add data get -OOM. 0: none; "
               "left at its default inside a container with a memory limit (cgroup), 90% of "
               "that limit, leaving room for connection buffers and the process itself");
+DEFINE_string(client_output_buffer_limit,
+              "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+              "Redis's client-output-buffer-limit: <class> <hard> <soft> <soft seconds>... for "
+              "the classes normal, replica (slave) and pubsub; a subscriber or monitor whose "
+              "unsent output passes its hard limit, or stays over its soft limit that long, is "
+              "disconnected (0: no limit)");
 DECLARE_uint32(port);
 DECLARE_string(bind);
 DECLARE_uint32(dbnum);
@@ -105,6 +112,57 @@ std::vector<ConfigParam> CollectionLimitParams() {
   };
 }
 
+// client-output-buffer-limit as Redis writes it: "normal 0 0 0 slave ... pubsub ...".
+std::string OutputBufferLimits() {
+  using facade::ClientClass;
+  std::string text;
+  for (auto [cls, name] : {std::pair{ClientClass::kNormal, "normal"},
+                           std::pair{ClientClass::kReplica, "slave"},
+                           std::pair{ClientClass::kPubSub, "pubsub"}}) {
+    facade::OutputBufferLimit limit = facade::GetOutputBufferLimit(cls);
+    helio::StrAppend(&text, text.empty() ? "" : " ", name, " ", limit.hard_bytes, " ",
+                     limit.soft_bytes, " ", limit.soft_seconds);
+  }
+  return text;
+}
+
+// Parses "<class> <hard> <soft> <seconds>..." (memory units allowed, as Redis's); with
+// apply, sets the classes given. Returns Redis's reason for a refusal, or "".
+std::string SetOutputBufferLimits(std::string_view value, bool apply) {
+  using facade::ClientClass;
+  std::vector<std::string_view> words;
+  for (size_t pos = 0; pos < value.size();) {
+    size_t end = std::min(value.find(' ', pos), value.size());
+    if (end > pos) words.push_back(value.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  if (words.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
+  std::vector<std::pair<ClientClass, facade::OutputBufferLimit>> limits;
+  for (size_t i = 0; i < words.size(); i += 4) {
+    ClientClass cls;
+    if (ArgIs(words[i], "NORMAL")) {
+      cls = ClientClass::kNormal;
+    } else if (ArgIs(words[i], "SLAVE") || ArgIs(words[i], "REPLICA")) {
+      cls = ClientClass::kReplica;
+    } else if (ArgIs(words[i], "PUBSUB")) {
+      cls = ClientClass::kPubSub;
+    } else {
+      return "Invalid client class specified in buffer limit configuration.";
+    }
+    std::optional<uint64_t> hard = ParseMemoryValue(words[i + 1]);
+    std::optional<uint64_t> soft = ParseMemoryValue(words[i + 2]);
+    std::optional<int64_t> seconds = ParseInt64(words[i + 3]);
+    if (!hard || !soft || !seconds || *seconds < 0) {
+      return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+    }
+    limits.emplace_back(cls, facade::OutputBufferLimit{*hard, *soft, uint64_t(*seconds)});
+  }
+  if (apply) {
+    for (const auto& [cls, limit] : limits) facade::SetOutputBufferLimit(cls, limit);
+  }
+  return "";
+}
+
 const std::vector<ConfigParam>& Params() {
   constexpr int64_t kMaxLong = std::numeric_limits<int64_t>::max();
   static std::vector<ConfigParam> params = {
@@ -142,6 +200,7 @@ const std::vector<ConfigParam>& Params() {
        IntegerSetter(0, kMaxLong, SetSlowlogMaxLen)},
       {"latency-monitor-threshold", [] { return helio::StrCat(LatencyThresholdMs()); },
        IntegerSetter(0, kMaxLong, [](int64_t ms) { SetLatencyThresholdMs(uint64_t(ms)); })},
+      {"client-output-buffer-limit", OutputBufferLimits, SetOutputBufferLimits},
       {"port", [] { return helio::StrCat(FLAGS_port); }, nullptr},
       {"bind", [] { return FLAGS_bind.empty() ? std::string("* -::*") : FLAGS_bind; }, nullptr},
       {"databases", [] { return helio::StrCat(FLAGS_dbnum); }, nullptr},
@@ -286,6 +345,8 @@ void ConfigFamily::Register(facade::CommandRegistry* registry) {
     LOG(INFO) << "maxmemory " << *maxmemory << " bytes: 90% of the cgroup memory limit";
   }
   maxmemory_bytes.store(*maxmemory, std::memory_order_relaxed);
+  std::string limits_error = SetOutputBufferLimits(FLAGS_client_output_buffer_limit, true);
+  CHECK(limits_error.empty()) << "--client_output_buffer_limit: " << limits_error;
   InitCommandAccounting();
   InitCollectionLimits();
   registry->Add("CONFIG", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys,
