@@ -97,7 +97,9 @@ void Subscribe(ChannelKind kind, CmdArgList args, ConnectionContext* cntx) {
     if (session->of(kind).emplace(args[i]).second) added.emplace_back(args[i]);
     SendConfirmation(rb, ConfirmationName(kind, true), &args[i], session->ConfirmedCount(kind));
   }
-  cntx->Flush();  // the confirmations go before any message
+  // The confirmations go before any message, and past CLIENT REPLY OFF (Redis sends
+  // every pub/sub push regardless of it).
+  cntx->Flush();
   ChangeSubscriptions(kind, session->queue, true, added);
 }
 
@@ -108,6 +110,7 @@ void Unsubscribe(ChannelKind kind, CmdArgList args, ConnectionContext* cntx) {
   if (session == nullptr) {  // counts stay 0; Redis answers each name, or a null one
     for (size_t i = 1; i < args.size(); ++i) SendConfirmation(rb, what, &args[i], 0);
     if (args.size() == 1) SendConfirmation(rb, what, nullptr, 0);
+    cntx->Flush();  // past CLIENT REPLY OFF, as all pub/sub pushes
     return;
   }
   NameSet& names = session->of(kind);
@@ -134,6 +137,7 @@ void Unsubscribe(ChannelKind kind, CmdArgList args, ConnectionContext* cntx) {
       SendConfirmation(rb, what, &args[i], session->ConfirmedCount(kind));
     }
   }
+  cntx->Flush();  // past CLIENT REPLY OFF, as all pub/sub pushes
   if (session->empty()) EndSession(cntx);
 }
 

@@ -366,6 +366,17 @@ class TestConnection::Impl {
     return ParseReplies(output);
   }
 
+  std::vector<RespValue> TakePushes() {
+    std::string pushes;
+    RunInFiber(
+        proactor_,
+        [&] {
+          if (facade::PushQueue* queue = connection_->push_queue()) pushes = queue->TakeQueued();
+        },
+        "taking pushes");
+    return ParseReplies(pushes);
+  }
+
   helio::io::Proactor* proactor() const { return proactor_; }
   facade::ConnectionContext* context() { return connection_->context(); }
 
@@ -379,6 +390,8 @@ TestConnection::TestConnection(Service* service, helio::io::Proactor* proactor)
     : impl_(std::make_unique<Impl>(service, proactor)) {}
 
 TestConnection::~TestConnection() = default;
+
+std::vector<RespValue> TestConnection::TakePushes() { return impl_->TakePushes(); }
 
 RespValue TestConnection::Run(facade::CmdArgList args) {
   std::vector<std::string_view> command(args.begin(), args.end());

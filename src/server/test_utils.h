@@ -32,7 +32,8 @@
 // RESP2, no MULTI or WATCH). Server-wide settings changed with CONFIG SET stay for the
 // rest of the suite: a test that changes one restores it.
 //
-// Not supported: MONITOR (it writes to the socket directly), and commands that wait for
+// Pushes (SUBSCRIBE's messages, MONITOR's lines) are read with TakePushes. Not supported:
+// commands that wait for
 // another client (a blocking pop without a timeout): Run returns only with the reply, and
 // the test thread drives every connection.
 #pragma once
@@ -144,6 +145,11 @@ class TestConnection {
   // Runs the commands as one pipelined batch (one DispatchMany call, so consecutive
   // commands for one shard are squashed into one hop) and returns their replies.
   std::vector<RespValue> RunPipeline(absl::Span<const std::vector<std::string_view>> commands);
+
+  // The pushes (pub/sub messages, MONITOR lines) queued for this connection since the
+  // last call, parsed. Without a socket they wait in the connection's push queue, apart
+  // from the replies (so a test sees their order among themselves, not among replies).
+  std::vector<RespValue> TakePushes();
 
   unsigned thread() const;
   // The connection's state as commands left it (db index, name, MULTI state...). Read it
