@@ -19,21 +19,32 @@ using Subscribers = std::vector<PushQueue*>;
 using ChannelMap =
     absl::flat_hash_map<std::string, Subscribers, helio::StringViewHash, helio::StringViewEq>;
 
-// One immutable snapshot (see the header): a map per kind.
-struct Snapshot {
-  ChannelMap maps[3];
-  const ChannelMap& of(ChannelKind kind) const { return maps[size_t(kind)]; }
-};
+// The store is split into buckets by the channel's hash, each an immutable map behind its
+// own atomic pointer, so a change copies only the buckets its names fall in (1/64 of the
+// channels each), not every channel. Patterns stay one map: each publish reads them all.
+constexpr size_t kBuckets = 64;
 
-const Snapshot empty_snapshot;
-std::atomic<const Snapshot*> current{&empty_snapshot};
+const ChannelMap empty_map;
+std::atomic<const ChannelMap*> maps[3][kBuckets];  // by ChannelKind; patterns use [1][0]
+
+// The top bits: the low ones pick the slot inside absl's table.
+size_t BucketOf(ChannelKind kind, std::string_view name) {
+  if (kind == ChannelKind::kPattern) return 0;
+  return helio::StringViewHash{}(name) >> (64 - 6);
+}
+static_assert(kBuckets == 1 << 6);
+
+const ChannelMap& Map(ChannelKind kind, size_t bucket) {
+  const ChannelMap* map = maps[size_t(kind)][bucket].load(std::memory_order_acquire);
+  return map ? *map : empty_map;
+}
+
+size_t NumBuckets(ChannelKind kind) { return kind == ChannelKind::kPattern ? 1 : kBuckets; }
 
 boost::fibers::mutex& WritersMutex() {
   static boost::fibers::mutex mutex;
   return mutex;
 }
-
-const Snapshot& Current() { return *current.load(std::memory_order_acquire); }
 
 // A message as one subscriber protocol frames it: RESP2 "*n" array or RESP3 ">n" push of
 // bulk strings. Made at most once per protocol per publish.
@@ -71,14 +82,13 @@ size_t Deliver(const Subscribers& subscribers, Framed* message) {
 }  // namespace
 
 size_t Publish(std::string_view channel, std::string_view message) {
-  const Snapshot& snapshot = Current();
   size_t receivers = 0;
-  const ChannelMap& channels = snapshot.of(ChannelKind::kChannel);
+  const ChannelMap& channels = Map(ChannelKind::kChannel, BucketOf(ChannelKind::kChannel, channel));
   if (auto it = channels.find(channel); it != channels.end()) {
     Framed framed{"message", channel, message};
     receivers += Deliver(it->second, &framed);
   }
-  for (const auto& [pattern, subscribers] : snapshot.of(ChannelKind::kPattern)) {
+  for (const auto& [pattern, subscribers] : Map(ChannelKind::kPattern, 0)) {
     if (!core::GlobMatch(pattern, channel)) continue;
     Framed framed{"pmessage", pattern, channel, message};
     receivers += Deliver(subscribers, &framed);
@@ -87,7 +97,7 @@ size_t Publish(std::string_view channel, std::string_view message) {
 }
 
 size_t SPublish(std::string_view channel, std::string_view message) {
-  const ChannelMap& channels = Current().of(ChannelKind::kShard);
+  const ChannelMap& channels = Map(ChannelKind::kShard, BucketOf(ChannelKind::kShard, channel));
   auto it = channels.find(channel);
   if (it == channels.end()) return 0;
   Framed framed{"smessage", channel, message};
@@ -98,10 +108,12 @@ void ChangeSubscriptions(ChannelKind kind, PushQueue* queue, bool subscribe,
                          const std::vector<std::string>& names) {
   if (names.empty()) return;
   std::lock_guard guard(WritersMutex());
-  const Snapshot* old = current.load(std::memory_order_relaxed);
-  auto* next = new Snapshot(*old);
-  ChannelMap& map = next->maps[size_t(kind)];
+  std::atomic<const ChannelMap*>* current = maps[size_t(kind)];
+  ChannelMap* copies[kBuckets] = {};
   for (const std::string& name : names) {
+    size_t bucket = BucketOf(kind, name);
+    if (copies[bucket] == nullptr) copies[bucket] = new ChannelMap(Map(kind, bucket));
+    ChannelMap& map = *copies[bucket];
     if (subscribe) {
       map[name].push_back(queue);
       continue;
@@ -113,26 +125,36 @@ void ChangeSubscriptions(ChannelKind kind, PushQueue* queue, bool subscribe,
                       subscribers.end());
     if (subscribers.empty()) map.erase(it);
   }
-  current.store(next, std::memory_order_release);
-  // Every thread passes a point where no publisher holds `old` (see the header).
+  std::vector<const ChannelMap*> old;
+  for (size_t bucket = 0; bucket < kBuckets; ++bucket) {
+    if (copies[bucket] == nullptr) continue;
+    old.push_back(current[bucket].exchange(copies[bucket], std::memory_order_acq_rel));
+  }
+  // Every thread passes a point where no publisher holds an old map (see the header).
   shard_set->pool()->AwaitOnAll([](unsigned, helio::io::Proactor*) {});
-  if (old != &empty_snapshot) delete old;
+  for (const ChannelMap* map : old) delete map;
 }
 
 std::vector<std::string> ActiveChannels(ChannelKind kind, std::string_view pattern) {
   std::vector<std::string> names;
-  for (const auto& [name, subscribers] : Current().of(kind)) {
-    if (pattern.empty() || core::GlobMatch(pattern, name)) names.push_back(name);
+  for (size_t bucket = 0; bucket < NumBuckets(kind); ++bucket) {
+    for (const auto& [name, subscribers] : Map(kind, bucket)) {
+      if (pattern.empty() || core::GlobMatch(pattern, name)) names.push_back(name);
+    }
   }
   return names;
 }
 
 size_t NumSubscribers(ChannelKind kind, std::string_view channel) {
-  const ChannelMap& map = Current().of(kind);
+  const ChannelMap& map = Map(kind, BucketOf(kind, channel));
   auto it = map.find(channel);
   return it == map.end() ? 0 : it->second.size();
 }
 
-size_t NumActive(ChannelKind kind) { return Current().of(kind).size(); }
+size_t NumActive(ChannelKind kind) {
+  size_t active = 0;
+  for (size_t bucket = 0; bucket < NumBuckets(kind); ++bucket) active += Map(kind, bucket).size();
+  return active;
+}
 
 }  // namespace damselfly

@@ -5,23 +5,25 @@
 // tasks on shard threads (keyspace notifications), where nothing may suspend. Subscribing
 // is rare next to publishing. So the store is read-copy-update:
 //
-//  1. The store in force is an immutable snapshot behind one atomic pointer. PUBLISH loads
-//     it (acquire), looks the channel up, matches the patterns, and appends the message to
-//     each subscriber's push queue (src/facade/push_queue.h), whose spinlock is the
-//     subscriber's own. No lock is shared between publishers, and nothing is written to
-//     memory that other publishers read.
-//  2. A subscription change (SUBSCRIBE, UNSUBSCRIBE... of one connection, all channels of
-//     the command at once) takes the writers' fiber mutex, copies the snapshot, changes
-//     the copy and swaps the pointer.
-//  3. The old snapshot is freed once every proactor thread has passed a point where it
+//  1. The store in force is a set of immutable maps, each behind an atomic pointer: the
+//     channels (and the shard channels) in 64 buckets by hash, the patterns in one map.
+//     PUBLISH loads the channel's bucket and the patterns (acquire), looks the channel up,
+//     matches the patterns, and appends the message to each subscriber's push queue
+//     (src/facade/push_queue.h), whose spinlock is the subscriber's own. No lock is
+//     shared between publishers, and nothing is written to memory other publishers read.
+//  2. A subscription change (SUBSCRIBE, UNSUBSCRIBE... of one connection, all names of the
+//     command at once) takes the writers' fiber mutex, copies the buckets its names fall
+//     in, changes the copies and swaps their pointers.
+//  3. The old maps are freed once every proactor thread has passed a point where it
 //     holds none: a publisher never suspends while it holds one, so after a task ran on
-//     every thread (AwaitOnAll) no publisher can still read the old copy. The same wait
+//     every thread (AwaitOnAll) no publisher can still read an old copy. The same wait
 //     tells the subscriber that from now on every publisher sees the change, so
 //     UNSUBSCRIBE's reply is the last word, and the connection may then drop its queue.
 //
-// Costs: a change copies the whole store (O(subscriptions)) and waits for one task on each
-// thread; a publish is one hash lookup plus one glob match per distinct pattern, as in
-// Redis, and formats the message once per protocol (RESP2 array, RESP3 push) in use.
+// Costs: a change copies the buckets it touches (about 1/64 of the channels each, or the
+// patterns) and waits for one task on each thread; a publish is one hash lookup plus one
+// glob match per distinct pattern, as in Redis, and frames the message once per protocol
+// (RESP2 array, RESP3 push) in use, not once per subscriber.
 // Messages of one publisher reach each subscriber in the order published: each push
 // appends to the subscriber's queue in turn.
 //

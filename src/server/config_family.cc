@@ -130,12 +130,7 @@ std::string OutputBufferLimits() {
 // apply, sets the classes given. Returns Redis's reason for a refusal, or "".
 std::string SetOutputBufferLimits(std::string_view value, bool apply) {
   using facade::ClientClass;
-  std::vector<std::string_view> words;
-  for (size_t pos = 0; pos < value.size();) {
-    size_t end = std::min(value.find(' ', pos), value.size());
-    if (end > pos) words.push_back(value.substr(pos, end - pos));
-    pos = end + 1;
-  }
+  std::vector<std::string_view> words = helio::SplitAny(value, " \t");
   if (words.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
   std::vector<std::pair<ClientClass, facade::OutputBufferLimit>> limits;
   for (size_t i = 0; i < words.size(); i += 4) {
