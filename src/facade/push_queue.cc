@@ -71,9 +71,12 @@ bool PushQueue::Push(std::string_view bytes) {
     cv_.notify_one();
     return false;
   }
+  // The writer waits only while nothing is pending: a wake-up (from another thread, a
+  // message to its scheduler) is due only for the first bytes of a batch.
+  const bool was_empty = pending_.empty();
   pending_ += bytes;
   queued_bytes_.fetch_add(bytes.size(), std::memory_order_relaxed);
-  cv_.notify_one();
+  if (was_empty) cv_.notify_one();
   return true;
 }
 
