@@ -96,7 +96,10 @@ bool ClientConnection::Flush() {
 }
 
 PushQueue* ClientConnection::StartPushes(ClientClass cls, uint64_t default_hard_bytes) {
-  if (push_queue_) return push_queue_.get();
+  if (push_queue_) {
+    if (default_hard_bytes) push_queue_->set_default_hard_bytes(default_hard_bytes);
+    return push_queue_.get();
+  }
   Flush();  // what was answered before goes first
   push_queue_ =
       std::make_unique<PushQueue>(cls, default_hard_bytes, socket() ? socket()->fd() : -1);

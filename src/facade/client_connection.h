@@ -44,7 +44,7 @@ class ClientConnection : public helio::net::Connection {
   // Flush hands the replies to the queue, so they leave in order with the pushes, and the
   // fiber goes on reading while the writer sends. Without a socket (in-process tests) no
   // writer runs and the queue keeps what is pushed. Returns the queue; a second call
-  // returns the same one.
+  // returns the same one (with `default_hard_bytes`, when not 0, as its cap).
   PushQueue* StartPushes(ClientClass cls, uint64_t default_hard_bytes);
   // Connection fiber only: hands the replies so far to the queue, waits until the writer
   // sent everything queued, and drops the queue; replies are sent directly again. No-op

@@ -233,8 +233,8 @@ const CommandId* CommandRegistry::Validate(CmdArgList args, std::string* error) 
 std::vector<std::string_view> CommandRegistry::FlagNames(uint32_t flags) {
   static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
       {kCmdWrite, "write"},         {kCmdReadOnly, "readonly"}, {kCmdDenyOom, "denyoom"},
-      {kCmdAdmin, "admin"},         {kCmdPubSub, "pubsub"},     {kCmdNoScript, "noscript"}, {kCmdLoading, "loading"},
-      {kCmdStale, "stale"},         {kCmdSkipMonitor, "skip_monitor"},
+      {kCmdAdmin, "admin"},         {kCmdPubSub, "pubsub"},     {kCmdNoScript, "noscript"},
+      {kCmdLoading, "loading"},     {kCmdStale, "stale"},       {kCmdSkipMonitor, "skip_monitor"},
       {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdNoAuth, "no_auth"},
       {kCmdAllowBusy, "allow_busy"}, {kCmdNoMulti, "no_multi"},
       {kCmdFast, "fast"},           {kCmdBlocking, "blocking"},
@@ -251,7 +251,8 @@ std::vector<std::string> CommandRegistry::AclNames(uint32_t acl) {
   static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
       {kAclKeyspace, "keyspace"}, {kAclRead, "read"},         {kAclWrite, "write"},
       {kAclSet, "set"},           {kAclSortedSet, "sortedset"}, {kAclList, "list"},
-      {kAclHash, "hash"},         {kAclString, "string"},     {kAclPubSub, "pubsub"},     {kAclAdmin, "admin"},
+      {kAclHash, "hash"},         {kAclString, "string"},     {kAclPubSub, "pubsub"},
+      {kAclAdmin, "admin"},
       {kAclFast, "fast"},         {kAclSlow, "slow"},         {kAclDangerous, "dangerous"},
       {kAclConnection, "connection"}, {kAclTransaction, "transaction"},
   };

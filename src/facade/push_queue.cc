@@ -45,7 +45,9 @@ PushQueue::PushQueue(ClientClass cls, uint64_t default_hard_bytes, int socket_fd
 
 bool PushQueue::WithinLimits(uint64_t total) {
   OutputBufferLimit limit = GetOutputBufferLimit(client_class());
-  if (limit.hard_bytes == 0 && limit.soft_bytes == 0) limit.hard_bytes = default_hard_bytes_;
+  if (limit.hard_bytes == 0 && limit.soft_bytes == 0) {
+    limit.hard_bytes = default_hard_bytes_.load(std::memory_order_relaxed);
+  }
   if (limit.hard_bytes && total > limit.hard_bytes) return false;
   if (limit.soft_bytes == 0 || total <= limit.soft_bytes) {
     soft_since_ms_ = 0;

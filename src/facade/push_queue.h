@@ -75,13 +75,15 @@ class PushQueue {
   size_t queued_bytes() const { return queued_bytes_.load(std::memory_order_relaxed); }
   bool closed() const { return closed_.load(std::memory_order_relaxed); }
 
-  void set_client_class(ClientClass cls) {
-    class_.store(uint8_t(cls), std::memory_order_relaxed);
-  }
+  void set_client_class(ClientClass cls) { class_.store(uint8_t(cls), std::memory_order_relaxed); }
   ClientClass client_class() const { return ClientClass(class_.load(std::memory_order_relaxed)); }
   // The protocol publishers format messages in (RESP3 push or RESP2 array).
   void set_resp3(bool resp3) { resp3_.store(resp3, std::memory_order_relaxed); }
   bool resp3() const { return resp3_.load(std::memory_order_relaxed); }
+  // A monitor starting on a subscriber's queue brings its own cap (see the constructor).
+  void set_default_hard_bytes(uint64_t bytes) {
+    default_hard_bytes_.store(bytes, std::memory_order_relaxed);
+  }
 
   // The writer fiber's body: sends what piles up until Stop (after sending what was
   // queued before it) or until the queue overflows or a send fails, which kill `conn`.
@@ -98,14 +100,14 @@ class PushQueue {
 
   helio::SpinLock lock_;
   boost::fibers::condition_variable_any cv_;
-  std::string pending_;        // guarded by lock_
-  bool stopping_ = false;      // guarded by lock_
-  int64_t soft_since_ms_ = 0;  // guarded by lock_: when it went over the soft limit; 0: not
+  std::string pending_;              // guarded by lock_
+  bool stopping_ = false;            // guarded by lock_
+  int64_t soft_since_ms_ = 0;        // guarded by lock_: when it went over the soft limit; 0: not
   std::atomic<bool> closed_{false};  // overflowed: the connection is to be closed
   std::atomic<size_t> queued_bytes_{0};
   std::atomic<uint8_t> class_;
   std::atomic<bool> resp3_{false};
-  const uint64_t default_hard_bytes_;
+  std::atomic<uint64_t> default_hard_bytes_;
   const int socket_fd_;
 };
 

@@ -123,7 +123,8 @@ void StartMonitor(facade::ConnectionContext* cntx) {
   auto session = std::make_unique<MonitorSession>();
   // A monitor is a normal client for client-output-buffer-limit, as in Redis; with that
   // class unlimited (0 0 0, the default) it keeps kMaxMonitorBacklogBytes.
-  session->queue = cntx->owner()->StartPushes(facade::ClientClass::kNormal, kMaxMonitorBacklogBytes);
+  session->queue =
+      cntx->owner()->StartPushes(facade::ClientClass::kNormal, kMaxMonitorBacklogBytes);
   // +OK is queued before the first line can be: registered after it, the client sees
   // every command that follows it.
   cntx->reply_builder()->SendOk();

@@ -18,10 +18,10 @@
 // EXEC runs them (before the EXEC line), and a monitor is bounded by the `normal` class
 // of client-output-buffer-limit, as in Redis; while that class is unlimited (0 0 0, the
 // default) a monitor whose backlog grows past kMaxMonitorBacklogBytes is disconnected
-// all the same, so a monitor that stops reading cannot grow the server's memory. On a monitoring connection, commands that
-// touch the keyspace (read or write flags) are refused with "ERR Replica can't interact
-// with the keyspace", MONITOR again is ignored (no reply), RESET ends monitoring, and
-// every other command runs as usual.
+// all the same, so a monitor that stops reading cannot grow the server's memory. On a
+// monitoring connection, commands that touch the keyspace (read or write flags) are
+// refused with "ERR Replica can't interact with the keyspace", MONITOR again is ignored
+// (no reply), RESET ends monitoring, and every other command runs as usual.
 //
 // Thread-safety: FeedMonitors from any thread, also inside tasks (it never suspends);
 // the other functions on the connection's fiber.

@@ -64,9 +64,12 @@ void EndSession(ConnectionContext* cntx) {
 
 std::string_view ConfirmationName(ChannelKind kind, bool subscribe) {
   switch (kind) {
-    case ChannelKind::kChannel: return subscribe ? "subscribe" : "unsubscribe";
-    case ChannelKind::kPattern: return subscribe ? "psubscribe" : "punsubscribe";
-    case ChannelKind::kShard: return subscribe ? "ssubscribe" : "sunsubscribe";
+    case ChannelKind::kChannel:
+      return subscribe ? "subscribe" : "unsubscribe";
+    case ChannelKind::kPattern:
+      return subscribe ? "psubscribe" : "punsubscribe";
+    case ChannelKind::kShard:
+      return subscribe ? "ssubscribe" : "sunsubscribe";
   }
   return "";
 }
@@ -256,12 +259,11 @@ void PubSubFamily::Register(facade::CommandRegistry* registry) {
   r.Add("PUNSUBSCRIBE", -1, kSub, kNoKeys, kAclPubSub | kAclSlow,
         unsubscribe(ChannelKind::kPattern));
   r.Add("SSUBSCRIBE", -2, kSub, kNoKeys, kAclPubSub | kAclSlow, subscribe(ChannelKind::kShard));
-  r.Add("SUNSUBSCRIBE", -1, kSub, kNoKeys, kAclPubSub | kAclSlow,
-        unsubscribe(ChannelKind::kShard));
+  r.Add("SUNSUBSCRIBE", -1, kSub, kNoKeys, kAclPubSub | kAclSlow, unsubscribe(ChannelKind::kShard));
   r.Add("PUBLISH", 3, kPub, kNoKeys, kAclPubSub | kAclFast, CmdPublish);
   r.Add("SPUBLISH", 3, kPub, kNoKeys, kAclPubSub | kAclFast, CmdSPublish);
-  r.Add("PUBSUB", -2, kCmdPubSub | kCmdLoading | kCmdStale, kNoKeys, kAclPubSub | kAclSlow,
-        CmdPubSub,
+  // As in Redis, the container has no flags of its own (its subcommands are pubsub).
+  r.Add("PUBSUB", -2, 0, kNoKeys, kAclSlow, CmdPubSub,
         {{"CHANNELS", -2},
          {"NUMSUB", -2},
          {"NUMPAT", 2},

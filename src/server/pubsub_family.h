@@ -51,8 +51,7 @@ void UnsubscribeAll(facade::ConnectionContext* cntx);
 
 // Under RESP2, the error a subscribed connection gets for `cid` (the subcommand `sub`,
 // if any), or "" when it may run it.
-std::string SubscribedModeError(const facade::ConnectionContext* cntx,
-                                const facade::CommandId* cid,
+std::string SubscribedModeError(const facade::ConnectionContext* cntx, const facade::CommandId* cid,
                                 const facade::SubcommandSpec* sub);
 
 }  // namespace damselfly

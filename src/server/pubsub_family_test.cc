@@ -25,7 +25,8 @@ TEST_P(PubSubFamilyTest, SubscribeConfirmationsAndCounts) {
   EXPECT_THAT(sub->Run({"ssubscribe", "s"}), RespArray(ElementsAre("ssubscribe", "s", 1)));
   EXPECT_THAT(sub->Run({"get", "k"}), ErrArg(kContextErr));
   EXPECT_THAT(sub->Run({"ping"}), RespArray(ElementsAre("pong", "")));
-  EXPECT_THAT(sub->Run({"punsubscribe", "nope"}), RespArray(ElementsAre("punsubscribe", "nope", 3)));
+  EXPECT_THAT(sub->Run({"punsubscribe", "nope"}),
+              RespArray(ElementsAre("punsubscribe", "nope", 3)));
   EXPECT_THAT(sub->Run({"unsubscribe", "b"}), RespArray(ElementsAre("unsubscribe", "b", 2)));
   EXPECT_EQ(Run({"reset"}), "RESET");  // another connection's RESET changes nothing here
   EXPECT_EQ(Run({"pubsub", "numpat"}), 1);
