@@ -50,13 +50,14 @@ bool PushQueue::WithinLimits(uint64_t total) {
   }
   if (limit.hard_bytes && total > limit.hard_bytes) return false;
   if (limit.soft_bytes == 0 || total <= limit.soft_bytes) {
-    soft_since_ms_ = 0;
+    soft_since_s_ = 0;
     return true;
   }
-  // Over the soft limit: only for so long (Redis counts whole seconds the same way).
-  int64_t now_ms = helio::UnixTimeMs();
-  if (soft_since_ms_ == 0) soft_since_ms_ = now_ms;
-  return (now_ms - soft_since_ms_) / 1000 <= int64_t(limit.soft_seconds);
+  // Over the soft limit: only for so long, counted in whole seconds of the clock as
+  // Redis counts them (its unixtime).
+  int64_t now_s = helio::UnixTimeMs() / 1000;
+  if (soft_since_s_ == 0) soft_since_s_ = now_s;
+  return now_s - soft_since_s_ <= int64_t(limit.soft_seconds);
 }
 
 bool PushQueue::Push(std::string_view bytes) {

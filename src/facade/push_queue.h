@@ -102,7 +102,7 @@ class PushQueue {
   boost::fibers::condition_variable_any cv_;
   std::string pending_;              // guarded by lock_
   bool stopping_ = false;            // guarded by lock_
-  int64_t soft_since_ms_ = 0;        // guarded by lock_: when it went over the soft limit; 0: not
+  int64_t soft_since_s_ = 0;         // guarded by lock_: when it went over the soft limit; 0: not
   std::atomic<bool> closed_{false};  // overflowed: the connection is to be closed
   std::atomic<size_t> queued_bytes_{0};
   std::atomic<uint8_t> class_;
