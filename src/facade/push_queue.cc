@@ -24,6 +24,8 @@ AtomicLimit limits[kNumClientClasses] = {
     {32ull << 20, 8ull << 20, 60},
 };
 
+constexpr size_t kKeptBufferBytes = 4 << 10;
+
 }  // namespace
 
 OutputBufferLimit GetOutputBufferLimit(ClientClass cls) {
@@ -122,8 +124,10 @@ void PushQueue::SendLoop(ClientConnection* conn) {
     }
     FacadeStats::tlocal()->net_output_bytes += sent;
     queued_bytes_.fetch_sub(sent, std::memory_order_relaxed);
-    // A big burst grew the buffer: do not keep its memory for the next small message.
-    if (sending.capacity() > (64 << 10)) {
+    // The two buffers swap roles at each send, so an idle subscriber keeps both: past a
+    // few KiB give the memory back (one allocation per send under load, beside a
+    // syscall), as thousands of subscribers may sit idle after a burst.
+    if (sending.capacity() > kKeptBufferBytes) {
       std::string().swap(sending);
     } else {
       sending.clear();
