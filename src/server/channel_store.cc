@@ -105,9 +105,13 @@ size_t SPublish(std::string_view channel, std::string_view message) {
 }
 
 void ChangeSubscriptions(ChannelKind kind, PushQueue* queue, bool subscribe,
-                         const std::vector<std::string>& names) {
-  if (names.empty()) return;
-  std::lock_guard guard(WritersMutex());
+                         const std::vector<std::string>& names,
+                         const std::function<void()>& before_visible) {
+  if (names.empty()) {
+    if (before_visible) before_visible();
+    return;
+  }
+  std::lock_guard guard(WritersMutex());  // may suspend: before anything is queued
   std::atomic<const ChannelMap*>* current = maps[size_t(kind)];
   ChannelMap* copies[kBuckets] = {};
   for (const std::string& name : names) {
@@ -125,6 +129,7 @@ void ChangeSubscriptions(ChannelKind kind, PushQueue* queue, bool subscribe,
                       subscribers.end());
     if (subscribers.empty()) map.erase(it);
   }
+  if (before_visible) before_visible();
   std::vector<const ChannelMap*> old;
   for (size_t bucket = 0; bucket < kBuckets; ++bucket) {
     if (copies[bucket] == nullptr) continue;

@@ -36,6 +36,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,9 +56,13 @@ size_t SPublish(std::string_view channel, std::string_view message);
 
 // Adds (subscribe) or removes `queue` as subscriber of `names` of `kind`. REQUIRES: each
 // name is (subscribe) not yet / (unsubscribe) already subscribed by this queue. Returns
-// once every publisher sees the change.
+// once every publisher sees the change. `before_visible`, if given, runs just before
+// publishers can see the change, with no suspension in between: SUBSCRIBE queues its
+// confirmations there, so they precede every message and the connection's writer cannot
+// send them (which lets the client publish) before the change is visible.
 void ChangeSubscriptions(ChannelKind kind, facade::PushQueue* queue, bool subscribe,
-                         const std::vector<std::string>& names);
+                         const std::vector<std::string>& names,
+                         const std::function<void()>& before_visible = nullptr);
 
 // The active channels (with at least one subscriber) of `kind` matching glob `pattern`
 // (all when empty). For kPattern: the distinct patterns.

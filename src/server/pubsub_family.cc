@@ -102,8 +102,7 @@ void Subscribe(ChannelKind kind, CmdArgList args, ConnectionContext* cntx) {
   }
   // The confirmations go before any message, and past CLIENT REPLY OFF (Redis sends
   // every pub/sub push regardless of it).
-  cntx->Flush();
-  ChangeSubscriptions(kind, session->queue, true, added);
+  ChangeSubscriptions(kind, session->queue, true, added, [cntx] { cntx->Flush(); });
 }
 
 void Unsubscribe(ChannelKind kind, CmdArgList args, ConnectionContext* cntx) {

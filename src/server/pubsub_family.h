@@ -5,8 +5,9 @@
 // pubsub of client-output-buffer-limit) and a PubSubSession in its context with the names
 // it subscribes to; the channel store (channel_store.h) maps names to queues for the
 // publishers. Order on the wire:
-//  - SUBSCRIBE queues its confirmations before its queue joins the store, so they come
-//    before the first message;
+//  - SUBSCRIBE queues its confirmations right before its queue joins the store, with no
+//    suspension in between, so they come before the first message, and the client
+//    cannot see them before a PUBLISH would reach it;
 //  - UNSUBSCRIBE takes the queue out of the store (waiting until no publisher can still
 //    push to it) before queueing its confirmations, so none follows them;
 //  - the connection's other replies go through the same queue.
