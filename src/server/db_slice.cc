@@ -64,12 +64,15 @@ const PrimeValue* DbSlice::Find(DbIndex index, std::string_view key) {
   return handle ? &handle.value() : nullptr;
 }
 
-const PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key) {
+const PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key, bool touch) {
   Db* d = db(index);
   MainTable::Handle handle = d ? FindLive(*d, key, core::HashKey(key)) : MainTable::Handle();
-  ++(handle ? stats_.keyspace_hits : stats_.keyspace_misses);
-  if (!handle) return nullptr;
-  Touch(handle);
+  if (!handle) {
+    CountMiss(index, key);
+    return nullptr;
+  }
+  ++stats_.keyspace_hits;
+  if (touch) Touch(handle);
   return &handle.value();
 }
 
@@ -130,36 +133,35 @@ DbSlice::Update DbSlice::AddOrFind(DbIndex index, std::string_view key) {
   return Update(this, &d, key, handle, true);
 }
 
-bool DbSlice::Erase(DbIndex index, std::string_view key, std::string_view event) {
+bool DbSlice::Erase(DbIndex index, std::string_view key, std::string_view event,
+                    KeyChangeKind kind) {
   Db* d = db(index);
   if (!d) return false;
   MainTable::Handle handle = FindLive(*d, key, core::HashKey(key));
   if (!handle) return false;
   EraseEntry(*d, handle, key);
-  Report(KeyChangeKind::kDel, index, key, event);
+  Report(kind, index, key, event);
   return true;
 }
 
 std::pair<PrimeValue, int64_t> DbSlice::TakeOut(Db& d, MainTable::Handle source,
-                                                std::string_view key, std::string_view event) {
+                                                std::string_view key) {
   const int64_t deadline_ms = source.value().has_expire() ? GetExpire(d.index, key) : 0;
   PrimeValue value = std::move(source.value());
   value.set_has_expire(false);
   value.set_has_mc_meta(false);  // the metadata described the item under its old key
   if (deadline_ms != 0) d.expire.Erase(key);  // the moved-from value no longer says so
   EraseMain(d, source, key);
-  Report(KeyChangeKind::kRenamedFrom, d.index, key, event);
   return {std::move(value), deadline_ms};
 }
 
-void DbSlice::PutValue(DbIndex index, std::string_view key, PrimeValue value,
-                       int64_t deadline_ms, std::string_view event) {
+void DbSlice::PutValue(DbIndex index, std::string_view key, PrimeValue value, int64_t deadline_ms) {
   Update target = AddOrFind(index, key);
   if (target->has_expire()) target.SetExpire(0);
   if (target->has_mc_meta()) dbs_[index]->mc_meta.erase(key);
   target.value() = std::move(value);
   target.SetExpire(deadline_ms);
-  target.Changed(event, KeyChangeKind::kRenamedTo);
+  target.EndSilently();
 }
 
 OpStatus DbSlice::Rename(DbIndex index, std::string_view from, std::string_view to,
@@ -170,8 +172,12 @@ OpStatus DbSlice::Rename(DbIndex index, std::string_view from, std::string_view 
   if (!source) return OpStatus::kKeyNotFound;
   if (only_if_new && FindLive(*d, to, core::HashKey(to))) return OpStatus::kSkipped;
   // Take the value out before inserting `to`: the insert may move entries.
-  auto [value, deadline_ms] = TakeOut(*d, source, from, "rename_from");
-  PutValue(index, to, std::move(value), deadline_ms, "rename_to");
+  auto [value, deadline_ms] = TakeOut(*d, source, from);
+  PutValue(index, to, std::move(value), deadline_ms);
+  // Redis deletes a replaced `to` and adds it anew, so it is always "new".
+  Report(KeyChangeKind::kSet, index, to, "new");
+  Report(KeyChangeKind::kRenamedFrom, index, from, "rename_from");
+  Report(KeyChangeKind::kRenamedTo, index, to, "rename_to");
   return OpStatus::kOk;
 }
 
@@ -181,8 +187,11 @@ OpStatus DbSlice::MoveToDb(DbIndex from_db, DbIndex to_db, std::string_view key)
   MainTable::Handle source = from ? FindLive(*from, key, core::HashKey(key)) : MainTable::Handle();
   if (!source) return OpStatus::kKeyNotFound;
   if (Find(to_db, key)) return OpStatus::kSkipped;
-  auto [value, deadline_ms] = TakeOut(*from, source, key, "move_from");
-  PutValue(to_db, key, std::move(value), deadline_ms, "move_to");
+  auto [value, deadline_ms] = TakeOut(*from, source, key);
+  PutValue(to_db, key, std::move(value), deadline_ms);
+  Report(KeyChangeKind::kSet, to_db, key, "new");
+  Report(KeyChangeKind::kRenamedFrom, from_db, key, "move_from");
+  Report(KeyChangeKind::kRenamedTo, to_db, key, "move_to");
   return OpStatus::kOk;
 }
 
@@ -190,7 +199,9 @@ bool DbSlice::PutSerialized(DbIndex index, std::string_view key, std::string_vie
                             int64_t deadline_ms, std::string_view event) {
   PrimeValue value;
   if (!value.Deserialize(form)) return false;
-  PutValue(index, key, std::move(value), deadline_ms, event);
+  PutValue(index, key, std::move(value), deadline_ms);
+  Report(KeyChangeKind::kSet, index, key, "new");
+  Report(KeyChangeKind::kRenamedTo, index, key, event);
   return true;
 }
 
@@ -381,8 +392,8 @@ DbSlice::Update& DbSlice::Update::operator=(Update&& other) noexcept {
     handle_ = other.handle_;
     value_ = std::exchange(other.value_, nullptr);
     inserted_ = other.inserted_;
-    event_ = std::exchange(other.event_, {});
-    kind_ = other.kind_;
+    num_events_ = std::exchange(other.num_events_, 0);
+    events_ = other.events_;
   }
   return *this;
 }
@@ -400,20 +411,25 @@ void DbSlice::Update::Erase(std::string_view event) {
   DCHECK(value_);
   DCHECK(&db_state_->main.Find(key_).value() == value_) << "the entry moved under its Update";
   slice_->EraseEntry(*db_state_, handle_, key_);
-  if (!inserted_) slice_->Report(KeyChangeKind::kDel, db_, key_, event);
-  value_ = nullptr;
-  slice_ = nullptr;
+  if (!inserted_) {
+    ReportEvents();
+    slice_->Report(KeyChangeKind::kDel, db_, key_, event);
+  }
+  EndSilently();
+}
+
+void DbSlice::Update::ReportEvents() {
+  if (inserted_ && num_events_ != 0) slice_->Report(KeyChangeKind::kSet, db_, key_, "new");
+  for (uint8_t i = 0; i < num_events_; ++i) {
+    slice_->Report(events_[i].kind, db_, key_, events_[i].name);
+  }
+  num_events_ = 0;
 }
 
 void DbSlice::Update::FinishSlow() {
-  if (!event_.empty()) {
-    slice_->Report(kind_, db_, key_, event_);
-  } else if (inserted_) {
-    Erase();  // inserted and never set: it never existed
-    return;
-  }
-  value_ = nullptr;
-  slice_ = nullptr;
+  if (num_events_ == 0 && inserted_) return Erase();  // inserted and never set: it never existed
+  ReportEvents();
+  EndSilently();
 }
 
 }  // namespace damselfly

@@ -12,11 +12,12 @@
 // through an Update (FindMutable, FindMutableTyped, AddOrFind) or one of the few
 // whole-key operations (Erase, Rename, MoveToDb, FlushDb, SwapDb, expiry). The command
 // says what it did to an Update (Changed("incrby")); when the Update ends, a real change
-// is reported to the change listeners as a KeyChange (key, kind, notify-keyspace-events
-// name). A command that changed nothing reports nothing: a SET NX of an existing key, a
-// DEL of a missing one, an EXPIRE that a condition refused. Listeners today: WATCH
-// (watch_table.h); keyspace notifications, client-side caching, blocked clients and the
-// replication journal are to subscribe the same way. See docs/architecture.md.
+// is reported to the change listeners as KeyChanges (key, kind, notify-keyspace-events
+// name), in the order Redis notifies them. A command that changed nothing reports
+// nothing: a SET NX of an existing key, a DEL of a missing one, an EXPIRE that a
+// condition refused. Listeners today: WATCH (watch_table.h) and keyspace notifications
+// (keyspace_events.h); client-side caching, blocked clients and the replication journal
+// are to subscribe the same way. See docs/architecture.md.
 //
 // Pointers returned by Find/Update stay valid until the next insertion into or erasure
 // from that database's main table (a DashTable may move entries).
@@ -25,6 +26,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <cstdint>
 #include <memory>
@@ -85,11 +87,14 @@ enum class KeyChangeKind : uint8_t {
   kSwapDb,       // the database is about to trade places with other_db (key is empty)
 };
 
+// One event of a change. A command may report several of one key, in the order Redis
+// notifies them: a key it created is first reported as "new"; then, e.g., "set" and
+// "expire" for SET with EX, "lpop" and "del" for an LPOP that empties the list.
 struct KeyChange {
   KeyChangeKind kind;
   DbIndex db;
   std::string_view key;
-  // The event's name as notify-keyspace-events names it: "set", "incrby", "del",
+  // The event's name as notify-keyspace-events names it: "new", "set", "incrby", "del",
   // "expired", "rename_from", "move_to", "flushdb"...
   std::string_view event;
   DbIndex other_db = 0;  // kSwapDb
@@ -98,6 +103,9 @@ struct KeyChange {
 // Called on the shard's thread after a change (before, for kFlushDb and kSwapDb); may
 // read the slice, must not change it.
 using ChangeListener = std::function<void(const KeyChange&)>;
+// Called on the shard's thread when a read finds `key` missing (the reads that count a
+// keyspace miss); may read the slice, must not change it.
+using MissListener = std::function<void(DbIndex db, std::string_view key)>;
 
 class DbSlice {
  private:
@@ -139,12 +147,17 @@ class DbSlice {
 
   // The live value of `key`, or nullptr. An expired key is deleted on the way.
   const PrimeValue* Find(DbIndex db, std::string_view key);
-  // Find for read commands: also counts a keyspace hit or miss.
-  const PrimeValue* FindRead(DbIndex db, std::string_view key);
+  // Find for read commands: also counts a keyspace hit or miss (and tells the miss
+  // listener). `touch`: records a use of the key (not for EXISTS, TYPE and TTL, which
+  // Redis looks up with LOOKUP_NOTOUCH: counted, but no use).
+  const PrimeValue* FindRead(DbIndex db, std::string_view key, bool touch = true);
   // FindRead of a value of `type`: kKeyNotFound, or kWrongType for another type (the
-  // one place WRONGTYPE is decided).
-  OpResult<const PrimeValue*> FindTyped(DbIndex db, std::string_view key, ObjType type) {
-    const PrimeValue* value = FindRead(db, key);
+  // one place WRONGTYPE is decided). `for_write`: the look-up of a write command before
+  // the hop that changes the key (LMOVE's, SMOVE's, LMPOP's first hop): a plain Find,
+  // no keyspace hit or miss, as Redis's lookupKeyWrite.
+  OpResult<const PrimeValue*> FindTyped(DbIndex db, std::string_view key, ObjType type,
+                                        bool for_write = false) {
+    const PrimeValue* value = for_write ? Find(db, key) : FindRead(db, key);
     if (value == nullptr) return OpStatus::kKeyNotFound;
     if (value->type() != type) return OpStatus::kWrongType;
     return value;
@@ -179,9 +192,12 @@ class DbSlice {
   // at least every 1024 s; EngineShard sizes `samples` to cover the table in 10 minutes).
   void AgeAccessStamps(size_t samples);
 
-  // Counts a keyspace hit or miss for a read that went through FindMutable (memcache's
-  // gets, which may hand out a cas unique).
-  void CountRead(bool hit) { ++(hit ? stats_.keyspace_hits : stats_.keyspace_misses); }
+  // Counts a keyspace hit or miss for a read that did not go through FindRead (memcache's
+  // gets, which may hand out a cas unique; SET's GET option).
+  void CountRead(DbIndex db, std::string_view key, bool hit) {
+    if (hit) return void(++stats_.keyspace_hits);
+    CountMiss(db, key);
+  }
 
   // --- writes (see the top of this file). `key` must stay valid while the Update lives.
 
@@ -193,18 +209,22 @@ class DbSlice {
   // (Update::inserted()). An inserted key the command never marks Changed is removed
   // again when the Update ends.
   Update AddOrFind(DbIndex db, std::string_view key);
-  // Deletes `key`, reporting kDel with `event`; false when it was not there.
-  bool Erase(DbIndex db, std::string_view key, std::string_view event = "del");
+  // Deletes `key`, reporting `kind` with `event`; false when it was not there.
+  bool Erase(DbIndex db, std::string_view key, std::string_view event = "del",
+             KeyChangeKind kind = KeyChangeKind::kDel);
   // Moves the value and deadline of `from` to `to` (replacing `to`), within the database:
   // the object moves, nothing is copied. kKeyNotFound when `from` is missing; kSkipped
-  // with only_if_new when `to` exists (RENAMENX). REQUIRES: from != to.
+  // with only_if_new when `to` exists (RENAMENX). REQUIRES: from != to. Reported as
+  // Redis does: "new" for `to` (also when it replaced a key), "rename_from", "rename_to".
   OpStatus Rename(DbIndex db, std::string_view from, std::string_view to, bool only_if_new);
   // Moves `key` with its deadline to database `to_db` (MOVE). kKeyNotFound when missing,
-  // kSkipped when `to_db` has the key. REQUIRES: from_db != to_db.
+  // kSkipped when `to_db` has the key. REQUIRES: from_db != to_db. Reported as "new"
+  // (in `to_db`), "move_from", "move_to".
   OpStatus MoveToDb(DbIndex from_db, DbIndex to_db, std::string_view key);
   // Puts a value rebuilt from PrimeValue::Serialize form (a value moved in from another
-  // shard) under `key` with `deadline_ms` (0: none), replacing any value; reported as
-  // kRenamedTo with `event`. False (nothing changed) when the form is malformed.
+  // shard, or a copy) under `key` with `deadline_ms` (0: none), replacing any value;
+  // reported as "new" then kRenamedTo with `event`. False (nothing changed) when the form
+  // is malformed.
   bool PutSerialized(DbIndex db, std::string_view key, std::string_view form,
                      int64_t deadline_ms, std::string_view event);
 
@@ -227,6 +247,9 @@ class DbSlice {
   // RemoveChangeListener. Reporting costs one branch while there are none.
   uint64_t AddChangeListener(ChangeListener listener);
   void RemoveChangeListener(uint64_t id);
+  // The listener of reads of missing keys (one at most; nullptr removes it). A miss costs
+  // one branch while there is none.
+  void SetMissListener(MissListener listener) { miss_listener_ = std::move(listener); }
 
   // Calls cb for the keys of the table from `cursor` (0 starts a scan) until at least
   // `count` keys were seen or the table ends, and returns the cursor to continue with
@@ -335,13 +358,11 @@ class DbSlice {
   // business).
   void EraseMain(Db& db, MainTable::Handle handle, std::string_view key);
   // Takes the value of the live entry `source` of `key` out of `d`, with its deadline
-  // (0: none), erasing the entry and reporting kRenamedFrom with `event` (RENAME, MOVE).
-  std::pair<PrimeValue, int64_t> TakeOut(Db& d, MainTable::Handle source, std::string_view key,
-                                         std::string_view event);
+  // (0: none), erasing the entry. Reports nothing: the caller does, in Redis's order.
+  std::pair<PrimeValue, int64_t> TakeOut(Db& d, MainTable::Handle source, std::string_view key);
   // Puts `value` (one without a deadline or memcached metadata of its own) under `key`
-  // with `deadline_ms` (0: none), replacing any value; reports kRenamedTo with `event`.
-  void PutValue(DbIndex db, std::string_view key, PrimeValue value, int64_t deadline_ms,
-                std::string_view event);
+  // with `deadline_ms` (0: none), replacing any value. Reports nothing.
+  void PutValue(DbIndex db, std::string_view key, PrimeValue value, int64_t deadline_ms);
   // Sets (at_ms > 0) or removes (0) the deadline of the live entry `handle` of `key`.
   void SetExpireOf(Db& db, MainTable::Handle handle, std::string_view key, int64_t at_ms);
   void Report(KeyChangeKind kind, DbIndex db, std::string_view key, std::string_view event,
@@ -349,11 +370,17 @@ class DbSlice {
     if (!listeners_.empty()) ReportToListeners({kind, db, key, event, other_db});
   }
   void ReportToListeners(const KeyChange& change);
+  void CountMiss(DbIndex db, std::string_view key) {
+    ++stats_.keyspace_misses;
+    if (miss_listener_) [[unlikely]]
+      miss_listener_(db, key);
+  }
 
   const int64_t base_ms_;
   std::vector<std::unique_ptr<Db>> dbs_;
   uint32_t clock_s_ = 0;  // seconds since base_ms_, refreshed by AgeAccessStamps
   std::vector<std::pair<uint64_t, ChangeListener>> listeners_;
+  MissListener miss_listener_;
   PreUpdateHook pre_update_hook_;
   uint64_t next_listener_id_ = 1;
   int64_t keep_expired_until_ms_ = 0;
@@ -384,13 +411,14 @@ class DbSlice::Update {
   DbIndex db() const { return db_; }
 
   // Records that the command changed the key (value or deadline); reported as `kind`
-  // with `event` (a static name: "set", "incrby", "expire"...) when the Update ends.
-  // The last call wins.
+  // with `event` (a static name: "set", "incrby", "expire"...) when the Update ends,
+  // after "new" when the Update created the key. Each call adds an event, in the order
+  // Redis notifies them (SET with EX: "set", then "expire"). At most kMaxEvents.
   void Changed(std::string_view event, KeyChangeKind kind = KeyChangeKind::kSet) {
-    event_ = event;
-    kind_ = kind;
+    DCHECK_LT(num_events_, kMaxEvents) << event;
+    if (num_events_ < kMaxEvents) events_[num_events_++] = {event, kind};
   }
-  bool changed() const { return !event_.empty(); }
+  bool changed() const { return num_events_ != 0; }
 
   // The deadline in unix ms, 0 when none.
   int64_t expire() const;
@@ -398,15 +426,16 @@ class DbSlice::Update {
   // says Changed() when it means one.
   void SetExpire(int64_t at_ms);
 
-  // Deletes the key and ends the Update, reporting kDel with `event` (nothing when this
-  // Update inserted the key: for the listeners it never existed).
+  // Deletes the key and ends the Update, reporting the events recorded so far, then kDel
+  // with `event` (nothing when this Update inserted the key: for the listeners it never
+  // existed).
   void Erase(std::string_view event = "del");
 
   // Ends the Update now: reports a change, or removes a key it inserted and never
   // changed. Idempotent.
   void Finish() {
     if (value_ == nullptr) return;
-    if (!event_.empty() && slice_->listeners_.empty()) {  // the common case, inline
+    if (num_events_ != 0 && slice_->listeners_.empty()) {  // the common case, inline
       value_ = nullptr;
       return;
     }
@@ -415,10 +444,23 @@ class DbSlice::Update {
 
  private:
   friend class DbSlice;
+  static constexpr uint8_t kMaxEvents = 3;
+  struct Event {
+    std::string_view name;
+    KeyChangeKind kind;
+  };
+
   Update(DbSlice* slice, Db* db, std::string_view key, MainTable::Handle handle, bool inserted)
       : slice_(slice), db_state_(db), db_(db->index), key_(key), handle_(handle),
         value_(&handle.value()), inserted_(inserted) {}
   void FinishSlow();
+  // Reports "new" (when inserted) and the recorded events, and forgets them.
+  void ReportEvents();
+  // Ends the Update without reporting or removing anything (the caller reports).
+  void EndSilently() {
+    value_ = nullptr;
+    slice_ = nullptr;
+  }
 
   DbSlice* slice_ = nullptr;
   Db* db_state_ = nullptr;
@@ -429,8 +471,8 @@ class DbSlice::Update {
   MainTable::Handle handle_;
   PrimeValue* value_ = nullptr;
   bool inserted_ = false;
-  std::string_view event_;  // empty: nothing changed (yet)
-  KeyChangeKind kind_ = KeyChangeKind::kSet;
+  uint8_t num_events_ = 0;  // 0: nothing changed (yet)
+  std::array<Event, kMaxEvents> events_;
 };
 
 }  // namespace damselfly

@@ -271,7 +271,7 @@ TEST(DbSliceTest, UpdatesReportRealChangesOnly) {
   DbSlice slice(2);
   ChangeLog log(&slice);
   Put(&slice, "a");
-  EXPECT_EQ(log.Take(), std::vector<std::string>{"0:a:set"});
+  EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:a:new", "0:a:set"}));
 
   {  // SET NX of an existing key: an Update that changes nothing
     DbSlice::Update entry = slice.AddOrFind(0, "a");
@@ -290,17 +290,71 @@ TEST(DbSliceTest, UpdatesReportRealChangesOnly) {
   Put(&slice, "c");
   SetExpire(&slice, "c", UnixTimeMs() - 1);
   EXPECT_EQ(slice.Find(0, "c"), nullptr);
-  EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:a:del", "0:c:set", "0:c:expire",
-                                                   "0:c:expired"}));
+  EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:a:del", "0:c:new", "0:c:set", "0:c:expire",
+                                                  "0:c:expired"}));
 
-  {  // erasing through the Update reports the delete once
+  {  // erasing through the Update reports what it recorded, then the delete
     Put(&slice, "d");
     log.Take();
     DbSlice::Update entry = slice.FindMutable(0, "d");
+    entry.Changed("lpop");
+    entry.Erase("del");
+  }
+  EXPECT_EQ(log.kinds, (std::vector<KeyChangeKind>{KeyChangeKind::kSet, KeyChangeKind::kDel}));
+  EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:d:lpop", "0:d:del"}));
+  {  // a key created and deleted by one Update never existed for the listeners
+    DbSlice::Update entry = slice.AddOrFind(0, "e");
+    entry->SetString("v");
     entry.Changed("set");
     entry.Erase("del");
   }
-  EXPECT_EQ(log.Take(), std::vector<std::string>{"0:d:del"});
+  EXPECT_TRUE(log.Take().empty());
+}
+
+// One Update reports each event it recorded, in order, after "new" for a key it created
+// (Redis's SET with EX: new, set, expire); moving an Update moves them.
+TEST(DbSliceTest, UpdatesReportEveryEventInOrder) {
+  DbSlice slice(1);
+  ChangeLog log(&slice);
+  {
+    DbSlice::Update entry = slice.AddOrFind(0, "k");
+    entry->SetString("v");
+    entry.Changed("set");
+    entry.SetExpire(UnixTimeMs() + 60000);
+    entry.Changed("expire");
+    DbSlice::Update moved = std::move(entry);
+    EXPECT_FALSE(entry.changed());
+    EXPECT_TRUE(moved.changed());
+  }
+  EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:k:new", "0:k:set", "0:k:expire"}));
+  {
+    DbSlice::Update entry = slice.AddOrFind(0, "k");
+    entry->SetString("w");
+    entry.Changed("set");
+  }
+  EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:k:set"}));
+}
+
+// Reads of missing keys go to the miss listener, writes' lookups do not.
+TEST(DbSliceTest, MissListenerHearsReadsOfMissingKeys) {
+  DbSlice slice(1);
+  std::vector<std::string> misses;
+  slice.SetMissListener(
+      [&](DbIndex db, std::string_view key) { misses.push_back(helio::StrCat(db, ":", key)); });
+  Put(&slice, "here");
+  EXPECT_EQ(slice.FindRead(0, "nothing"), nullptr);
+  EXPECT_NE(slice.FindRead(0, "here"), nullptr);
+  EXPECT_EQ(slice.FindRead(0, "gone", false), nullptr);
+  slice.CountRead(0, "mc", false);
+  slice.CountRead(0, "here", true);
+  EXPECT_EQ(slice.Find(0, "silent"), nullptr);
+  EXPECT_FALSE(slice.FindMutable(0, "silent"));
+  EXPECT_EQ(misses, (std::vector<std::string>{"0:nothing", "0:gone", "0:mc"}));
+  EXPECT_EQ(slice.stats().keyspace_misses, 3u);
+  EXPECT_EQ(slice.stats().keyspace_hits, 2u);
+  slice.SetMissListener(nullptr);
+  EXPECT_EQ(slice.FindRead(0, "nothing"), nullptr);
+  EXPECT_EQ(misses.size(), 3u);
 }
 
 TEST(DbSliceTest, FindTypedDecidesWrongType) {
@@ -358,15 +412,18 @@ TEST(DbSliceTest, TypedValuesMoveWithoutCopies) {
     Put(&slice, "target");
     log.Take();
     ASSERT_EQ(slice.Rename(0, "l", "target", false), OpStatus::kOk);
-    EXPECT_EQ(log.kinds, (std::vector<KeyChangeKind>{KeyChangeKind::kRenamedFrom,
-                                                     KeyChangeKind::kRenamedTo}));
+    EXPECT_EQ(log.kinds,
+              (std::vector<KeyChangeKind>{KeyChangeKind::kSet, KeyChangeKind::kRenamedFrom,
+                                          KeyChangeKind::kRenamedTo}));
     EXPECT_EQ(slice.Find(0, "l"), nullptr);
     value = slice.Find(0, "target");
     ASSERT_NE(value, nullptr);
     EXPECT_EQ(value->GetObjectAs<TestList>(), object) << "the object itself moved";
     EXPECT_GT(slice.GetExpire(0, "target"), UnixTimeMs());
     EXPECT_EQ(TestList::live, 1);
-    EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:l:rename_from", "0:target:rename_to"}));
+    // As Redis: the replaced target is "new" again, before the two halves of the rename.
+    EXPECT_EQ(log.Take(),
+              (std::vector<std::string>{"0:target:new", "0:l:rename_from", "0:target:rename_to"}));
     EXPECT_EQ(slice.ExpireSize(0), 1u) << "the old name's deadline left with it";
     EXPECT_EQ(slice.GetExpire(0, "l"), 0);
 
@@ -380,7 +437,8 @@ TEST(DbSliceTest, TypedValuesMoveWithoutCopies) {
     EXPECT_EQ(slice.Find(0, "target"), nullptr);
     EXPECT_EQ(slice.Find(1, "target")->GetObjectAs<TestList>(), object);
     EXPECT_GT(slice.GetExpire(1, "target"), UnixTimeMs());
-    EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:target:move_from", "1:target:move_to"}));
+    EXPECT_EQ(log.Take(),
+              (std::vector<std::string>{"1:target:new", "0:target:move_from", "1:target:move_to"}));
     EXPECT_EQ(slice.ExpireSize(0), 0u);
     EXPECT_EQ(slice.ExpireSize(1), 1u);
     Put(&slice, "other", "v", 1);

@@ -43,7 +43,7 @@ int64_t DeleteKeys(DbIndex db, CmdArgList args, absl::Span<const uint32_t> indic
 
 int64_t CountExisting(DbIndex db, CmdArgList args, absl::Span<const uint32_t> indices) {
   int64_t found = 0;
-  for (uint32_t index : indices) found += Slice().Find(db, args[index]) != nullptr;
+  for (uint32_t index : indices) found += Slice().FindRead(db, args[index], false) != nullptr;
   return found;
 }
 
@@ -74,14 +74,14 @@ void CmdCount(CmdArgList args, ConnectionContext* cntx) {
 // --- TYPE, TTL & co, PERSIST, OBJECT
 
 void CmdType(CmdArgList args, ConnectionContext* cntx) {
-  const PrimeValue* value = Slice().Find(cntx->db_index, args[1]);
+  const PrimeValue* value = Slice().FindRead(cntx->db_index, args[1], false);
   cntx->reply_builder()->SendSimpleString(value ? ObjTypeName(value->type()) : "none");
 }
 
 // TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 missing, -1 no deadline.
 void ReplyTtl(CmdArgList args, ConnectionContext* cntx, bool in_ms, bool absolute) {
   ReplyBuilder* rb = cntx->reply_builder();
-  if (!Slice().Find(cntx->db_index, args[1])) return rb->SendLong(-2);
+  if (!Slice().FindRead(cntx->db_index, args[1], false)) return rb->SendLong(-2);
   int64_t deadline = Slice().GetExpire(cntx->db_index, args[1]);
   if (deadline == 0) return rb->SendLong(-1);
   if (absolute) return rb->SendLong(in_ms ? deadline : deadline / 1000);
@@ -197,8 +197,10 @@ struct SerializedEntry {
   int64_t deadline_ms = 0;
 };
 
-std::optional<SerializedEntry> SerializeEntry(DbIndex db, std::string_view key) {
-  const PrimeValue* value = Slice().Find(db, key);
+// `read`: COPY's look-up, counted as a read (a keyspace hit or miss) as in Redis; RENAME's
+// is a write's.
+std::optional<SerializedEntry> SerializeEntry(DbIndex db, std::string_view key, bool read) {
+  const PrimeValue* value = read ? Slice().FindRead(db, key) : Slice().Find(db, key);
   if (!value) return std::nullopt;
   SerializedEntry entry;
   value->Serialize(&entry.form);
@@ -230,7 +232,7 @@ Transfer TransferKey(CmdArgList args, ConnectionContext* cntx, DbIndex to_db, bo
   bool target_exists = false;
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
-        if (shard->shard_id() == from_shard) copied = SerializeEntry(t->db(), from);
+        if (shard->shard_id() == from_shard) copied = SerializeEntry(t->db(), from, !move);
         if (shard->shard_id() == to_shard) target_exists = Slice().Find(to_db, to) != nullptr;
       },
       false);
@@ -240,7 +242,9 @@ Transfer TransferKey(CmdArgList args, ConnectionContext* cntx, DbIndex to_db, bo
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
         if (result != Transfer::kDone) return;
-        if (move && shard->shard_id() == from_shard) Slice().Erase(t->db(), from, "rename_from");
+        if (move && shard->shard_id() == from_shard) {
+          Slice().Erase(t->db(), from, "rename_from", KeyChangeKind::kRenamedFrom);
+        }
         if (shard->shard_id() == to_shard) {
           Slice().PutSerialized(to_db, to, copied->form, copied->deadline_ms,
                                 move ? "rename_to" : "copy_to");

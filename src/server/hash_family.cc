@@ -78,10 +78,8 @@ OpResult<size_t> OpSet(DbIndex db, CmdArgList args, size_t first, bool only_if_a
   if (only_if_absent && hash->Contains(args[first])) return size_t{0};
   hash->ConvertIfNeeded(max_len, total_len);
   size_t created = 0;
-  for (size_t i = first; i + 1 < args.size(); i += 2) {
-    created += hash->Set(args[i], args[i + 1]);
-    entry.Changed("hset");
-  }
+  for (size_t i = first; i + 1 < args.size(); i += 2) created += hash->Set(args[i], args[i + 1]);
+  entry.Changed("hset");  // also when no value changed, as Redis notifies
   SyncEncoding(entry);
   return created;
 }
@@ -160,11 +158,8 @@ OpResult<size_t> OpDel(DbIndex db, CmdArgList args) {
   HashObject* hash = HashOf(entry);
   size_t removed = 0;
   for (size_t i = 2; i < args.size() && hash->Size() > 0; ++i) removed += hash->Remove(args[i]);
-  if (hash->Size() == 0) {
-    entry.Erase("del");
-  } else if (removed > 0) {
-    entry.Changed("hdel");
-  }
+  if (removed > 0) entry.Changed("hdel");
+  if (hash->Size() == 0) entry.Erase("del");
   return removed;
 }
 

@@ -52,12 +52,13 @@ std::optional<End> ParseEnd(std::string_view arg) {
   return std::nullopt;
 }
 
-// Ends a change of a list: deletes it when empty, else reports `event`. `shrunk`:
-// elements were removed (it may go back to a listpack).
+// Ends a change of a list: reports `event`, then deletes the list if it is empty (Redis
+// notifies "lpop" then "del"). `shrunk`: elements were removed (it may go back to a
+// listpack).
 void FinishChange(DbSlice::Update& entry, ListObject* list, const char* event, bool shrunk) {
+  entry.Changed(event);
   if (list->Size() == 0) return entry.Erase("del");
   if (shrunk) list->TryShrink(Fill());
-  entry.Changed(event);
 }
 
 // The list under `key` for a change: kKeyNotFound, kWrongType, or its Update.
@@ -368,7 +369,8 @@ void Move(CmdArgList args, ConnectionContext* cntx, End from, End to) {
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
         if (shard->shard_id() == source_shard) {
-          OpResult<const PrimeValue*> found = Slice().FindTyped(t->db(), source, ObjType::kList);
+          OpResult<const PrimeValue*> found =
+              Slice().FindTyped(t->db(), source, ObjType::kList, true);
           source_status = found.status();
           if (found) {
             core::ListpackValueTo(ListOf(**found)->At(from == End::kHead ? 0 : -1).Get(), &value);
@@ -392,8 +394,14 @@ void Move(CmdArgList args, ConnectionContext* cntx, End from, End to) {
           list->Pop(from, &Scratch());
           list->PrepareAdd(value.size(), 1, Fill(), Depth());
           list->Push(to, value);
-          entry.Changed(PushEvent(to));
+          entry.Changed(PushEvent(to));  // Redis notifies the push, then the pop
+          entry.Changed(PopEvent(from));
           return;
+        }
+        // The push first, as Redis notifies them.
+        if (shard->shard_id() == destination_shard) {
+          std::string_view element = value;
+          OpPush(t->db(), destination, to, CmdArgList(&element, 1), false);
         }
         if (shard->shard_id() == source_shard) {
           // The move happens as of hop 1; a source that expired since then is gone
@@ -403,10 +411,6 @@ void Move(CmdArgList args, ConnectionContext* cntx, End from, End to) {
             list->Pop(from, &Scratch());
             FinishChange(entry, list, PopEvent(from), true);
           }
-        }
-        if (shard->shard_id() == destination_shard) {
-          std::string_view element = value;
-          OpPush(t->db(), destination, to, CmdArgList(&element, 1), false);
         }
       },
       true);
@@ -455,7 +459,7 @@ void CmdLMPop(CmdArgList args, ConnectionContext* cntx) {
       [&](Transaction* t, EngineShard* shard) {
         for (uint32_t index : t->KeyIndices(shard->shard_id())) {
           OpResult<const PrimeValue*> found =
-              Slice().FindTyped(t->db(), args[index], ObjType::kList);
+              Slice().FindTyped(t->db(), args[index], ObjType::kList, true);
           state[index] = found ? 1 : found.status() == OpStatus::kWrongType ? 2 : 0;
         }
       },

@@ -146,7 +146,9 @@ void StoreNew(Item& item, std::string_view data, McMeta meta, int64_t deadline_m
   item->SetString(data);  // drops the old item's metadata
   SetDeadline(item, deadline_ms);
   AttachNewMeta(item.key(), &item.value(), meta, record_access);
+  // Notified as Redis's SET with EX would be.
   item.Changed("set");
+  if (deadline_ms > 0) item.Changed("expire");
   ++McStats::tlocal().total_items;
 }
 
@@ -313,7 +315,7 @@ ArithResult Arith(Item& item, bool incr, uint64_t delta, uint64_t* result) {
   if (updated.size() > value->Size()) meta = McMeta{.flags = meta.flags};
   meta.cas = 0;
   value->SetString(updated);
-  item.Changed(incr ? "incrby" : "decrby");
+  item.Changed("incrby");  // Redis's name for DECR and DECRBY too
   if (meta.flags != 0 || meta.access_s != 0 || meta.stale || meta.win_sent || meta.key_binary) {
     Slice().SetMcMeta(kDb, key, value, meta);
   }
@@ -405,7 +407,7 @@ Item FindForRetrieval(const MemcacheCommand& command, size_t index) {
   std::string_view key = command.keys[index];
   ++stats.cmd_get;
   Item item = FindStringItem(key);
-  Slice().CountRead(bool(item));
+  Slice().CountRead(kDb, key, bool(item));
   ++(item ? stats.get_hits : stats.get_misses);
   if (Touches(command.type)) {
     ++stats.cmd_touch;
@@ -484,7 +486,7 @@ void RunMetaGet(const MemcacheCommand& command, std::string* out) {
   DbSlice& slice = Slice();
   const int64_t now_ms = UnixTimeMs();
   Item item = FindStringItem(key);
-  slice.CountRead(bool(item));
+  slice.CountRead(kDb, key, bool(item));
   ++(item ? stats.get_hits : stats.get_misses);
   // N vivifies a missing key only: a RESP key of another type stays as it is.
   const bool created = !item && args.Has('N') && slice.Find(kDb, key) == nullptr;

@@ -80,9 +80,10 @@ void StoreSet(PrimeValue& value, SetObject* set) {
 
 uint64_t Random64() { return EngineShard::tlocal()->rng()(); }
 
-// The set under `key` for a read: kKeyNotFound, or kWrongType for another type.
-OpResult<const SetObject*> FindSet(DbIndex db, std::string_view key) {
-  OpResult<const PrimeValue*> found = Slice().FindTyped(db, key, ObjType::kSet);
+// The set under `key` for a read (or a write's first look, see DbSlice::FindTyped):
+// kKeyNotFound, or kWrongType for another type.
+OpResult<const SetObject*> FindSet(DbIndex db, std::string_view key, bool for_write = false) {
+  OpResult<const PrimeValue*> found = Slice().FindTyped(db, key, ObjType::kSet, for_write);
   if (!found) return found.status();
   return static_cast<const SetObject*>(AsSet(**found));
 }
@@ -140,11 +141,8 @@ void CmdSRem(CmdArgList args, ConnectionContext* cntx) {
     removed += set->Remove(member);
     if (set->Empty()) break;
   }
-  if (set->Empty()) {
-    entry->Erase("srem");
-  } else if (removed > 0) {
-    entry->Changed("srem");
-  }
+  if (removed > 0) entry->Changed("srem");
+  if (set->Empty()) entry->Erase("del");
   rb->SendLong(removed);
 }
 
@@ -203,14 +201,15 @@ void CmdSPop(CmdArgList args, ConnectionContext* cntx) {
     rb->SendBulk(set->Pop(Random64()));
   } else if (size_t(*count) >= set->Size()) {
     ReplyMembers(rb, set);
-    return entry->Erase("spop");
+    entry->Changed("spop");
+    return entry->Erase("del");
   } else {
     if (*count == 0) return rb->StartSet(0);
     rb->StartSet(*count);
     for (int64_t i = 0; i < *count; ++i) rb->SendBulk(set->Pop(Random64()));
   }
-  if (set->Empty()) return entry->Erase("spop");
   entry->Changed("spop");
+  if (set->Empty()) entry->Erase("del");
 }
 
 // Replies `count` distinct random members of `set`. REQUIRES: count < set->Size().
@@ -501,7 +500,7 @@ void CmdSMove(CmdArgList args, ConnectionContext* cntx) {
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
         if (shard->shard_id() == src_shard) {
-          OpResult<const SetObject*> found = FindSet(t->db(), src);
+          OpResult<const SetObject*> found = FindSet(t->db(), src, true);
           src_status = found.status();
           is_member = found && (*found)->Contains(member);
         }
@@ -522,11 +521,8 @@ void CmdSMove(CmdArgList args, ConnectionContext* cntx) {
           if (DbSlice::Update entry = Slice().FindMutable(t->db(), src)) {
             SetObject* set = AsSet(entry.value());
             set->Remove(member);
-            if (set->Empty()) {
-              entry.Erase("srem");
-            } else {
-              entry.Changed("srem");
-            }
+            entry.Changed("srem");
+            if (set->Empty()) entry.Erase("del");
           }
         }
         if (shard->shard_id() == dst_shard) OpAdd(t->db(), dst, args.subspan(3, 1), "sadd");

@@ -59,12 +59,13 @@ void StoreString(DbIndex db, std::string_view key, std::string_view value, bool 
                  int64_t deadline_ms = 0) {
   DbSlice::Update entry = Slice().AddOrFind(db, key);
   entry->SetString(value);
+  entry.Changed("set");
   if (deadline_ms > 0) {
     entry.SetExpire(deadline_ms);
+    entry.Changed("expire");
   } else if (!keep_ttl && entry->has_expire()) {
-    entry.SetExpire(0);
+    entry.SetExpire(0);  // silently, as Redis drops it
   }
-  entry.Changed("set");
 }
 
 // SET key value [NX | XX] [GET] [EX s | PX ms | EXAT ts | PXAT ts-ms | KEEPTTL]
@@ -110,6 +111,7 @@ void CmdSet(CmdArgList args, ConnectionContext* cntx) {
   DbSlice::Update entry = Slice().AddOrFind(cntx->db_index, args[1]);
   const bool inserted = entry.inserted();
   if (get) {
+    Slice().CountRead(cntx->db_index, args[1], !inserted);
     if (!inserted && entry->type() != ObjType::kString) return rb->SendError(facade::kWrongTypeErr);
     if (inserted) {
       rb->SendNull();
@@ -122,12 +124,13 @@ void CmdSet(CmdArgList args, ConnectionContext* cntx) {
     return;
   }
   entry->SetString(args[2]);
+  entry.Changed("set");
   if (deadline_ms > 0) {
     entry.SetExpire(deadline_ms);
+    entry.Changed("expire");
   } else if (!inserted && expire.kind != ExpireSpec::kKeepTtl && entry->has_expire()) {
-    entry.SetExpire(0);
+    entry.SetExpire(0);  // silently, as Redis drops it
   }
-  entry.Changed("set");
   if (!get) rb->SendOk();
 }
 
@@ -169,6 +172,7 @@ void CmdGetEx(CmdArgList args, ConnectionContext* cntx) {
   // Redis's order: options, then the key (a missing key is nil even with a bad expiry
   // value), then the expiry value.
   OpResult<DbSlice::Update> found = FindMutableString(cntx->db_index, args[1]);
+  Slice().CountRead(cntx->db_index, args[1], !found || *found);  // a read, as in Redis
   if (!found) return SendOpError(rb, found.status());
   DbSlice::Update& entry = *found;
   if (!entry) return rb->SendNull();

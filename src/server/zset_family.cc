@@ -133,8 +133,9 @@ void ReplyPairs(ReplyBuilder* rb, const SortedPairs& pairs, bool withscores, boo
 
 // --- Shard code: reads.
 
-OpResult<const ZSetObject*> FindZSet(DbIndex db, std::string_view key) {
-  OpResult<const PrimeValue*> value = Slice().FindTyped(db, key, ObjType::kZSet);
+// The sorted set under `key` for a read (or a write's first look, see DbSlice::FindTyped).
+OpResult<const ZSetObject*> FindZSet(DbIndex db, std::string_view key, bool for_write = false) {
+  OpResult<const PrimeValue*> value = Slice().FindTyped(db, key, ObjType::kZSet, for_write);
   if (!value) return value.status();
   return (*value)->GetObjectAs<ZSetObject>();
 }
@@ -266,11 +267,12 @@ OpResult<AddOutcome> OpAdd(DbIndex db, std::string_view key, const AddFlags& fla
   return out;
 }
 
-// Ends a write to a sorted set: reports `event`, or deletes the key if it became empty.
+// Ends a write to a sorted set: reports `event`, then deletes the key if it became empty
+// (Redis notifies "zrem" then "del").
 void FinishWrite(DbSlice::Update& update, const ZSetObject& zset, std::string_view event) {
+  update.Changed(event);
   if (zset.Size() == 0) return update.Erase("del");
   SyncZSetEncoding(&update.value());
-  update.Changed(event);
 }
 
 OpResult<int64_t> OpRemove(DbIndex db, std::string_view key, CmdArgList members) {
@@ -800,7 +802,7 @@ void CmdZMPop(CmdArgList args, ConnectionContext* cntx) {
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
         for (uint32_t index : t->KeyIndices(shard->shard_id())) {
-          OpResult<const ZSetObject*> zset = FindZSet(t->db(), args[index]);
+          OpResult<const ZSetObject*> zset = FindZSet(t->db(), args[index], true);
           states[index] = zset                                    ? kNonEmpty
                           : zset.status() == OpStatus::kWrongType ? kWrongType
                                                                   : kEmpty;
