@@ -18,6 +18,7 @@
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/keyspace_events.h"
 #include "src/server/latency_monitor.h"
 #include "src/server/cgroup_limits.h"
 #include "src/server/collection_limits.h"
@@ -196,6 +197,13 @@ const std::vector<ConfigParam>& Params() {
       {"latency-monitor-threshold", [] { return helio::StrCat(LatencyThresholdMs()); },
        IntegerSetter(0, kMaxLong, [](int64_t ms) { SetLatencyThresholdMs(uint64_t(ms)); })},
       {"client-output-buffer-limit", OutputBufferLimits, SetOutputBufferLimits},
+      {"notify-keyspace-events", [] { return KeyspaceEventFlagsString(KeyspaceEventFlags()); },
+       [](std::string_view value, bool apply) -> std::string {
+         std::optional<uint32_t> flags = ParseKeyspaceEventFlags(value);
+         if (!flags) return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+         if (apply) SetKeyspaceEventFlags(*flags);
+         return "";
+       }},
       {"port", [] { return helio::StrCat(FLAGS_port); }, nullptr},
       {"bind", [] { return FLAGS_bind.empty() ? std::string("* -::*") : FLAGS_bind; }, nullptr},
       {"databases", [] { return helio::StrCat(FLAGS_dbnum); }, nullptr},

@@ -2,7 +2,8 @@
 // settings damselfly has. Settable at run time: maxmemory, maxmemory-policy,
 // requirepass, hz, slowlog-log-slower-than, slowlog-max-len, client-output-buffer-limit
 // (a monitor or subscriber whose push queue passes its class's limits is disconnected,
-// see src/facade/push_queue.h), the collection limits. The others are reported
+// see src/facade/push_queue.h), notify-keyspace-events (keyspace_events.h), the
+// collection limits. The others are reported
 // and refused as immutable.
 //
 // Thread-safety: the handlers run on connection fibers; every settable value lives in

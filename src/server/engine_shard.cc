@@ -31,6 +31,7 @@ void EngineShard::InitThreadLocal(ShardId id, unsigned num_shards, unsigned dbnu
   set_hz(hz);
   tl_shard = new EngineShard(id, dbnum);
   tl_shard->db_slice_.SetCasSequence(id + 1, num_shards);
+  tl_shard->keyspace_events_.SetFlags(KeyspaceEventFlags());
   tl_shard->expiry_fiber_ = helio::fibers::Launch([shard = tl_shard] { shard->RunExpiryCycles(); });
 }
 
