@@ -413,8 +413,10 @@ class DbSlice::Update {
   // Records that the command changed the key (value or deadline); reported as `kind`
   // with `event` (a static name: "set", "incrby", "expire"...) when the Update ends,
   // after "new" when the Update created the key. Each call adds an event, in the order
-  // Redis notifies them (SET with EX: "set", then "expire"). At most kMaxEvents.
+  // Redis notifies them (SET with EX: "set", then "expire"), except that an event
+  // repeated at once is one change (a memcache mg with T twice). At most kMaxEvents.
   void Changed(std::string_view event, KeyChangeKind kind = KeyChangeKind::kSet) {
+    if (num_events_ != 0 && events_[num_events_ - 1].name == event) return;
     DCHECK_LT(num_events_, kMaxEvents) << event;
     if (num_events_ < kMaxEvents) events_[num_events_++] = {event, kind};
   }
