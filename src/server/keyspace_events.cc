@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "helio/base/strings.h"
+#include "src/server/channel_store.h"
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
 
@@ -137,7 +138,13 @@ void SetKeyspaceEventFlags(uint32_t flags) {
       [](EngineShard* shard) { shard->keyspace_events().SetFlags(KeyspaceEventFlags()); });
 }
 
+KeyspaceNotifier::KeyspaceNotifier(DbSlice* slice) : slice_(slice), publish_(&Publish) {}
+
 KeyspaceNotifier::~KeyspaceNotifier() { SetFlags(0); }
+
+void KeyspaceNotifier::set_publisher(Publisher publisher) {
+  publish_ = publisher ? publisher : &Publish;
+}
 
 void KeyspaceNotifier::SetFlags(uint32_t flags) {
   flags_ = flags;
@@ -163,7 +170,7 @@ void KeyspaceNotifier::OnChange(const KeyChange& change) {
 
 void KeyspaceNotifier::Notify(uint32_t event_class, std::string_view event, DbIndex db,
                               std::string_view key) {
-  if (!(flags_ & event_class) || !publish_) return;
+  if (!(flags_ & event_class)) return;
   if (flags_ & kKeyspace) {
     channel_.clear();
     helio::StrAppend(&channel_, "__keyspace@", db, "__:", key);

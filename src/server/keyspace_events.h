@@ -12,7 +12,8 @@
 // KeyspaceNotifier subscribes to it only while the setting can publish something (K or E
 // and a class), so with notifications off (the default) writes pay nothing; reads of
 // missing keys go to it only while class m is on. It finds each event's class, formats
-// the two messages and hands them to its publisher, on the shard's thread, as the command
+// the two messages and publishes them (pub/sub's Publish, channel_store.h, which never
+// suspends and reaches subscribers on every thread), on the shard's thread, as the command
 // (or the expiry) happens: inside MULTI/EXEC, as each command runs; for active expiry,
 // from the shard's expiry fiber, without suspending.
 //
@@ -20,8 +21,8 @@
 // a fiber); a KeyspaceNotifier belongs to its shard's thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,11 +68,12 @@ void SetKeyspaceEventFlags(uint32_t flags);
 
 class KeyspaceNotifier {
  public:
-  // Publishes `message` on `channel` (the server's pub/sub). Called on the shard's thread
-  // as events happen; must not suspend.
-  using Publisher = std::function<void(std::string_view channel, std::string_view message)>;
+  // Publishes `message` on `channel` and returns the number of receivers, as pub/sub's
+  // Publish (channel_store.h) does. Called on the shard's thread as events happen; must
+  // not suspend.
+  using Publisher = size_t (*)(std::string_view channel, std::string_view message);
 
-  explicit KeyspaceNotifier(DbSlice* slice) : slice_(slice) {}
+  explicit KeyspaceNotifier(DbSlice* slice);
   ~KeyspaceNotifier();
   KeyspaceNotifier(const KeyspaceNotifier&) = delete;
   KeyspaceNotifier& operator=(const KeyspaceNotifier&) = delete;
@@ -79,8 +81,8 @@ class KeyspaceNotifier {
   // Notifies the events `flags` enables from now on: listens to the slice's writes only
   // while they can publish something, and to its misses only with class m.
   void SetFlags(uint32_t flags);
-  uint32_t flags() const { return flags_; }
-  void set_publisher(Publisher publisher) { publish_ = std::move(publisher); }
+  // Where messages go: pub/sub's Publish, unless a test records them (nullptr: Publish).
+  void set_publisher(Publisher publisher);
 
  private:
   void OnChange(const KeyChange& change);

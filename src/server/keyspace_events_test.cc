@@ -2,8 +2,9 @@
 // event stream each family's commands produce, in Redis 7.0's names and order (the
 // expected streams were recorded from redis-server 7.0; tests/test_keyspace_events.py
 // checks the same over the wire). A recording publisher stands in for pub/sub on every
-// shard. Keys of one test share a hash tag, so they live on one shard and their events
-// arrive in one order.
+// shard, but in PublishedToSubscribers, which goes through the server's pub/sub. Keys of
+// one test share a hash tag, so they live on one shard and their events arrive in one
+// order.
 #include "src/server/keyspace_events.h"
 
 #include <chrono>
@@ -25,9 +26,10 @@ using testing::IsEmpty;
 std::mutex recorded_mu;
 std::vector<std::string> recorded;  // "channel message"
 
-void Record(std::string_view channel, std::string_view message) {
+size_t Record(std::string_view channel, std::string_view message) {
   std::lock_guard lock(recorded_mu);
   recorded.push_back(helio::StrCat(channel, " ", message));
+  return 0;
 }
 
 class KeyspaceEventsTest : public ServiceTest {
@@ -423,6 +425,29 @@ TEST_P(KeyspaceEventsTest, FireAsCommandsRunInMulti) {
   EXPECT_THAT(Run({"exec"}), ArrLen(3));
   EXPECT_THAT(Events(), ElementsAre("__keyspace@0__:a set", "__keyspace@0__:l lpush",
                                     "__keyspace@0__:a del"));
+}
+
+// Through the server's pub/sub: a PSUBSCRIBEd connection (on another thread than the
+// writer when there are several) gets pmessages.
+TEST_P(KeyspaceEventsTest, PublishedToSubscribers) {
+  shard_set->RunOnAll([](EngineShard* shard) { shard->keyspace_events().set_publisher(nullptr); });
+  std::unique_ptr<TestConnection> subscriber = Connect(num_shards() - 1);
+  EXPECT_THAT(subscriber->Run({"psubscribe", "__key*@*__:*"}), ArrLen(3));
+  Notify("KEA");
+  Run({"set", "foo", "bar"});
+  Run({"lpush", "{t}l", "a"});
+  Run({"lpop", "{t}l"});
+  auto pmessage = [](std::string_view channel, std::string_view message) {
+    return RespArray(ElementsAre("pmessage", "__key*@*__:*", channel, message));
+  };
+  EXPECT_THAT(
+      subscriber->TakePushes(),
+      ElementsAre(pmessage("__keyspace@0__:foo", "set"), pmessage("__keyevent@0__:set", "foo"),
+                  pmessage("__keyspace@0__:{t}l", "lpush"),
+                  pmessage("__keyevent@0__:lpush", "{t}l"), pmessage("__keyspace@0__:{t}l", "lpop"),
+                  pmessage("__keyevent@0__:lpop", "{t}l"), pmessage("__keyspace@0__:{t}l", "del"),
+                  pmessage("__keyevent@0__:del", "{t}l")));
+  EXPECT_THAT(subscriber->Run({"punsubscribe"}), ArrLen(3));
 }
 
 TEST_P(KeyspaceEventsTest, StartUpFlagValue) {
