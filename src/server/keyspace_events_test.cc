@@ -304,6 +304,30 @@ TEST_P(KeyspaceEventsTest, SortedSets) {
                           "{t}e new", "{t}e zrangestore", "{t}d del", "{t}e del"));
 }
 
+// Keys on different shards (when there are several): each shard publishes its own keys'
+// events, in Redis's order per key; across keys the order is the shards'.
+TEST_P(KeyspaceEventsTest, MultiKeyCommandsAcrossShards) {
+  const std::string a = KeyOnShard(0, "a"), b = KeyOnShard(num_shards() - 1, "b");
+  Run({"rpush", a, "x", "y"});
+  Notify("KAn");
+  Run({"rpoplpush", a, b});
+  Run({"lmove", a, b, "LEFT", "LEFT"});
+  Run({"rename", b, a});
+  Run({"copy", a, b});
+  Run({"del", a, b});
+  using testing::UnorderedElementsAreArray;
+  auto in = [](const std::string& key, std::string_view event) {
+    return helio::StrCat("__keyspace@0__:", key, " ", event);
+  };
+  EXPECT_THAT(Events(), UnorderedElementsAreArray({
+                            in(b, "new"), in(b, "lpush"), in(a, "rpop"),             // RPOPLPUSH
+                            in(b, "lpush"), in(a, "lpop"), in(a, "del"),             // LMOVE
+                            in(a, "new"), in(b, "rename_from"), in(a, "rename_to"),  // RENAME
+                            in(b, "new"), in(b, "copy_to"),                          // COPY
+                            in(a, "del"), in(b, "del"),                              // DEL
+                        }));
+}
+
 TEST_P(KeyspaceEventsTest, NewKeysOnly) {
   Notify("En");
   Run({"set", "foo", "bar"});
