@@ -271,6 +271,22 @@ constexpr CommandDoc kListDocs[] = {
      "source destination"},
     {"LMPOP", "list", "Pop elements from a list", "7.0.0",
      "numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"},
+    {"BLPOP", "list",
+     "Remove and get the first element in a list, or block until one is available", "2.0.0",
+     "key [key ...] timeout"},
+    {"BRPOP", "list",
+     "Remove and get the last element in a list, or block until one is available", "2.0.0",
+     "key [key ...] timeout"},
+    {"BLMPOP", "list", "Pop elements from a list, or block until one is available", "7.0.0",
+     "timeout numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"},
+    {"BLMOVE", "list",
+     "Pop an element from a list, push it to another list and return it; or block until one "
+     "is available",
+     "6.2.0", "source destination <LEFT | RIGHT> <LEFT | RIGHT> timeout"},
+    {"BRPOPLPUSH", "list",
+     "Pop an element from a list, push it to another list and return it; or block until one "
+     "is available",
+     "2.2.0", "source destination timeout"},
 };
 
 // set_family.cc

@@ -148,6 +148,9 @@ void Transaction::Schedule() {
 
 void Transaction::Entry::RunHop() {
   if (tx->hop_) (*tx->hop_)(tx, EngineShard::tlocal());
+  // Clients blocked on keys the transaction filled are served as it ends (so pushes in
+  // MULTI serve them after EXEC), before the next transaction runs.
+  if (last_hop) EngineShard::tlocal()->blocking().ServeReady();
   // The coordinator may go on (and destroy the transaction) once this is counted.
   tx->pending_->Dec();
 }
@@ -174,7 +177,10 @@ void Transaction::ArmHop(Select&& select, bool last) {
   for (Entry& entry : shards_) {
     if (!select(entry)) continue;
     Entry* target = &entry;
-    auto arm = [target, last] { EngineShard::tlocal()->tx_queue().Arm(target, last); };
+    auto arm = [target, last] {
+      target->last_hop = last;
+      EngineShard::tlocal()->tx_queue().Arm(target, last);
+    };
     if (shard_set->IsLocal(entry.shard)) {
       arm();
     } else {

@@ -128,6 +128,7 @@ class Transaction {
     absl::InlinedVector<uint32_t, 4> key_indices;  // of the bound command
     bool scheduled = false;
     bool schedule_ok = false;
+    bool last_hop = false;  // the armed hop releases the locks
 
    protected:
     void RunHop() override;
