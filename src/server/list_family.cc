@@ -585,12 +585,12 @@ void SendPopped(ReplyBuilder* rb, std::string_view key, const std::vector<std::s
   for (const std::string& value : values) rb->SendBulk(value);
 }
 
-// Replies what ended a wait other than a serve: the null of a timeout, CLIENT UNBLOCK's
-// error, nothing for a client that left.
-void SendNotServed(ReplyBuilder* rb, Waiter::State state, bool null_array) {
+// Replies what ended a wait other than a serve: the null array of a timeout, CLIENT
+// UNBLOCK's error, nothing for a client that left.
+void SendNotServed(ReplyBuilder* rb, Waiter::State state) {
   if (state == Waiter::State::kUnblocked) return rb->SendError(blocking::kUnblockedErr);
   if (state == Waiter::State::kDisconnected) return;
-  null_array ? rb->SendNullArray() : rb->SendNull();
+  rb->SendNullArray();
 }
 
 void BlockingPop(CmdArgList args, ConnectionContext* cntx, std::string_view timeout,
@@ -609,7 +609,7 @@ void BlockingPop(CmdArgList args, ConnectionContext* cntx, std::string_view time
   if (!waiter || popped.chosen != 0) return rb->SendNullArray();
   std::vector<std::string_view> keys(args.begin() + keys_begin, args.begin() + keys_end);
   Waiter::State state = blocking::Wait(cntx, waiter, keys, *deadline);
-  if (state != Waiter::State::kServed) return SendNotServed(rb, state, true);
+  if (state != Waiter::State::kServed) return SendNotServed(rb, state);
   SendPopped(rb, waiter->result().key, waiter->result().values, mpop);
 }
 
@@ -719,7 +719,9 @@ void BlockingMove(CmdArgList args, ConnectionContext* cntx, std::string_view tim
   if (!waiter) return rb->SendNull();
   std::string_view source = args[1];
   Waiter::State state = blocking::Wait(cntx, waiter, CmdArgList(&source, 1), *deadline);
-  if (state != Waiter::State::kServed) return SendNotServed(rb, state, false);
+  // A timeout answers a null array here too (Redis), where the non-blocking forms and
+  // MULTI answer a null bulk.
+  if (state != Waiter::State::kServed) return SendNotServed(rb, state);
   Waiter::Result& result = waiter->result();
   if (result.wrong_type) return rb->SendError(facade::kWrongTypeErr);
   if (result.push_pending && !PushMoved(args, cntx, from, to, result.values[0])) {
@@ -783,7 +785,7 @@ void ListFamily::Register(facade::CommandRegistry* registry) {
   kBMPopped.begin_index = 2;
   r.Add("BLPOP", -3, kBlocking, kBPopped, kAclB, CmdBLPop);
   r.Add("BRPOP", -3, kBlocking, kBPopped, kAclB, CmdBRPop);
-  r.Add("BLMPOP", -5, kBlocking, kBMPopped, kAclB, CmdBLMPop);
+  r.Add("BLMPOP", -5, kCmdWrite | kCmdBlocking, kBMPopped, kAclB, CmdBLMPop);
   r.Add("BLMOVE", 6, kBlocking | kCmdDenyOom, kMoved, kAclB, CmdBLMove);
   r.Add("BRPOPLPUSH", 4, kBlocking | kCmdDenyOom, kMoved, kAclB, CmdBRPopLPush);
 }
