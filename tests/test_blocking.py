@@ -57,9 +57,20 @@ def test_arity_and_argument_errors(server):
         assert c("BZPOPMAX", "k", bad) == NOT_FLOAT, bad
     for negative in ("-1", "-0.001e3", "inf", "1e300"):
         assert c("BRPOP", "k", negative) == NEGATIVE, negative
-    # (-1, 0) ms truncates to 0: block forever; here the list has an element.
     c("RPUSH", "k", "v")
     assert c("BLPOP", "k", "-0.0009") == [b"k", b"v"]
+
+
+def test_fractional_timeouts_round_up(server):
+    admin = server.raw()
+    c = server.raw()
+    # 0.1 ms waits 1 ms (rounded up), not forever.
+    assert c.raw_call("BLPOP", "never", "0.0001") == b"*-1\r\n"
+    # (-1, 0) ms rounds up to 0: forever.
+    w = block(server, "BLPOP", "never", "-0.0009", admin=admin)
+    assert w.recv_available(0.2) == b""
+    admin("RPUSH", "never", "v")
+    assert w.read() == [b"never", b"v"]
     assert c("BLMOVE", "a", "b", "UP", "LEFT", "0") == SYNTAX
     assert c("BLMOVE", "a", "b", "LEFT", "LEFT", "x") == NOT_FLOAT
     assert c("BLMPOP", "0", "0", "k", "LEFT") == err("ERR numkeys should be greater than 0")

@@ -157,8 +157,8 @@ absl::flat_hash_map<uint64_t, WaiterPtr>& BlockedHere() {
 }  // namespace
 
 std::optional<steady_clock::time_point> ParseTimeout(std::string_view arg, std::string* error) {
-  // Redis reads the seconds as a long double (no leading space, no nan), then truncates
-  // the milliseconds to an integer.
+  // Redis reads the seconds as a long double (no leading space, no nan), then rounds the
+  // milliseconds up to an integer.
   std::string text(arg);
   char* end = nullptr;
   errno = 0;
@@ -172,7 +172,7 @@ std::optional<steady_clock::time_point> ParseTimeout(std::string_view arg, std::
   const long double ms = seconds * 1000.0L;
   // Redis converts to a long long, which on x86 turns anything past its range (inf
   // too) into LLONG_MIN: a negative timeout.
-  if (ms <= -1.0L || ms >= 9223372036854775808.0L) {  // (-1, 0) truncates to 0
+  if (ms <= -1.0L || ms >= 9223372036854775808.0L) {  // (-1, 0) rounds up to 0
     *error = "ERR timeout is negative";
     return std::nullopt;
   }
@@ -182,7 +182,8 @@ std::optional<steady_clock::time_point> ParseTimeout(std::string_view arg, std::
     *error = "ERR timeout is out of range";
     return std::nullopt;
   }
-  const int64_t whole_ms = static_cast<int64_t>(ms);
+  // Up: 0.0001 waits 1 ms, where truncating would make it wait forever.
+  const int64_t whole_ms = static_cast<int64_t>(std::ceil(ms));
   if (whole_ms == 0) return steady_clock::time_point::max();
   // Beyond a century the wait is forever in practice; keeps the time_point in range.
   constexpr int64_t kCenturyMs = int64_t{100} * 365 * 24 * 3600 * 1000;
