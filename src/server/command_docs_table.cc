@@ -398,7 +398,7 @@ constexpr CommandDoc kZSetDocs[] = {
      "key [count]"},
     {"ZMPOP", "sorted-set",
      "Remove and return members with scores in a sorted set", "7.0.0",
-     "numkeys key [key ...] MIN | MAX [COUNT count]"},
+     "numkeys key [key ...] <MIN | MAX> [COUNT count]"},
     {"BZPOPMIN", "sorted-set",
      "Remove and return the member with the lowest score from one or more sorted sets, or "
      "block until one is available",
@@ -409,7 +409,7 @@ constexpr CommandDoc kZSetDocs[] = {
      "5.0.0", "key [key ...] timeout"},
     {"BZMPOP", "sorted-set",
      "Remove and return members with scores in a sorted set or block until one is available",
-     "7.0.0", "timeout numkeys key [key ...] MIN | MAX [COUNT count]"},
+     "7.0.0", "timeout numkeys key [key ...] <MIN | MAX> [COUNT count]"},
     {"ZRANDMEMBER", "sorted-set", "Get one or multiple random elements from a sorted set",
      "6.2.0", "key [count [WITHSCORES]]"},
     {"ZSCAN", "sorted-set", "Incrementally iterate sorted sets elements and associated scores",

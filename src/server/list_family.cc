@@ -364,7 +364,8 @@ struct MoveOutcome {
 // lists (or the destination is missing) does hop 2 pop and push. Locks are held between
 // the hops, so the element read in hop 1 is the one popped in hop 2, and a WRONGTYPE
 // destination leaves the source untouched. With `waiter` (BLMOVE), a missing source gets
-// it registered in hop 2, in the same transaction.
+// it registered in hop 2, in the same transaction. Keys on one shard: one hop
+// (LookThenAct).
 MoveOutcome MoveElement(CmdArgList args, ConnectionContext* cntx, End from, End to,
                         const WaiterPtr* waiter = nullptr) {
   std::string_view source = args[1], destination = args[2];
@@ -372,8 +373,11 @@ MoveOutcome MoveElement(CmdArgList args, ConnectionContext* cntx, End from, End 
   const ShardId destination_shard = shard_set->ShardOf(destination);
   MoveOutcome outcome;
   bool destination_wrong = false;
+  bool move = false;
+  const std::string& value = outcome.value;
   CommandTransaction tx(args, cntx);
-  tx->Execute(
+  LookThenAct(
+      tx.Get(), source_shard == destination_shard,
       [&](Transaction* t, EngineShard* shard) {
         if (shard->shard_id() == source_shard) {
           OpResult<const PrimeValue*> found = Slice().FindTyped(t->db(), source, ObjType::kList);
@@ -388,10 +392,7 @@ MoveOutcome MoveElement(CmdArgList args, ConnectionContext* cntx, End from, End 
           destination_wrong = found && found->type() != ObjType::kList;
         }
       },
-      false);
-  const bool move = outcome.status == OpStatus::kOk && !destination_wrong;
-  const std::string& value = outcome.value;
-  tx->Execute(
+      [&] { move = outcome.status == OpStatus::kOk && !destination_wrong; },
       [&](Transaction* t, EngineShard* shard) {
         if (!move) {
           if (waiter && outcome.status == OpStatus::kKeyNotFound &&
@@ -403,7 +404,7 @@ MoveOutcome MoveElement(CmdArgList args, ConnectionContext* cntx, End from, End 
         if (source == destination) {
           // A rotation of one key: it never empties, so it keeps its TTL (as in Redis).
           DbSlice::Update entry = Slice().FindMutable(t->db(), source);
-          if (!entry) return;  // expired since hop 1: gone, as it would be after the move
+          if (!entry) return;  // expired since the look: gone, as after the move
           ListObject* list = ListOf(entry);
           list->Pop(from, &Scratch());
           list->PrepareAdd(value.size(), 1, Fill(), Depth());
@@ -412,8 +413,8 @@ MoveOutcome MoveElement(CmdArgList args, ConnectionContext* cntx, End from, End 
           return;
         }
         if (shard->shard_id() == source_shard) {
-          // The move happens as of hop 1; a source that expired since then is gone
-          // either way, so the element read then still moves.
+          // The move happens as of the look; a source that expired since then is
+          // gone either way, so the element read then still moves.
           if (DbSlice::Update entry = Slice().FindMutable(t->db(), source)) {
             ListObject* list = ListOf(entry);
             list->Pop(from, &Scratch());
@@ -424,8 +425,7 @@ MoveOutcome MoveElement(CmdArgList args, ConnectionContext* cntx, End from, End 
           std::string_view element = value;
           OpPush(t->db(), destination, to, CmdArgList(&element, 1), false);
         }
-      },
-      true);
+      });
   if (outcome.status == OpStatus::kOk && destination_wrong) outcome.status = OpStatus::kWrongType;
   return outcome;
 }
@@ -503,13 +503,18 @@ struct PopOutcome {
 // Pops up to `count` elements from `end` of the first non-empty list among the keys at
 // [keys_begin, keys_end) of args (LMPOP, BLPOP, BRPOP, BLMPOP). Hop 1 looks at every
 // key; hop 2 pops on the chosen key's shard, or, with `waiter` and no key to pop from,
-// registers it on every shard of the keys, in the same transaction.
+// registers it on every shard of the keys, in the same transaction (one hop for keys on
+// one shard: LookThenAct).
 PopOutcome PopFirstList(CmdArgList args, ConnectionContext* cntx, size_t keys_begin,
                         size_t keys_end, End end, size_t count, const WaiterPtr* waiter) {
   // Per argument position: 0 missing, 1 a list, 2 another type.
   std::vector<uint8_t> state(args.size(), 0);
+  PopOutcome outcome;
+  bool pop = false;
+  ShardId chosen_shard = 0;
   CommandTransaction tx(args, cntx);
-  tx->Execute(
+  LookThenAct(
+      tx.Get(), OnOneShard(args, keys_begin, keys_end),
       [&](Transaction* t, EngineShard* shard) {
         for (uint32_t index : t->KeyIndices(shard->shard_id())) {
           OpResult<const PrimeValue*> found =
@@ -517,15 +522,14 @@ PopOutcome PopFirstList(CmdArgList args, ConnectionContext* cntx, size_t keys_be
           state[index] = found ? 1 : found.status() == OpStatus::kWrongType ? 2 : 0;
         }
       },
-      false);
-  PopOutcome outcome;
-  for (size_t i = keys_begin; i < keys_end && outcome.chosen == 0; ++i) {
-    if (state[i] != 0) outcome.chosen = i;
-  }
-  outcome.wrong_type = outcome.chosen != 0 && state[outcome.chosen] == 2;
-  const bool pop = outcome.chosen != 0 && !outcome.wrong_type;
-  const ShardId chosen_shard = pop ? shard_set->ShardOf(args[outcome.chosen]) : 0;
-  tx->Execute(
+      [&] {
+        for (size_t i = keys_begin; i < keys_end && outcome.chosen == 0; ++i) {
+          if (state[i] != 0) outcome.chosen = i;
+        }
+        outcome.wrong_type = outcome.chosen != 0 && state[outcome.chosen] == 2;
+        pop = outcome.chosen != 0 && !outcome.wrong_type;
+        if (pop) chosen_shard = shard_set->ShardOf(args[outcome.chosen]);
+      },
       [&](Transaction* t, EngineShard* shard) {
         if (!pop) {
           if (waiter && outcome.chosen == 0) {
@@ -536,12 +540,11 @@ PopOutcome PopFirstList(CmdArgList args, ConnectionContext* cntx, size_t keys_be
           return;
         }
         if (shard->shard_id() != chosen_shard) return;
-        // A key that expired since hop 1 leaves every key empty now (the others are
+        // A key that expired since the look leaves every key empty now (the others are
         // locked): the reply is then the null of no list to pop.
         DbSlice::Update entry = Slice().FindMutable(t->db(), args[outcome.chosen]);
         if (entry) PopInto(entry, end, count, &outcome.values);
-      },
-      true);
+      });
   return outcome;
 }
 

@@ -240,6 +240,29 @@ void WholeShardHops::Run(absl::FunctionRef<void(EngineShard*)> fn) {
   tx_->ExecuteOnAll([&](Transaction*, EngineShard* shard) { fn(shard); }, false);
 }
 
+void LookThenAct(Transaction* tx, bool one_shard, Transaction::HopFn look,
+                 absl::FunctionRef<void()> decide, Transaction::HopFn act) {
+  if (one_shard) {
+    return tx->Execute(
+        [&](Transaction* t, EngineShard* shard) {
+          look(t, shard);
+          decide();
+          act(t, shard);
+        },
+        true);
+  }
+  tx->Execute(look, false);
+  decide();
+  tx->Execute(act, true);
+}
+
+bool OnOneShard(CmdArgList args, size_t begin, size_t end) {
+  for (size_t i = begin + 1; i < end; ++i) {
+    if (shard_set->ShardOf(args[i]) != shard_set->ShardOf(args[begin])) return false;
+  }
+  return true;
+}
+
 void RunQueuedOnShard(const CommandId* cid, CmdArgList args, ConnectionContext* cntx) {
   Transaction tx(cid, args, cntx->db_index);
   tx.ScheduleSingleHop([&](Transaction*, EngineShard*) {

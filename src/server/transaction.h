@@ -217,6 +217,16 @@ class WholeShardHops {
   Transaction* tx_;
 };
 
+// The hops of a command that looks at its keys, decides, then acts (the pops of LMPOP,
+// ZMPOP, LMOVE and their blocking forms, which register a waiter when there is nothing
+// to pop): `look` on every shard of the keys, `decide` on the fiber, `act` as the last
+// hop. With `one_shard` (every key on one shard) it is one hop, `decide` running inside
+// it: half the hops for a single-key BLPOP.
+void LookThenAct(Transaction* tx, bool one_shard, Transaction::HopFn look,
+                 absl::FunctionRef<void()> decide, Transaction::HopFn act);
+// Whether the keys at [begin, end) of args live on one shard.
+bool OnOneShard(facade::CmdArgList args, size_t begin, size_t end);
+
 // Runs a single-shard command whose keys were locked: as a one-shard transaction, once
 // the transactions ahead of it are done. Connection fiber.
 void RunQueuedOnShard(const facade::CommandId* cid, facade::CmdArgList args,

@@ -826,13 +826,18 @@ struct PopOutcome {
 // Pops up to `count` of the lowest (or highest) members of the first non-empty sorted
 // set among the keys at [keys_begin, keys_end) of args (ZMPOP, BZPOPMIN, BZPOPMAX,
 // BZMPOP). Hop 1 finds it (or a WRONGTYPE key before it), hop 2 pops; with `waiter` and
-// no key to pop from, hop 2 registers it on every shard of the keys instead.
+// no key to pop from, hop 2 registers it on every shard of the keys instead (one hop for
+// keys on one shard: LookThenAct).
 PopOutcome PopFirstZSet(CmdArgList args, ConnectionContext* cntx, size_t keys_begin,
                         size_t keys_end, bool max, uint64_t count, const WaiterPtr* waiter) {
   enum KeyState : uint8_t { kEmpty, kNonEmpty, kWrongType };
   std::vector<KeyState> states(args.size(), kEmpty);  // by argument position
+  PopOutcome outcome;
+  bool pop = false;
+  ShardId shard_of_key = 0;
   CommandTransaction tx(args, cntx);
-  tx->Execute(
+  LookThenAct(
+      tx.Get(), OnOneShard(args, keys_begin, keys_end),
       [&](Transaction* t, EngineShard* shard) {
         for (uint32_t index : t->KeyIndices(shard->shard_id())) {
           OpResult<const ZSetObject*> zset = FindZSet(t->db(), args[index]);
@@ -841,15 +846,14 @@ PopOutcome PopFirstZSet(CmdArgList args, ConnectionContext* cntx, size_t keys_be
                                                                   : kEmpty;
         }
       },
-      false);
-  PopOutcome outcome;
-  for (size_t k = keys_begin; k < keys_end && outcome.chosen == 0; ++k) {
-    if (states[k] == kWrongType) outcome.popped = OpStatus::kWrongType;
-    if (states[k] != kEmpty) outcome.chosen = k;
-  }
-  const bool pop = outcome.chosen != 0 && outcome.popped.ok();
-  const ShardId shard_of_key = pop ? shard_set->ShardOf(args[outcome.chosen]) : 0;
-  tx->Execute(
+      [&] {
+        for (size_t k = keys_begin; k < keys_end && outcome.chosen == 0; ++k) {
+          if (states[k] == kWrongType) outcome.popped = OpStatus::kWrongType;
+          if (states[k] != kEmpty) outcome.chosen = k;
+        }
+        pop = outcome.chosen != 0 && outcome.popped.ok();
+        if (pop) shard_of_key = shard_set->ShardOf(args[outcome.chosen]);
+      },
       [&](Transaction* t, EngineShard* shard) {
         if (pop && shard->shard_id() == shard_of_key) {
           outcome.popped = OpPop(t->db(), args[outcome.chosen], count, max);
@@ -858,8 +862,7 @@ PopOutcome PopFirstZSet(CmdArgList args, ConnectionContext* cntx, size_t keys_be
             shard->blocking().Register(*waiter, args[index]);
           }
         }
-      },
-      true);
+      });
   return outcome;
 }
 
