@@ -205,12 +205,26 @@ Waiter::State Wait(facade::ConnectionContext* cntx, const WaiterPtr& waiter,
   Waiter::State state = waiter->WaitUntil(deadline);
   if (conn) conn->StopHangupWatch();
   BlockedHere().erase(cntx->id());
+  // The waiter leaves the other queues without holding up the reply: a task per shard
+  // owns a copy of the keys and a reference to the waiter.
   std::vector<bool> shards(shard_set->size(), false);
   for (std::string_view key : keys) shards[shard_set->ShardOf(key)] = true;
   for (ShardId shard = 0; shard < shards.size(); ++shard) {
     if (!shards[shard]) continue;
-    shard_set->Await(shard,
-                     [&] { EngineShard::tlocal()->blocking().Deregister(waiter.get(), keys); });
+    std::vector<std::string> owned;
+    for (std::string_view key : keys) {
+      if (shard_set->ShardOf(key) == shard) owned.emplace_back(key);
+    }
+    auto deregister = [waiter, owned = std::move(owned)] {
+      std::vector<std::string_view> views(owned.begin(), owned.end());
+      if (EngineShard* shard = EngineShard::tlocal())
+        shard->blocking().Deregister(waiter.get(), views);
+    };
+    if (shard_set->IsLocal(shard)) {
+      deregister();
+    } else {
+      shard_set->pool()->at(shard)->Dispatch(std::move(deregister));
+    }
   }
   if (state == Waiter::State::kDisconnected) cntx->close_after_reply = true;
   return state;

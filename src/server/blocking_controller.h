@@ -175,11 +175,12 @@ std::optional<std::chrono::steady_clock::time_point> ParseTimeout(std::string_vi
 // had passed at once, as in Redis).
 bool MayBlock(facade::ConnectionContext* cntx);
 
-// Connection fiber: waits for `waiter`, registered on the shards of `keys`, until it is served or
-// `deadline` passes, also ending on CLIENT UNBLOCK and when the client hangs up (then the
-// connection closes after this command). Counts the client as blocked meanwhile (INFO
-// blocked_clients, CLIENT LIST flag b) and removes the waiter from every shard's queue
-// before returning its final state.
+// Connection fiber: waits for `waiter`, registered on the shards of `keys`, until it is
+// served or `deadline` passes, also ending on CLIENT UNBLOCK and when the client hangs up
+// (then the connection closes after this command). Counts the client as blocked
+// meanwhile (INFO blocked_clients, CLIENT LIST flag b), then sends every shard of the keys
+// a task that removes the waiter from its queues (without waiting for them), and returns
+// the final state.
 Waiter::State Wait(facade::ConnectionContext* cntx, const WaiterPtr& waiter,
                    absl::Span<const std::string_view> keys,
                    std::chrono::steady_clock::time_point deadline);
