@@ -1,6 +1,7 @@
 #include "helio/net/epoll_socket.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <glog/logging.h>
 #include <sys/socket.h>
 
@@ -89,6 +90,25 @@ std::error_code EpollSocket::Connect(const SocketAddress& address) {
     if (getpeername(fd(), reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) return {};
     if (errno != ENOTCONN) return ErrnoCode(errno);
   }
+}
+
+bool EpollSocket::WaitHangup() {
+  hangup_wait_cancelled_ = false;
+  while (true) {
+    if (cancelled_) return true;
+    pollfd p{fd(), POLLRDHUP, 0};
+    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) {
+      return true;
+    }
+    if (hangup_wait_cancelled_) return false;
+    // Edge-triggered: data arriving wakes this too; the poll above tells them apart.
+    epoll()->WaitReadable(&waiters_);
+  }
+}
+
+void EpollSocket::CancelHangupWait() {
+  hangup_wait_cancelled_ = true;
+  epoll()->WakeAll(&waiters_);
 }
 
 void EpollSocket::CancelIo() {

@@ -20,6 +20,8 @@ class EpollSocket final : public FiberSocket {
   Result<int> AcceptFd() override;
   std::error_code Connect(const SocketAddress& address) override;
   void CancelIo() override;
+  bool WaitHangup() override;
+  void CancelHangupWait() override;
 
  protected:
   void OnClose() override;
@@ -39,6 +41,7 @@ class EpollSocket final : public FiberSocket {
 
   io::EpollProactor::Waiters waiters_;
   unsigned ops_without_parking_ = 0;
+  bool hangup_wait_cancelled_ = false;
 };
 
 }  // namespace helio::net

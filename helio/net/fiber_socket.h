@@ -50,6 +50,15 @@ class FiberSocket {
   // Fails the pending and all later I/O on this socket with ECANCELED.
   virtual void CancelIo() = 0;
 
+  // Suspends until the peer hangs up (closes or shuts down its side; an error counts)
+  // and returns true, or until CancelHangupWait() from another fiber or task of this
+  // thread and returns false. Data that arrives meanwhile stays unread in the socket.
+  // It counts as the socket's reader: no Recv may run while it waits. For a connection
+  // whose fiber is busy with one long command (a blocked BLPOP) and must still learn
+  // that its client left.
+  virtual bool WaitHangup() = 0;
+  virtual void CancelHangupWait() = 0;
+
   // Sends all of buf / all of the iovecs, across as many partial writes as it takes.
   std::error_code Send(absl::Span<const uint8_t> buf);
   std::error_code Writev(const iovec* iov, size_t iov_count);

@@ -1,6 +1,7 @@
 #include "helio/net/uring_socket.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -82,6 +83,22 @@ void UringSocket::CancelIo() {
   cancelled_ = true;
   if (pending_read_) uring()->Cancel(pending_read_);
   if (pending_write_) uring()->Cancel(pending_write_);
+  if (pending_hangup_) uring()->Cancel(pending_hangup_);
+}
+
+bool UringSocket::WaitHangup() {
+  if (cancelled_) return true;
+  // POLLIN is not asked for: a client's pipelined requests must not end the wait. The
+  // kernel always reports POLLHUP and POLLERR.
+  io_uring_sqe* sqe = uring()->GetSqe();
+  io_uring_prep_poll_add(sqe, fd(), POLLRDHUP);
+  int res = Execute(sqe, &pending_hangup_);
+  if (res == -ECANCELED) return cancelled_;
+  return true;
+}
+
+void UringSocket::CancelHangupWait() {
+  if (pending_hangup_) uring()->Cancel(pending_hangup_);
 }
 
 }  // namespace helio::net

@@ -21,6 +21,8 @@ class UringSocket final : public FiberSocket {
   Result<int> AcceptFd() override;
   std::error_code Connect(const SocketAddress& address) override;
   void CancelIo() override;
+  bool WaitHangup() override;
+  void CancelHangupWait() override;
 
  protected:
   // A request in flight holds its own reference to the file, so closing the fd would
@@ -35,6 +37,7 @@ class UringSocket final : public FiberSocket {
 
   io::UringProactor::Request* pending_read_ = nullptr;
   io::UringProactor::Request* pending_write_ = nullptr;
+  io::UringProactor::Request* pending_hangup_ = nullptr;  // WaitHangup's poll
   // The last Recv returned less than it asked for: the socket is likely empty, so the
   // next one arms its poll first instead of trying an inline receive that would fail.
   bool recv_drained_ = false;

@@ -53,6 +53,14 @@ class ClientConnection : public helio::net::Connection {
   // The queue while pushes are on, else nullptr.
   PushQueue* push_queue() const { return push_queue_.get(); }
 
+  // Connection fiber only, around a command that blocks it (BLPOP...): while the watch
+  // is on, a small fiber waits for the peer to hang up and then calls `on_hangup` on
+  // this thread. Requests the client sends meanwhile stay in the socket until the
+  // command is done, as Redis runs them after it. No-op without a socket (in-process
+  // tests). Stop waits for the watching fiber to end.
+  void StartHangupWatch(std::function<void()> on_hangup);
+  void StopHangupWatch();
+
   // Any context on the connection's thread: ends the connection (CLIENT KILL, shutdown).
   void Kill();
   bool killed() const { return killed_; }
@@ -110,6 +118,8 @@ class ClientConnection : public helio::net::Connection {
   bool killed_ = false;
   std::unique_ptr<PushQueue> push_queue_;  // while the connection receives pushes
   boost::fibers::fiber push_writer_;
+  boost::fibers::fiber hangup_watch_;
+  bool hangup_watch_stopping_ = false;
 };
 
 }  // namespace damselfly::facade

@@ -253,7 +253,8 @@ std::vector<std::string> CommandRegistry::AclNames(uint32_t acl) {
       {kAclSet, "set"},           {kAclSortedSet, "sortedset"}, {kAclList, "list"},
       {kAclHash, "hash"},         {kAclString, "string"},     {kAclPubSub, "pubsub"},
       {kAclAdmin, "admin"},
-      {kAclFast, "fast"},         {kAclSlow, "slow"},         {kAclDangerous, "dangerous"},
+      {kAclFast, "fast"},         {kAclSlow, "slow"},         {kAclBlocking, "blocking"},
+      {kAclDangerous, "dangerous"},
       {kAclConnection, "connection"}, {kAclTransaction, "transaction"},
   };
   std::vector<std::string> names;

@@ -153,6 +153,7 @@ enum AclCategory : uint32_t {
   kAclSet = 1 << 12,
   kAclSortedSet = 1 << 13,
   kAclPubSub = 1 << 14,
+  kAclBlocking = 1 << 15,
 };
 
 // A command implementation. args[0] is the command name as the client sent it.

@@ -32,6 +32,7 @@ constexpr CommandDoc kConnectionDocs[] = {
     {.name = "CLIENT|UNPAUSE"},
     {.name = "CLIENT|REPLY", .syntax = "ON | OFF | SKIP"},
     {.name = "CLIENT|NO-EVICT", .syntax = "ON | OFF"},
+    {.name = "CLIENT|UNBLOCK", .syntax = "client-id [TIMEOUT | ERROR]"},
     {.name = "CLIENT|GETREDIR"},
     {.name = "CLIENT|HELP"},
 };
@@ -271,6 +272,22 @@ constexpr CommandDoc kListDocs[] = {
      "source destination"},
     {"LMPOP", "list", "Pop elements from a list", "7.0.0",
      "numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"},
+    {"BLPOP", "list",
+     "Remove and get the first element in a list, or block until one is available", "2.0.0",
+     "key [key ...] timeout"},
+    {"BRPOP", "list",
+     "Remove and get the last element in a list, or block until one is available", "2.0.0",
+     "key [key ...] timeout"},
+    {"BLMPOP", "list", "Pop elements from a list, or block until one is available", "7.0.0",
+     "timeout numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"},
+    {"BLMOVE", "list",
+     "Pop an element from a list, push it to another list and return it; or block until one "
+     "is available",
+     "6.2.0", "source destination <LEFT | RIGHT> <LEFT | RIGHT> timeout"},
+    {"BRPOPLPUSH", "list",
+     "Pop an element from a list, push it to another list and return it; or block until one "
+     "is available",
+     "2.2.0", "source destination timeout"},
 };
 
 // set_family.cc
@@ -381,7 +398,18 @@ constexpr CommandDoc kZSetDocs[] = {
      "key [count]"},
     {"ZMPOP", "sorted-set",
      "Remove and return members with scores in a sorted set", "7.0.0",
-     "numkeys key [key ...] MIN | MAX [COUNT count]"},
+     "numkeys key [key ...] <MIN | MAX> [COUNT count]"},
+    {"BZPOPMIN", "sorted-set",
+     "Remove and return the member with the lowest score from one or more sorted sets, or "
+     "block until one is available",
+     "5.0.0", "key [key ...] timeout"},
+    {"BZPOPMAX", "sorted-set",
+     "Remove and return the member with the highest score from one or more sorted sets, or "
+     "block until one is available",
+     "5.0.0", "key [key ...] timeout"},
+    {"BZMPOP", "sorted-set",
+     "Remove and return members with scores in a sorted set or block until one is available",
+     "7.0.0", "timeout numkeys key [key ...] <MIN | MAX> [COUNT count]"},
     {"ZRANDMEMBER", "sorted-set", "Get one or multiple random elements from a sorted set",
      "6.2.0", "key [count [WITHSCORES]]"},
     {"ZSCAN", "sorted-set", "Incrementally iterate sorted sets elements and associated scores",

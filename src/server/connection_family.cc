@@ -11,6 +11,7 @@
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/arg_parsing.h"
+#include "src/server/blocking_controller.h"
 #include "src/server/client_pause.h"
 #include "src/server/conn_tx_state.h"
 #include "src/server/db_slice.h"
@@ -187,7 +188,7 @@ std::string ClientFlags(ConnectionContext* cntx) {
   ConnTxState* tx = ConnTxState::Find(cntx);
   if (IsSubscribed(cntx)) flags += 'P';
   if (tx && tx->in_multi) flags += 'x';
-  if (ClientPause::IsParked(cntx)) flags += 'b';
+  if (ClientPause::IsParked(cntx) || blocking::IsBlocked(cntx)) flags += 'b';
   if (tx && tx->watch_dirty.load(std::memory_order_relaxed)) flags += 'd';
   if (cntx->no_evict) flags += 'e';
   return flags.empty() ? "N" : flags;
@@ -454,6 +455,27 @@ void ClientNoEvict(CmdArgList args, ConnectionContext* cntx) {
   cntx->reply_builder()->SendOk();
 }
 
+// CLIENT UNBLOCK id [TIMEOUT | ERROR]: ends a blocking command's wait as if its timeout
+// passed, or with the UNBLOCKED error. 1 when the client was blocked.
+void ClientUnblock(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  if (args.size() > 4) {
+    return rb->SendError(helio::StrCat("ERR unknown subcommand or wrong number of arguments for '",
+                                       args[1], "'. Try CLIENT HELP."));
+  }
+  bool with_error = false;
+  if (args.size() == 4) {
+    if (ArgIs(args[3], "ERROR")) {
+      with_error = true;
+    } else if (!ArgIs(args[3], "TIMEOUT")) {
+      return rb->SendError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    }
+  }
+  std::optional<int64_t> id = ParseInt64(args[2]);
+  if (!id) return rb->SendError(facade::kInvalidIntErr);
+  rb->SendLong(*id > 0 && blocking::Unblock(uint64_t(*id), with_error) ? 1 : 0);
+}
+
 // Subcommands and their arities are validated by the dispatcher (see Register).
 void CmdClient(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
@@ -478,6 +500,7 @@ void CmdClient(CmdArgList args, ConnectionContext* cntx) {
   }
   if (ArgIs(sub, "REPLY")) return ClientReply(args, cntx);
   if (ArgIs(sub, "NO-EVICT")) return ClientNoEvict(args, cntx);
+  if (ArgIs(sub, "UNBLOCK")) return ClientUnblock(args, cntx);
   if (ArgIs(sub, "GETREDIR")) return rb->SendLong(-1);  // no client tracking
   // Redis 7.0's text for the subcommands we have (SETINFO is Redis 7.2's).
   static constexpr std::string_view kHelp[] = {
@@ -518,6 +541,8 @@ void CmdClient(CmdArgList args, ConnectionContext* cntx) {
       "    Assign the name <name> to the current connection.",
       "SETINFO <option> <value>",
       "    Set client meta attributes. Options are LIB-NAME and LIB-VER (accepted, not kept).",
+      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+      "    Unblock the specified blocked client.",
       "NO-EVICT (ON|OFF)",
       "    Protect current client connection from eviction.",
       "HELP",
@@ -567,6 +592,7 @@ void ConnectionFamily::Register(facade::CommandRegistry* registry) {
          {"UNPAUSE", 2},
          {"REPLY", 3},
          {"NO-EVICT", 3},
+         {"UNBLOCK", -3},
          {"GETREDIR", 2},
          {"HELP", 2}});
 }

@@ -13,6 +13,7 @@
 
 #include "absl/random/random.h"
 #include "helio/fibers/sync.h"
+#include "src/server/blocking_controller.h"
 #include "src/server/db_slice.h"
 #include "src/server/keyspace_events.h"
 #include "src/server/tx_queue.h"
@@ -47,6 +48,8 @@ class EngineShard {
   WatchTable& watches() { return watches_; }
   // Keyspace notifications of this shard's keys (a listener of db_slice's writes).
   KeyspaceNotifier& keyspace_events() { return keyspace_events_; }
+  // The clients blocked on this shard's keys (a listener of db_slice's writes).
+  BlockingController& blocking() { return blocking_; }
   // Intent locks and the transaction queue (transaction.h).
   ShardTxQueue& tx_queue() { return tx_queue_; }
   absl::BitGen& rng() { return rng_; }
@@ -64,13 +67,18 @@ class EngineShard {
 
  private:
   EngineShard(ShardId id, unsigned dbnum)
-      : shard_id_(id), db_slice_(dbnum), watches_(&db_slice_), keyspace_events_(&db_slice_) {}
+      : shard_id_(id),
+        db_slice_(dbnum),
+        watches_(&db_slice_),
+        keyspace_events_(&db_slice_),
+        blocking_(&db_slice_) {}
   void RunExpiryCycles();
 
   const ShardId shard_id_;
   DbSlice db_slice_;
   WatchTable watches_;  // after db_slice_: it unsubscribes from it when destroyed
   KeyspaceNotifier keyspace_events_;  // likewise
+  BlockingController blocking_;  // likewise
   ShardTxQueue tx_queue_;
   absl::BitGen rng_;
   DbIndex flush_db_ = 0;

@@ -1,6 +1,7 @@
 #include "src/server/list_family.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
+#include "src/server/blocking_controller.h"
 #include "src/server/collection_limits.h"
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
@@ -352,28 +354,39 @@ void CmdLTrim(CmdArgList args, ConnectionContext* cntx) {
 
 // --- LMOVE, RPOPLPUSH, LMPOP: one handler each against a CommandTransaction.
 
+// What a move did: kOk (`value` moved), kKeyNotFound (no source list) or kWrongType.
+struct MoveOutcome {
+  OpStatus status = OpStatus::kKeyNotFound;
+  std::string value;
+};
+
 // Moves one element from `from` of args[1] to `to` of args[2]. Hop 1 checks both keys
 // (the source's type and end element, the destination's type); only when both are
 // lists (or the destination is missing) does hop 2 pop and push. Locks are held between
 // the hops, so the element read in hop 1 is the one popped in hop 2, and a WRONGTYPE
-// destination leaves the source untouched.
-void Move(CmdArgList args, ConnectionContext* cntx, End from, End to) {
-  ReplyBuilder* rb = cntx->reply_builder();
+// destination leaves the source untouched. With `waiter` (BLMOVE), a missing source gets
+// it registered in hop 2, in the same transaction. Keys on one shard: one hop
+// (LookThenAct).
+MoveOutcome MoveElement(CmdArgList args, ConnectionContext* cntx, End from, End to,
+                        const WaiterPtr* waiter = nullptr) {
   std::string_view source = args[1], destination = args[2];
   const ShardId source_shard = shard_set->ShardOf(source);
   const ShardId destination_shard = shard_set->ShardOf(destination);
-  OpStatus source_status = OpStatus::kKeyNotFound;
+  MoveOutcome outcome;
   bool destination_wrong = false;
-  std::string value;
+  bool move = false;
+  const std::string& value = outcome.value;
   CommandTransaction tx(args, cntx);
-  tx->Execute(
+  LookThenAct(
+      tx.Get(), source_shard == destination_shard,
       [&](Transaction* t, EngineShard* shard) {
         if (shard->shard_id() == source_shard) {
           OpResult<const PrimeValue*> found =
               Slice().FindTyped(t->db(), source, ObjType::kList, true);
-          source_status = found.status();
+          outcome.status = found.status();
           if (found) {
-            core::ListpackValueTo(ListOf(**found)->At(from == End::kHead ? 0 : -1).Get(), &value);
+            core::ListpackValueTo(ListOf(**found)->At(from == End::kHead ? 0 : -1).Get(),
+                                  &outcome.value);
           }
         }
         if (shard->shard_id() == destination_shard) {
@@ -381,15 +394,19 @@ void Move(CmdArgList args, ConnectionContext* cntx, End from, End to) {
           destination_wrong = found && found->type() != ObjType::kList;
         }
       },
-      false);
-  const bool move = source_status == OpStatus::kOk && !destination_wrong;
-  tx->Execute(
+      [&] { move = outcome.status == OpStatus::kOk && !destination_wrong; },
       [&](Transaction* t, EngineShard* shard) {
-        if (!move) return;
+        if (!move) {
+          if (waiter && outcome.status == OpStatus::kKeyNotFound &&
+              shard->shard_id() == source_shard) {
+            shard->blocking().Register(*waiter, source);
+          }
+          return;
+        }
         if (source == destination) {
           // A rotation of one key: it never empties, so it keeps its TTL (as in Redis).
           DbSlice::Update entry = Slice().FindMutable(t->db(), source);
-          if (!entry) return;  // expired since hop 1: gone, as it would be after the move
+          if (!entry) return;  // expired since the look: gone, as after the move
           ListObject* list = ListOf(entry);
           list->Pop(from, &Scratch());
           list->PrepareAdd(value.size(), 1, Fill(), Depth());
@@ -404,19 +421,25 @@ void Move(CmdArgList args, ConnectionContext* cntx, End from, End to) {
           OpPush(t->db(), destination, to, CmdArgList(&element, 1), false);
         }
         if (shard->shard_id() == source_shard) {
-          // The move happens as of hop 1; a source that expired since then is gone
-          // either way, so the element read then still moves.
+          // The move happens as of the look; a source that expired since then is
+          // gone either way, so the element read then still moves.
           if (DbSlice::Update entry = Slice().FindMutable(t->db(), source)) {
             ListObject* list = ListOf(entry);
             list->Pop(from, &Scratch());
             FinishChange(entry, list, PopEvent(from), true);
           }
         }
-      },
-      true);
-  if (source_status == OpStatus::kKeyNotFound) return rb->SendNull();
-  if (!move) return rb->SendError(facade::kWrongTypeErr);
-  rb->SendBulk(value);
+      });
+  if (outcome.status == OpStatus::kOk && destination_wrong) outcome.status = OpStatus::kWrongType;
+  return outcome;
+}
+
+void Move(CmdArgList args, ConnectionContext* cntx, End from, End to) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  MoveOutcome outcome = MoveElement(args, cntx, from, to);
+  if (outcome.status == OpStatus::kKeyNotFound) return rb->SendNull();
+  if (outcome.status != OpStatus::kOk) return SendOpError(rb, outcome.status);
+  rb->SendBulk(outcome.value);
 }
 
 // LMOVE source destination LEFT | RIGHT LEFT | RIGHT
@@ -430,32 +453,72 @@ void CmdRPopLPush(CmdArgList args, ConnectionContext* cntx) {
   Move(args, cntx, End::kTail, End::kHead);
 }
 
-// LMPOP numkeys key [key ...] LEFT | RIGHT [COUNT count]: pops from the first non-empty
-// list in argument order. Hop 1 looks at every key; hop 2 pops on the chosen key's shard.
-void CmdLMPop(CmdArgList args, ConnectionContext* cntx) {
-  ReplyBuilder* rb = cntx->reply_builder();
-  std::optional<int64_t> numkeys = ParseInt64(args[1]);
-  if (!numkeys || *numkeys <= 0) return rb->SendError("ERR numkeys should be greater than 0");
-  const uint64_t where_index = uint64_t(*numkeys) + 2;
-  if (where_index >= args.size()) return rb->SendError(facade::kSyntaxErr);
-  std::optional<End> end = ParseEnd(args[where_index]);
-  if (!end) return rb->SendError(facade::kSyntaxErr);
-  int64_t count = -1;
+// The arguments of LMPOP (numkeys at args[first]) and BLMPOP (at args[2]).
+struct MPopArgs {
+  size_t keys_begin = 0, keys_end = 0;  // argument positions of the keys
+  End end = End::kHead;
+  size_t count = 1;
+};
+
+// numkeys key [key ...] LEFT | RIGHT [COUNT count] from args[first]; replies the error
+// and returns nullopt when malformed.
+std::optional<MPopArgs> ParseMPop(CmdArgList args, size_t first, ReplyBuilder* rb) {
+  std::optional<int64_t> numkeys = ParseInt64(args[first]);
+  if (!numkeys || *numkeys <= 0) {
+    rb->SendError("ERR numkeys should be greater than 0");
+    return std::nullopt;
+  }
+  MPopArgs parsed;
+  parsed.keys_begin = first + 1;
+  const uint64_t where_index = uint64_t(*numkeys) + first + 1;
+  std::optional<End> end = where_index < args.size() ? ParseEnd(args[where_index]) : std::nullopt;
+  if (!end) {
+    rb->SendError(facade::kSyntaxErr);
+    return std::nullopt;
+  }
+  parsed.keys_end = where_index;
+  parsed.end = *end;
+  bool has_count = false;
   for (size_t i = where_index + 1; i < args.size(); ++i) {
-    if (count == -1 && ArgIs(args[i], "COUNT") && i + 1 < args.size()) {
-      std::optional<int64_t> parsed = ParseInt64(args[++i]);
-      if (!parsed || *parsed <= 0) return rb->SendError("ERR count should be greater than 0");
-      count = *parsed;
+    if (!has_count && ArgIs(args[i], "COUNT") && i + 1 < args.size()) {
+      std::optional<int64_t> count = ParseInt64(args[++i]);
+      if (!count || *count <= 0) {
+        rb->SendError("ERR count should be greater than 0");
+        return std::nullopt;
+      }
+      parsed.count = size_t(*count);
+      has_count = true;
     } else {
-      return rb->SendError(facade::kSyntaxErr);
+      rb->SendError(facade::kSyntaxErr);
+      return std::nullopt;
     }
   }
-  if (count == -1) count = 1;
+  return parsed;
+}
 
+// What a multi-key pop found: the key popped from (argument position, 0: none), the
+// elements, or WRONGTYPE for a key of another type before any list.
+struct PopOutcome {
+  size_t chosen = 0;
+  bool wrong_type = false;
+  std::vector<std::string> values;
+};
+
+// Pops up to `count` elements from `end` of the first non-empty list among the keys at
+// [keys_begin, keys_end) of args (LMPOP, BLPOP, BRPOP, BLMPOP). Hop 1 looks at every
+// key; hop 2 pops on the chosen key's shard, or, with `waiter` and no key to pop from,
+// registers it on every shard of the keys, in the same transaction (one hop for keys on
+// one shard: LookThenAct).
+PopOutcome PopFirstList(CmdArgList args, ConnectionContext* cntx, size_t keys_begin,
+                        size_t keys_end, End end, size_t count, const WaiterPtr* waiter) {
   // Per argument position: 0 missing, 1 a list, 2 another type.
   std::vector<uint8_t> state(args.size(), 0);
+  PopOutcome outcome;
+  bool pop = false;
+  ShardId chosen_shard = 0;
   CommandTransaction tx(args, cntx);
-  tx->Execute(
+  LookThenAct(
+      tx.Get(), OnOneShard(args, keys_begin, keys_end),
       [&](Transaction* t, EngineShard* shard) {
         for (uint32_t index : t->KeyIndices(shard->shard_id())) {
           OpResult<const PrimeValue*> found =
@@ -463,29 +526,226 @@ void CmdLMPop(CmdArgList args, ConnectionContext* cntx) {
           state[index] = found ? 1 : found.status() == OpStatus::kWrongType ? 2 : 0;
         }
       },
-      false);
-  size_t chosen = 0;
-  for (size_t i = 2; i < where_index && chosen == 0; ++i) {
-    if (state[i] != 0) chosen = i;
-  }
-  const bool pop = chosen != 0 && state[chosen] == 1;
-  const ShardId chosen_shard = pop ? shard_set->ShardOf(args[chosen]) : 0;
-  std::vector<std::string> values;
+      [&] {
+        for (size_t i = keys_begin; i < keys_end && outcome.chosen == 0; ++i) {
+          if (state[i] != 0) outcome.chosen = i;
+        }
+        outcome.wrong_type = outcome.chosen != 0 && state[outcome.chosen] == 2;
+        pop = outcome.chosen != 0 && !outcome.wrong_type;
+        if (pop) chosen_shard = shard_set->ShardOf(args[outcome.chosen]);
+      },
+      [&](Transaction* t, EngineShard* shard) {
+        if (!pop) {
+          if (waiter && outcome.chosen == 0) {
+            for (uint32_t index : t->KeyIndices(shard->shard_id())) {
+              shard->blocking().Register(*waiter, args[index]);
+            }
+          }
+          return;
+        }
+        if (shard->shard_id() != chosen_shard) return;
+        // A key that expired since the look leaves every key empty now (the others are
+        // locked): the reply is then the null of no list to pop.
+        DbSlice::Update entry = Slice().FindMutable(t->db(), args[outcome.chosen]);
+        if (entry) PopInto(entry, end, count, &outcome.values);
+      });
+  return outcome;
+}
+
+// LMPOP numkeys key [key ...] LEFT | RIGHT [COUNT count]: pops from the first non-empty
+// list in argument order.
+void CmdLMPop(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::optional<MPopArgs> parsed = ParseMPop(args, 1, rb);
+  if (!parsed) return;
+  PopOutcome popped =
+      PopFirstList(args, cntx, parsed->keys_begin, parsed->keys_end, parsed->end, parsed->count,
+                   nullptr);
+  if (popped.wrong_type) return rb->SendError(facade::kWrongTypeErr);
+  if (popped.values.empty()) return rb->SendNullArray();
+  rb->StartArray(2);
+  rb->SendBulk(args[popped.chosen]);
+  rb->StartArray(popped.values.size());
+  for (const std::string& value : popped.values) rb->SendBulk(value);
+}
+
+// --- BLPOP, BRPOP, BLMPOP, BLMOVE, BRPOPLPUSH (blocking_controller.h)
+
+// A list waiter's serve: pops up to `count` elements from `end` of the ready key.
+Waiter::ServeFn ListPopServe(End end, size_t count) {
+  return [end, count](Waiter* waiter, DbIndex db, std::string_view key) {
+    OpResult<DbSlice::Update> found = FindMutableList(db, key);
+    if (!found || !waiter->Claim()) return false;
+    Waiter::Result& result = waiter->result();
+    result.key = std::string(key);
+    PopInto(*found, end, count, &result.values);
+    return true;
+  };
+}
+
+// BLPOP and BRPOP reply [key, element]; BLMPOP [key, [elements...]].
+void SendPopped(ReplyBuilder* rb, std::string_view key, const std::vector<std::string>& values,
+                bool mpop) {
+  rb->StartArray(2);
+  rb->SendBulk(key);
+  if (mpop) rb->StartArray(values.size());
+  for (const std::string& value : values) rb->SendBulk(value);
+}
+
+// Replies what ended a wait other than a serve: the null array of a timeout, CLIENT
+// UNBLOCK's error, nothing for a client that left.
+void SendNotServed(ReplyBuilder* rb, Waiter::State state) {
+  if (state == Waiter::State::kUnblocked) return rb->SendError(blocking::kUnblockedErr);
+  if (state == Waiter::State::kDisconnected) return;
+  rb->SendNullArray();
+}
+
+void BlockingPop(CmdArgList args, ConnectionContext* cntx, std::string_view timeout,
+                 size_t keys_begin, size_t keys_end, End end, size_t count, bool mpop) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::string error;
+  std::optional<std::chrono::steady_clock::time_point> deadline =
+      blocking::ParseTimeout(timeout, &error);
+  if (!deadline) return rb->SendError(error);
+  WaiterPtr waiter;
+  if (blocking::MayBlock(cntx)) waiter = new Waiter(cntx->db_index, ListPopServe(end, count));
+  PopOutcome popped =
+      PopFirstList(args, cntx, keys_begin, keys_end, end, count, waiter ? &waiter : nullptr);
+  if (popped.wrong_type) return rb->SendError(facade::kWrongTypeErr);
+  if (!popped.values.empty()) return SendPopped(rb, args[popped.chosen], popped.values, mpop);
+  if (!waiter || popped.chosen != 0) return rb->SendNullArray();
+  std::vector<std::string_view> keys(args.begin() + keys_begin, args.begin() + keys_end);
+  Waiter::State state = blocking::Wait(cntx, waiter, keys, *deadline);
+  if (state != Waiter::State::kServed) return SendNotServed(rb, state);
+  SendPopped(rb, waiter->result().key, waiter->result().values, mpop);
+}
+
+// BLPOP / BRPOP key [key ...] timeout
+void CmdBLPop(CmdArgList args, ConnectionContext* cntx) {
+  BlockingPop(args, cntx, args.back(), 1, args.size() - 1, End::kHead, 1, false);
+}
+void CmdBRPop(CmdArgList args, ConnectionContext* cntx) {
+  BlockingPop(args, cntx, args.back(), 1, args.size() - 1, End::kTail, 1, false);
+}
+
+// BLMPOP timeout numkeys key [key ...] LEFT | RIGHT [COUNT count]
+void CmdBLMPop(CmdArgList args, ConnectionContext* cntx) {
+  std::optional<MPopArgs> parsed = ParseMPop(args, 2, cntx->reply_builder());
+  if (!parsed) return;
+  BlockingPop(args, cntx, args[1], parsed->keys_begin, parsed->keys_end, parsed->end,
+              parsed->count, true);
+}
+
+// BLMOVE's serve on the source's shard. When the destination is on this shard too and
+// no transaction holds it, the element moves here at once (a destination of another
+// type fails the waiter with WRONGTYPE and takes nothing, as Redis does); otherwise the
+// element is popped here and the waiter's fiber pushes it (push_pending).
+Waiter::ServeFn MoveServe(End from, End to, std::string destination) {
+  const ShardId destination_shard = shard_set->ShardOf(destination);
+  return [from, to, destination = std::move(destination), destination_shard](
+             Waiter* waiter, DbIndex db, std::string_view key) {
+    EngineShard* shard = EngineShard::tlocal();
+    OpResult<const PrimeValue*> source = Slice().FindTyped(db, key, ObjType::kList, true);
+    if (!source) return false;
+    const bool here = shard->shard_id() == destination_shard &&
+                      shard->tx_queue().IsFree(destination, LockMode::kExclusive);
+    const PrimeValue* target = here ? Slice().Find(db, destination) : nullptr;
+    if (!waiter->Claim()) return false;
+    Waiter::Result& result = waiter->result();
+    result.key = std::string(key);
+    if (target && target->type() != ObjType::kList) {
+      result.wrong_type = true;
+      return true;
+    }
+    result.values.resize(1);
+    std::string& value = result.values[0];
+    if (key == destination) {  // a rotation: the key never empties
+      DbSlice::Update entry = Slice().FindMutable(db, key);
+      ListObject* list = ListOf(entry);
+      list->Pop(from, &value);
+      list->PrepareAdd(value.size(), 1, Fill(), Depth());
+      list->Push(to, value);
+      entry.Changed(PushEvent(to));  // Redis notifies the push, then the pop
+      entry.Changed(PopEvent(from));
+      return true;
+    }
+    if (here) {  // the push first, as Redis notifies them
+      core::ListpackValueTo(ListOf(**source)->At(from == End::kHead ? 0 : -1).Get(), &value);
+      std::string_view element = value;
+      OpPush(db, destination, to, CmdArgList(&element, 1), false);
+    }
+    DbSlice::Update entry = Slice().FindMutable(db, key);
+    ListObject* list = ListOf(entry);
+    list->Pop(from, here ? &Scratch() : &value);
+    FinishChange(entry, list, PopEvent(from), true);
+    result.push_pending = !here;
+    return true;
+  };
+}
+
+// The second half of a BLMOVE served on another shard than its destination's: pushes
+// the element in a transaction on both keys. A destination that became another type
+// meanwhile gets nothing: the element goes back where it came from, and the reply is
+// WRONGTYPE.
+bool PushMoved(CmdArgList args, ConnectionContext* cntx, End from, End to,
+               const std::string& value) {
+  std::string_view source = args[1], destination = args[2];
+  std::string_view element = value;
+  OpStatus pushed = OpStatus::kOk;
+  CommandTransaction tx(args, cntx);
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
-        if (!pop || shard->shard_id() != chosen_shard) return;
-        // A key that expired since hop 1 leaves every key empty now (the others are
-        // locked): the reply is then the null of no list to pop.
-        DbSlice::Update entry = Slice().FindMutable(t->db(), args[chosen]);
-        if (entry) PopInto(entry, *end, size_t(count), &values);
+        if (shard->shard_id() != shard_set->ShardOf(destination)) return;
+        pushed = OpPush(t->db(), destination, to, CmdArgList(&element, 1), false).status();
+      },
+      false);
+  tx->Execute(
+      [&](Transaction* t, EngineShard* shard) {
+        if (pushed == OpStatus::kOk || shard->shard_id() != shard_set->ShardOf(source)) return;
+        OpPush(t->db(), source, from, CmdArgList(&element, 1), false);
       },
       true);
-  if (!pop && chosen != 0) return rb->SendError(facade::kWrongTypeErr);
-  if (values.empty()) return rb->SendNullArray();
-  rb->StartArray(2);
-  rb->SendBulk(args[chosen]);
-  rb->StartArray(values.size());
-  for (const std::string& value : values) rb->SendBulk(value);
+  return pushed == OpStatus::kOk;
+}
+
+void BlockingMove(CmdArgList args, ConnectionContext* cntx, std::string_view timeout, End from,
+                  End to) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::string error;
+  std::optional<std::chrono::steady_clock::time_point> deadline =
+      blocking::ParseTimeout(timeout, &error);
+  if (!deadline) return rb->SendError(error);
+  WaiterPtr waiter;
+  if (blocking::MayBlock(cntx)) {
+    waiter = new Waiter(cntx->db_index, MoveServe(from, to, std::string(args[2])));
+  }
+  MoveOutcome outcome = MoveElement(args, cntx, from, to, waiter ? &waiter : nullptr);
+  if (outcome.status == OpStatus::kOk) return rb->SendBulk(outcome.value);
+  if (outcome.status != OpStatus::kKeyNotFound) return SendOpError(rb, outcome.status);
+  if (!waiter) return rb->SendNull();
+  std::string_view source = args[1];
+  Waiter::State state = blocking::Wait(cntx, waiter, CmdArgList(&source, 1), *deadline);
+  // A timeout answers a null array here too (Redis), where the non-blocking forms and
+  // MULTI answer a null bulk.
+  if (state != Waiter::State::kServed) return SendNotServed(rb, state);
+  Waiter::Result& result = waiter->result();
+  if (result.wrong_type) return rb->SendError(facade::kWrongTypeErr);
+  if (result.push_pending && !PushMoved(args, cntx, from, to, result.values[0])) {
+    return rb->SendError(facade::kWrongTypeErr);
+  }
+  rb->SendBulk(result.values[0]);
+}
+
+// BLMOVE source destination LEFT | RIGHT LEFT | RIGHT timeout
+void CmdBLMove(CmdArgList args, ConnectionContext* cntx) {
+  std::optional<End> from = ParseEnd(args[3]), to = ParseEnd(args[4]);
+  if (!from || !to) return cntx->reply_builder()->SendError(facade::kSyntaxErr);
+  BlockingMove(args, cntx, args[5], *from, *to);
+}
+
+// BRPOPLPUSH source destination timeout
+void CmdBRPopLPush(CmdArgList args, ConnectionContext* cntx) {
+  BlockingMove(args, cntx, args[3], End::kTail, End::kHead);
 }
 
 }  // namespace
@@ -524,6 +784,16 @@ void ListFamily::Register(facade::CommandRegistry* registry) {
   r.Add("LMOVE", 5, kWrite, kMoved, kAclW | kAclSlow, CmdLMove);
   r.Add("RPOPLPUSH", 3, kWrite, kMoved, kAclW | kAclSlow, CmdRPopLPush);
   r.Add("LMPOP", -4, kCmdWrite, kMPopped, kAclW | kAclSlow, CmdLMPop);
+  constexpr uint32_t kBlocking = kCmdWrite | kCmdNoScript | kCmdBlocking;
+  constexpr uint32_t kAclB = kAclW | kAclSlow | kAclBlocking;
+  const KeySpec kBPopped = Keys(1, -2).WithFlags(kKeyRW | kKeyAccess | kKeyDelete);
+  KeySpec kBMPopped = kMPopped;
+  kBMPopped.begin_index = 2;
+  r.Add("BLPOP", -3, kBlocking, kBPopped, kAclB, CmdBLPop);
+  r.Add("BRPOP", -3, kBlocking, kBPopped, kAclB, CmdBRPop);
+  r.Add("BLMPOP", -5, kCmdWrite | kCmdBlocking, kBMPopped, kAclB, CmdBLMPop);
+  r.Add("BLMOVE", 6, kBlocking | kCmdDenyOom, kMoved, kAclB, CmdBLMove);
+  r.Add("BRPOPLPUSH", 4, kBlocking | kCmdDenyOom, kMoved, kAclB, CmdBRPopLPush);
 }
 
 }  // namespace damselfly

@@ -103,6 +103,8 @@ Service::Route Service::RouteOf(const CommandId* cid, CmdArgList args) {
   Route route;
   // Runs its own whole-shard transaction from the fiber.
   if (cid->whole_shard_if != nullptr && cid->whole_shard_if(args)) return route;
+  // Sleeps on the fiber (blocking_controller.h), which a hop must not do.
+  if (cid->flags & facade::kCmdBlocking) return {Route::kCrossShard, 0};
   bool first = true;
   cid->ForEachKey(args, [&](size_t index, uint32_t) {
     ShardId shard = shard_set->ShardOf(args[index]);
@@ -225,6 +227,8 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
       }
       cntx->last_command = cids[ran];  // CommandTransaction binds to it
       now = RunCommand(cids[ran], cids[ran]->handler, run[ran], cntx, now);
+      // Clients blocked on keys the command filled are served before anything else.
+      engine_shard->blocking().ServeReady();
       if (cntx->reply_builder()->output_size() > facade::ClientConnection::kFlushThresholdBytes) {
         return ran + 1;
       }

@@ -106,7 +106,8 @@ std::string RenderMetrics(Service* service) {
            1);
   w.Single("uptime_in_seconds", "gauge", "Seconds since the server started.", UptimeSeconds());
   w.Single("connected_clients", "gauge", "Client connections open now.", t.connected_clients);
-  w.Single("blocked_clients", "gauge", "Clients waiting in a blocking command.", 0);
+  w.Single("blocked_clients", "gauge", "Clients waiting in a blocking command.",
+           t.blocked_clients);
   w.Single("memory_used_bytes", "gauge",
            "Memory the keyspace uses: keys, values and hash tables (INFO used_memory).",
            t.used_memory());

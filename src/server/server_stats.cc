@@ -11,6 +11,7 @@
 #include "src/core/compact_object.h"
 #include "src/core/obj_malloc.h"
 #include "src/facade/facade_stats.h"
+#include "src/server/blocking_controller.h"
 #include "src/server/client_pause.h"
 #include "src/server/engine_shard_set.h"
 
@@ -65,7 +66,7 @@ StatsSnapshot GatherStats() {
     ThreadSnapshot& s = mine.snapshot;
     ServerState* state = ServerState::tlocal();
     s.connected_clients = state->connections.size();
-    s.blocked_clients = ClientPause::ParkedHere();
+    s.blocked_clients = ClientPause::ParkedHere() + blocking::BlockedClientsHere();
     s.connections_received = state->stats.connections_received;
     s.commands_processed = state->stats.commands_processed;
     s.shard_hops = state->stats.shard_hops;

@@ -22,7 +22,7 @@ namespace damselfly {
 // One thread's figures (or, in StatsSnapshot::total, their sum).
 struct ThreadSnapshot {
   uint64_t connected_clients = 0, connections_received = 0, commands_processed = 0;
-  uint64_t blocked_clients = 0;  // held back by CLIENT PAUSE
+  uint64_t blocked_clients = 0;  // held back by CLIENT PAUSE or in a blocking command
   uint64_t shard_hops = 0, remote_commands = 0;
   uint64_t hits = 0, misses = 0, expired = 0;
   uint64_t net_input_bytes = 0, net_output_bytes = 0, error_replies = 0;

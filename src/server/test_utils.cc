@@ -377,13 +377,46 @@ class TestConnection::Impl {
     return ParseReplies(pushes);
   }
 
+  void Start(std::vector<std::string> command) {
+    started_ = std::make_unique<Started>();
+    started_->command = std::move(command);
+    proactor_->LaunchFiber([this, started = started_.get()] {
+      std::vector<std::string_view> args(started->command.begin(), started->command.end());
+      facade::CmdArgList batch[] = {args};
+      facade::ConnectionContext* context = connection_->context();
+      service_->DispatchMany(batch, context);
+      started->output = context->reply_builder()->output();
+      context->reply_builder()->ClearOutput();
+      started->done.Notify();
+    });
+  }
+
+  std::vector<RespValue> Finish() {
+    if (!started_->done.WaitFor(kCommandTimeout)) {
+      std::vector<std::string_view> args(started_->command.begin(), started_->command.end());
+      LOG(FATAL) << Quoted(args) << " started on thread " << proactor_->index()
+                 << " did not finish in " << kCommandTimeout.count() << " s";
+    }
+    std::vector<RespValue> replies = ParseReplies(started_->output);
+    started_.reset();
+    return replies;
+  }
+
   helio::io::Proactor* proactor() const { return proactor_; }
   facade::ConnectionContext* context() { return connection_->context(); }
 
  private:
+  // A command run by Start: its arguments (which must outlive it) and its reply.
+  struct Started {
+    std::vector<std::string> command;
+    std::string output;
+    helio::fibers::Done done;
+  };
+
   Service* const service_;
   helio::io::Proactor* const proactor_;
   std::unique_ptr<facade::RespConnection> connection_;
+  std::unique_ptr<Started> started_;
 };
 
 TestConnection::TestConnection(Service* service, helio::io::Proactor* proactor)
@@ -407,6 +440,19 @@ std::vector<RespValue> TestConnection::RunPipeline(
     absl::Span<const std::vector<std::string_view>> commands) {
   if (commands.empty()) return {};
   return impl_->RunPipeline(commands);
+}
+
+void TestConnection::Start(std::vector<std::string> command) {
+  impl_->Start(std::move(command));
+}
+
+RespValue TestConnection::Finish() {
+  std::vector<RespValue> replies = impl_->Finish();
+  if (replies.size() != 1) {
+    ADD_FAILURE() << replies.size() << " replies to a started command";
+    return RespValue{.type = Type::kError, .str = "(no reply)"};
+  }
+  return std::move(replies.front());
 }
 
 unsigned TestConnection::thread() const { return impl_->proactor()->index(); }

@@ -32,10 +32,9 @@
 // RESP2, no MULTI or WATCH). Server-wide settings changed with CONFIG SET stay for the
 // rest of the suite: a test that changes one restores it.
 //
-// Pushes (SUBSCRIBE's messages, MONITOR's lines) are read with TakePushes. Not supported:
-// commands that wait for
-// another client (a blocking pop without a timeout): Run returns only with the reply, and
-// the test thread drives every connection.
+// Pushes (SUBSCRIBE's messages, MONITOR's lines) are read with TakePushes. Commands that
+// wait for another client (a blocking pop) run with Start, which returns at once, and
+// Finish, which waits for the reply, while the test drives other connections in between.
 #pragma once
 
 #include <gmock/gmock.h>
@@ -145,6 +144,11 @@ class TestConnection {
   // Runs the commands as one pipelined batch (one DispatchMany call, so consecutive
   // commands for one shard are squashed into one hop) and returns their replies.
   std::vector<RespValue> RunPipeline(absl::Span<const std::vector<std::string_view>> commands);
+  // Starts one command without waiting for its reply (a blocking pop); Finish waits for
+  // it (failing the test when it produced none) and returns it. One at a time; no Run
+  // in between on this connection.
+  void Start(std::vector<std::string> command);
+  RespValue Finish();
 
   // The pushes (pub/sub messages, MONITOR lines) queued for this connection since the
   // last call, parsed. Without a socket they wait in the connection's push queue, apart

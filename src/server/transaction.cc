@@ -148,6 +148,9 @@ void Transaction::Schedule() {
 
 void Transaction::Entry::RunHop() {
   if (tx->hop_) (*tx->hop_)(tx, EngineShard::tlocal());
+  // Clients blocked on keys the transaction filled are served as it ends (so pushes in
+  // MULTI serve them after EXEC), before the next transaction runs.
+  if (last_hop) EngineShard::tlocal()->blocking().ServeReady();
   // The coordinator may go on (and destroy the transaction) once this is counted.
   tx->pending_->Dec();
 }
@@ -174,7 +177,10 @@ void Transaction::ArmHop(Select&& select, bool last) {
   for (Entry& entry : shards_) {
     if (!select(entry)) continue;
     Entry* target = &entry;
-    auto arm = [target, last] { EngineShard::tlocal()->tx_queue().Arm(target, last); };
+    auto arm = [target, last] {
+      target->last_hop = last;
+      EngineShard::tlocal()->tx_queue().Arm(target, last);
+    };
     if (shard_set->IsLocal(entry.shard)) {
       arm();
     } else {
@@ -232,6 +238,29 @@ WholeShardHops::~WholeShardHops() {
 
 void WholeShardHops::Run(absl::FunctionRef<void(EngineShard*)> fn) {
   tx_->ExecuteOnAll([&](Transaction*, EngineShard* shard) { fn(shard); }, false);
+}
+
+void LookThenAct(Transaction* tx, bool one_shard, Transaction::HopFn look,
+                 absl::FunctionRef<void()> decide, Transaction::HopFn act) {
+  if (one_shard) {
+    return tx->Execute(
+        [&](Transaction* t, EngineShard* shard) {
+          look(t, shard);
+          decide();
+          act(t, shard);
+        },
+        true);
+  }
+  tx->Execute(look, false);
+  decide();
+  tx->Execute(act, true);
+}
+
+bool OnOneShard(CmdArgList args, size_t begin, size_t end) {
+  for (size_t i = begin + 1; i < end; ++i) {
+    if (shard_set->ShardOf(args[i]) != shard_set->ShardOf(args[begin])) return false;
+  }
+  return true;
 }
 
 void RunQueuedOnShard(const CommandId* cid, CmdArgList args, ConnectionContext* cntx) {

@@ -128,6 +128,7 @@ class Transaction {
     absl::InlinedVector<uint32_t, 4> key_indices;  // of the bound command
     bool scheduled = false;
     bool schedule_ok = false;
+    bool last_hop = false;  // the armed hop releases the locks
 
    protected:
     void RunHop() override;
@@ -215,6 +216,16 @@ class WholeShardHops {
   std::optional<Transaction> own_;
   Transaction* tx_;
 };
+
+// The hops of a command that looks at its keys, decides, then acts (the pops of LMPOP,
+// ZMPOP, LMOVE and their blocking forms, which register a waiter when there is nothing
+// to pop): `look` on every shard of the keys, `decide` on the fiber, `act` as the last
+// hop. With `one_shard` (every key on one shard) it is one hop, `decide` running inside
+// it: half the hops for a single-key BLPOP.
+void LookThenAct(Transaction* tx, bool one_shard, Transaction::HopFn look,
+                 absl::FunctionRef<void()> decide, Transaction::HopFn act);
+// Whether the keys at [begin, end) of args live on one shard.
+bool OnOneShard(facade::CmdArgList args, size_t begin, size_t end);
 
 // Runs a single-shard command whose keys were locked: as a one-shard transaction, once
 // the transactions ahead of it are done. Connection fiber.

@@ -1,6 +1,7 @@
 #include "src/server/zset_family.h"
 
 #include <cerrno>
+#include <chrono>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
+#include "src/server/blocking_controller.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/family_utils.h"
 #include "src/server/transaction.h"
@@ -767,39 +769,77 @@ void CmdZRangeStore(CmdArgList args, ConnectionContext* cntx) {
   rb->SendLong(pairs->size());
 }
 
-// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: pops from the first key that holds
-// a non-empty sorted set. Hop 1 finds it (or a WRONGTYPE key before it), hop 2 pops.
-void CmdZMPop(CmdArgList args, ConnectionContext* cntx) {
-  ReplyBuilder* rb = cntx->reply_builder();
-  constexpr char kNumKeysErr[] = "ERR numkeys should be greater than 0";
-  std::optional<int64_t> numkeys = ParseInt64(args[1]);
-  if (!numkeys || *numkeys < 1) return rb->SendError(kNumKeysErr);
-  if (uint64_t(*numkeys) > args.size() - 3) return rb->SendError(facade::kSyntaxErr);
-  size_t i = 2 + *numkeys;
-  bool max;
-  if (ArgIs(args[i], "MIN")) {
-    max = false;
-  } else if (ArgIs(args[i], "MAX")) {
-    max = true;
-  } else {
-    return rb->SendError(facade::kSyntaxErr);
-  }
+// The arguments of ZMPOP (numkeys at args[1]) and BZMPOP (at args[2]).
+struct MPopArgs {
+  size_t keys_begin = 0, keys_end = 0;  // argument positions of the keys
+  bool max = false;
   uint64_t count = 1;
+};
+
+// numkeys key [key ...] MIN | MAX [COUNT count] from args[first]; replies the error and
+// returns nullopt when malformed.
+std::optional<MPopArgs> ParseMPop(CmdArgList args, size_t first, ReplyBuilder* rb) {
+  std::optional<int64_t> numkeys = ParseInt64(args[first]);
+  if (!numkeys || *numkeys < 1) {
+    rb->SendError("ERR numkeys should be greater than 0");
+    return std::nullopt;
+  }
+  if (uint64_t(*numkeys) > args.size() - first - 2) {
+    rb->SendError(facade::kSyntaxErr);
+    return std::nullopt;
+  }
+  MPopArgs parsed;
+  parsed.keys_begin = first + 1;
+  size_t i = first + 1 + *numkeys;
+  parsed.keys_end = i;
+  if (ArgIs(args[i], "MIN")) {
+    parsed.max = false;
+  } else if (ArgIs(args[i], "MAX")) {
+    parsed.max = true;
+  } else {
+    rb->SendError(facade::kSyntaxErr);
+    return std::nullopt;
+  }
   bool has_count = false;
   for (++i; i < args.size(); ++i) {
     if (!has_count && ArgIs(args[i], "COUNT") && i + 1 < args.size()) {
-      std::optional<int64_t> parsed = ParseInt64(args[++i]);
-      if (!parsed || *parsed < 1) return rb->SendError("ERR count should be greater than 0");
-      count = *parsed;
+      std::optional<int64_t> parsed_count = ParseInt64(args[++i]);
+      if (!parsed_count || *parsed_count < 1) {
+        rb->SendError("ERR count should be greater than 0");
+        return std::nullopt;
+      }
+      parsed.count = *parsed_count;
       has_count = true;
     } else {
-      return rb->SendError(facade::kSyntaxErr);
+      rb->SendError(facade::kSyntaxErr);
+      return std::nullopt;
     }
   }
+  return parsed;
+}
+
+// What a multi-key pop found: the key popped from (argument position, 0: none) and its
+// members, or WRONGTYPE for a key of another type before any sorted set.
+struct PopOutcome {
+  size_t chosen = 0;
+  OpResult<SortedPairs> popped = SortedPairs{};
+};
+
+// Pops up to `count` of the lowest (or highest) members of the first non-empty sorted
+// set among the keys at [keys_begin, keys_end) of args (ZMPOP, BZPOPMIN, BZPOPMAX,
+// BZMPOP). Hop 1 finds it (or a WRONGTYPE key before it), hop 2 pops; with `waiter` and
+// no key to pop from, hop 2 registers it on every shard of the keys instead (one hop for
+// keys on one shard: LookThenAct).
+PopOutcome PopFirstZSet(CmdArgList args, ConnectionContext* cntx, size_t keys_begin,
+                        size_t keys_end, bool max, uint64_t count, const WaiterPtr* waiter) {
   enum KeyState : uint8_t { kEmpty, kNonEmpty, kWrongType };
   std::vector<KeyState> states(args.size(), kEmpty);  // by argument position
+  PopOutcome outcome;
+  bool pop = false;
+  ShardId shard_of_key = 0;
   CommandTransaction tx(args, cntx);
-  tx->Execute(
+  LookThenAct(
+      tx.Get(), OnOneShard(args, keys_begin, keys_end),
       [&](Transaction* t, EngineShard* shard) {
         for (uint32_t index : t->KeyIndices(shard->shard_id())) {
           OpResult<const ZSetObject*> zset = FindZSet(t->db(), args[index], true);
@@ -808,29 +848,113 @@ void CmdZMPop(CmdArgList args, ConnectionContext* cntx) {
                                                                   : kEmpty;
         }
       },
-      false);
-  size_t chosen = 0;
-  for (size_t k = 2; k < 2 + size_t(*numkeys) && chosen == 0; ++k) {
-    if (states[k] == kWrongType) return rb->SendError(facade::kWrongTypeErr);
-    if (states[k] == kNonEmpty) chosen = k;
-  }
-  if (chosen == 0) return rb->SendNullArray();
-  const ShardId shard_of_key = shard_set->ShardOf(args[chosen]);
-  OpResult<SortedPairs> popped = SortedPairs{};
-  tx->Execute(
-      [&](Transaction* t, EngineShard* shard) {
-        if (shard->shard_id() == shard_of_key) popped = OpPop(t->db(), args[chosen], count, max);
+      [&] {
+        for (size_t k = keys_begin; k < keys_end && outcome.chosen == 0; ++k) {
+          if (states[k] == kWrongType) outcome.popped = OpStatus::kWrongType;
+          if (states[k] != kEmpty) outcome.chosen = k;
+        }
+        pop = outcome.chosen != 0 && outcome.popped.ok();
+        if (pop) shard_of_key = shard_set->ShardOf(args[outcome.chosen]);
       },
-      true);
-  if (SendIfError(rb, popped)) return;
+      [&](Transaction* t, EngineShard* shard) {
+        if (pop && shard->shard_id() == shard_of_key) {
+          outcome.popped = OpPop(t->db(), args[outcome.chosen], count, max);
+        } else if (waiter && outcome.chosen == 0) {
+          for (uint32_t index : t->KeyIndices(shard->shard_id())) {
+            shard->blocking().Register(*waiter, args[index]);
+          }
+        }
+      });
+  return outcome;
+}
+
+// ZMPOP's and BZMPOP's reply: [key, [[member, score], ...]].
+void SendMPopped(ReplyBuilder* rb, std::string_view key, const SortedPairs& pairs) {
   rb->StartArray(2);
-  rb->SendBulk(args[chosen]);
-  rb->StartArray(popped->size());
-  for (const auto& [member, score] : *popped) {
+  rb->SendBulk(key);
+  rb->StartArray(pairs.size());
+  for (const auto& [member, score] : pairs) {
     rb->StartArray(2);
     rb->SendBulk(member);
     rb->SendDouble(score);
   }
+}
+
+// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: pops from the first key that holds
+// a non-empty sorted set.
+void CmdZMPop(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::optional<MPopArgs> parsed = ParseMPop(args, 1, rb);
+  if (!parsed) return;
+  PopOutcome outcome = PopFirstZSet(args, cntx, parsed->keys_begin, parsed->keys_end,
+                                    parsed->max, parsed->count, nullptr);
+  if (SendIfError(rb, outcome.popped)) return;
+  if (outcome.chosen == 0 || outcome.popped->empty()) return rb->SendNullArray();
+  SendMPopped(rb, args[outcome.chosen], *outcome.popped);
+}
+
+// --- BZPOPMIN, BZPOPMAX, BZMPOP (blocking_controller.h)
+
+// A sorted-set waiter's serve: pops up to `count` of the lowest (highest) members.
+Waiter::ServeFn ZSetPopServe(bool max, uint64_t count) {
+  return [max, count](Waiter* waiter, DbIndex db, std::string_view key) {
+    if (!FindZSet(db, key, true) || !waiter->Claim()) return false;
+    Waiter::Result& result = waiter->result();
+    result.key = std::string(key);
+    OpResult<SortedPairs> popped = OpPop(db, key, count, max);
+    if (popped) result.pairs = std::move(*popped);
+    return true;
+  };
+}
+
+// BZPOPMIN / BZPOPMAX reply [key, member, score]; BZMPOP as ZMPOP.
+void SendBlockingPopped(ReplyBuilder* rb, std::string_view key, const SortedPairs& pairs,
+                        bool mpop) {
+  if (mpop) return SendMPopped(rb, key, pairs);
+  rb->StartArray(3);
+  rb->SendBulk(key);
+  rb->SendBulk(pairs[0].first);
+  rb->SendDouble(pairs[0].second);
+}
+
+void BlockingZPop(CmdArgList args, ConnectionContext* cntx, std::string_view timeout,
+                  size_t keys_begin, size_t keys_end, bool max, uint64_t count, bool mpop) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::string error;
+  std::optional<std::chrono::steady_clock::time_point> deadline =
+      blocking::ParseTimeout(timeout, &error);
+  if (!deadline) return rb->SendError(error);
+  WaiterPtr waiter;
+  if (blocking::MayBlock(cntx)) waiter = new Waiter(cntx->db_index, ZSetPopServe(max, count));
+  PopOutcome outcome =
+      PopFirstZSet(args, cntx, keys_begin, keys_end, max, count, waiter ? &waiter : nullptr);
+  if (SendIfError(rb, outcome.popped)) return;
+  if (!outcome.popped->empty()) {
+    return SendBlockingPopped(rb, args[outcome.chosen], *outcome.popped, mpop);
+  }
+  if (!waiter || outcome.chosen != 0) return rb->SendNullArray();
+  std::vector<std::string_view> keys(args.begin() + keys_begin, args.begin() + keys_end);
+  Waiter::State state = blocking::Wait(cntx, waiter, keys, *deadline);
+  if (state == Waiter::State::kUnblocked) return rb->SendError(blocking::kUnblockedErr);
+  if (state == Waiter::State::kDisconnected) return;
+  if (state != Waiter::State::kServed) return rb->SendNullArray();
+  SendBlockingPopped(rb, waiter->result().key, waiter->result().pairs, mpop);
+}
+
+// BZPOPMIN / BZPOPMAX key [key ...] timeout
+void CmdBZPopMin(CmdArgList args, ConnectionContext* cntx) {
+  BlockingZPop(args, cntx, args.back(), 1, args.size() - 1, false, 1, false);
+}
+void CmdBZPopMax(CmdArgList args, ConnectionContext* cntx) {
+  BlockingZPop(args, cntx, args.back(), 1, args.size() - 1, true, 1, false);
+}
+
+// BZMPOP timeout numkeys key [key ...] MIN | MAX [COUNT count]
+void CmdBZMPop(CmdArgList args, ConnectionContext* cntx) {
+  std::optional<MPopArgs> parsed = ParseMPop(args, 2, cntx->reply_builder());
+  if (!parsed) return;
+  BlockingZPop(args, cntx, args[1], parsed->keys_begin, parsed->keys_end, parsed->max,
+               parsed->count, true);
 }
 
 enum class SetOp { kUnion, kInter, kDiff };
@@ -1101,6 +1225,13 @@ void ZSetFamily::Register(facade::CommandRegistry* registry) {
   r.Add("ZPOPMAX", -2, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdZPopMax);
   r.Add("ZMPOP", -4, kCmdWrite, NumKeys(1, kKeyRW | kKeyAccess | kKeyDelete), kAclW | kAclSlow,
         CmdZMPop);
+  constexpr uint32_t kBlocking = kCmdWrite | kCmdNoScript | kCmdBlocking | kCmdFast;
+  constexpr uint32_t kAclB = kAclW | kAclFast | kAclBlocking;
+  const KeySpec kBPopped = Keys(1, -2).WithFlags(kKeyRW | kKeyAccess | kKeyDelete);
+  r.Add("BZPOPMIN", -3, kBlocking, kBPopped, kAclB, CmdBZPopMin);
+  r.Add("BZPOPMAX", -3, kBlocking, kBPopped, kAclB, CmdBZPopMax);
+  r.Add("BZMPOP", -5, kCmdWrite | kCmdBlocking, NumKeys(2, kKeyRW | kKeyAccess | kKeyDelete),
+        kAclW | kAclSlow | kAclBlocking, CmdBZMPop);
   r.Add("ZRANDMEMBER", -2, kCmdReadOnly, Keys(1), kAclR | kAclSlow, CmdZRandMember);
   r.Add("ZSCAN", -3, kCmdReadOnly, Keys(1), kAclR | kAclSlow, CmdZScan);
   r.Add("ZUNION", -3, kCmdReadOnly, kRead, kAclR | kAclSlow, CmdZUnion);
