@@ -9,6 +9,7 @@ and damselfly uses to keep them on one shard: events of one shard arrive in orde
 """
 
 import subprocess
+import threading
 import time
 
 import pytest
@@ -371,3 +372,35 @@ def test_start_up_flag_refuses_a_bad_class():
                          capture_output=True, text=True, timeout=10)
     assert res.returncode != 0
     assert "invalid event class character in 'KQ'; use 'Ag$lshzxeKEtmdn'" in res.stderr
+
+
+def wait_blocked(r, count, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while int(r.info("clients")["blocked_clients"]) < count:
+        assert time.monotonic() < deadline, "client did not block"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("command, expected", [
+    (["BLPOP", "{t}src", "0"], ["{t}src rpush", "{t}src lpop", "{t}src del"]),
+    (["BLMOVE", "{t}src", "{t}dst", "RIGHT", "LEFT", "0"],
+     ["{t}src rpush", "{t}dst lpush", "{t}src rpop", "{t}src del"]),
+    (["BLMOVE", "{t}src", "{t}src", "RIGHT", "LEFT", "0"],
+     ["{t}src rpush", "{t}src lpush", "{t}src rpop"]),
+    (["BZPOPMIN", "{t}src", "0"], ["{t}src zadd", "{t}src zpopmin", "{t}src del"]),
+])
+def test_served_waiter_events(server, r, sub, command, expected):
+    """A blocked client served by a push: the push's event, then the waiter's."""
+    r.config_set("notify-keyspace-events", "KA")
+    waiter = server.client(decode_responses=True)
+    done = []
+    thread = threading.Thread(target=lambda: done.append(waiter.execute_command(*command)))
+    thread.start()
+    wait_blocked(r, 1)
+    if command[0] == "BZPOPMIN":
+        r.zadd("{t}src", {"m": 1})
+    else:
+        r.rpush("{t}src", "x")
+    thread.join(5)
+    assert done
+    assert sub.keyspace() == expected
