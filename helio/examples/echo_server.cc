@@ -19,12 +19,12 @@ namespace {
 
 class EchoConnection final : public helio::net::Connection {
  public:
-  void HandleRequests() override {
+  Next HandleRequests() override {
     auto buf = std::make_unique<uint8_t[]>(FLAGS_buffer_size);
     while (true) {
       auto n = socket()->Recv({buf.get(), FLAGS_buffer_size});
-      if (!n.ok() || *n == 0) return;
-      if (socket()->Send({buf.get(), *n})) return;
+      if (!n.ok() || *n == 0) return Next::kClose;
+      if (socket()->Send({buf.get(), *n})) return Next::kClose;
     }
   }
 };

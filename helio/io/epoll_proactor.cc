@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -23,6 +24,15 @@ void Wake(boost::fibers::context** slot) {
   if (*slot == nullptr) return;
   boost::fibers::context::active()->schedule(*slot);
   *slot = nullptr;
+}
+
+// Wakes the reader fiber, or runs the armed on_readable.
+void WakeReader(EpollProactor::Waiters* waiters) {
+  if (waiters->on_readable) {
+    std::exchange(waiters->on_readable, nullptr)(waiters);
+  } else {
+    Wake(&waiters->reader);
+  }
 }
 
 void Park(boost::fibers::context** slot) {
@@ -88,8 +98,13 @@ void EpollProactor::Unregister(int fd) {
 void EpollProactor::WaitReadable(Waiters* waiters) { Park(&waiters->reader); }
 void EpollProactor::WaitWritable(Waiters* waiters) { Park(&waiters->writer); }
 
+void EpollProactor::NotifyReadable(Waiters* waiters, void (*on_readable)(Waiters* waiters)) {
+  DCHECK(waiters->reader == nullptr && waiters->on_readable == nullptr);
+  waiters->on_readable = on_readable;
+}
+
 void EpollProactor::WakeAll(Waiters* waiters) {
-  Wake(&waiters->reader);
+  WakeReader(waiters);
   Wake(&waiters->writer);
 }
 
@@ -126,7 +141,7 @@ void EpollProactor::PollEvents(fibers::Clock::time_point deadline, bool may_bloc
       [[maybe_unused]] ssize_t r = read(wake_fd_, &value, sizeof(value));
       continue;
     }
-    if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) Wake(&waiters->reader);
+    if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) WakeReader(waiters);
     if (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) Wake(&waiters->writer);
   }
 }

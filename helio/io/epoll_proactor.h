@@ -21,9 +21,12 @@ namespace helio::io {
 class EpollProactor final : public Proactor {
  public:
   // The fibers parked on one fd. Owned by the socket; must outlive its registration.
+  // Instead of a reader fiber, on_readable may wait for the next readable edge (see
+  // NotifyReadable).
   struct Waiters {
     boost::fibers::context* reader = nullptr;
     boost::fibers::context* writer = nullptr;
+    void (*on_readable)(Waiters* waiters) = nullptr;
   };
 
   EpollProactor(unsigned index, size_t task_queue_capacity);
@@ -42,7 +45,14 @@ class EpollProactor final : public Proactor {
   void WaitReadable(Waiters* waiters);
   void WaitWritable(Waiters* waiters);
 
-  // Own thread, any context: wake both parked fibers now (used by cancellation).
+  // Own thread, any context: calls on_readable(waiters) once, on this thread, at the next
+  // readable edge or WakeAll, in whatever context delivers it (it must not suspend; it
+  // may launch a fiber). The caller checks for bytes that arrived before it armed this.
+  // REQUIRES: no reader fiber parked, no other on_readable armed.
+  void NotifyReadable(Waiters* waiters, void (*on_readable)(Waiters* waiters));
+
+  // Own thread, any context: wake both parked fibers now, and run an armed on_readable
+  // (used by cancellation).
   void WakeAll(Waiters* waiters);
 
  protected:

@@ -97,6 +97,12 @@ int UringProactor::Execute(io_uring_sqe* sqe, Request* request) {
   return request->result;
 }
 
+void UringProactor::Submit(io_uring_sqe* sqe, Request* request) {
+  DCHECK(request->on_complete != nullptr);
+  request->waiter = nullptr;
+  io_uring_sqe_set_data(sqe, request);
+}
+
 void UringProactor::Cancel(Request* request) {
   io_uring_sqe* sqe = GetSqe();
   io_uring_prep_cancel(sqe, request, 0);
@@ -157,7 +163,11 @@ void UringProactor::ReapCompletions() {
     }
     auto* request = reinterpret_cast<Request*>(data);
     request->result = cqe->res;
-    self->schedule(request->waiter);
+    if (request->waiter) {
+      self->schedule(request->waiter);
+    } else {
+      request->on_complete(request);
+    }
   }
   io_uring_cq_advance(&ring_, seen);
   if (rearm_wake) ArmWakeRead();

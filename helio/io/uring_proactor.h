@@ -23,9 +23,12 @@ class UringProactor final : public Proactor {
  public:
   // An I/O request in flight. It lives on the waiting fiber's stack until its completion
   // arrives (also when cancelled: cancellation completes the request with -ECANCELED).
+  // A request started with Submit has no fiber: it lives in its owner and its
+  // on_complete runs instead.
   struct Request {
     boost::fibers::context* waiter = nullptr;
     int32_t result = 0;
+    void (*on_complete)(Request* request) = nullptr;
   };
 
   UringProactor(unsigned index, size_t task_queue_capacity, unsigned ring_entries = 1024);
@@ -42,6 +45,12 @@ class UringProactor final : public Proactor {
   // fiber until the request completes and returns the completion's result (>= 0, or
   // -errno).
   int Execute(io_uring_sqe* sqe, Request* request);
+
+  // Own thread, any context. Binds the filled `sqe` to `request` without suspending
+  // anything: when the request completes, request->on_complete(request) runs on this
+  // thread in the dispatcher context (it must not suspend; it may launch a fiber).
+  // REQUIRES: request->on_complete is set; *request outlives the completion.
+  void Submit(io_uring_sqe* sqe, Request* request);
 
   // Own thread, any context. Asks the kernel to cancel `request` if it is still in
   // flight; its fiber then wakes with -ECANCELED (or with its result if it won the race).

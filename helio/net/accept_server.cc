@@ -39,9 +39,23 @@ absl::StatusOr<uint16_t> AcceptServer::AddListener(const ListenOptions& options,
   return bound->port();
 }
 
+void AcceptServer::EnableIdleSweep(std::chrono::milliseconds interval) {
+  CHECK(!running_) << "EnableIdleSweep after Run";
+  idle_sweep_interval_ = interval;
+}
+
 void AcceptServer::Run() {
   CHECK(!running_);
   running_ = true;
+  if (idle_sweep_interval_.count() > 0) {
+    for (unsigned i = 0; i < pool_->size(); ++i) {
+      sweep_fibers_.Add();
+      pool_->at(i)->LaunchFiber([this, i] {
+        IdleSweepLoop(i);
+        sweep_fibers_.Dec();
+      });
+    }
+  }
   for (auto& listener : listeners_) {
     Listener* l = listener.get();
     accept_fibers_.Add();
@@ -89,13 +103,31 @@ void AcceptServer::ServeConnection(int fd, Listener* listener) {
     connection->socket_->Shutdown(SHUT_RDWR);
     connection->socket_->CancelIo();
   }
-  connection->HandleRequests();
-  connection.reset();  // unlinks from `live` and closes the socket
+  RunConnection(connection.release());
+}
+
+void AcceptServer::RunConnection(Connection* connection) {
+  if (connection->HandleRequests() == Connection::Next::kResumeWhenReadable) {
+    // This fiber ends and frees its stack; the connection waits in its socket alone.
+    connection->socket_->NotifyWhenReadable([this, connection] {
+      fibers::Launch([this, connection] { RunConnection(connection); }).detach();
+    });
+    return;
+  }
+  delete connection;  // unlinks from the live list and closes the socket
   live_connections_.Dec();
+}
+
+void AcceptServer::IdleSweepLoop(unsigned proactor_index) {
+  while (!stop_sweeps_.WaitFor(idle_sweep_interval_)) {
+    for (Connection& connection : live_by_proactor_[proactor_index]) connection.OnIdleSweep();
+  }
 }
 
 void AcceptServer::Stop() {
   if (!running_ || stopping_.exchange(true)) return;
+  stop_sweeps_.Notify();
+  sweep_fibers_.Wait();
   for (auto& listener : listeners_) {
     Listener* l = listener.get();
     l->proactor->Await([l] {

@@ -6,8 +6,11 @@
 // 3. Each accepted fd goes to the next proactor round-robin, which wraps it in a socket,
 //    asks the listener's factory for a Connection and runs HandleRequests() in a new
 //    fiber. Live connections sit in a per-proactor list owned by that proactor's thread.
+//    A connection that parks (see connection.h) stays in the list without a fiber until
+//    its socket is readable, then runs HandleRequests() again in a new fiber.
 // 4. Stop() closes the listeners, then shuts down and cancels the I/O of every live
-//    connection on its own thread, and waits until every connection fiber has returned.
+//    connection on its own thread (which also wakes the parked ones), and waits until
+//    every connection has closed.
 //
 // Thread-safety: AddListener, Run and Stop from one controlling thread or fiber (not a
 // proactor task); num_connections() from anywhere.
@@ -15,6 +18,7 @@
 
 #include <atomic>
 #include <boost/intrusive/list.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -45,6 +49,10 @@ class AcceptServer {
   // Binds and listens; returns the bound port. Call before Run().
   absl::StatusOr<uint16_t> AddListener(const ListenOptions& options, ConnectionFactory factory);
 
+  // Every `interval`, each proactor calls Connection::OnIdleSweep on its live
+  // connections, from a fiber of its own. Off unless called, before Run().
+  void EnableIdleSweep(std::chrono::milliseconds interval);
+
   void Run();
   void Stop();
 
@@ -68,6 +76,9 @@ class AcceptServer {
 
   void AcceptLoop(Listener* listener);
   void ServeConnection(int fd, Listener* listener);
+  // Runs HandleRequests in the calling fiber; parks or destroys the connection after.
+  void RunConnection(Connection* connection);
+  void IdleSweepLoop(unsigned proactor_index);
 
   io::ProactorPool* pool_;
   std::vector<std::unique_ptr<Listener>> listeners_;
@@ -75,6 +86,9 @@ class AcceptServer {
   std::atomic<bool> stopping_{false};
   bool running_ = false;
   fibers::BlockingCounter accept_fibers_;
+  std::chrono::milliseconds idle_sweep_interval_{0};
+  fibers::Done stop_sweeps_;
+  fibers::BlockingCounter sweep_fibers_;
   fibers::BlockingCounter live_connections_;
   std::atomic<uint64_t> total_accepted_{0};
 };

@@ -13,6 +13,7 @@
 #include <boost/fiber/operations.hpp>
 #include <chrono>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace helio::net {
@@ -21,20 +22,32 @@ namespace {
 using namespace std::chrono_literals;
 using io::ProactorKind;
 
-// Echoes until the peer leaves; counts where and how often it ran.
+// Echoes until the peer leaves; counts where and how often it ran. With park_on_sweep,
+// it parks whenever the idle sweep finds it waiting for input.
 class EchoConnection final : public Connection {
  public:
   struct Stats {
     std::atomic<int> started{0};
     std::atomic<int> finished{0};
     std::atomic<int> nodelay{0};  // connections whose socket had TCP_NODELAY set
+    std::atomic<bool> park_on_sweep{false};
+    std::atomic<int> parked{0};   // times a connection parked
+    std::atomic<int> resumed{0};  // times a parked connection ran again
     std::vector<std::atomic<int>> per_thread;
     explicit Stats(unsigned threads) : per_thread(threads) {}
   };
 
   explicit EchoConnection(Stats* stats) : stats_(stats) {}
 
-  void HandleRequests() override {
+  void OnIdleSweep() override {
+    if (stats_->park_on_sweep.load() && receiving_) socket()->InterruptRecv();
+  }
+
+  Next HandleRequests() override {
+    if (std::exchange(opened_, true)) {
+      stats_->resumed.fetch_add(1);
+      return Serve();
+    }
     stats_->started.fetch_add(1);
     stats_->per_thread[io::Proactor::me()->index()].fetch_add(1);
     int nodelay = 0;
@@ -42,19 +55,32 @@ class EchoConnection final : public Connection {
     if (getsockopt(socket()->fd(), IPPROTO_TCP, TCP_NODELAY, &nodelay, &len) == 0 && nodelay) {
       stats_->nodelay.fetch_add(1);
     }
+    return Serve();
+  }
+
+ private:
+  Next Serve() {
     uint8_t buf[4096];
     while (true) {
+      receiving_ = true;
       Result<size_t> n = socket()->Recv(absl::MakeSpan(buf));
+      receiving_ = false;
+      if (!n.ok() && n.error().value() == ECANCELED && !socket()->io_cancelled()) {
+        stats_->parked.fetch_add(1);
+        return Next::kResumeWhenReadable;
+      }
       if (!n.ok() || *n == 0) break;
       // "sleep" holds the handler busy outside I/O, as a slow command would.
       if (*n >= 5 && memcmp(buf, "sleep", 5) == 0) boost::this_fiber::sleep_for(300ms);
       if (socket()->Send({buf, *n})) break;
     }
     stats_->finished.fetch_add(1);
+    return Next::kClose;
   }
 
- private:
   Stats* stats_;
+  bool opened_ = false;
+  bool receiving_ = false;
 };
 
 // A blocking client socket on loopback (IPv4 or IPv6).
@@ -232,6 +258,58 @@ TEST_P(AcceptServerTest, GracefulStopWithIdleAndBusyConnections) {
 
   // The listener is gone too.
   EXPECT_EQ(ConnectBlocking("127.0.0.1", port), -1);
+}
+
+// Waits up to 5 s for `counter` to reach `value`.
+bool WaitFor(const std::atomic<int>& counter, int value) {
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (counter.load() < value && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  return counter.load() >= value;
+}
+
+// Idle connections park (their fibers end) and resume in a new fiber when bytes arrive,
+// as often as they go idle; a parked connection whose peer leaves is destroyed, and
+// Stop() ends the parked ones.
+TEST_P(AcceptServerTest, IdleConnectionsParkAndResume) {
+  constexpr int kClients = 20;
+  uint16_t port = Listen("127.0.0.1");
+  stats_.park_on_sweep = true;
+  server_->EnableIdleSweep(5ms);
+  server_->Run();
+
+  std::vector<int> fds;
+  for (int i = 0; i < kClients; ++i) {
+    fds.push_back(ConnectBlocking("127.0.0.1", port));
+    ASSERT_EQ(EchoOnce(fds.back(), "hello"), "");
+  }
+  ASSERT_TRUE(WaitFor(stats_.parked, kClients));
+  for (int round = 1; round <= 2; ++round) {
+    for (int i = 0; i < kClients; ++i) {
+      ASSERT_EQ(EchoOnce(fds[i], "again " + std::to_string(i)), "") << "client " << i;
+    }
+    EXPECT_TRUE(WaitFor(stats_.resumed, round * kClients));
+    EXPECT_TRUE(WaitFor(stats_.parked, (round + 1) * kClients));
+  }
+  EXPECT_EQ(stats_.started.load(), kClients);
+
+  close(fds.back());  // leaves while parked
+  fds.pop_back();
+  ASSERT_TRUE(WaitFor(stats_.finished, 1));
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (server_->num_connections() > kClients - 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(server_->num_connections(), kClients - 1);
+
+  server_->Stop();
+  EXPECT_EQ(server_->num_connections(), 0);
+  EXPECT_EQ(stats_.finished.load(), kClients);
+  for (int fd : fds) {
+    EXPECT_TRUE(SeesClose(fd));
+    close(fd);
+  }
 }
 
 TEST_P(AcceptServerTest, ListensOnIpv4AndIpv6AtTheSamePort) {

@@ -3,14 +3,17 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <glog/logging.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <boost/fiber/operations.hpp>
 #include <cerrno>
+#include <utility>
 
 namespace helio::net {
 
 EpollSocket::EpollSocket(io::EpollProactor* proactor, int fd) : FiberSocket(proactor, fd) {
+  waiters_.socket = this;
   int flags = fcntl(fd, F_GETFL);
   if (flags >= 0 && !(flags & O_NONBLOCK)) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
   absl::Status status = epoll()->Register(fd, &waiters_);
@@ -25,12 +28,13 @@ void EpollSocket::OnClose() {
 template <typename Op>
 auto EpollSocket::Retry(bool reading, Op&& op) -> decltype(op()) {
   while (true) {
-    if (cancelled_) {
+    if (cancelled_ || (reading && std::exchange(recv_interrupted_, false))) {
       errno = ECANCELED;
       return -1;
     }
     auto res = op();
     if (res >= 0 || (errno != EAGAIN && errno != EINTR)) {
+      if (reading) recv_interrupted_ = false;  // it has its bytes (or error) after all
       if (++ops_without_parking_ >= kOpsPerYield) {
         ops_without_parking_ = 0;
         const int saved_errno = errno;
@@ -114,6 +118,25 @@ void EpollSocket::CancelHangupWait() {
 void EpollSocket::CancelIo() {
   cancelled_ = true;
   epoll()->WakeAll(&waiters_);
+}
+
+void EpollSocket::InterruptRecv() {
+  recv_interrupted_ = true;
+  if (waiters_.reader) epoll()->WakeAll(&waiters_);
+}
+
+void EpollSocket::NotifyWhenReadable(std::function<void()> on_readable) {
+  on_readable_ = std::move(on_readable);
+  epoll()->NotifyReadable(&waiters_, &EpollSocket::OnReadable);
+  // Edges are only reported once: bytes that came before the wait was armed (or a
+  // CancelIo before it) would otherwise never call it.
+  pollfd pfd{fd(), POLLIN | POLLRDHUP, 0};
+  if (cancelled_ || poll(&pfd, 1, 0) != 0) epoll()->WakeAll(&waiters_);
+}
+
+void EpollSocket::OnReadable(io::EpollProactor::Waiters* waiters) {
+  EpollSocket* socket = static_cast<SocketWaiters*>(waiters)->socket;
+  std::exchange(socket->on_readable_, nullptr)();
 }
 
 }  // namespace helio::net

@@ -22,6 +22,8 @@ class EpollSocket final : public FiberSocket {
   void CancelIo() override;
   bool WaitHangup() override;
   void CancelHangupWait() override;
+  void InterruptRecv() override;
+  void NotifyWhenReadable(std::function<void()> on_readable) override;
 
  protected:
   void OnClose() override;
@@ -39,7 +41,12 @@ class EpollSocket final : public FiberSocket {
 
   static constexpr unsigned kOpsPerYield = 32;
 
-  io::EpollProactor::Waiters waiters_;
+  struct SocketWaiters : io::EpollProactor::Waiters {
+    EpollSocket* socket = nullptr;
+  };
+  static void OnReadable(io::EpollProactor::Waiters* waiters);
+
+  SocketWaiters waiters_;
   unsigned ops_without_parking_ = 0;
   bool hangup_wait_cancelled_ = false;
 };

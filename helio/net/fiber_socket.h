@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <system_error>
 
@@ -49,6 +50,22 @@ class FiberSocket {
 
   // Fails the pending and all later I/O on this socket with ECANCELED.
   virtual void CancelIo() = 0;
+  // Whether CancelIo was called.
+  bool io_cancelled() const { return cancelled_; }
+
+  // Makes the pending Recv, or the next one when none is pending, fail with ECANCELED,
+  // once (a Recv that already has its bytes returns them instead); unlike CancelIo, later
+  // I/O works. For a connection that stops waiting with a buffer to wait with
+  // NotifyWhenReadable instead. Own thread, any context.
+  virtual void InterruptRecv() = 0;
+
+  // A wait for input that holds no fiber and no buffer: `on_readable` runs once, on the
+  // socket's thread in the dispatcher context or a fiber (it must not suspend; it
+  // typically launches the fiber that calls Recv), when bytes, a close or an error can be
+  // read, or when CancelIo is called (also if it was called before). Connections that
+  // sit idle wait this way (see Connection::HandleRequests).
+  // REQUIRES: no Recv pending and no other such wait armed; the socket outlives the call.
+  virtual void NotifyWhenReadable(std::function<void()> on_readable) = 0;
 
   // Suspends until the peer hangs up (closes or shuts down its side; an error counts)
   // and returns true, or until CancelHangupWait() from another fiber or task of this
@@ -79,6 +96,8 @@ class FiberSocket {
   virtual void OnClose() {}
 
   bool cancelled_ = false;
+  bool recv_interrupted_ = false;      // InterruptRecv
+  std::function<void()> on_readable_;  // NotifyWhenReadable
 
  private:
   io::Proactor* const proactor_;

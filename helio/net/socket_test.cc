@@ -9,6 +9,7 @@
 #include <boost/fiber/operations.hpp>
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "helio/io/proactor_pool.h"
@@ -251,6 +252,70 @@ TEST(SocketAddressTest, ParsesAndPrints) {
   EXPECT_EQ(SocketAddress::Resolve("[::]", 1)->ToString(), "[::]:1");
   EXPECT_EQ(SocketAddress::Resolve("localhost", 7)->port(), 7);
   EXPECT_FALSE(SocketAddress::Resolve("no.such.host.invalid", 1).ok());
+}
+
+// InterruptRecv fails one Recv with ECANCELED, pending or next, and later I/O works;
+// NotifyWhenReadable calls back (without a fiber) once bytes are there, at once if they
+// already are, and on CancelIo, also one that came before it.
+TEST_P(SocketTest, InterruptRecvAndNotifyWhenReadable) {
+  RunPair(
+      [](FiberSocket* sock) {
+        uint8_t buf[16];
+        sock->InterruptRecv();  // none pending: the next Recv fails
+        Result<size_t> n = sock->Recv(absl::MakeSpan(buf));
+        ASSERT_FALSE(n.ok());
+        EXPECT_EQ(n.error().value(), ECANCELED);
+        EXPECT_FALSE(sock->io_cancelled());
+
+        // One pending: interrupted from another fiber while the peer stays silent.
+        boost::fibers::fiber interrupter([sock] {
+          boost::this_fiber::sleep_for(20ms);
+          sock->InterruptRecv();
+        });
+        n = sock->Recv(absl::MakeSpan(buf));
+        interrupter.join();
+        ASSERT_FALSE(n.ok());
+        EXPECT_EQ(n.error().value(), ECANCELED);
+        ASSERT_FALSE(sock->Send({reinterpret_cast<const uint8_t*>("go"), 2}));
+
+        // Readable later: the callback runs once the peer's bytes arrive.
+        fibers::Done readable;
+        sock->NotifyWhenReadable([&readable] { readable.Notify(); });
+        readable.Wait();
+        n = sock->Recv(absl::MakeSpan(buf));
+        ASSERT_TRUE(n.ok());
+        EXPECT_EQ(std::string(reinterpret_cast<char*>(buf), *n), "ab");
+
+        // Readable already (the peer's "cd" came before we armed the wait).
+        boost::this_fiber::sleep_for(50ms);
+        fibers::Done ready_now;
+        sock->NotifyWhenReadable([&ready_now] { ready_now.Notify(); });
+        ready_now.Wait();
+        ASSERT_FALSE(sock->RecvExact({buf, 2}));
+
+        // Cancelled while waiting, and cancelled before arming: both call back.
+        fibers::Done cancelled;
+        sock->NotifyWhenReadable([&cancelled] { cancelled.Notify(); });
+        sock->CancelIo();
+        cancelled.Wait();
+        fibers::Done after_cancel;
+        sock->NotifyWhenReadable([&after_cancel] { after_cancel.Notify(); });
+        after_cancel.Wait();
+        n = sock->Recv(absl::MakeSpan(buf));
+        ASSERT_FALSE(n.ok());
+        EXPECT_EQ(n.error().value(), ECANCELED);
+      },
+      [](FiberSocket* sock) {
+        uint8_t go[2];
+        ASSERT_FALSE(sock->RecvExact({go, 2}));
+        boost::this_fiber::sleep_for(20ms);
+        ASSERT_FALSE(sock->Send({reinterpret_cast<const uint8_t*>("ab"), 2}));
+        boost::this_fiber::sleep_for(20ms);
+        ASSERT_FALSE(sock->Send({reinterpret_cast<const uint8_t*>("cd"), 2}));
+        uint8_t buf[1];
+        Result<size_t> n = sock->Recv(absl::MakeSpan(buf));  // until the server closes
+        EXPECT_TRUE(!n.ok() || *n == 0);
+      });
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #include "helio/net/uring_socket.h"
 
 #include <fcntl.h>
+#include <glog/logging.h>
 #include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
+#include <utility>
 
 namespace helio::net {
 
@@ -29,12 +31,14 @@ std::atomic<bool> poll_first_supported{true};
 
 Result<size_t> UringSocket::Recv(absl::Span<uint8_t> buf) {
   if (cancelled_) return ErrnoCode(ECANCELED);
+  if (std::exchange(recv_interrupted_, false)) return ErrnoCode(ECANCELED);
   while (true) {
     const bool poll_first = recv_drained_ && poll_first_supported.load(std::memory_order_relaxed);
     io_uring_sqe* sqe = uring()->GetSqe();
     io_uring_prep_recv(sqe, fd(), buf.data(), buf.size(), 0);
     if (poll_first) sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
     int res = Execute(sqe, &pending_read_);
+    recv_interrupted_ = false;
     if (res == -EINVAL && poll_first) {
       poll_first_supported.store(false, std::memory_order_relaxed);
       continue;
@@ -84,6 +88,7 @@ void UringSocket::CancelIo() {
   if (pending_read_) uring()->Cancel(pending_read_);
   if (pending_write_) uring()->Cancel(pending_write_);
   if (pending_hangup_) uring()->Cancel(pending_hangup_);
+  if (readable_poll_.on_complete) uring()->Cancel(&readable_poll_);
 }
 
 bool UringSocket::WaitHangup() {
@@ -99,6 +104,31 @@ bool UringSocket::WaitHangup() {
 
 void UringSocket::CancelHangupWait() {
   if (pending_hangup_) uring()->Cancel(pending_hangup_);
+}
+
+void UringSocket::InterruptRecv() {
+  recv_interrupted_ = true;
+  if (pending_read_) uring()->Cancel(pending_read_);
+}
+
+void UringSocket::NotifyWhenReadable(std::function<void()> on_readable) {
+  DCHECK(pending_read_ == nullptr && !readable_poll_.on_complete);
+  on_readable_ = std::move(on_readable);
+  if (cancelled_) {
+    std::exchange(on_readable_, nullptr)();
+    return;
+  }
+  io_uring_sqe* sqe = uring()->GetSqe();
+  io_uring_prep_poll_add(sqe, fd(), POLLIN | POLLRDHUP);
+  readable_poll_.on_complete = &UringSocket::OnReadable;
+  readable_poll_.socket = this;
+  uring()->Submit(sqe, &readable_poll_);
+}
+
+void UringSocket::OnReadable(io::UringProactor::Request* request) {
+  UringSocket* socket = static_cast<ReadablePoll*>(request)->socket;
+  request->on_complete = nullptr;
+  std::exchange(socket->on_readable_, nullptr)();
 }
 
 }  // namespace helio::net

@@ -23,6 +23,8 @@ class UringSocket final : public FiberSocket {
   void CancelIo() override;
   bool WaitHangup() override;
   void CancelHangupWait() override;
+  void InterruptRecv() override;
+  void NotifyWhenReadable(std::function<void()> on_readable) override;
 
  protected:
   // A request in flight holds its own reference to the file, so closing the fd would
@@ -35,7 +37,14 @@ class UringSocket final : public FiberSocket {
   // CancelIo can find it.
   int Execute(io_uring_sqe* sqe, io::UringProactor::Request** slot);
 
+  struct ReadablePoll : io::UringProactor::Request {
+    UringSocket* socket = nullptr;
+  };
+  static void OnReadable(io::UringProactor::Request* request);
+
   io::UringProactor::Request* pending_read_ = nullptr;
+  // NotifyWhenReadable's poll; armed while readable_poll_.on_complete is set.
+  ReadablePoll readable_poll_;
   io::UringProactor::Request* pending_write_ = nullptr;
   io::UringProactor::Request* pending_hangup_ = nullptr;  // WaitHangup's poll
   // The last Recv returned less than it asked for: the socket is likely empty, so the

@@ -2,10 +2,14 @@
 
 #include <gflags/gflags.h>
 #include <glog/logging.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "helio/base/time.h"
 #include "helio/fibers/fiber.h"
@@ -14,13 +18,45 @@
 
 DEFINE_uint64(max_client_query_buffer, 1ull << 30,
               "A client whose unprocessed input grows past this many bytes is disconnected");
+DEFINE_uint64(conn_park_idle_ms, 1000,
+              "A client connection idle this long with nothing buffered gives back its read "
+              "buffer, reply buffer and fiber stack until its next request (0: never)");
 
 namespace damselfly::facade {
 
 namespace {
 
-constexpr size_t kInitialBufferBytes = 16 << 10;
 constexpr size_t kMinReadBytes = 4 << 10;
+
+// Read buffers are page-aligned, so that their pages can be handed back to the kernel
+// (madvise) whole. A parked connection does that and keeps its buffer: it costs no
+// resident memory while parked, and no allocation when the connection wakes up.
+// Buffers of the initial size are never freed either: freeing one would bring back a
+// page (mimalloc writes its free list into the block), and mimalloc keeps freed pages
+// resident until the heap is used again, so closing 10,000 connections would leave
+// 40 MB behind. They go to a per-thread pool instead, without their pages, and the next
+// connections take them from there; the pool holds the address space of the thread's
+// peak of connections, not memory.
+constexpr size_t kPageBytes = 4096;
+
+class BufferPool {
+ public:
+  ~BufferPool() {
+    for (char* buffer : free_) ::operator delete[](buffer, std::align_val_t(kPageBytes));
+  }
+  char* Take() {
+    if (free_.empty()) return nullptr;
+    char* buffer = free_.back();
+    free_.pop_back();
+    return buffer;
+  }
+  void Give(char* buffer) { free_.push_back(buffer); }
+
+ private:
+  std::vector<char*> free_;
+};
+
+thread_local BufferPool initial_buffers;
 
 std::string AddressOf(int fd, bool peer) {
   sockaddr_storage storage{};
@@ -40,11 +76,14 @@ std::string AddressOf(int fd, bool peer) {
 
 ClientConnection::~ClientConnection() = default;
 
-void ClientConnection::HandleRequests() {
-  peer_address_ = AddressOf(socket()->fd(), true);
-  local_address_ = AddressOf(socket()->fd(), false);
-  created_at_ms_ = last_active_ms_ = helio::UnixTimeMs();
-  OnOpen();
+ClientConnection::Next ClientConnection::HandleRequests() {
+  parked_ = false;
+  if (!std::exchange(opened_, true)) {
+    peer_address_ = AddressOf(socket()->fd(), true);
+    local_address_ = AddressOf(socket()->fd(), false);
+    created_at_ms_ = last_active_ms_ = helio::UnixTimeMs();
+    OnOpen();
+  }
 
   while (!killed_) {
     // Room for the rest of a big request, but at most as much again as has arrived: a
@@ -53,7 +92,14 @@ void ClientConnection::HandleRequests() {
     size_t used = end_ - start_, needed = BytesNeeded();
     size_t missing = needed > used ? needed - used : 0;
     EnsureSpace(std::max(kMinReadBytes, std::min(missing, used)));
+    receiving_ = true;
     auto received = socket()->Recv({reinterpret_cast<uint8_t*>(&buffer_[end_]), capacity_ - end_});
+    receiving_ = false;
+    if (!received.ok() && Interrupted(received.error())) {
+      if (end_ != start_ || !MayPark()) continue;  // stale: it is not idle any more
+      Park();
+      return Next::kResumeWhenReadable;
+    }
     if (!received.ok() || *received == 0) break;
     end_ += *received;
     FacadeStats::tlocal()->net_input_bytes += *received;
@@ -72,6 +118,56 @@ void ClientConnection::HandleRequests() {
   }
   OnClose();
   StopPushes();  // the services stopped theirs in OnClose; this joins a writer left over
+  return Next::kClose;
+}
+
+std::chrono::milliseconds ClientConnection::IdleSweepInterval() {
+  // A connection parks between one and one and a half times the flag's value after its
+  // last request.
+  if (FLAGS_conn_park_idle_ms == 0) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(std::max<uint64_t>(FLAGS_conn_park_idle_ms / 2, 1));
+}
+
+void ClientConnection::OnIdleSweep() {
+  if (!receiving_ || end_ != start_ || FLAGS_conn_park_idle_ms == 0 || !MayPark()) return;
+  if (helio::UnixTimeMs() - last_active_ms_ >= int64_t(FLAGS_conn_park_idle_ms)) {
+    socket()->InterruptRecv();
+  }
+}
+
+bool ClientConnection::Interrupted(std::error_code error) const {
+  // Only the sweep interrupts a Recv and leaves the socket's I/O working.
+  return error.value() == ECANCELED && !killed_ && !socket()->io_cancelled();
+}
+
+void ClientConnection::Park() {
+  start_ = end_ = 0;
+  if (capacity_ == kInitialBufferBytes) {
+    madvise(buffer_.get(), capacity_, MADV_DONTNEED);
+  } else {
+    buffer_.reset();
+    capacity_ = 0;
+  }
+  ReleaseIdleMemory();
+  parked_ = true;
+}
+
+void ClientConnection::BufferDelete::operator()(char* buffer) const {
+  if (bytes == kInitialBufferBytes) {
+    madvise(buffer, bytes, MADV_DONTNEED);
+    initial_buffers.Give(buffer);
+  } else {
+    ::operator delete[](buffer, std::align_val_t(kPageBytes));
+  }
+}
+
+ClientConnection::Buffer ClientConnection::NewBuffer(size_t bytes) {
+  static_assert(kInitialBufferBytes % kPageBytes == 0);
+  char* buffer = bytes == kInitialBufferBytes ? initial_buffers.Take() : nullptr;
+  if (buffer == nullptr) {
+    buffer = static_cast<char*>(::operator new[](bytes, std::align_val_t(kPageBytes)));
+  }
+  return Buffer(buffer, BufferDelete{bytes});
 }
 
 bool ClientConnection::Flush() {
@@ -156,7 +252,7 @@ void ClientConnection::EnsureSpace(size_t min_free) {
   }
   size_t capacity = std::max(kInitialBufferBytes, capacity_ * 2);
   while (capacity - used < min_free) capacity *= 2;
-  auto bigger = std::make_unique_for_overwrite<char[]>(capacity);
+  auto bigger = NewBuffer(capacity);
   if (used) memcpy(&bigger[0], &buffer_[start_], used);
   buffer_ = std::move(bigger);
   capacity_ = capacity;
@@ -169,7 +265,7 @@ void ClientConnection::CompactBuffer() {
   start_ = end_ = 0;
   // A big request grew the buffer: give the memory back once it is processed.
   if (capacity_ > 4 * kInitialBufferBytes) {
-    buffer_ = std::make_unique_for_overwrite<char[]>(kInitialBufferBytes);
+    buffer_ = NewBuffer(kInitialBufferBytes);
     capacity_ = kInitialBufferBytes;
   }
 }

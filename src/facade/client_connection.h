@@ -10,9 +10,19 @@
 // own fiber instead of growing the server's memory. A connection that receives pushes
 // (StartPushes) sends through its PushQueue instead, bounded by its output buffer limit.
 //
+// Idle connections: one that has waited for a request for --conn_park_idle_ms with
+// nothing buffered and no push queue (pub/sub, MONITOR) parks (see
+// helio::net::Connection): it returns its read buffer's pages to the kernel, frees the
+// protocol's buffers (ReleaseIdleMemory) and gives back its fiber and stack until bytes
+// arrive. Parking costs nothing on the request path: the idle sweep notices idle
+// connections, and a parked one pays a new fiber (and page faults on its buffer) when it
+// wakes up. An idle connection then holds about 1 KiB instead of 13 KiB
+// (docs/benchmarks.md, "Idle connections").
+//
 // Runs in its own fiber on one proactor thread (see helio::net::Connection).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,7 +43,11 @@ class ClientConnection : public helio::net::Connection {
 
   ~ClientConnection() override;
 
-  void HandleRequests() final;
+  Next HandleRequests() final;
+  void OnIdleSweep() final;
+  // How often AcceptServer's idle sweep should run for --conn_park_idle_ms (zero: no
+  // sweep, connections never park).
+  static std::chrono::milliseconds IdleSweepInterval();
 
   // Connection fiber only: sends pending replies. False when the socket failed. A
   // connection without a socket (never accepted: the in-process tests) keeps them.
@@ -73,7 +87,8 @@ class ClientConnection : public helio::net::Connection {
   // The read buffer's bytes from the batch of requests being executed on; between
   // batches, those of a request not complete yet (Redis's qbuf).
   size_t query_buffer_size() const { return end_ - (in_batch_ ? batch_start_ : start_); }
-  size_t query_buffer_capacity() const { return capacity_; }
+  // 0 while parked: the buffer holds no memory then.
+  size_t query_buffer_capacity() const { return parked_ ? 0 : capacity_; }
   // The replies being sent (0 unless the fiber is blocked sending), and the size of the
   // reply buffer at that send. Recorded by Flush, so another context on the thread may
   // read them while a shard thread writes replies during a hop.
@@ -95,6 +110,9 @@ class ClientConnection : public helio::net::Connection {
   // Called once before the first read, and once after the last request.
   virtual void OnOpen() {}
   virtual void OnClose() {}
+  // Frees what the protocol keeps between requests (reply and batch buffers): the
+  // connection parks. REQUIRES: no replies pending.
+  virtual void ReleaseIdleMemory() {}
 
   std::string_view input() const { return {&buffer_[start_], end_ - start_}; }
   void Consume(size_t bytes) { start_ += bytes; }
@@ -105,10 +123,28 @@ class ClientConnection : public helio::net::Connection {
   }
 
  private:
+  // Read buffers: page-aligned, 16 KiB until a request needs more (see the .cc).
+  static constexpr size_t kInitialBufferBytes = 16 << 10;
+  struct BufferDelete {
+    size_t bytes;  // no initializer: unique_ptr must see it default-constructible here
+    void operator()(char* buffer) const;
+  };
+  using Buffer = std::unique_ptr<char[], BufferDelete>;
+  static Buffer NewBuffer(size_t bytes);
+
   void EnsureSpace(size_t min_free);
   void CompactBuffer();
+  // Whether a failed Recv was interrupted by the idle sweep (InterruptRecv), rather than
+  // by the peer, an error, a kill or a shutdown.
+  bool Interrupted(std::error_code error) const;
+  // Whether the connection may give back its fiber: not while it receives pushes (its
+  // writer fiber sends for it, and holds a stack anyway).
+  bool MayPark() const { return !push_queue_; }
+  // Releases the buffers' memory before the connection parks. REQUIRES: nothing
+  // buffered.
+  void Park();
 
-  std::unique_ptr<char[]> buffer_;
+  Buffer buffer_;
   size_t capacity_ = 0, start_ = 0, end_ = 0;
   size_t batch_start_ = 0;  // start_ when the batch being executed began
   bool in_batch_ = false;
@@ -116,6 +152,9 @@ class ClientConnection : public helio::net::Connection {
   std::string peer_address_, local_address_;
   int64_t created_at_ms_ = 0, last_active_ms_ = 0;
   bool killed_ = false;
+  bool opened_ = false;
+  bool receiving_ = false;  // waiting in Recv
+  bool parked_ = false;     // no fiber now, until bytes arrive
   std::unique_ptr<PushQueue> push_queue_;  // while the connection receives pushes
   boost::fibers::fiber push_writer_;
   boost::fibers::fiber hangup_watch_;

@@ -10,6 +10,14 @@ MemcacheConnection::MemcacheConnection(MemcacheServiceInterface* service,
 
 MemcacheConnection::~MemcacheConnection() = default;
 
+void MemcacheConnection::ReleaseIdleMemory() {
+  std::string().swap(context_.out());
+  batch_ = {};
+  batch_offsets_ = {};
+  batch_keys_ = {};
+  batch_flags_ = {};
+}
+
 bool MemcacheConnection::ProcessInput() {
   bool keep_open = true;
   MemcacheCommand command;

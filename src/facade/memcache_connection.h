@@ -64,6 +64,7 @@ class MemcacheConnection final : public ClientConnection {
   void ClearOutput() override { context_.out().clear(); }
   void OnOpen() override { service_->OnMemcacheOpen(&context_); }
   void OnClose() override { service_->OnMemcacheClose(&context_); }
+  void ReleaseIdleMemory() override;
 
   // Queues a parsed command; its keys and flags live in the parser until the next
   // Parse, so they are copied (as views) into the batch.

@@ -65,6 +65,8 @@ class ReplyBuilder {
   // Drops the first `bytes` of output (they were sent).
   void ConsumeOutput(size_t bytes);
   void ClearOutput() { buffer_.clear(); }
+  // Clears the output and frees the buffer's memory (an idle connection parks).
+  void ReleaseOutput() { std::string().swap(buffer_); }
 
   // Errors sent so far (for INFO errorstats, later): counts by code are kept by the caller.
   uint64_t errors_sent() const { return errors_sent_; }

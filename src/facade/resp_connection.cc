@@ -46,6 +46,13 @@ RespConnection::RespConnection(ServiceInterface* service, bool requires_auth,
 
 RespConnection::~RespConnection() = default;
 
+void RespConnection::ReleaseIdleMemory() {
+  context_.reply_builder()->ReleaseOutput();
+  batch_args_ = {};
+  batch_ = {};
+  batch_lists_ = {};
+}
+
 bool RespConnection::ProcessInput() {
   if (http_) {  // the first bytes tell whether the client speaks HTTP instead
     HttpProbe probe = ProbeHttp(input());

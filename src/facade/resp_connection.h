@@ -33,6 +33,7 @@ class RespConnection final : public ClientConnection {
   void ClearOutput() override { context_.reply_builder()->ClearOutput(); }
   void OnOpen() override { service_->OnConnectionOpen(&context_); }
   void OnClose() override { service_->OnConnectionClose(&context_); }
+  void ReleaseIdleMemory() override;
 
   ServiceInterface* const service_;
   ConnectionContext context_;

@@ -150,6 +150,7 @@ int main(int argc, char** argv) {
   damselfly::facade::HttpRouter http_router;
   damselfly::RegisterHttpRoutes(&service, &http_router);
   helio::net::AcceptServer server(&pool);
+  server.EnableIdleSweep(damselfly::facade::ClientConnection::IdleSweepInterval());
   if (!AddAllListeners(&server, &service, &memcache_service, &http_router)) {
     shards.Shutdown();
     pool.Stop();
