@@ -17,8 +17,9 @@
 #   pingpong     BLPOP/LPUSH ping-pong between two clients (see tools/pubsub_load.cc): the
 #                round-trip time, two wake-ups of a client parked in BLPOP, p50 and p99 of
 #                ITERATIONS round trips
-# Per run: the server's CPU (% of one CPU, and microseconds per PUBLISH or per round trip)
-# and the "other CPU %" of redis-bench.sh (busy time on CPUs 0-1 that is neither the server's
+# Per run: the server's CPU (% of one CPU, and microseconds per PUBLISH or per round trip),
+# the load's CPU (% of one CPU: near 100 means the load, not the server, set the pace) and
+# the "other CPU %" of redis-bench.sh (busy time on CPUs 0-1 that is neither the server's
 # nor the load's). Prints markdown tables: the median over the rounds, every round's value
 # (the spread), and the ratio to redis-server's median. A server that refuses a command (as
 # damselfly did before pub/sub and blocking commands existed) is reported as n/a with its
@@ -166,8 +167,8 @@ field() { tr ' ' '\n' <"$2" | sed -n "s/^$1=//p"; }
 declare -A res=()
 metrics_of() {
   case "$1" in
-    pingpong) echo "p50_us p99_us cpu us_per_op noise" ;;
-    *) echo "publishes_per_sec delivered_per_sec cpu us_per_op noise" ;;
+    pingpong) echo "p50_us p99_us cpu us_per_op ccpu noise" ;;
+    *) echo "publishes_per_sec delivered_per_sec cpu us_per_op ccpu noise" ;;
   esac
 }
 
@@ -218,13 +219,15 @@ measure() {
     ops=$(field publishes "$out")
   fi
   m[cpu]=$(pct "$sticks" "$dt" 1)
+  m[ccpu]=$(pct "$cticks" "$dt" 1)
   # Server CPU time per PUBLISH or per round trip, in microseconds (the whole run's, set-up
   # included).
   m[us_per_op]=$(awk -v t="$sticks" -v hz="$clk_tck" -v n="$ops" \
     'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
   m[noise]=$(pct $(($(cpu01_busy) - b0 - sticks - cticks)) "$dt" 2)
   m_secs=$(((dt + 999999999) / 1000000000))
-  echo "    ${names[$i]} $t: $(cat "$out"); server CPU ${m[cpu]}%, other CPU ${m[noise]}%" >&2
+  echo "    ${names[$i]} $t: $(cat "$out"); server CPU ${m[cpu]}%, load CPU ${m[ccpu]}%," \
+    "other CPU ${m[noise]}%" >&2
 }
 
 # run_server <server index> <round>: starts the server, runs every test against it (again
@@ -271,11 +274,12 @@ run_server() {
 echo "$bench_name: up to $rounds rounds x ${#names[@]} servers; tests: $tests" >&2
 run_rounds "$rounds" "$time_limit" "${#names[@]}"
 
-# fmedian <values>: the median of decimal values (empty if none).
+# fmedian <values>: the median of decimal values (empty if none), whole from 100 up.
 fmedian() {
   tr ' ' '\n' | { grep -E '^[0-9.]+$' || true; } | sort -g |
-    awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2];
-                              else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+    awk '{ v[NR] = $1 }
+         END { if (NR == 0) exit; m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+               printf(m >= 100 ? "%.0f\n" : "%.2f\n", m) }'
 }
 ratio() {
   awk -v a="$1" -v b="$2" \
@@ -293,14 +297,14 @@ for t in $tests; do
     echo "BLPOP/LPUSH ping-pong round trip (two wake-ups), microseconds:"
     echo
     echo "| server | p50 median | p50 per round | p99 median | p99 per round | ratio p50" \
-      "| ratio p99 | server CPU % | server us/round trip | other CPU % |"
-    echo "|---|---:|---|---:|---|---:|---:|---|---:|---|"
+      "| ratio p99 | server CPU % | server us/round trip | load CPU % | other CPU % |"
+    echo "|---|---:|---|---:|---|---:|---:|---|---:|---|---|"
   else
     echo "PUBLISH to ${t#pub} subscriber(s):"
     echo
     echo "| server | PUBLISH/s median | per round | delivered/s median | per round | ratio" \
-      "| server CPU % | server us/PUBLISH | other CPU % |"
-    echo "|---|---:|---|---:|---|---:|---|---:|---|"
+      "| server CPU % | server us/PUBLISH | load CPU % | other CPU % |"
+    echo "|---|---:|---|---:|---|---:|---|---:|---|---|"
   fi
   for ((i = 0; i < ${#names[@]}; i++)); do
     if [[ "$t" == pingpong ]]; then
@@ -312,7 +316,7 @@ for t in $tests; do
       fi
       echo "| ${names[$i]} | $(cell "$a") | $(as_list "$a") | $(cell "$b") | $(as_list "$b")" \
         "| $ra | $rb | $(as_list "${res[$i,$t,cpu]:-}") | $(cell "${res[$i,$t,us_per_op]:-}")" \
-        "| $(as_list "${res[$i,$t,noise]:-}") |"
+        "| $(as_list "${res[$i,$t,ccpu]:-}") | $(as_list "${res[$i,$t,noise]:-}") |"
     else
       a="${res[$i,$t,publishes_per_sec]:-}" b="${res[$i,$t,delivered_per_sec]:-}"
       ra="-"
@@ -322,7 +326,7 @@ for t in $tests; do
       fi
       echo "| ${names[$i]} | $(cell "$a") | $(as_list "$a") | $(cell "$b") | $(as_list "$b")" \
         "| $ra | $(as_list "${res[$i,$t,cpu]:-}") | $(cell "${res[$i,$t,us_per_op]:-}")" \
-        "| $(as_list "${res[$i,$t,noise]:-}") |"
+        "| $(as_list "${res[$i,$t,ccpu]:-}") | $(as_list "${res[$i,$t,noise]:-}") |"
     fi
   done
 done
