@@ -11,6 +11,9 @@ What the applications need from the server, so that a failure can be read:
   broadcasts (ping, shutdown) through PSUBSCRIBE, and every 10 s restores unacknowledged
   messages under a redis-py Lock, which releases itself with a Lua script (EVALSHA). The
   result backend publishes each result, and AsyncResult.get() waits on a SUBSCRIBE.
+- Besides strings, hashes, sets, sorted sets, lists and MULTI/WATCH, the two send (seen with
+  MONITOR on redis-server): BLPOP BRPOP SUBSCRIBE UNSUBSCRIBE PSUBSCRIBE PUBLISH, SCRIPT LOAD
+  and EVALSHA (Celery, the Lock), XADD and XREVRANGE (RQ's results).
 - redis-py 4.3 speaks RESP2 only, so RESP3 invalidation pushes are read through
   resp_client.RawConnection.
 
@@ -164,36 +167,20 @@ def test_rq_worker_wakes_from_blpop_and_obeys_pubsub_shutdown(server, workers):
 # --------------------------------------------------------------------------------- Celery
 
 
-def celery_round_trips(app, w, started):
-    # The first task also waits for the worker to start.
-    assert app.send_task("apps_celery.add", (2, 3)).get(timeout=WORKER_START_TIMEOUT_S) == 5
-    results = [app.send_task("apps_celery.add", (i, i)) for i in range(20)]
-    assert [r.get(timeout=WAIT_S) for r in results] == [2 * i for i in range(20)]
-    failing = app.send_task("apps_celery.fail", ("boom",))
-    with pytest.raises(ValueError, match="boom"):
-        failing.get(timeout=WAIT_S)
-    assert failing.state == "FAILURE"
-    # Broadcast to the worker through the fanout (pub/sub), reply through a list.
-    assert app.control.ping(timeout=5) == [{"apps@localhost": {"ok": "pong"}}]
-
-    # kombu restores unacknowledged messages 10 s after the worker starts, under a redis-py
-    # Lock: the worker must still serve after that.
-    time.sleep(max(0.0, started + 12 - time.monotonic()))
-    w.assert_running()
-    assert app.send_task("apps_celery.add", (40, 2)).get(timeout=WAIT_S) == 42
+def celery_worker(server, workers):
+    return workers([sys.executable, "-m", "celery", "-A", "apps_celery", "worker", "--pool=solo",
+                    "--concurrency=1", "--loglevel=INFO", "--hostname=apps@localhost"],
+                   {"DAMSELFLY_APPS_REDIS_URL": redis_url(server)})
 
 
-def test_celery_worker_round_trip(server, workers):
+def run_celery_client(server, w, body):
+    """Runs body(app) with a client app of the worker's, then shuts the worker down through a
+    broadcast and checks it exits."""
     from apps_celery import make_app
 
-    url = redis_url(server)
-    started = time.monotonic()
-    w = workers([sys.executable, "-m", "celery", "-A", "apps_celery", "worker", "--pool=solo",
-                 "--concurrency=1", "--loglevel=INFO", "--hostname=apps@localhost"],
-                {"DAMSELFLY_APPS_REDIS_URL": url})
-    app = make_app(url)
+    app = make_app(redis_url(server))
     try:
-        celery_round_trips(app, w, started)
+        body(app)
         app.control.shutdown()
         assert w.wait(WAIT_S) == 0, w.describe()
     except BaseException:
@@ -203,6 +190,39 @@ def test_celery_worker_round_trip(server, workers):
         # Results unsubscribe when collected: let them do it while the server is up.
         gc.collect()
         app.close()
+
+
+def test_celery_worker_round_trip(server, workers):
+    w = celery_worker(server, workers)
+
+    def body(app):
+        # The first task also waits for the worker to start.
+        assert app.send_task("apps_celery.add", (2, 3)).get(timeout=WORKER_START_TIMEOUT_S) == 5
+        results = [app.send_task("apps_celery.add", (i, i)) for i in range(20)]
+        assert [r.get(timeout=WAIT_S) for r in results] == [2 * i for i in range(20)]
+        failing = app.send_task("apps_celery.fail", ("boom",))
+        with pytest.raises(ValueError, match="boom"):
+            failing.get(timeout=WAIT_S)
+        assert failing.state == "FAILURE"
+        # Broadcast to the worker through the fanout (pub/sub), reply through a list.
+        assert app.control.ping(timeout=WAIT_S, limit=1) == [{"apps@localhost": {"ok": "pong"}}]
+
+    run_celery_client(server, w, body)
+
+
+def test_celery_worker_survives_unacked_restore(server, workers):
+    started = time.monotonic()
+    w = celery_worker(server, workers)
+
+    def body(app):
+        assert app.send_task("apps_celery.add", (2, 3)).get(timeout=WORKER_START_TIMEOUT_S) == 5
+        # kombu restores unacknowledged messages 10 s after the worker starts, under a
+        # redis-py Lock (SET NX PX, then EVALSHA to release it): the worker must go on.
+        time.sleep(max(0.0, started + 12 - time.monotonic()))
+        w.assert_running()
+        assert app.send_task("apps_celery.add", (40, 2)).get(timeout=WAIT_S) == 42
+
+    run_celery_client(server, w, body)
 
 
 # -------------------------------------------------------------------------- redis-py PubSub
