@@ -18,8 +18,8 @@ What the applications need from the server, so that a failure can be read:
 - redis-py 4.3 speaks RESP2 only, so RESP3 invalidation pushes are read through
   resp_client.RawConnection.
 
-Marked `apps`: they start worker processes and take seconds each, so tools/test.sh runs
-them in the release build only.
+The RQ and Celery tests are marked `apps`: they start worker processes and take seconds
+each, so tools/test.sh runs them in the release build only; the redis-py tests run in both.
 """
 
 import gc
@@ -40,8 +40,6 @@ celery = pytest.importorskip("celery", reason="Celery is missing: run tools/inst
 
 from rq.command import send_shutdown_command  # noqa: E402 - after the importorskip above
 from rq.registry import FailedJobRegistry, FinishedJobRegistry  # noqa: E402
-
-pytestmark = pytest.mark.apps
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 WORKER_START_TIMEOUT_S = 60
@@ -122,6 +120,7 @@ def rq_worker_argv(server, name, *extra):
             "--disable-job-desc-logging", *extra, "apps"]
 
 
+@pytest.mark.apps
 def test_rq_burst_worker_runs_jobs(server, workers):
     conn = server.client()
     q = rq.Queue("apps", connection=conn)
@@ -146,6 +145,7 @@ def test_rq_burst_worker_runs_jobs(server, workers):
     assert rq.Worker.all(connection=conn) == []  # it unregistered on the way out
 
 
+@pytest.mark.apps
 def test_rq_worker_wakes_from_blpop_and_obeys_pubsub_shutdown(server, workers):
     conn = server.client()
     w = workers(rq_worker_argv(server, "apps-idle"))
@@ -195,6 +195,7 @@ def run_celery_client(server, w, body):
         app.close()
 
 
+@pytest.mark.apps
 def test_celery_worker_round_trip(server, workers):
     w = celery_worker(server, workers)
 
