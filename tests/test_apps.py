@@ -446,3 +446,15 @@ def test_redis_py_blpop_consumers_take_each_item_once(server):
     started = time.monotonic()
     assert producer.blpop("jobs:none", timeout=0.3) is None
     assert 0.29 <= time.monotonic() - started < 1.5
+
+
+def test_replies_before_a_parked_blpop_leave_at_once(server):
+    # A worker acknowledges a job and asks for the next one in one write (tools/pubsub_load's
+    # ping-pong does too): the acknowledgement's reply must not wait for the BLPOP.
+    worker = server.raw(timeout=5)
+    worker.send_many([("RPUSH", "done", "job1"), ("BLPOP", "jobs", "0")])
+    assert worker.read() == 1
+    producer = server.client()
+    wait_for(lambda: blocked_clients(producer) == 1, timeout=5, what="the BLPOP to park")
+    assert producer.rpush("jobs", "job2") == 1
+    assert worker.read() == [b"jobs", b"job2"]
