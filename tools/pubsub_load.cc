@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -112,6 +113,13 @@ struct Part {
   int64_t number = 0;     // integers
 };
 
+// The integer at the start of `s` (0 if there is none), without copying it.
+int64_t ToInt(std::string_view s) {
+  int64_t v = 0;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
+}
+
 // Parses the element at in[pos...]: returns the position after it, or 0 if it is not all
 // there yet.
 size_t ParseElement(std::string_view in, size_t pos, Part* part) {
@@ -120,7 +128,7 @@ size_t ParseElement(std::string_view in, size_t pos, Part* part) {
   part->type = in[pos];
   std::string_view head = in.substr(pos + 1, eol - pos - 1);
   if (part->type == '$') {
-    int64_t n = strtoll(std::string(head).c_str(), nullptr, 10);
+    int64_t n = ToInt(head);
     if (n < 0) {
       part->text = {};
       return eol + 2;
@@ -130,7 +138,7 @@ size_t ParseElement(std::string_view in, size_t pos, Part* part) {
     return eol + 2 + n + 2;
   }
   if (part->type == ':') {
-    part->number = strtoll(std::string(head).c_str(), nullptr, 10);
+    part->number = ToInt(head);
   } else if (part->type == '+' || part->type == '-') {
     part->text = head;
   } else {
@@ -153,7 +161,7 @@ size_t ParseReply(std::string_view in, std::vector<Part>* parts) {
   }
   size_t eol = in.find("\r\n");
   if (eol == std::string_view::npos) return 0;
-  int64_t count = strtoll(std::string(in.substr(1, eol - 1)).c_str(), nullptr, 10);
+  int64_t count = ToInt(in.substr(1, eol - 1));
   size_t pos = eol + 2;
   for (int64_t i = 0; i < count; ++i) {
     Part p;
@@ -367,11 +375,14 @@ class PublishThread {
   }
 
   void OnMessage(Sub* s, std::string_view payload) {
-    char* end = nullptr;
-    std::string head(payload.substr(0, 40));
-    int64_t pub = strtoll(head.c_str(), &end, 10);
-    int64_t seq = (*end == ':') ? strtoll(end + 1, nullptr, 10) : -1;
-    if (pub < 0 || pub >= o_.publishers || seq < 0) Die("bad message payload '" + head + "'");
+    // "<publisher>:<seq>:..."
+    const char* end = payload.data() + payload.size();
+    int64_t pub = -1, seq = -1;
+    auto [p, ec] = std::from_chars(payload.data(), end, pub);
+    if (ec == std::errc() && p < end && *p == ':') std::from_chars(p + 1, end, seq);
+    if (pub < 0 || pub >= o_.publishers || seq < 0) {
+      Die("bad message payload '" + std::string(payload.substr(0, 40)) + "'");
+    }
     if (seq != s->next_seq[pub]) {
       Die("publisher " + std::to_string(pub) + "'s message " + std::to_string(seq) +
           " arrived where " + std::to_string(s->next_seq[pub]) + " was due (lost or reordered)");
@@ -398,8 +409,11 @@ class PublishThread {
             std::string(in.substr(p->c.in_pos - len, std::min<size_t>(len, 80))) + "'");
       }
       if (parts[0].number != o_.subscribers) {
+        // Fewer: a confirmed subscription the publisher cannot see yet, or a subscriber
+        // the server disconnected at its client-output-buffer-limit (its log says so).
         Die("PUBLISH answered " + std::to_string(parts[0].number) + " receivers, not " +
-            std::to_string(o_.subscribers));
+            std::to_string(o_.subscribers) +
+            " (a subscription not seen yet, or a subscriber disconnected at its limit?)");
       }
       if (++p->acked == o_.messages) {
         ++pubs_done_;
