@@ -313,6 +313,21 @@ def test_pubsub_run_in_thread_keeps_each_publishers_order(server):
     assert not thread.is_alive()
 
 
+def test_publish_reaches_every_confirmed_subscriber(server):
+    # What tools/pubsub_load counts on: once a client has its SUBSCRIBE confirmation, a
+    # PUBLISH from any other client reaches it, also while earlier subscribers disconnect.
+    for round_ in range(4):
+        subscribers = [server.raw() for _ in range(50)]
+        for s in subscribers:
+            s.send("SUBSCRIBE", f"fanout:{round_}")
+        for s in subscribers:
+            assert s.read() == [b"subscribe", f"fanout:{round_}".encode(), 1]
+        assert server.client().publish(f"fanout:{round_}", "hello") == 50
+        for s in subscribers:
+            assert s.read() == [b"message", f"fanout:{round_}".encode(), b"hello"]
+            s.close()
+
+
 # ------------------------------------------------------------------ client-side caching
 
 
