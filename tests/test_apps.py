@@ -19,7 +19,8 @@ What the applications need from the server, so that a failure can be read:
   resp_client.RawConnection.
 
 A test whose commands the server does not know yet is skipped, naming them (require()):
-against damselfly that is, today, streams for RQ, scripts for Celery, CLIENT TRACKING.
+against damselfly today XADD and XREVRANGE (RQ), EVALSHA and SCRIPT (Celery), CLIENT
+TRACKING, and pub/sub and the blocking commands until they land.
 
 The RQ and Celery tests are marked `apps`: they start worker processes and take seconds
 each, so tools/test.sh runs them in the release build only; the redis-py tests run in both.
@@ -39,7 +40,7 @@ from helpers import wait_for
 from resp_client import Push, RawConnection, RespError
 
 rq = pytest.importorskip("rq", reason="RQ is missing: run tools/install-deps.sh")
-celery = pytest.importorskip("celery", reason="Celery is missing: run tools/install-deps.sh")
+pytest.importorskip("celery", reason="Celery is missing: run tools/install-deps.sh")
 
 from rq.command import send_shutdown_command  # noqa: E402 - after the importorskip above
 from rq.registry import FailedJobRegistry, FinishedJobRegistry  # noqa: E402
