@@ -10,10 +10,12 @@ BUILD_PKGS=(
   libabsl-dev libmimalloc-dev libgoogle-glog-dev libgflags-dev libssl-dev
   libgtest-dev libgmock-dev
 )
-# Peers and clients the tests and benchmarks drive.
+# Peers and clients the tests and benchmarks drive (RQ 1.13 and Celery 5.2 are Debian 12's:
+# tests/test_apps.py runs their workers).
 TEST_PKGS=(
   redis-server redis-tools memcached libmemcached-tools prometheus
   python3 python3-pytest python3-redis python3-pymemcache python3-prometheus-client
+  python3-rq python3-celery
   curl netcat-openbsd procps util-linux
 )
 
