@@ -36,7 +36,6 @@ import time
 
 import pytest
 
-from conftest import TARGET
 from helpers import wait_for
 from resp_client import Push, RawConnection, RespError
 
@@ -497,8 +496,6 @@ def test_redis_py_blpop_consumers_take_each_item_once(server):
     assert 0.29 <= time.monotonic() - started < 1.5
 
 
-@pytest.mark.xfail(TARGET == "damselfly", strict=True, reason="damselfly parks a BLPOP without "
-                   "sending the replies before it in the batch (blocking::Wait does not flush)")
 def test_replies_before_a_parked_blpop_leave_at_once(server):
     require(server, "BLPOP")
     # A worker acknowledges a job and asks for the next one in one write (tools/pubsub_load's

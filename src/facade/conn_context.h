@@ -44,6 +44,11 @@ class ConnectionContext {
 
   // Connection fiber only: sends the replies built so far; false when the socket failed.
   bool Flush();
+  // A command about to wait (BLPOP...): sends the replies of the commands before it now,
+  // as Redis does. Not under CLIENT REPLY OFF or SKIP, whose filter needs the bytes since
+  // the command began to stay in the buffer (their earlier replies are dropped anyway,
+  // but for one before a SKIP, which then leaves with the waiting command's).
+  bool FlushBeforeWait() { return reply_filter_ != 0 || Flush(); }
 
   // CLIENT REPLY. Commands build their replies as usual; the dispatcher calls FinishReply
   // after each command (also a refused one) with the output size from before it, which

@@ -202,6 +202,8 @@ Waiter::State Wait(facade::ConnectionContext* cntx, const WaiterPtr& waiter,
   BlockedHere()[cntx->id()] = waiter;
   // A client that leaves must not take an element: the hang-up cancels the wait.
   if (conn) conn->StartHangupWatch([waiter] { waiter->Cancel(Waiter::State::kDisconnected); });
+  // The replies of the commands pipelined before this one leave before it waits.
+  if (!cntx->FlushBeforeWait()) waiter->Cancel(Waiter::State::kDisconnected);
   Waiter::State state = waiter->WaitUntil(deadline);
   if (conn) conn->StopHangupWatch();
   BlockedHere().erase(cntx->id());
