@@ -216,14 +216,13 @@ void ClientConnection::StopPushes() {
 void ClientConnection::StartHangupWatch(std::function<void()> on_hangup) {
   if (socket() == nullptr || killed_) return;
   // Waiting costs one poll request; the stack only has to hold that wait.
-  constexpr size_t kWatchStackBytes = 16 * 1024;
   hangup_watch_stopping_ = false;
   hangup_watch_ = helio::fibers::Launch(
       [this, on_hangup = std::move(on_hangup)] {
         // Stop may come before this fiber first runs.
         if (!hangup_watch_stopping_ && socket()->WaitHangup()) on_hangup();
       },
-      kWatchStackBytes);
+      helio::fibers::kSmallStackBytes);
 }
 
 void ClientConnection::StopHangupWatch() {
