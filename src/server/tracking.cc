@@ -1,6 +1,8 @@
 #include "src/server/tracking.h"
 
 #include <atomic>
+#include <boost/fiber/operations.hpp>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "helio/base/spinlock.h"
 #include "helio/base/strings.h"
+#include "helio/fibers/fiber.h"
 #include "helio/io/proactor.h"
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
@@ -55,6 +58,7 @@ struct ClientEntry {
   PushQueue* queue = nullptr;
   bool subscribed = false;
   bool tracking = false;
+  bool bcast = false;
   bool noloop = false;
   bool redirect_broken = false;
   uint64_t redirect = 0;
@@ -106,12 +110,10 @@ void DeliverLocked(Directory& dir, uint64_t id, const std::vector<std::string_vi
   if (client.redirect != 0) {
     auto target = dir.clients.find(client.redirect);
     if (target == dir.clients.end()) {
-      if (!client.redirect_broken) {
-        client.redirect_broken = true;
-        if (client_resp3) {
-          client.queue->Push(
-              helio::StrCat(">2\r\n$21\r\ntracking-redir-broken\r\n:", client.redirect, "\r\n"));
-        }
+      client.redirect_broken = true;  // said at each invalidation, as Redis does
+      if (client_resp3) {
+        client.queue->Push(
+            helio::StrCat(">2\r\n$21\r\ntracking-redir-broken\r\n:", client.redirect, "\r\n"));
       }
       return;
     }
@@ -140,10 +142,13 @@ void DeliverLocked(Directory& dir, uint64_t id, const std::vector<std::string_vi
   dest->Push(message);
 }
 
-void Deliver(uint64_t id, std::string_view key) {
+// A key of the default mode's table: not for a client that has turned to BCAST since
+// it read the key (as Redis; its ids stay in the tables until the keys change).
+void DeliverFromTable(uint64_t id, std::string_view key) {
   std::vector<std::string_view> keys{key};
   Directory& dir = Dir();
   std::lock_guard guard(dir.lock);
+  if (auto it = dir.clients.find(id); it != dir.clients.end() && it->second.bcast) return;
   DeliverLocked(dir, id, &keys);
 }
 
@@ -205,7 +210,7 @@ class ShardTracking {
     total_items.fetch_sub(ids.size(), std::memory_order_relaxed);
     Writer saved = tl_writer;
     if (!from_write) tl_writer = {};
-    for (uint64_t id : ids) Deliver(id, key);
+    for (uint64_t id : ids) DeliverFromTable(id, key);
     tl_writer = saved;
   }
 
@@ -230,7 +235,23 @@ class ShardTracking {
     }
   }
 
+  // A transaction still holding keys here (EXEC, a multi-shard command) may change more
+  // keys in its next hops: its changes leave together once it let go, as Redis sends one
+  // message per prefix for a whole EXEC.
   void FlushBroadcast() {
+    if (!EngineShard::tlocal()->tx_queue().no_locks()) {
+      helio::fibers::Launch([this] {
+        while (!EngineShard::tlocal()->tx_queue().no_locks()) {
+          boost::this_fiber::sleep_for(std::chrono::microseconds(100));
+        }
+        SendBroadcast();
+      }).detach();
+      return;
+    }
+    SendBroadcast();
+  }
+
+  void SendBroadcast() {
     flush_posted_ = false;
     auto pending = std::move(pending_);
     pending_.clear();
@@ -399,6 +420,7 @@ void ClientTracking(CmdArgList args, ConnectionContext* cntx) {
     ClientEntry& entry = dir.clients[cntx->id()];
     entry.queue = cntx->owner()->push_queue();
     entry.tracking = true;
+    entry.bcast = bcast;
     entry.noloop = noloop;
     entry.redirect = redirect;
     entry.redirect_broken = false;

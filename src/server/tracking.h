@@ -23,9 +23,9 @@
 //     (push_queue.h): never suspending, any thread. An invalidation goes to the client's
 //     own queue under RESP3 (`>2 invalidate [keys]`), or to its REDIRECT client's: a
 //     RESP3 push, or, to a RESP2 client subscribed to something, a `message` on
-//     `__redis__:invalidate`. A redirect client that is gone makes one
-//     `tracking-redir-broken` push to a RESP3 client. A tracking client always has a
-//     push queue, so switching protocol (HELLO 3) needs nothing more.
+//     `__redis__:invalidate`. A redirect client that is gone makes a
+//     `tracking-redir-broken` push to a RESP3 client at each invalidation. A tracking client always
+//     has a push queue, so switching protocol (HELLO 3) needs nothing more.
 //  5. Order on the writer's own connection: an invalidation caused by the client's own
 //     write (no NOLOOP) is held and sent right after the command's reply, as Redis does.
 //  6. FLUSHALL/FLUSHDB (and memcached's flush_all) send a null invalidation ("flush
