@@ -422,3 +422,28 @@ def test_memcache_write_invalidates(mc_server_factory):
         assert mc.recv(100) == b"OK\r\n"
         assert c.read() == Push([b"invalidate", None])
     c.close()
+
+
+def test_bcast_on_a_fresh_server(server_factory):
+    # No tracked read came first: BCAST alone must make every shard listen.
+    srv = server_factory()
+    target = srv.raw()
+    target_id = target("CLIENT", "ID")
+    target.send("SUBSCRIBE", "__redis__:invalidate")
+    target.read()
+    r = srv.raw()
+    r("CLIENT", "TRACKING", "on", "BCAST", "REDIRECT", str(target_id))
+    srv.raw()("MSET", "a{t}", "1", "b{t}", "2")
+    assert sorted(invalidated(target)) == [b"a{t}", b"b{t}"]
+
+
+def test_noloop_does_not_hide_expiry(server):
+    target, target_id = redirect_target(server)
+    r = server.raw()
+    r("CLIENT", "TRACKING", "on", "BCAST", "REDIRECT", str(target_id), "NOLOOP")
+    r("SET", "mykey", "v", "PX", "1")  # own write: not sent
+    r("SET", "other", "v")  # own write: not sent
+    time.sleep(0.05)
+    r("GET", "mykey")  # expired by now (lazily here, or actively before)
+    assert invalidated(target) == [b"mykey"]
+    assert read_all(target, 0.1) == []

@@ -195,8 +195,15 @@ class ShardTracking {
  private:
   void OnChange(const KeyChange& change) {
     if (change.kind == KeyChangeKind::kFlushDb || change.kind == KeyChangeKind::kSwapDb) return;
+    // An expiry or eviction is the server's doing, not the command's that met it: NOLOOP
+    // does not hold it back, as in Redis.
+    const bool by_server =
+        change.kind == KeyChangeKind::kExpired || change.kind == KeyChangeKind::kEvicted;
+    Writer saved = tl_writer;
+    if (by_server) tl_writer.id = 0;
     Invalidate(change.key, true);
     if (bcast_clients.load(std::memory_order_relaxed) > 0) GatherBroadcast(change.key);
+    tl_writer = saved;
   }
 
   // Sends the invalidation of `key` to its readers and forgets it. An eviction (not a
@@ -404,7 +411,11 @@ void ClientTracking(CmdArgList args, ConnectionContext* cntx) {
     session = fresh.get();
     cntx->tracking_state = std::move(fresh);
     tracking_clients.fetch_add(1, std::memory_order_relaxed);
-    if (bcast) bcast_clients.fetch_add(1, std::memory_order_relaxed);
+    if (bcast) {
+      bcast_clients.fetch_add(1, std::memory_order_relaxed);
+      // Every shard listens from now on: BCAST has no reads that would start it.
+      shard_set->RunOnAll([](EngineShard*) { ShardTracking::Get(); });
+    }
     PushQueue* queue = cntx->owner()->StartPushes(facade::ClientClass::kNormal, 0);
     queue->set_resp3(rb->protocol() == facade::RespVersion::kResp3);
   }
