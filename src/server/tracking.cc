@@ -233,7 +233,9 @@ class ShardTracking {
         auto client = dir.clients.find(id);
         if (client == dir.clients.end()) continue;
         if (client->second.noloop && id == tl_writer.id) continue;
-        pending_[{id, prefix}].emplace_back(key);
+        // A command reports several events of one key in a row ("new", then "set").
+        std::vector<std::string>& keys = pending_[{id, prefix}];
+        if (keys.empty() || keys.back() != key) keys.emplace_back(key);
       }
     }
     if (!pending_.empty() && !flush_posted_) {
