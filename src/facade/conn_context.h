@@ -35,6 +35,10 @@ class ConnectionContext {
   struct PubSubState {
     virtual ~PubSubState() = default;
   };
+  // Server-side state of a client with CLIENT TRACKING on (src/server/tracking.h).
+  struct TrackingState {
+    virtual ~TrackingState() = default;
+  };
 
   ConnectionContext(RespConnection* owner, uint64_t id) : owner_(owner), id_(id) {}
 
@@ -73,6 +77,7 @@ class ConnectionContext {
   std::unique_ptr<TransactionState> transaction_state;  // null until MULTI or WATCH
   std::unique_ptr<MonitorState> monitor_state;          // non-null while it monitors
   std::unique_ptr<PubSubState> pubsub_state;            // non-null while it subscribes
+  std::unique_ptr<TrackingState> tracking_state;        // non-null while it tracks
   // CLIENT NO-EVICT: kept and reported (CLIENT LIST flag e); nothing evicts clients yet.
   bool no_evict = false;
   // The arguments of the command running or held back now (CLIENT LIST argv-mem); they

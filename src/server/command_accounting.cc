@@ -17,6 +17,7 @@
 #include "src/server/latency_monitor.h"
 #include "src/server/monitor.h"
 #include "src/server/server_state.h"
+#include "src/server/tracking.h"
 
 DEFINE_int64(slowlog_log_slower_than, 10000,
              "Commands running at least this many microseconds enter the slow log; "
@@ -113,7 +114,13 @@ uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& 
                     facade::CmdArgList args, facade::ConnectionContext* cntx,
                     uint64_t start_ticks) {
   uint64_t errors_before = cntx->reply_builder()->errors_sent();
-  handler(args, cntx);
+  if (cntx->tracking_state) [[unlikely]] {
+    TrackingBeforeCommand(cid, args, cntx);
+    handler(args, cntx);
+    TrackingAfterCommand(cid, cntx);
+  } else {
+    handler(args, cntx);
+  }
   uint64_t end_ticks = CommandClockTicks();
   uint64_t duration_ns = uint64_t(double(end_ticks - start_ticks) * command_clock.ns_per_tick);
   ServerState* state = ServerState::tlocal();

@@ -34,6 +34,11 @@ constexpr CommandDoc kConnectionDocs[] = {
     {.name = "CLIENT|NO-EVICT", .syntax = "ON | OFF"},
     {.name = "CLIENT|UNBLOCK", .syntax = "client-id [TIMEOUT | ERROR]"},
     {.name = "CLIENT|GETREDIR"},
+    {.name = "CLIENT|TRACKING",
+     .syntax = "ON | OFF [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] "
+               "[OPTIN] [OPTOUT] [NOLOOP]"},
+    {.name = "CLIENT|CACHING", .syntax = "YES | NO"},
+    {.name = "CLIENT|TRACKINGINFO"},
     {.name = "CLIENT|HELP"},
 };
 

@@ -1,3 +1,4 @@
+#include "src/server/tracking.h"
 #include "src/server/config_family.h"
 
 #include <gflags/gflags.h>
@@ -204,6 +205,8 @@ const std::vector<ConfigParam>& Params() {
          if (apply) SetKeyspaceEventFlags(*flags);
          return "";
        }},
+      {"tracking-table-max-keys", [] { return helio::StrCat(TrackingTableMaxKeys()); },
+       IntegerSetter(0, kMaxLong, SetTrackingTableMaxKeys)},
       {"port", [] { return helio::StrCat(FLAGS_port); }, nullptr},
       {"bind", [] { return FLAGS_bind.empty() ? std::string("* -::*") : FLAGS_bind; }, nullptr},
       {"databases", [] { return helio::StrCat(FLAGS_dbnum); }, nullptr},

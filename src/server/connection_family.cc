@@ -19,6 +19,7 @@
 #include "src/server/monitor.h"
 #include "src/server/pubsub_family.h"
 #include "src/server/server_state.h"
+#include "src/server/tracking.h"
 
 DEFINE_string(requirepass, "", "Password clients must give with AUTH or HELLO (none: empty)");
 DECLARE_uint32(dbnum);
@@ -75,6 +76,7 @@ void CmdQuit(CmdArgList args, ConnectionContext* cntx) {
 }
 
 void CmdReset(CmdArgList args, ConnectionContext* cntx) {
+  DisableTracking(cntx);
   UnsubscribeAll(cntx);
   StopMonitor(cntx);
   cntx->db_index = 0;
@@ -189,6 +191,7 @@ std::string ClientFlags(ConnectionContext* cntx) {
   if (IsSubscribed(cntx)) flags += 'P';
   if (tx && tx->in_multi) flags += 'x';
   if (ClientPause::IsParked(cntx) || blocking::IsBlocked(cntx)) flags += 'b';
+  flags += TrackingClientFlags(cntx);
   if (tx && tx->watch_dirty.load(std::memory_order_relaxed)) flags += 'd';
   if (cntx->no_evict) flags += 'e';
   return flags.empty() ? "N" : flags;
@@ -243,7 +246,7 @@ std::string DescribeClient(RespConnection* conn, RespConnection* me) {
       " qbuf-free=", conn->query_buffer_capacity() - qbuf, " argv-mem=", argv_mem,
       " multi-mem=", multi_mem, " rbs=", rbs, " rbp=0 obl=", obl,
       " oll=0 omem=", omem, " tot-mem=", tot_mem, " events=r cmd=", cmd,
-      " user=default redir=-1 resp=", int(cntx->reply_builder()->protocol()));
+      " user=default redir=", TrackingRedirect(cntx), " resp=", int(cntx->reply_builder()->protocol()));
 }
 
 // Redis's client types: no client here is a master or a replica; a subscribed one is
@@ -501,10 +504,15 @@ void CmdClient(CmdArgList args, ConnectionContext* cntx) {
   if (ArgIs(sub, "REPLY")) return ClientReply(args, cntx);
   if (ArgIs(sub, "NO-EVICT")) return ClientNoEvict(args, cntx);
   if (ArgIs(sub, "UNBLOCK")) return ClientUnblock(args, cntx);
-  if (ArgIs(sub, "GETREDIR")) return rb->SendLong(-1);  // no client tracking
+  if (ArgIs(sub, "GETREDIR")) return ClientGetRedir(cntx);
+  if (ArgIs(sub, "TRACKING")) return ClientTracking(args, cntx);
+  if (ArgIs(sub, "CACHING")) return ClientCaching(args, cntx);
+  if (ArgIs(sub, "TRACKINGINFO")) return ClientTrackingInfo(cntx);
   // Redis 7.0's text for the subcommands we have (SETINFO is Redis 7.2's).
   static constexpr std::string_view kHelp[] = {
       "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CACHING (YES|NO)",
+      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
       "GETREDIR",
       "    Return the client ID we are redirecting to when tracking is enabled.",
       "GETNAME",
@@ -543,6 +551,11 @@ void CmdClient(CmdArgList args, ConnectionContext* cntx) {
       "    Set client meta attributes. Options are LIB-NAME and LIB-VER (accepted, not kept).",
       "UNBLOCK <clientid> [TIMEOUT|ERROR]",
       "    Unblock the specified blocked client.",
+      "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+      "         [OPTIN] [OPTOUT] [NOLOOP]",
+      "    Control server assisted client side caching.",
+      "TRACKINGINFO",
+      "    Report tracking status for the current connection.",
       "NO-EVICT (ON|OFF)",
       "    Protect current client connection from eviction.",
       "HELP",
@@ -594,6 +607,9 @@ void ConnectionFamily::Register(facade::CommandRegistry* registry) {
          {"NO-EVICT", 3},
          {"UNBLOCK", -3},
          {"GETREDIR", 2},
+         {"TRACKING", -3},
+         {"CACHING", 3},
+         {"TRACKINGINFO", 2},
          {"HELP", 2}});
 }
 

@@ -27,6 +27,7 @@
 #include "src/server/slowlog_family.h"
 #include "src/server/string_family.h"
 #include "src/server/zset_family.h"
+#include "src/server/tracking.h"
 #include "src/server/transaction.h"
 
 namespace damselfly {
@@ -246,10 +247,12 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
 void Service::OnConnectionOpen(ConnectionContext* cntx) {
   ServerState* state = ServerState::tlocal();
   state->connections.insert(cntx->owner());
+  RegisterClient(cntx);
   ++state->stats.connections_received;
 }
 
 void Service::OnConnectionClose(ConnectionContext* cntx) {
+  UnregisterClient(cntx);  // first: no invalidation may reach its queue any more
   UnsubscribeAll(cntx);
   StopMonitor(cntx);
   MultiExec::OnConnectionClose(cntx);

@@ -1,3 +1,4 @@
+#include "src/server/tracking.h"
 #include "src/server/memcache_service.h"
 
 #include <sys/resource.h>
@@ -233,6 +234,7 @@ void MemcacheService::FlushAll(int64_t delay) {
     shard->ScheduleFlush(0, at_ms);
     if (at_ms == 0) shard->db_slice().FlushDb(0);
   });
+  if (at_ms == 0) TrackingFlushAll(nullptr);
 }
 
 std::string MemcacheService::Stats() {

@@ -13,6 +13,7 @@
 #include "src/facade/facade_stats.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/conn_tx_state.h"
+#include "src/server/tracking.h"
 
 namespace damselfly {
 
@@ -149,7 +150,7 @@ void StopMonitor(facade::ConnectionContext* cntx) {
   }
   cntx->monitor_state.reset();
   // Out of the set, so no thread pushes to it any more; a subscriber still needs it.
-  if (cntx->pubsub_state == nullptr) cntx->owner()->StopPushes();
+  SyncPushes(cntx);
 }
 
 }  // namespace damselfly

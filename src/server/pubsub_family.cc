@@ -10,6 +10,7 @@
 #include "src/server/channel_store.h"
 #include "src/server/conn_tx_state.h"
 #include "src/server/monitor.h"
+#include "src/server/tracking.h"
 
 namespace damselfly {
 
@@ -49,17 +50,17 @@ PubSubSession* StartSession(ConnectionContext* cntx) {
   session->queue->set_client_class(facade::ClientClass::kPubSub);  // also if it monitors
   session->queue->set_resp3(cntx->reply_builder()->protocol() == facade::RespVersion::kResp3);
   cntx->pubsub_state = std::move(session);
+  SyncPushes(cntx);  // a redirect of client tracking may now reach it
   return SessionOf(cntx);
 }
 
 // Called once the session holds nothing and the store no longer knows its queue.
 void EndSession(ConnectionContext* cntx) {
   PubSubSession* session = SessionOf(cntx);
-  if (IsMonitoring(cntx)) {
-    session->queue->set_client_class(facade::ClientClass::kNormal);
-  }
+  // Kept for MONITOR or tracking, the queue is a normal client's again.
+  session->queue->set_client_class(facade::ClientClass::kNormal);
   cntx->pubsub_state.reset();
-  if (!IsMonitoring(cntx)) cntx->owner()->StopPushes();
+  SyncPushes(cntx);
 }
 
 std::string_view ConfirmationName(ChannelKind kind, bool subscribe) {

@@ -1,3 +1,4 @@
+#include "src/server/tracking.h"
 #include "src/server/server_family.h"
 
 #include <gflags/gflags.h>
@@ -132,7 +133,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("client_recent_max_input_buffer", 0);
     field("client_recent_max_output_buffer", 0);
     field("blocked_clients", totals.blocked_clients);
-    field("tracking_clients", 0);
+    field("tracking_clients", CountTracking().clients);
     field("clients_in_timeout_table", 0);
   }
   if (show("memory")) {
@@ -191,6 +192,10 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("pubsubshard_channels", NumActive(ChannelKind::kShard));
     field("latest_fork_usec", 0);
     field("total_forks", 0);
+    TrackingCounts tracking = CountTracking();
+    field("tracking_total_keys", tracking.keys);
+    field("tracking_total_items", tracking.items);
+    field("tracking_total_prefixes", tracking.prefixes);
     field("total_error_replies", totals.error_replies);
     // damselfly's own: hops to other threads' shards, and the commands they carried
     // (more commands than hops means pipelines were squashed).
@@ -284,6 +289,7 @@ void Flush(CmdArgList args, ConnectionContext* cntx, bool all) {
     if (!all) return slice.FlushDb(db);
     for (DbIndex index = 0; index < slice.dbnum(); ++index) slice.FlushDb(index);
   });
+  TrackingFlushAll(cntx);  // as Redis: "flush everything" for FLUSHDB too
   cntx->reply_builder()->SendOk();
 }
 
