@@ -817,3 +817,35 @@ def test_client_help(server, target):
     if target == "damselfly":  # SETINFO is Redis 7.2's, which damselfly has too
         heads = [l.split(" ")[0] for l in lines[1:] if not l.startswith(" ")]
         assert "SETINFO" in heads
+
+
+def test_idle_timeout_closes_idle_clients_only(server):
+    """Redis's `timeout`: a client that waits longer for its next request is closed;
+    subscribers and clients blocked in a command are not."""
+    admin = server.client()
+    assert admin.config_get("timeout") == {"timeout": "0"}
+    admin.config_set("timeout", 1)
+    try:
+        assert admin.config_get("timeout") == {"timeout": "1"}
+        idle = server.raw(timeout=10)
+        assert idle("PING") == "PONG"
+        subscriber = server.raw(timeout=10)
+        subscriber.send("SUBSCRIBE", "ch")
+        assert subscriber.read() == [b"subscribe", b"ch", 1]
+        blocked = server.raw(timeout=10)
+        blocked.send("BLPOP", "timeout-list", "3.5")
+        idle.read_until_closed(timeout=5)  # within a second or so of the deadline
+        assert blocked.read() is None  # its own timeout, not the server's idle one
+        admin.publish("ch", "m")
+        assert subscriber.read() == [b"message", b"ch", b"m"]
+    finally:
+        admin.config_set("timeout", 0)
+
+
+def test_idle_timeout_range(server):
+    admin = server.client()
+    for bad in ("-1", "2147483648", "x"):
+        with pytest.raises(redis.ResponseError) as e:
+            admin.config_set("timeout", bad)
+        assert "argument 'timeout'" in str(e.value)
+    assert admin.config_get("timeout") == {"timeout": "0"}

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -22,9 +23,15 @@ DEFINE_uint64(conn_park_idle_ms, 1000,
               "A client connection idle this long with nothing buffered gives back its read "
               "buffer, reply buffer and fiber stack until its next request (0: never)");
 
+DEFINE_uint32(timeout, 0,
+              "Close a client connection that waited this many seconds for its next request "
+              "(Redis's timeout; 0: never). Subscribers and monitors are spared, as in Redis");
+
 namespace damselfly::facade {
 
 namespace {
+
+std::atomic<int64_t> idle_timeout_s{-1};  // -1: --timeout until CONFIG SET
 
 constexpr size_t kMinReadBytes = 4 << 10;
 
@@ -123,14 +130,31 @@ ClientConnection::Next ClientConnection::HandleRequests() {
 
 std::chrono::milliseconds ClientConnection::IdleSweepInterval() {
   // A connection parks between one and one and a half times the flag's value after its
-  // last request.
-  if (FLAGS_conn_park_idle_ms == 0) return std::chrono::milliseconds(0);
-  return std::chrono::milliseconds(std::max<uint64_t>(FLAGS_conn_park_idle_ms / 2, 1));
+  // last request; `timeout` closes it within a second of its deadline.
+  constexpr uint64_t kMaxIntervalMs = 1000;
+  if (FLAGS_conn_park_idle_ms == 0) return std::chrono::milliseconds(kMaxIntervalMs);
+  return std::chrono::milliseconds(
+      std::clamp<uint64_t>(FLAGS_conn_park_idle_ms / 2, 1, kMaxIntervalMs));
+}
+
+void ClientConnection::SetIdleTimeoutSeconds(int64_t seconds) {
+  idle_timeout_s.store(seconds, std::memory_order_relaxed);
+}
+
+int64_t ClientConnection::IdleTimeoutSeconds() {
+  int64_t seconds = idle_timeout_s.load(std::memory_order_relaxed);
+  return seconds < 0 ? int64_t(FLAGS_timeout) : seconds;
 }
 
 void ClientConnection::OnIdleSweep() {
+  const int64_t now_ms = helio::UnixTimeMs();
+  const int64_t timeout_s = IdleTimeoutSeconds();
+  if (timeout_s > 0 && (receiving_ || parked_) && MayTimeOut() &&
+      now_ms - last_active_ms_ >= timeout_s * 1000) {
+    return Kill();
+  }
   if (!receiving_ || end_ != start_ || FLAGS_conn_park_idle_ms == 0 || !MayPark()) return;
-  if (helio::UnixTimeMs() - last_active_ms_ >= int64_t(FLAGS_conn_park_idle_ms)) {
+  if (now_ms - last_active_ms_ >= int64_t(FLAGS_conn_park_idle_ms)) {
     socket()->InterruptRecv();
   }
 }

@@ -45,9 +45,13 @@ class ClientConnection : public helio::net::Connection {
 
   Next HandleRequests() final;
   void OnIdleSweep() final;
-  // How often AcceptServer's idle sweep should run for --conn_park_idle_ms (zero: no
-  // sweep, connections never park).
+  // How often AcceptServer's idle sweep runs: often enough for --conn_park_idle_ms and
+  // for Redis's `timeout` (at least once a second).
   static std::chrono::milliseconds IdleSweepInterval();
+  // Redis's `timeout`: the sweep closes a connection that waited for its next request
+  // this many seconds (0: never), unless it may not time out (MayTimeOut). Any thread.
+  static void SetIdleTimeoutSeconds(int64_t seconds);
+  static int64_t IdleTimeoutSeconds();
 
   // Connection fiber only: sends pending replies. False when the socket failed. A
   // connection without a socket (never accepted: the in-process tests) keeps them.
@@ -113,6 +117,9 @@ class ClientConnection : public helio::net::Connection {
   // Frees what the protocol keeps between requests (reply and batch buffers): the
   // connection parks. REQUIRES: no replies pending.
   virtual void ReleaseIdleMemory() {}
+  // Whether `timeout` may close the connection while it waits for a request (Redis spares
+  // subscribers and monitors; a blocked client is inside a command, never waiting).
+  virtual bool MayTimeOut() const { return false; }
 
   std::string_view input() const { return {&buffer_[start_], end_ - start_}; }
   void Consume(size_t bytes) { start_ += bytes; }

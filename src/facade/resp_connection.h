@@ -34,6 +34,9 @@ class RespConnection final : public ClientConnection {
   void OnOpen() override { service_->OnConnectionOpen(&context_); }
   void OnClose() override { service_->OnConnectionClose(&context_); }
   void ReleaseIdleMemory() override;
+  bool MayTimeOut() const override {
+    return !context_.pubsub_state && !context_.monitor_state;
+  }
 
   ServiceInterface* const service_;
   ConnectionContext context_;

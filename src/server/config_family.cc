@@ -12,6 +12,7 @@
 
 #include "helio/base/strings.h"
 #include "src/core/glob_matcher.h"
+#include "src/facade/client_connection.h"
 #include "src/facade/error.h"
 #include "src/facade/push_queue.h"
 #include "src/server/arg_parsing.h"
@@ -224,7 +225,9 @@ const std::vector<ConfigParam>& Params() {
          return value.empty() ? "" : "snapshots are not supported yet";
        }},
       {"appendonly", [] { return std::string("no"); }, nullptr},
-      {"timeout", [] { return std::string("0"); }, nullptr},
+      {"timeout", [] { return helio::StrCat(facade::ClientConnection::IdleTimeoutSeconds()); },
+       IntegerSetter(0, std::numeric_limits<int32_t>::max(),
+                     facade::ClientConnection::SetIdleTimeoutSeconds)},
       {"maxclients", [] { return std::string("10000"); }, nullptr},
       // INFO latencystats: always on, with Redis 7's default percentiles.
       {"latency-tracking", [] { return std::string("yes"); }, nullptr},
