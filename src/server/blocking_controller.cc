@@ -196,6 +196,20 @@ bool MayBlock(facade::ConnectionContext* cntx) {
   return !(state && state->executing);
 }
 
+std::optional<steady_clock::time_point> Start(facade::ConnectionContext* cntx,
+                                              std::string_view timeout,
+                                              absl::FunctionRef<Waiter::ServeFn()> make_serve,
+                                              WaiterPtr* waiter) {
+  std::string error;
+  std::optional<steady_clock::time_point> deadline = ParseTimeout(timeout, &error);
+  if (!deadline) {
+    cntx->reply_builder()->SendError(error);
+    return std::nullopt;
+  }
+  if (MayBlock(cntx)) *waiter = new Waiter(cntx->db_index, make_serve());
+  return deadline;
+}
+
 Waiter::State Wait(facade::ConnectionContext* cntx, const WaiterPtr& waiter,
                    absl::Span<const std::string_view> keys, steady_clock::time_point deadline) {
   facade::RespConnection* conn = cntx->owner();

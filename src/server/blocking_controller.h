@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
 #include "helio/base/strings.h"
 #include "helio/fibers/sync.h"
@@ -174,6 +175,14 @@ std::optional<std::chrono::steady_clock::time_point> ParseTimeout(std::string_vi
 // Whether the command may block: not inside MULTI/EXEC (there it acts as if its timeout
 // had passed at once, as in Redis).
 bool MayBlock(facade::ConnectionContext* cntx);
+
+// A blocking command's start: parses `timeout` (replying Redis's error and returning
+// nullopt when it is bad) and, when the client may block (MayBlock), sets *waiter to a
+// new waiter that `make_serve()` serves; otherwise *waiter stays null. Returns the
+// deadline.
+std::optional<std::chrono::steady_clock::time_point> Start(
+    facade::ConnectionContext* cntx, std::string_view timeout,
+    absl::FunctionRef<Waiter::ServeFn()> make_serve, WaiterPtr* waiter);
 
 // Connection fiber: waits for `waiter`, registered on the shards of `keys`, until it is
 // served or `deadline` passes, also ending on CLIENT UNBLOCK and when the client hangs up

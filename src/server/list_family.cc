@@ -603,12 +603,10 @@ void SendNotServed(ReplyBuilder* rb, Waiter::State state) {
 void BlockingPop(CmdArgList args, ConnectionContext* cntx, std::string_view timeout,
                  size_t keys_begin, size_t keys_end, End end, size_t count, bool mpop) {
   ReplyBuilder* rb = cntx->reply_builder();
-  std::string error;
-  std::optional<std::chrono::steady_clock::time_point> deadline =
-      blocking::ParseTimeout(timeout, &error);
-  if (!deadline) return rb->SendError(error);
   WaiterPtr waiter;
-  if (blocking::MayBlock(cntx)) waiter = new Waiter(cntx->db_index, ListPopServe(end, count));
+  std::optional<std::chrono::steady_clock::time_point> deadline =
+      blocking::Start(cntx, timeout, [&] { return ListPopServe(end, count); }, &waiter);
+  if (!deadline) return;
   PopOutcome popped =
       PopFirstList(args, cntx, keys_begin, keys_end, end, count, waiter ? &waiter : nullptr);
   if (popped.wrong_type) return rb->SendError(facade::kWrongTypeErr);
@@ -711,14 +709,10 @@ bool PushMoved(CmdArgList args, ConnectionContext* cntx, End from, End to,
 void BlockingMove(CmdArgList args, ConnectionContext* cntx, std::string_view timeout, End from,
                   End to) {
   ReplyBuilder* rb = cntx->reply_builder();
-  std::string error;
-  std::optional<std::chrono::steady_clock::time_point> deadline =
-      blocking::ParseTimeout(timeout, &error);
-  if (!deadline) return rb->SendError(error);
   WaiterPtr waiter;
-  if (blocking::MayBlock(cntx)) {
-    waiter = new Waiter(cntx->db_index, MoveServe(from, to, std::string(args[2])));
-  }
+  std::optional<std::chrono::steady_clock::time_point> deadline = blocking::Start(
+      cntx, timeout, [&] { return MoveServe(from, to, std::string(args[2])); }, &waiter);
+  if (!deadline) return;
   MoveOutcome outcome = MoveElement(args, cntx, from, to, waiter ? &waiter : nullptr);
   if (outcome.status == OpStatus::kOk) return rb->SendBulk(outcome.value);
   if (outcome.status != OpStatus::kKeyNotFound) return SendOpError(rb, outcome.status);

@@ -920,12 +920,10 @@ void SendBlockingPopped(ReplyBuilder* rb, std::string_view key, const SortedPair
 void BlockingZPop(CmdArgList args, ConnectionContext* cntx, std::string_view timeout,
                   size_t keys_begin, size_t keys_end, bool max, uint64_t count, bool mpop) {
   ReplyBuilder* rb = cntx->reply_builder();
-  std::string error;
-  std::optional<std::chrono::steady_clock::time_point> deadline =
-      blocking::ParseTimeout(timeout, &error);
-  if (!deadline) return rb->SendError(error);
   WaiterPtr waiter;
-  if (blocking::MayBlock(cntx)) waiter = new Waiter(cntx->db_index, ZSetPopServe(max, count));
+  std::optional<std::chrono::steady_clock::time_point> deadline =
+      blocking::Start(cntx, timeout, [&] { return ZSetPopServe(max, count); }, &waiter);
+  if (!deadline) return;
   PopOutcome outcome =
       PopFirstZSet(args, cntx, keys_begin, keys_end, max, count, waiter ? &waiter : nullptr);
   if (SendIfError(rb, outcome.popped)) return;
