@@ -1,5 +1,6 @@
 """Small helpers shared by the integration tests."""
 
+import socket
 import time
 
 from resp_client import RespError
@@ -85,3 +86,17 @@ def set_many(conn, pairs):
     for k, _ in pairs:
         reply = conn.read()
         assert reply == "OK", (k, reply)
+
+
+def read_all(c, timeout=0.3):
+    """Every complete reply that arrives within `timeout` seconds of quiet."""
+    replies = []
+    c.sock.settimeout(timeout)
+    try:
+        while True:
+            replies.append(c.read())
+    except (socket.timeout, TimeoutError):
+        pass
+    finally:
+        c.sock.settimeout(10)
+    return replies

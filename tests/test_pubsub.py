@@ -10,25 +10,11 @@ import time
 
 import pytest
 
-from helpers import err, parse_info, wait_for
+from helpers import err, parse_info, read_all, wait_for
 from resp_client import Push, RawConnection
 
 CONTEXT_ERR = ("ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
                "RESET are allowed in this context")
-
-
-def read_all(c, timeout=0.3):
-    """Every complete reply that arrives within `timeout` seconds of quiet."""
-    replies = []
-    c.sock.settimeout(timeout)
-    try:
-        while True:
-            replies.append(c.read())
-    except (socket.timeout, TimeoutError):
-        pass
-    finally:
-        c.sock.settimeout(10)
-    return replies
 
 
 def subscribed(server, *channels, command="SUBSCRIBE"):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from helpers import err, parse_info, wait_for
+from helpers import err, parse_info, read_all, wait_for
 from resp_client import Push, RawConnection
 
 OVERLAP_EXISTING = ("ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a "
@@ -19,20 +19,6 @@ OVERLAP_PROVIDED = ("ERR Prefix '{}' overlaps with another provided prefix '{}'.
                     "single client must not overlap.")
 CACHING_ERR = ("ERR CLIENT CACHING can be called only when the client is in tracking mode with "
                "OPTIN or OPTOUT mode enabled")
-
-
-def read_all(c, timeout=0.3):
-    """Every complete reply that arrives within `timeout` seconds of quiet."""
-    replies = []
-    c.sock.settimeout(timeout)
-    try:
-        while True:
-            replies.append(c.read())
-    except (socket.timeout, TimeoutError):
-        pass
-    finally:
-        c.sock.settimeout(10)
-    return replies
 
 
 def resp3(server):
