@@ -1,0 +1,133 @@
+// Interpreter: one Lua 5.1 state set up as Redis 7.0 sets up its scripting engine, with
+// no knowledge of shards or connections. It compiles EVAL scripts (as the global
+// function f_<sha>, Redis's naming) and FUNCTION libraries, runs them, and converts
+// between Lua values and replies with Redis's rules:
+//  - the sandbox: base, table, string, math, cjson, cmsgpack, bit and struct only (no
+//    os, io, loadfile, dofile); globals are protected with Redis's error texts;
+//  - the `redis` table: call, pcall, error_reply, status_reply, sha1hex, log and the
+//    LOG_* levels, setresp, set_repl and replicate_commands (accepted), breakpoint and
+//    debug (no-ops), REDIS_VERSION, REDIS_VERSION_NUM, and register_function while a
+//    library loads;
+//  - replies to Lua (redis.call's result) and Lua to replies (the script's result), in
+//    RESP2 or RESP3 as the script chose with redis.setresp.
+//
+// redis.call and redis.pcall reach the server through the CallFn the caller sets for
+// each run; the interpreter never runs a command itself.
+//
+// Thread-safety: none. One thread uses an interpreter at a time; the server keeps a
+// pool per thread (a script whose calls hop may suspend its fiber mid-run while another
+// fiber on the thread runs another script in another interpreter).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/types/span.h"
+
+struct lua_State;
+
+namespace damselfly {
+
+// Where a script's result goes. The Lua-to-reply rules (Redis's) decide which method;
+// the writer decides the bytes (RESP2 or RESP3: the server's writer is its ReplyBuilder).
+class ScriptReplyWriter {
+ public:
+  virtual ~ScriptReplyWriter() = default;
+  virtual void Nil() = 0;
+  virtual void Integer(int64_t value) = 0;
+  virtual void Bulk(std::string_view value) = 0;
+  virtual void Status(std::string_view value) = 0;
+  // `message` as the server sends it without '-': "ERR ...", "WRONGTYPE ...".
+  virtual void Error(std::string_view message) = 0;
+  virtual void Array(size_t length) = 0;
+  virtual void Map(size_t pairs) = 0;
+  virtual void Set(size_t length) = 0;
+  virtual void Double(double value) = 0;
+  virtual void Bool(bool value) = 0;
+  virtual void BigNumber(std::string_view digits) = 0;
+  virtual void Verbatim(std::string_view text, std::string_view format) = 0;
+};
+
+class Interpreter {
+ public:
+  // The command bridge for redis.call / redis.pcall: runs `args` (args[0] is the command
+  // name, as the script wrote it) and appends its complete reply, serialised in RESP3
+  // when `resp3` (redis.setresp(3)) else RESP2, to *reply. The interpreter parses it
+  // back into Lua values with Redis's rules; an error reply raises (call) or is returned
+  // as {err=...} (pcall). It may suspend the calling fiber.
+  using CallFn =
+      std::function<void(absl::Span<const std::string_view> args, bool resp3, std::string* reply)>;
+  // redis.log(level, message): level is 0..3 (LOG_DEBUG, LOG_VERBOSE, LOG_NOTICE,
+  // LOG_WARNING).
+  using LogFn = std::function<void(int level, std::string_view message)>;
+
+  Interpreter();
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
+
+  // The SHA1 of `body` in lowercase hex (40 characters), as SCRIPT LOAD prints it.
+  static std::string Sha1Hex(std::string_view body);
+
+  // --- EVAL scripts
+
+  // Compiles `body` as the function f_<sha> (sha = Sha1Hex(body), 40 lowercase hex).
+  // On a syntax error returns false with Redis's reply text in *error
+  // ("ERR Error compiling script (new function): user_script:1: ...").
+  bool AddScript(std::string_view sha, std::string_view body, std::string* error);
+  bool HasScript(std::string_view sha) const;
+  // Drops every compiled script (SCRIPT FLUSH).
+  void FlushScripts();
+
+  // Runs f_<sha> (REQUIRES: HasScript) with the globals KEYS and ARGV, and writes its
+  // result, or the error it raised in Redis's words (with "script: <sha>, on
+  // @user_script:<line>." as Redis 7.0 words it), to *out.
+  void RunScript(std::string_view sha, absl::Span<const std::string_view> keys,
+                 absl::Span<const std::string_view> argv, ScriptReplyWriter* out);
+
+  // --- FUNCTION libraries
+
+  struct FunctionInfo {
+    std::string name;
+    std::string description;
+    // Redis's flag names as given to register_function: "no-writes", "allow-oom",
+    // "allow-stale", "no-cluster", "allow-cross-slot-keys".
+    std::vector<std::string> flags;
+  };
+  // Runs the body of a library (code after its "#!lua name=<lib>" line) with
+  // redis.register_function available, and keeps its functions under their names
+  // (library `lib`). On error (compile, runtime, a bad register_function call, no
+  // function registered, a name already taken by another library of this interpreter)
+  // returns false with Redis's reply text in *error and keeps nothing of it.
+  bool LoadLibrary(std::string_view lib, std::string_view body,
+                   std::vector<FunctionInfo>* functions, std::string* error);
+  // Drops a library's functions (FUNCTION DELETE, or before LoadLibrary ... REPLACE).
+  void DropLibrary(std::string_view lib);
+  bool HasFunction(std::string_view name) const;
+  // Calls a loaded function as FCALL does: fn(keys, args) with KEYS/ARGV tables as its
+  // arguments; result or error to *out as RunScript.
+  void CallFunction(std::string_view name, absl::Span<const std::string_view> keys,
+                    absl::Span<const std::string_view> argv, ScriptReplyWriter* out);
+
+  // --- Run context, set by the caller around each RunScript / CallFunction
+
+  void set_call(CallFn call) { call_ = std::move(call); }
+  void set_log(LogFn log) { log_ = std::move(log); }
+  // Checked every few thousand Lua instructions while a script runs: when it returns
+  // true the script stops with "ERR Script killed by user with SCRIPT KILL..." (or
+  // FUNCTION KILL's text when a function runs). Unset: never stops.
+  void set_interrupt(std::function<bool()> should_stop) { interrupt_ = std::move(should_stop); }
+
+  lua_State* lua() { return lua_; }
+
+ private:
+  lua_State* lua_ = nullptr;
+  CallFn call_;
+  LogFn log_;
+  std::function<bool()> interrupt_;
+};
+
+}  // namespace damselfly
