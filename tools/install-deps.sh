@@ -9,6 +9,7 @@ BUILD_PKGS=(
   liburing-dev libboost-fiber-dev libboost-context-dev
   libabsl-dev libmimalloc-dev libgoogle-glog-dev libgflags-dev libssl-dev
   libgtest-dev libgmock-dev
+  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
 )
 # Peers and clients the tests and benchmarks drive (RQ 1.13 and Celery 5.2 are Debian 12's:
 # tests/test_apps.py runs their workers).
