@@ -125,6 +125,7 @@ ClientConnection::Next ClientConnection::HandleRequests() {
   }
   OnClose();
   StopPushes();  // the services stopped theirs in OnClose; this joins a writer left over
+  JoinHangupWatch();
   return Next::kClose;
 }
 
@@ -165,6 +166,7 @@ bool ClientConnection::Interrupted(std::error_code error) const {
 }
 
 void ClientConnection::Park() {
+  JoinHangupWatch();
   start_ = end_ = 0;
   if (capacity_ == kInitialBufferBytes) {
     madvise(buffer_.get(), capacity_, MADV_DONTNEED);
@@ -239,20 +241,30 @@ void ClientConnection::StopPushes() {
 
 void ClientConnection::StartHangupWatch(std::function<void()> on_hangup) {
   if (socket() == nullptr || killed_) return;
+  JoinHangupWatch();
   // Waiting costs one poll request; the stack only has to hold that wait.
   hangup_watch_stopping_ = false;
   hangup_watch_ = helio::fibers::Launch(
       [this, on_hangup = std::move(on_hangup)] {
         // Stop may come before this fiber first runs.
-        if (!hangup_watch_stopping_ && socket()->WaitHangup()) on_hangup();
+        if (!hangup_watch_stopping_ && socket()->WaitHangup() && !hangup_watch_stopping_) {
+          on_hangup();
+        }
       },
       helio::fibers::kSmallStackBytes);
 }
 
 void ClientConnection::StopHangupWatch() {
-  if (!hangup_watch_.joinable()) return;
+  if (!hangup_watch_.joinable() || hangup_watch_stopping_) return;
   hangup_watch_stopping_ = true;
+  // Not joined here: the cancellation completes in the loop's next round, with the
+  // send of the reply that follows, instead of costing a round of its own before it.
   socket()->CancelHangupWait();
+}
+
+void ClientConnection::JoinHangupWatch() {
+  if (!hangup_watch_.joinable()) return;
+  StopHangupWatch();
   hangup_watch_.join();
 }
 

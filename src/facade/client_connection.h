@@ -75,7 +75,8 @@ class ClientConnection : public helio::net::Connection {
   // is on, a small fiber waits for the peer to hang up and then calls `on_hangup` on
   // this thread. Requests the client sends meanwhile stay in the socket until the
   // command is done, as Redis runs them after it. No-op without a socket (in-process
-  // tests). Stop waits for the watching fiber to end.
+  // tests). Stop cancels the wait without waiting for the watching fiber to end (the
+  // next Start, parking or closing joins it); `on_hangup` is not called after Stop.
   void StartHangupWatch(std::function<void()> on_hangup);
   void StopHangupWatch();
 
@@ -149,6 +150,8 @@ class ClientConnection : public helio::net::Connection {
   bool MayPark() const { return !push_queue_; }
   // Releases the buffers' memory before the connection parks. REQUIRES: nothing
   // buffered.
+  // Stops the hang-up watch and waits for its fiber to end.
+  void JoinHangupWatch();
   void Park();
 
   Buffer buffer_;
