@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
 
 struct lua_State;
@@ -40,7 +41,9 @@ class ScriptReplyWriter {
   virtual void Integer(int64_t value) = 0;
   virtual void Bulk(std::string_view value) = 0;
   virtual void Status(std::string_view value) = 0;
-  // `message` as the server sends it without '-': "ERR ...", "WRONGTYPE ...".
+  // `message` as the server sends it without '-': "ERR ...", "WRONGTYPE ...". It is
+  // final: a script may return an error with no code ({err="bad"} replies "-bad"), so
+  // the writer must not add "ERR ". It never holds '\r' or '\n'.
   virtual void Error(std::string_view message) = 0;
   virtual void Array(size_t length) = 0;
   virtual void Map(size_t pairs) = 0;
@@ -57,7 +60,12 @@ class Interpreter {
   // name, as the script wrote it) and appends its complete reply, serialised in RESP3
   // when `resp3` (redis.setresp(3)) else RESP2, to *reply. The interpreter parses it
   // back into Lua values with Redis's rules; an error reply raises (call) or is returned
-  // as {err=...} (pcall). It may suspend the calling fiber.
+  // as {err=...} (pcall). It may suspend the calling fiber. The interpreter checks the
+  // arguments Lua-side (none, or not strings/numbers: Redis's texts) before calling;
+  // the server's own refusals must come back as error replies with Redis's texts
+  // ("-ERR Unknown Redis command called from script", "-ERR Wrong number of args calling
+  // Redis command from script", "-ERR This Redis command is not allowed from script",
+  // ...). Numbers reach it formatted as Redis does ("%.17g").
   using CallFn =
       std::function<void(absl::Span<const std::string_view> args, bool resp3, std::string* reply)>;
   // redis.log(level, message): level is 0..3 (LOG_DEBUG, LOG_VERBOSE, LOG_NOTICE,
@@ -84,7 +92,8 @@ class Interpreter {
 
   // Runs f_<sha> (REQUIRES: HasScript) with the globals KEYS and ARGV, and writes its
   // result, or the error it raised in Redis's words (with "script: <sha>, on
-  // @user_script:<line>." as Redis 7.0 words it), to *out.
+  // @user_script:<line>." as Redis 7.0 words it), to *out. Each run starts in RESP2
+  // (redis.setresp changes it for that run only).
   void RunScript(std::string_view sha, absl::Span<const std::string_view> keys,
                  absl::Span<const std::string_view> argv, ScriptReplyWriter* out);
 
@@ -97,18 +106,27 @@ class Interpreter {
     // "allow-stale", "no-cluster", "allow-cross-slot-keys".
     std::vector<std::string> flags;
   };
-  // Runs the body of a library (code after its "#!lua name=<lib>" line) with
-  // redis.register_function available, and keeps its functions under their names
-  // (library `lib`). On error (compile, runtime, a bad register_function call, no
-  // function registered, a name already taken by another library of this interpreter)
-  // returns false with Redis's reply text in *error and keeps nothing of it.
+  // Runs the code of a library with redis.register_function available, and keeps its
+  // functions under their names (library `lib`). `body` is the whole code FUNCTION
+  // LOAD got, its "#!lua name=<lib>" line included (Redis counts that line in error
+  // line numbers); code without its "#!" line is also accepted and numbered as if the
+  // line were there. While the body runs only `redis` (register_function, log, LOG_*,
+  // REDIS_VERSION*) exists, as in Redis, and a body that runs over 500 ms stops with
+  // "FUNCTION LOAD timeout". On error (compile, runtime, a bad register_function call,
+  // no function registered, a name already taken by another library of this
+  // interpreter) returns false with Redis's reply text in *error ("ERR Error compiling
+  // function: ...", "ERR Error registering functions: ...", "ERR No functions
+  // registered", "ERR Function <name> already exists") and keeps nothing of it. When
+  // `lib` is already loaded, success replaces it (FUNCTION LOAD REPLACE) and failure
+  // leaves it as it was; its own function names do not collide.
   bool LoadLibrary(std::string_view lib, std::string_view body,
                    std::vector<FunctionInfo>* functions, std::string* error);
   // Drops a library's functions (FUNCTION DELETE, or before LoadLibrary ... REPLACE).
   void DropLibrary(std::string_view lib);
   bool HasFunction(std::string_view name) const;
-  // Calls a loaded function as FCALL does: fn(keys, args) with KEYS/ARGV tables as its
-  // arguments; result or error to *out as RunScript.
+  // Calls a loaded function as FCALL does (REQUIRES: HasFunction): fn(keys, args), two
+  // tables; result or error ("script: <name>, on @user_function:<line>.") to *out as
+  // RunScript. Functions see no KEYS or ARGV globals, as in Redis.
   void CallFunction(std::string_view name, absl::Span<const std::string_view> keys,
                     absl::Span<const std::string_view> argv, ScriptReplyWriter* out);
 
@@ -116,18 +134,55 @@ class Interpreter {
 
   void set_call(CallFn call) { call_ = std::move(call); }
   void set_log(LogFn log) { log_ = std::move(log); }
-  // Checked every few thousand Lua instructions while a script runs: when it returns
-  // true the script stops with "ERR Script killed by user with SCRIPT KILL..." (or
-  // FUNCTION KILL's text when a function runs). Unset: never stops.
+  // Checked every 100000 Lua instructions while a script or function runs (Redis's
+  // period): when it returns true the script stops with "ERR Script killed by user with
+  // SCRIPT KILL..." (Redis 7.0's text for FUNCTION KILL too), and pcall cannot catch it.
+  // It may suspend the fiber (to let others get -BUSY). Unset: no hook, no cost.
   void set_interrupt(std::function<bool()> should_stop) { interrupt_ = std::move(should_stop); }
 
   lua_State* lua() { return lua_; }
 
  private:
+  friend class LuaApi;  // the C functions Lua calls (interpreter.cc)
+  struct Function {
+    std::string library;
+    int ref;  // the callback in the Lua registry
+  };
+  struct Loading;  // a LoadLibrary in progress
+
+  void SetUpGlobals();
+  // Pushes the error handler and the callable, the arguments are pushed by the caller;
+  // runs it and writes result or error (named `name`) to *out.
+  void Run(std::string_view name, int nargs, ScriptReplyWriter* out);
+  void AfterRun();
+  // The bodies of redis.call/pcall, redis.log and redis.register_function (see LuaApi).
+  bool CallCommand(lua_State* lua, bool raise);
+  void LogMessage(lua_State* lua, int level);
+  bool Register(lua_State* lua);
+  const char* RegisterArgs(lua_State* lua);
+
   lua_State* lua_ = nullptr;
   CallFn call_;
   LogFn log_;
   std::function<bool()> interrupt_;
+
+  // Registry references: the error handler, the scripts, EVAL's real globals (KEYS, ARGV go there),
+  // the functions' environment metatable and their load-time and run-time globals.
+  int error_handler_ref_ = 0;
+  int scripts_ref_ = 0;  // sha -> compiled EVAL script
+  int eval_globals_ref_ = 0;
+  int function_env_meta_ref_ = 0;
+  int function_env_ref_ = 0;
+  int function_load_globals_ref_ = 0;
+  int function_run_globals_ref_ = 0;
+
+  int resp_ = 2;         // redis.setresp of the running script
+  bool killed_ = false;  // the interrupt fired: every hook call raises again
+  int runs_since_gc_ = 0;
+  Loading* loading_ = nullptr;
+  std::string reply_;  // redis.call's reply, reused
+  std::vector<std::string_view> call_args_;
+  absl::flat_hash_map<std::string, Function> functions_;
 };
 
 }  // namespace damselfly

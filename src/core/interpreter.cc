@@ -1,0 +1,1323 @@
+// The Lua side of scripting, set up as Redis 7.0 sets up its engine.
+//
+// Protection. Redis's bundled Lua has a "readonly table" flag in the VM; Debian's Lua 5.1
+// has none, so protection is built from metatables. Every protected table (the globals
+// of scripts and of functions, and each library: string, math, redis, cjson...) is seen
+// by scripts through an empty proxy whose metatable reads from the real table and
+// raises Redis's "Attempt to modify a readonly table" on writes. The functions that
+// bypass metatables (rawset, rawget, next, pairs, ipairs, setmetatable) are replaced by
+// versions that see through proxies (reads) or refuse them (writes); getmetatable
+// returns a read-only stand-in, never the proxy's real metatable. Reading a missing
+// global raises Redis's "Script attempted to access nonexistent global variable".
+//
+// Environments. EVAL scripts run with the thread's globals (a proxy over the real table
+// that also holds KEYS and ARGV). FUNCTION libraries get their own proxy environment
+// whose metatable points, while a library body runs, at the load-time globals (only
+// `redis` with register_function and log, as Redis) and otherwise at the run-time
+// globals (Redis's API without KEYS, ARGV or register_function). Functions defined by a
+// body keep that environment, so they see the run-time globals when called.
+//
+// Errors. Scripts run under lua_pcall with an error handler (Lua, using debug.getinfo
+// kept in a local before `debug` is removed) that turns any error into Redis's error
+// table {err=, source=, line=}; the reply is "<err> script: <name>, on <source>:<line>.".
+// Errors raised by our C functions are such tables already ("ERR ..." or the command's
+// own code). Lua's errors are longjmps through this C++ file: no function below raises
+// while a C++ object with a destructor is alive in its frame (the Lua-facing wrappers
+// call a helper that returns, then raise).
+#include "src/core/interpreter.h"
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+int luaopen_cjson(lua_State* lua);
+int luaopen_bit(lua_State* lua);
+}
+
+#include <openssl/evp.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace damselfly {
+namespace {
+
+constexpr char kReadonlyError[] = "Attempt to modify a readonly table";
+constexpr char kProxiesKey[] = "damselfly.proxies";  // registry: proxy -> real table
+// Redis checks its interrupt every 100000 instructions; so do we.
+constexpr int kHookInstructions = 100000;
+// Nesting of replies converted either way. Redis stops at Lua's C stack limit (about
+// 8000 levels); we stop earlier because scripts run on 128 KiB fiber stacks.
+constexpr int kMaxNesting = 200;
+// An incremental GC step every this many runs, of this many steps (Redis's numbers).
+constexpr int kGcPeriod = 50;
+constexpr auto kLoadTimeout = std::chrono::milliseconds(500);
+
+constexpr int kVersionNum = 0x07000F;
+constexpr char kVersion[] = "7.0.15";
+
+Interpreter* Self(lua_State* lua) {
+  void* self = nullptr;
+  lua_getallocf(lua, &self);
+  return static_cast<Interpreter*>(self);
+}
+
+void* Allocate(void*, void* ptr, size_t, size_t size) {
+  if (size == 0) {
+    free(ptr);
+    return nullptr;
+  }
+  return realloc(ptr, size);
+}
+
+int AbsIndex(lua_State* lua, int index) {
+  return index > 0 || index <= LUA_REGISTRYINDEX ? index : lua_gettop(lua) + index + 1;
+}
+
+std::string_view ToView(lua_State* lua, int index) {
+  size_t len = 0;
+  const char* data = lua_tolstring(lua, index, &len);
+  return data == nullptr ? std::string_view() : std::string_view(data, len);
+}
+
+// Replies cannot hold CR or LF inside a status or error line: Redis maps them to spaces.
+std::string_view OneLine(std::string_view text, std::string* scratch) {
+  if (text.find_first_of("\r\n") == std::string_view::npos) return text;
+  scratch->assign(text);
+  for (char& c : *scratch) {
+    if (c == '\r' || c == '\n') c = ' ';
+  }
+  return *scratch;
+}
+
+// Pushes Redis's error table {err="CODE message"}. `text` is "-CODE message" (the code
+// is the first word) or a message that gets the code ERR; CR/LF around it are dropped.
+void PushErrorTable(lua_State* lua, std::string_view text) {
+  std::string_view code = "ERR";
+  std::string_view message = text;
+  if (!text.empty() && text[0] == '-') {
+    size_t space = text.find(' ');
+    if (space == std::string_view::npos) {
+      message = text.substr(1);
+    } else {
+      code = text.substr(1, space - 1);
+      message = text.substr(space + 1);
+    }
+  }
+  while (!message.empty() && (message.front() == '\r' || message.front() == '\n'))
+    message.remove_prefix(1);
+  while (!message.empty() && (message.back() == '\r' || message.back() == '\n'))
+    message.remove_suffix(1);
+  lua_createtable(lua, 0, 1);
+  lua_pushliteral(lua, "err");
+  lua_pushlstring(lua, code.data(), code.size());
+  lua_pushliteral(lua, " ");
+  lua_pushlstring(lua, message.data(), message.size());
+  lua_concat(lua, 3);
+  lua_rawset(lua, -3);
+}
+
+int RaiseError(lua_State* lua, const char* message) {
+  PushErrorTable(lua, message);
+  return lua_error(lua);
+}
+
+// Raw field read of the table at `index`; pushes the value.
+void RawField(lua_State* lua, int index, const char* name) {
+  index = AbsIndex(lua, index);
+  lua_pushstring(lua, name);
+  lua_rawget(lua, index);
+}
+
+// --- Protection
+
+int ReadonlyNewIndex(lua_State* lua) { return luaL_error(lua, kReadonlyError); }
+
+// Raised without a position, as Redis's VM does for rawset/setmetatable.
+int ReadonlyRawError(lua_State* lua) {
+  lua_pushstring(lua, kReadonlyError);
+  return lua_error(lua);
+}
+
+int MissingGlobal(lua_State* lua) {
+  if (!lua_isstring(lua, 2))
+    return luaL_error(lua, "Second argument to luaProtectedTableError must be a string or number");
+  return luaL_error(lua, "Script attempted to access nonexistent global variable '%s'",
+                    lua_tostring(lua, 2));
+}
+
+// Gives the table at `index` a metatable that raises Redis's error on missing keys.
+void SetMissingGlobalError(lua_State* lua, int index) {
+  index = AbsIndex(lua, index);
+  lua_createtable(lua, 0, 1);
+  lua_pushcfunction(lua, MissingGlobal);
+  lua_setfield(lua, -2, "__index");
+  lua_setmetatable(lua, index);
+}
+
+bool IsProxy(lua_State* lua, int index) {
+  if (!lua_istable(lua, index)) return false;
+  index = AbsIndex(lua, index);
+  lua_getfield(lua, LUA_REGISTRYINDEX, kProxiesKey);
+  lua_pushvalue(lua, index);
+  lua_rawget(lua, -2);
+  bool proxy = !lua_isnil(lua, -1);
+  lua_pop(lua, 2);
+  return proxy;
+}
+
+// Replaces a proxy at `index` by the table it shows.
+void Unwrap(lua_State* lua, int index) {
+  if (!lua_istable(lua, index)) return;
+  index = AbsIndex(lua, index);
+  lua_getfield(lua, LUA_REGISTRYINDEX, kProxiesKey);
+  lua_pushvalue(lua, index);
+  lua_rawget(lua, -2);
+  if (lua_isnil(lua, -1)) {
+    lua_pop(lua, 2);
+    return;
+  }
+  lua_replace(lua, index);
+  lua_pop(lua, 1);
+}
+
+// Pushes an empty table that reads as the table at `real` and refuses writes, without
+// the stand-in metatable (see PushReadonly).
+void PushBareProxy(lua_State* lua, int real) {
+  real = AbsIndex(lua, real);
+  lua_newtable(lua);
+  lua_createtable(lua, 0, 3);
+  lua_pushvalue(lua, real);
+  lua_setfield(lua, -2, "__index");
+  lua_pushcfunction(lua, ReadonlyNewIndex);
+  lua_setfield(lua, -2, "__newindex");
+  lua_pushboolean(lua, 0);
+  lua_setfield(lua, -2, "__metatable");
+  lua_setmetatable(lua, -2);
+  lua_getfield(lua, LUA_REGISTRYINDEX, kProxiesKey);
+  lua_pushvalue(lua, -2);
+  lua_pushvalue(lua, real);
+  lua_rawset(lua, -3);
+  lua_pop(lua, 1);
+}
+
+// Pushes a read-only proxy of the table at `real`. getmetatable on it returns a
+// read-only stand-in whose __index is the proxy again: scripts can look but not reach
+// the writable tables behind it.
+void PushReadonly(lua_State* lua, int real) {
+  PushBareProxy(lua, real);
+  int proxy = lua_gettop(lua);
+  lua_createtable(lua, 0, 2);
+  lua_pushvalue(lua, proxy);
+  lua_setfield(lua, -2, "__index");
+  lua_pushcfunction(lua, ReadonlyNewIndex);
+  lua_setfield(lua, -2, "__newindex");
+  PushBareProxy(lua, -1);
+  lua_remove(lua, -2);
+  lua_getmetatable(lua, proxy);
+  lua_insert(lua, -2);
+  lua_setfield(lua, -2, "__metatable");
+  lua_pop(lua, 1);
+}
+
+// Replaces t[name] (a table) by a read-only proxy of it.
+void ProtectField(lua_State* lua, int table, const char* name) {
+  table = AbsIndex(lua, table);
+  lua_getfield(lua, table, name);
+  if (lua_istable(lua, -1)) {
+    PushReadonly(lua, -1);
+    lua_setfield(lua, table, name);
+  }
+  lua_pop(lua, 1);
+}
+
+int SafeNext(lua_State* lua) {
+  luaL_checktype(lua, 1, LUA_TTABLE);
+  Unwrap(lua, 1);
+  lua_settop(lua, 2);
+  if (lua_next(lua, 1)) return 2;
+  lua_pushnil(lua);
+  return 1;
+}
+
+int SafePairs(lua_State* lua) {
+  luaL_checktype(lua, 1, LUA_TTABLE);
+  Unwrap(lua, 1);
+  lua_pushvalue(lua, lua_upvalueindex(1));
+  lua_pushvalue(lua, 1);
+  lua_pushnil(lua);
+  return 3;
+}
+
+int SafeIpairsStep(lua_State* lua) {
+  int i = luaL_checkint(lua, 2) + 1;
+  luaL_checktype(lua, 1, LUA_TTABLE);
+  lua_pushinteger(lua, i);
+  lua_rawgeti(lua, 1, i);
+  return lua_isnil(lua, -1) ? 0 : 2;
+}
+
+int SafeIpairs(lua_State* lua) {
+  luaL_checktype(lua, 1, LUA_TTABLE);
+  Unwrap(lua, 1);
+  lua_pushvalue(lua, lua_upvalueindex(1));
+  lua_pushvalue(lua, 1);
+  lua_pushinteger(lua, 0);
+  return 3;
+}
+
+int SafeRawget(lua_State* lua) {
+  luaL_checktype(lua, 1, LUA_TTABLE);
+  luaL_checkany(lua, 2);
+  Unwrap(lua, 1);
+  lua_settop(lua, 2);
+  lua_rawget(lua, 1);
+  return 1;
+}
+
+int SafeRawset(lua_State* lua) {
+  luaL_checktype(lua, 1, LUA_TTABLE);
+  luaL_checkany(lua, 2);
+  luaL_checkany(lua, 3);
+  if (IsProxy(lua, 1)) return ReadonlyRawError(lua);
+  lua_settop(lua, 3);
+  lua_rawset(lua, 1);
+  return 1;
+}
+
+// setmetatable with Lua's own as upvalue 1.
+int SafeSetmetatable(lua_State* lua) {
+  if (IsProxy(lua, 1)) return ReadonlyRawError(lua);
+  int argc = lua_gettop(lua);
+  lua_pushvalue(lua, lua_upvalueindex(1));
+  lua_insert(lua, 1);
+  lua_call(lua, argc, 1);
+  return 1;
+}
+
+// Redis's pcall: an error that is an error table comes back as its err text.
+int RedisPcall(lua_State* lua) {
+  luaL_checkany(lua, 1);
+  int argc = lua_gettop(lua);
+  lua_pushboolean(lua, 1);
+  lua_insert(lua, 1);
+  if (lua_pcall(lua, argc - 1, LUA_MULTRET, 0) != 0) {
+    lua_remove(lua, 1);
+    if (lua_istable(lua, -1)) {
+      RawField(lua, -1, "err");
+      if (lua_isstring(lua, -1))
+        lua_replace(lua, -2);
+      else
+        lua_pop(lua, 1);
+    }
+    lua_pushboolean(lua, 0);
+    lua_insert(lua, 1);
+  }
+  return lua_gettop(lua);
+}
+
+// --- Conversions
+
+int64_t ToInteger(double value) {
+  // Out of range (and NaN) give INT64_MIN, as the x86 conversion Redis relies on.
+  if (value >= -9223372036854775808.0 && value < 9223372036854775808.0)
+    return static_cast<int64_t>(value);
+  return INT64_MIN;
+}
+
+bool ReadLine(std::string_view* in, std::string_view* line) {
+  size_t end = in->find("\r\n");
+  if (end == std::string_view::npos || end == 0) return false;
+  *line = in->substr(1, end - 1);
+  in->remove_prefix(end + 2);
+  return true;
+}
+
+bool ReadInt(std::string_view text, int64_t* value) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+bool ReadBulk(std::string_view* in, int64_t len, std::string_view* payload) {
+  if (len < 0 || in->size() < static_cast<size_t>(len) + 2) return false;
+  *payload = in->substr(0, len);
+  in->remove_prefix(len + 2);
+  return true;
+}
+
+// Pushes the Lua value of the reply at the front of *in (Redis's RESP -> Lua rules) and
+// consumes it. False on a malformed reply (nothing pushed).
+bool PushReply(lua_State* lua, std::string_view* in, int depth) {
+  std::string_view line;
+  if (depth > kMaxNesting || !lua_checkstack(lua, 4) || in->empty()) return false;
+  char type = in->front();
+  const char* start = in->data();
+  if (!ReadLine(in, &line)) return false;
+  int64_t n = 0;
+  std::string_view payload;
+  switch (type) {
+    case '+':
+      lua_createtable(lua, 0, 1);
+      lua_pushlstring(lua, line.data(), line.size());
+      lua_setfield(lua, -2, "ok");
+      return true;
+    case '-':
+      PushErrorTable(lua, std::string_view(start, line.size() + 1));
+      return true;
+    case ':':
+      if (!ReadInt(line, &n)) return false;
+      lua_pushnumber(lua, static_cast<lua_Number>(n));
+      return true;
+    case '$':
+      if (!ReadInt(line, &n)) return false;
+      if (n < 0) {
+        lua_pushboolean(lua, 0);
+        return true;
+      }
+      if (!ReadBulk(in, n, &payload)) return false;
+      lua_pushlstring(lua, payload.data(), payload.size());
+      return true;
+    case '*':
+    case '>':
+      if (!ReadInt(line, &n)) return false;
+      if (n < 0) {
+        lua_pushboolean(lua, 0);
+        return true;
+      }
+      lua_createtable(lua, static_cast<int>(n), 0);
+      for (int64_t i = 1; i <= n; i++) {
+        if (!PushReply(lua, in, depth + 1)) {
+          lua_pop(lua, 1);
+          return false;
+        }
+        lua_rawseti(lua, -2, static_cast<int>(i));
+      }
+      return true;
+    case '%':
+    case '~': {
+      if (!ReadInt(line, &n) || n < 0) return false;
+      bool map = type == '%';
+      lua_createtable(lua, 0, 1);
+      lua_createtable(lua, 0, static_cast<int>(n));
+      for (int64_t i = 0; i < n; i++) {
+        if (!PushReply(lua, in, depth + 1)) {
+          lua_pop(lua, 2);
+          return false;
+        }
+        if (!map) {
+          lua_pushboolean(lua, 1);
+        } else if (!PushReply(lua, in, depth + 1)) {
+          lua_pop(lua, 3);
+          return false;
+        }
+        if (lua_isnil(lua, -2))
+          lua_pop(lua, 2);  // a nil key cannot be stored
+        else
+          lua_rawset(lua, -3);
+      }
+      lua_setfield(lua, -2, map ? "map" : "set");
+      return true;
+    }
+    case '|':
+      // Attributes carry no value of their own: skip them, convert what follows.
+      if (!ReadInt(line, &n) || n < 0) return false;
+      for (int64_t i = 0; i < 2 * n; i++) {
+        if (!PushReply(lua, in, depth + 1)) return false;
+        lua_pop(lua, 1);
+      }
+      return PushReply(lua, in, depth);
+    case ',': {
+      std::string number(line);
+      lua_createtable(lua, 0, 1);
+      lua_pushnumber(lua, strtod(number.c_str(), nullptr));
+      lua_setfield(lua, -2, "double");
+      return true;
+    }
+    case '#':
+      lua_pushboolean(lua, line == "t");
+      return true;
+    case '_':
+      lua_pushnil(lua);
+      return true;
+    case '(':
+      lua_createtable(lua, 0, 1);
+      lua_pushlstring(lua, line.data(), line.size());
+      lua_setfield(lua, -2, "big_number");
+      return true;
+    case '=':
+      if (!ReadInt(line, &n) || !ReadBulk(in, n, &payload) || payload.size() < 4) return false;
+      lua_createtable(lua, 0, 1);
+      lua_createtable(lua, 0, 2);
+      lua_pushlstring(lua, payload.data(), 3);
+      lua_setfield(lua, -2, "format");
+      lua_pushlstring(lua, payload.data() + 4, payload.size() - 4);
+      lua_setfield(lua, -2, "string");
+      lua_setfield(lua, -2, "verbatim_string");
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Number of values t[1], t[2], ... before the first nil (Redis's array length).
+int ArrayLength(lua_State* lua, int table) {
+  int n = 0;
+  while (true) {
+    lua_rawgeti(lua, table, n + 1);
+    bool end = lua_isnil(lua, -1);
+    lua_pop(lua, 1);
+    if (end) return n;
+    n++;
+  }
+}
+
+int PairCount(lua_State* lua, int table) {
+  int n = 0;
+  lua_pushnil(lua);
+  while (lua_next(lua, table)) {
+    lua_pop(lua, 1);
+    n++;
+  }
+  return n;
+}
+
+class ReplyConverter {
+ public:
+  ReplyConverter(lua_State* lua, ScriptReplyWriter* out, int resp)
+      : lua_(lua), out_(out), resp_(resp) {}
+
+  // Writes the value on top of the stack (Redis's Lua -> reply rules) and pops it.
+  void Write(int depth) {
+    if (depth > kMaxNesting || !lua_checkstack(lua_, 4)) {
+      out_->Error("ERR reached lua stack limit");
+    } else {
+      switch (lua_type(lua_, -1)) {
+        case LUA_TSTRING:
+          out_->Bulk(ToView(lua_, -1));
+          break;
+        case LUA_TBOOLEAN:
+          if (resp_ == 3)
+            out_->Bool(lua_toboolean(lua_, -1));
+          else if (lua_toboolean(lua_, -1))
+            out_->Integer(1);
+          else
+            out_->Nil();
+          break;
+        case LUA_TNUMBER:
+          out_->Integer(ToInteger(lua_tonumber(lua_, -1)));
+          break;
+        case LUA_TTABLE:
+          WriteTable(depth);
+          break;
+        default:
+          out_->Nil();
+      }
+    }
+    lua_pop(lua_, 1);
+  }
+
+ private:
+  // The table on top of the stack (left there).
+  void WriteTable(int depth) {
+    int table = lua_gettop(lua_);
+    if (WriteTyped(table, "err", LUA_TSTRING,
+                   [this] { out_->Error(OneLine(ToView(lua_, -1), &scratch_)); }))
+      return;
+    if (WriteTyped(table, "ok", LUA_TSTRING,
+                   [this] { out_->Status(OneLine(ToView(lua_, -1), &scratch_)); }))
+      return;
+    if (WriteTyped(table, "double", LUA_TNUMBER, [this] { out_->Double(lua_tonumber(lua_, -1)); }))
+      return;
+    if (WriteTyped(table, "big_number", LUA_TSTRING,
+                   [this] { out_->BigNumber(OneLine(ToView(lua_, -1), &scratch_)); }))
+      return;
+    if (WriteVerbatim(table)) return;
+    RawField(lua_, table, "map");
+    if (lua_istable(lua_, -1)) {
+      int map = lua_gettop(lua_);
+      out_->Map(PairCount(lua_, map));
+      lua_pushnil(lua_);
+      while (lua_next(lua_, map)) {
+        lua_pushvalue(lua_, -2);
+        Write(depth + 1);
+        Write(depth + 1);
+      }
+      lua_pop(lua_, 1);
+      return;
+    }
+    lua_pop(lua_, 1);
+    RawField(lua_, table, "set");
+    if (lua_istable(lua_, -1)) {
+      int set = lua_gettop(lua_);
+      out_->Set(PairCount(lua_, set));
+      lua_pushnil(lua_);
+      while (lua_next(lua_, set)) {
+        lua_pop(lua_, 1);
+        lua_pushvalue(lua_, -1);
+        Write(depth + 1);
+      }
+      lua_pop(lua_, 1);
+      return;
+    }
+    lua_pop(lua_, 1);
+    int length = ArrayLength(lua_, table);
+    out_->Array(length);
+    for (int i = 1; i <= length; i++) {
+      lua_rawgeti(lua_, table, i);
+      Write(depth + 1);
+    }
+  }
+
+  template <typename F>
+  bool WriteTyped(int table, const char* field, int type, F write) {
+    RawField(lua_, table, field);
+    bool match = lua_type(lua_, -1) == type;
+    if (match) write();
+    lua_pop(lua_, 1);
+    return match;
+  }
+
+  bool WriteVerbatim(int table) {
+    RawField(lua_, table, "verbatim_string");
+    bool written = false;
+    if (lua_istable(lua_, -1)) {
+      RawField(lua_, -1, "format");
+      RawField(lua_, -2, "string");
+      if (lua_type(lua_, -2) == LUA_TSTRING && lua_type(lua_, -1) == LUA_TSTRING) {
+        out_->Verbatim(ToView(lua_, -1), ToView(lua_, -2));
+        written = true;
+      }
+      lua_pop(lua_, 2);
+    }
+    lua_pop(lua_, 1);
+    return written;
+  }
+
+  lua_State* lua_;
+  ScriptReplyWriter* out_;
+  int resp_;
+  std::string scratch_;
+};
+
+void PushStringArray(lua_State* lua, absl::Span<const std::string_view> items) {
+  lua_createtable(lua, static_cast<int>(items.size()), 0);
+  for (size_t i = 0; i < items.size(); i++) {
+    lua_pushlstring(lua, items[i].data(), items[i].size());
+    lua_rawseti(lua, -2, static_cast<int>(i + 1));
+  }
+}
+
+// The error handler: whatever was raised becomes an error table with the position of
+// the Lua code that raised it (the caller's, when a C function raised).
+constexpr char kErrorHandler[] = R"lua(
+local getinfo, type, tostring = debug.getinfo, type, tostring
+return function(raised)
+  local where = getinfo(2, 'Sl')
+  if where and where.what == 'C' then
+    where = getinfo(3, 'Sl')
+  end
+  if type(raised) ~= 'table' then
+    raised = {err = 'ERR ' .. tostring(raised)}
+  end
+  if where then
+    raised.source = where.source
+    raised.line = where.currentline
+  end
+  return raised
+end
+)lua";
+
+void Sha1HexTo(std::string_view data, char* hex) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha1(), nullptr);
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (unsigned int i = 0; i < 20; i++) {
+    hex[2 * i] = kDigits[digest[i] >> 4];
+    hex[2 * i + 1] = kDigits[digest[i] & 15];
+  }
+}
+
+bool ValidFunctionName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
+bool KnownFlag(std::string_view flag) {
+  return flag == "no-writes" || flag == "allow-oom" || flag == "allow-stale" ||
+         flag == "no-cluster" || flag == "allow-cross-slot-keys";
+}
+
+// The code to compile: the "#!" line is left out but its line feed kept, so line
+// numbers in messages count it, as Redis's do.
+std::string_view SkipShebang(std::string_view body) {
+  if (body.substr(0, 2) != "#!") return body;
+  size_t end = body.find('\n');
+  return end == std::string_view::npos ? std::string_view() : body.substr(end);
+}
+
+}  // namespace
+
+struct Interpreter::Loading {
+  std::vector<FunctionInfo> infos;
+  std::vector<int> refs;
+  std::chrono::steady_clock::time_point start;
+};
+
+// The C functions scripts call. Each wrapper raises only after the helper that did the
+// work (and owns any C++ object) returned.
+class LuaApi {
+ public:
+  static int Call(lua_State* lua) { return Self(lua)->CallCommand(lua, true) ? lua_error(lua) : 1; }
+  static int Pcall(lua_State* lua) {
+    Self(lua)->CallCommand(lua, false);
+    return 1;
+  }
+
+  static int ErrorReply(lua_State* lua) {
+    if (lua_gettop(lua) != 1 || lua_type(lua, -1) != LUA_TSTRING) {
+      PushErrorTable(lua, "wrong number or type of arguments");
+      return 1;
+    }
+    std::string_view text = ToView(lua, 1);
+    if (!text.empty() && text[0] == '-') {
+      PushErrorTable(lua, text);
+    } else {
+      // Redis puts a '-' in front, so the first word is the code.
+      lua_pushliteral(lua, "-");
+      lua_pushvalue(lua, 1);
+      lua_concat(lua, 2);
+      PushErrorTable(lua, ToView(lua, -1));
+      lua_remove(lua, -2);
+    }
+    return 1;
+  }
+
+  static int StatusReply(lua_State* lua) {
+    if (lua_gettop(lua) != 1 || lua_type(lua, -1) != LUA_TSTRING) {
+      PushErrorTable(lua, "wrong number or type of arguments");
+      return 1;
+    }
+    lua_createtable(lua, 0, 1);
+    lua_pushvalue(lua, 1);
+    lua_setfield(lua, -2, "ok");
+    return 1;
+  }
+
+  static int Sha1Hex(lua_State* lua) {
+    if (lua_gettop(lua) != 1) return RaiseError(lua, "wrong number of arguments");
+    char hex[40];
+    Sha1HexTo(ToView(lua, 1), hex);
+    lua_pushlstring(lua, hex, sizeof(hex));
+    return 1;
+  }
+
+  static int Log(lua_State* lua) {
+    int argc = lua_gettop(lua);
+    if (argc < 2) return RaiseError(lua, "redis.log() requires two arguments or more.");
+    if (!lua_isnumber(lua, 1))
+      return RaiseError(lua, "First argument must be a number (log level).");
+    lua_Integer level = lua_tointeger(lua, 1);
+    if (level < 0 || level > 3) return RaiseError(lua, "Invalid debug level.");
+    Self(lua)->LogMessage(lua, static_cast<int>(level));
+    return 0;
+  }
+
+  static int SetResp(lua_State* lua) {
+    if (lua_gettop(lua) != 1) return RaiseError(lua, "redis.setresp() requires one argument.");
+    lua_Integer resp = lua_tointeger(lua, 1);
+    if (resp != 2 && resp != 3) return RaiseError(lua, "RESP version must be 2 or 3.");
+    Self(lua)->resp_ = static_cast<int>(resp);
+    return 0;
+  }
+
+  // Scripts replicate by effects only, so the flags are checked and otherwise ignored.
+  static int SetRepl(lua_State* lua) {
+    if (lua_gettop(lua) != 1) return RaiseError(lua, "redis.set_repl() requires two arguments.");
+    lua_Integer flags = lua_tointeger(lua, 1);
+    if ((flags & ~3) != 0)
+      return RaiseError(
+          lua, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+    return 0;
+  }
+
+  static int ReplicateCommands(lua_State* lua) {
+    lua_pushboolean(lua, 1);
+    return 1;
+  }
+
+  // No debugger: breakpoint reports that none is active, debug prints nowhere.
+  static int Breakpoint(lua_State* lua) {
+    lua_pushboolean(lua, 0);
+    return 1;
+  }
+  static int Debug(lua_State*) { return 0; }
+
+  static int RegisterFunction(lua_State* lua) {
+    return Self(lua)->Register(lua) ? 0 : lua_error(lua);
+  }
+
+  static void Hook(lua_State* lua, lua_Debug*) {
+    Interpreter* self = Self(lua);
+    if (self->loading_ != nullptr) {
+      if (std::chrono::steady_clock::now() - self->loading_->start < kLoadTimeout) return;
+      lua_sethook(lua, Hook, LUA_MASKLINE, 0);
+      RaiseError(lua, "FUNCTION LOAD timeout");
+      return;
+    }
+    if (!self->killed_) {
+      if (!self->interrupt_ || !self->interrupt_()) return;
+      // From now on every line raises, so pcall cannot keep the script alive.
+      self->killed_ = true;
+      lua_sethook(lua, Hook, LUA_MASKLINE, 0);
+    }
+    RaiseError(lua, "Script killed by user with SCRIPT KILL...");
+  }
+};
+
+// --- Interpreter
+
+Interpreter::Interpreter() {
+  lua_ = lua_newstate(Allocate, this);
+  SetUpGlobals();
+}
+
+Interpreter::~Interpreter() { lua_close(lua_); }
+
+std::string Interpreter::Sha1Hex(std::string_view body) {
+  std::string hex(40, '0');
+  Sha1HexTo(body, hex.data());
+  return hex;
+}
+
+namespace {
+
+void OpenLibrary(lua_State* lua, lua_CFunction open, const char* name) {
+  lua_pushcfunction(lua, open);
+  lua_pushstring(lua, name);
+  lua_call(lua, 1, 0);
+}
+
+// Libraries that return their table: stored as the global `name`.
+void OpenLibraryAs(lua_State* lua, lua_CFunction open, const char* name) {
+  lua_pushcfunction(lua, open);
+  lua_call(lua, 0, 1);
+  lua_setglobal(lua, name);
+}
+
+void SetFunction(lua_State* lua, const char* name, lua_CFunction fn) {
+  lua_pushcfunction(lua, fn);
+  lua_setfield(lua, -2, name);
+}
+
+void SetNumber(lua_State* lua, const char* name, lua_Number value) {
+  lua_pushnumber(lua, value);
+  lua_setfield(lua, -2, name);
+}
+
+// redis.log, the LOG_* levels and the version: present at load time and at run time.
+void AddCommonRedisApi(lua_State* lua) {
+  SetFunction(lua, "log", LuaApi::Log);
+  SetNumber(lua, "LOG_DEBUG", 0);
+  SetNumber(lua, "LOG_VERBOSE", 1);
+  SetNumber(lua, "LOG_NOTICE", 2);
+  SetNumber(lua, "LOG_WARNING", 3);
+  lua_pushstring(lua, kVersion);
+  lua_setfield(lua, -2, "REDIS_VERSION");
+  SetNumber(lua, "REDIS_VERSION_NUM", kVersionNum);
+}
+
+// The run-time `redis` table: for EVAL scripts (`eval`) and for functions, which lack
+// breakpoint, debug and replicate_commands, as in Redis.
+void PushRedisApi(lua_State* lua, bool eval) {
+  lua_newtable(lua);
+  SetFunction(lua, "call", LuaApi::Call);
+  SetFunction(lua, "pcall", LuaApi::Pcall);
+  SetFunction(lua, "error_reply", LuaApi::ErrorReply);
+  SetFunction(lua, "status_reply", LuaApi::StatusReply);
+  SetFunction(lua, "sha1hex", LuaApi::Sha1Hex);
+  SetFunction(lua, "setresp", LuaApi::SetResp);
+  SetFunction(lua, "set_repl", LuaApi::SetRepl);
+  SetNumber(lua, "REPL_NONE", 0);
+  SetNumber(lua, "REPL_AOF", 1);
+  SetNumber(lua, "REPL_SLAVE", 2);
+  SetNumber(lua, "REPL_REPLICA", 2);
+  SetNumber(lua, "REPL_ALL", 3);
+  AddCommonRedisApi(lua);
+  if (eval) {
+    SetFunction(lua, "replicate_commands", LuaApi::ReplicateCommands);
+    SetFunction(lua, "breakpoint", LuaApi::Breakpoint);
+    SetFunction(lua, "debug", LuaApi::Debug);
+  }
+}
+
+// Registers the bundled libraries Debian does not package (src/core/lua_libs.h).
+// They are written on the `lualibs` branch: until it lands, scripts see no cmsgpack
+// or struct. This is the one place to register them:
+//   OpenLibraryAs(lua, OpenLuaCmsgpack, "cmsgpack");
+//   OpenLibraryAs(lua, OpenLuaStruct, "struct");
+void OpenBundledLibraries(lua_State*) {}
+
+}  // namespace
+
+void Interpreter::SetUpGlobals() {
+  lua_State* lua = lua_;
+  lua_newtable(lua);
+  lua_newtable(lua);
+  lua_pushliteral(lua, "k");
+  lua_setfield(lua, -2, "__mode");
+  lua_setmetatable(lua, -2);
+  lua_setfield(lua, LUA_REGISTRYINDEX, kProxiesKey);
+
+  OpenLibrary(lua, luaopen_base, "");
+  OpenLibrary(lua, luaopen_table, LUA_TABLIBNAME);
+  OpenLibrary(lua, luaopen_string, LUA_STRLIBNAME);
+  OpenLibrary(lua, luaopen_math, LUA_MATHLIBNAME);
+  OpenLibrary(lua, luaopen_debug, LUA_DBLIBNAME);
+  OpenLibraryAs(lua, luaopen_cjson, "cjson");
+  OpenLibraryAs(lua, luaopen_bit, "bit");
+  OpenBundledLibraries(lua);
+
+  // The error handler keeps debug.getinfo; scripts get no debug library.
+  luaL_loadbuffer(lua, kErrorHandler, sizeof(kErrorHandler) - 1, "=error_handler");
+  lua_call(lua, 0, 1);
+  lua_pushvalue(lua, -1);
+  error_handler_ref_ = luaL_ref(lua, LUA_REGISTRYINDEX);
+  lua_setglobal(lua, "__redis__err__handler");
+
+  // What Redis 7.0 takes away from the base library.
+  for (const char* name :
+       {"debug", "print", "dofile", "loadfile", "getfenv", "setfenv", "newproxy"}) {
+    lua_pushnil(lua);
+    lua_setglobal(lua, name);
+  }
+  lua_newtable(lua);
+  scripts_ref_ = luaL_ref(lua, LUA_REGISTRYINDEX);
+
+  lua_pushvalue(lua, LUA_GLOBALSINDEX);
+  int globals = lua_gettop(lua);
+
+  // Base functions that would bypass the protection.
+  lua_pushcfunction(lua, SafeNext);
+  lua_pushvalue(lua, -1);
+  lua_setfield(lua, globals, "next");
+  lua_pushcclosure(lua, SafePairs, 1);
+  lua_setfield(lua, globals, "pairs");
+  lua_pushcfunction(lua, SafeIpairsStep);
+  lua_pushcclosure(lua, SafeIpairs, 1);
+  lua_setfield(lua, globals, "ipairs");
+  lua_pushcfunction(lua, SafeRawget);
+  lua_setfield(lua, globals, "rawget");
+  lua_pushcfunction(lua, SafeRawset);
+  lua_setfield(lua, globals, "rawset");
+  lua_getfield(lua, globals, "setmetatable");
+  lua_pushcclosure(lua, SafeSetmetatable, 1);
+  lua_setfield(lua, globals, "setmetatable");
+  lua_pushcfunction(lua, RedisPcall);
+  lua_setfield(lua, globals, "pcall");
+
+  // Every library table is seen through a read-only proxy, also from strings' methods.
+  for (const char* name :
+       {"string", "table", "math", "coroutine", "cjson", "bit", "cmsgpack", "struct"}) {
+    ProtectField(lua, globals, name);
+  }
+  lua_pushliteral(lua, "");
+  lua_getmetatable(lua, -1);
+  lua_getfield(lua, globals, "string");
+  lua_setfield(lua, -2, "__index");
+  lua_pop(lua, 2);
+
+  // Functions' run-time globals: the same libraries, no KEYS/ARGV/error handler.
+  lua_newtable(lua);
+  int function_globals = lua_gettop(lua);
+  lua_pushnil(lua);
+  while (lua_next(lua, globals)) {
+    lua_pushvalue(lua, -2);
+    lua_insert(lua, -2);
+    lua_rawset(lua, function_globals);
+  }
+  for (const char* name : {"_G", "__redis__err__handler"}) {
+    lua_pushnil(lua);
+    lua_setfield(lua, function_globals, name);
+  }
+  PushRedisApi(lua, false);
+  PushReadonly(lua, -1);
+  lua_setfield(lua, function_globals, "redis");
+  lua_pop(lua, 1);
+  SetMissingGlobalError(lua, function_globals);
+
+  // Functions' load-time globals: only `redis` with register_function and log.
+  lua_newtable(lua);
+  int load_globals = lua_gettop(lua);
+  lua_newtable(lua);
+  SetFunction(lua, "register_function", LuaApi::RegisterFunction);
+  AddCommonRedisApi(lua);
+  SetMissingGlobalError(lua, -1);
+  PushReadonly(lua, -1);
+  lua_setfield(lua, load_globals, "redis");
+  lua_pop(lua, 1);
+  SetMissingGlobalError(lua, load_globals);
+
+  // The functions' environment, switched between the two.
+  PushReadonly(lua, function_globals);
+  lua_pushvalue(lua, -1);
+  lua_setfield(lua, function_globals, "_G");
+  lua_getmetatable(lua, -1);
+  function_env_meta_ref_ = luaL_ref(lua, LUA_REGISTRYINDEX);
+  function_env_ref_ = luaL_ref(lua, LUA_REGISTRYINDEX);
+  function_load_globals_ref_ = luaL_ref(lua, LUA_REGISTRYINDEX);
+  function_run_globals_ref_ = luaL_ref(lua, LUA_REGISTRYINDEX);
+
+  // EVAL's globals.
+  PushRedisApi(lua, true);
+  PushReadonly(lua, -1);
+  lua_setfield(lua, globals, "redis");
+  lua_pop(lua, 1);
+  for (const char* name : {"KEYS", "ARGV"}) {
+    lua_newtable(lua);
+    lua_setfield(lua, globals, name);
+  }
+  SetMissingGlobalError(lua, globals);
+  PushReadonly(lua, globals);
+  lua_pushvalue(lua, -1);
+  lua_setfield(lua, globals, "_G");
+  lua_replace(lua, LUA_GLOBALSINDEX);
+  eval_globals_ref_ = luaL_ref(lua, LUA_REGISTRYINDEX);
+  lua_settop(lua, 0);
+}
+
+bool Interpreter::AddScript(std::string_view sha, std::string_view body, std::string* error) {
+  std::string_view code = SkipShebang(body);
+  if (luaL_loadbuffer(lua_, code.data(), code.size(), "@user_script") != 0) {
+    error->assign("ERR Error compiling script (new function): ");
+    error->append(ToView(lua_, -1));
+    lua_pop(lua_, 1);
+    return false;
+  }
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, scripts_ref_);
+  lua_pushlstring(lua_, sha.data(), sha.size());
+  lua_pushvalue(lua_, -3);
+  lua_rawset(lua_, -3);
+  lua_pop(lua_, 2);
+  return true;
+}
+
+bool Interpreter::HasScript(std::string_view sha) const {
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, scripts_ref_);
+  lua_pushlstring(lua_, sha.data(), sha.size());
+  lua_rawget(lua_, -2);
+  bool found = lua_isfunction(lua_, -1);
+  lua_pop(lua_, 2);
+  return found;
+}
+
+void Interpreter::FlushScripts() {
+  lua_newtable(lua_);
+  lua_rawseti(lua_, LUA_REGISTRYINDEX, scripts_ref_);
+  lua_gc(lua_, LUA_GCCOLLECT, 0);
+}
+
+void Interpreter::RunScript(std::string_view sha, absl::Span<const std::string_view> keys,
+                            absl::Span<const std::string_view> argv, ScriptReplyWriter* out) {
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, eval_globals_ref_);
+  lua_pushliteral(lua_, "KEYS");
+  PushStringArray(lua_, keys);
+  lua_rawset(lua_, -3);
+  lua_pushliteral(lua_, "ARGV");
+  PushStringArray(lua_, argv);
+  lua_rawset(lua_, -3);
+  lua_pop(lua_, 1);
+
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, error_handler_ref_);
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, scripts_ref_);
+  lua_pushlstring(lua_, sha.data(), sha.size());
+  lua_rawget(lua_, -2);
+  lua_remove(lua_, -2);
+  Run(sha, 0, out);
+}
+
+void Interpreter::Run(std::string_view name, int nargs, ScriptReplyWriter* out) {
+  int handler = lua_gettop(lua_) - nargs - 1;
+  resp_ = 2;
+  killed_ = false;
+  if (interrupt_) lua_sethook(lua_, LuaApi::Hook, LUA_MASKCOUNT, kHookInstructions);
+  int status = lua_pcall(lua_, nargs, 1, handler);
+  if (interrupt_) lua_sethook(lua_, nullptr, 0, 0);
+
+  if (status == 0) {
+    ReplyConverter(lua_, out, resp_).Write(0);
+  } else if (lua_istable(lua_, -1)) {
+    int error = lua_gettop(lua_);
+    RawField(lua_, error, "err");
+    RawField(lua_, error, "source");
+    RawField(lua_, error, "line");
+    std::string text(lua_isstring(lua_, -3) ? ToView(lua_, -3) : "ERR unknown error");
+    if (lua_isstring(lua_, -2) && lua_isnumber(lua_, -1)) {
+      text.append(" script: ").append(name).append(", on ");
+      text.append(ToView(lua_, -2)).append(":");
+      text.append(std::to_string(lua_tointeger(lua_, -1))).append(".");
+    }
+    std::string scratch;
+    out->Error(OneLine(text, &scratch));
+  } else {
+    std::string text = "ERR Error running script ";
+    text.append(name).append(", ");
+    text.append(lua_isstring(lua_, -1) ? ToView(lua_, -1).substr(0, 100) : "execution failure");
+    std::string scratch;
+    out->Error(OneLine(text, &scratch));
+  }
+  lua_settop(lua_, handler - 1);
+  AfterRun();
+}
+
+void Interpreter::AfterRun() {
+  // A small incremental step now and then instead of Lua's own full cycles, which would
+  // stall a script at an unpredictable moment.
+  if (++runs_since_gc_ >= kGcPeriod) {
+    runs_since_gc_ = 0;
+    lua_gc(lua_, LUA_GCSTEP, kGcPeriod);
+  }
+}
+
+bool Interpreter::LoadLibrary(std::string_view lib, std::string_view body,
+                              std::vector<FunctionInfo>* functions, std::string* error) {
+  std::string_view code = SkipShebang(body);
+  std::string numbered;
+  if (code.size() == body.size()) {
+    numbered.reserve(body.size() + 1);
+    numbered.append("\n").append(body);
+    code = numbered;
+  }
+  if (luaL_loadbuffer(lua_, code.data(), code.size(), "@user_function") != 0) {
+    error->assign("ERR Error compiling function: ");
+    error->append(ToView(lua_, -1));
+    lua_pop(lua_, 1);
+    return false;
+  }
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, function_env_ref_);
+  lua_setfenv(lua_, -2);
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, error_handler_ref_);
+  lua_insert(lua_, -2);
+  int handler = lua_gettop(lua_) - 1;
+
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, function_env_meta_ref_);
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, function_load_globals_ref_);
+  lua_setfield(lua_, -2, "__index");
+  lua_pop(lua_, 1);
+
+  Loading loading;
+  loading.start = std::chrono::steady_clock::now();
+  loading_ = &loading;
+  lua_sethook(lua_, LuaApi::Hook, LUA_MASKCOUNT, kHookInstructions);
+  int status = lua_pcall(lua_, 0, 0, handler);
+  lua_sethook(lua_, nullptr, 0, 0);
+  loading_ = nullptr;
+
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, function_env_meta_ref_);
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, function_run_globals_ref_);
+  lua_setfield(lua_, -2, "__index");
+  lua_pop(lua_, 1);
+
+  bool ok = true;
+  if (status != 0) {
+    error->assign("ERR Error registering functions: ");
+    if (lua_istable(lua_, -1)) {
+      RawField(lua_, -1, "err");
+      error->append(lua_isstring(lua_, -1) ? ToView(lua_, -1) : "ERR unknown error");
+      lua_pop(lua_, 1);
+    } else {
+      error->append(ToView(lua_, -1));
+    }
+    ok = false;
+  } else if (loading.infos.empty()) {
+    error->assign("ERR No functions registered");
+    ok = false;
+  } else {
+    for (const FunctionInfo& info : loading.infos) {
+      auto it = functions_.find(info.name);
+      if (it != functions_.end() && it->second.library != lib) {
+        *error = "ERR Function " + info.name + " already exists";
+        ok = false;
+        break;
+      }
+    }
+  }
+  lua_settop(lua_, handler - 1);
+  if (!ok) {
+    for (int ref : loading.refs) luaL_unref(lua_, LUA_REGISTRYINDEX, ref);
+    return false;
+  }
+  DropLibrary(lib);
+  for (size_t i = 0; i < loading.infos.size(); i++)
+    functions_[loading.infos[i].name] = Function{std::string(lib), loading.refs[i]};
+  *functions = std::move(loading.infos);
+  return true;
+}
+
+void Interpreter::DropLibrary(std::string_view lib) {
+  for (auto it = functions_.begin(); it != functions_.end();) {
+    if (it->second.library == lib) {
+      luaL_unref(lua_, LUA_REGISTRYINDEX, it->second.ref);
+      functions_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
+bool Interpreter::HasFunction(std::string_view name) const {
+  // Debian's Abseil has its own string_view type.
+  return functions_.contains(absl::string_view(name.data(), name.size()));
+}
+
+void Interpreter::CallFunction(std::string_view name, absl::Span<const std::string_view> keys,
+                               absl::Span<const std::string_view> argv, ScriptReplyWriter* out) {
+  auto it = functions_.find(absl::string_view(name.data(), name.size()));
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, error_handler_ref_);
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, it->second.ref);
+  PushStringArray(lua_, keys);
+  PushStringArray(lua_, argv);
+  Run(name, 2, out);
+}
+
+// redis.call (raise) / redis.pcall: leaves the result or an error table on the stack;
+// true when the caller must raise it.
+bool Interpreter::CallCommand(lua_State* lua, bool raise) {
+  int argc = lua_gettop(lua);
+  if (argc == 0) {
+    PushErrorTable(lua, "Please specify at least one argument for this redis lib call");
+    return raise;
+  }
+  call_args_.clear();
+  for (int i = 1; i <= argc; i++) {
+    int type = lua_type(lua, i);
+    if (type == LUA_TNUMBER) {
+      // Redis's formatting of numbers, not Lua's %.14g.
+      char buf[64];
+      int len = snprintf(buf, sizeof(buf), "%.17g", lua_tonumber(lua, i));
+      lua_pushlstring(lua, buf, len);
+      lua_replace(lua, i);
+    } else if (type != LUA_TSTRING) {
+      PushErrorTable(lua, "Lua redis lib command arguments must be strings or integers");
+      return raise;
+    }
+    call_args_.push_back(ToView(lua, i));
+  }
+  reply_.clear();
+  if (call_)
+    call_(call_args_, resp_ == 3, &reply_);
+  else
+    reply_ = "-ERR Unknown Redis command called from script\r\n";
+  std::string_view in = reply_;
+  if (!PushReply(lua, &in, 0)) {
+    PushErrorTable(lua, "reached lua stack limit or malformed reply");
+    return raise;
+  }
+  return raise && reply_[0] == '-';
+}
+
+void Interpreter::LogMessage(lua_State* lua, int level) {
+  if (!log_) return;
+  std::string message;
+  int argc = lua_gettop(lua);
+  for (int i = 2; i <= argc; i++) {
+    if (!lua_isstring(lua, i)) continue;
+    if (i != 2) message.push_back(' ');
+    message.append(ToView(lua, i));
+  }
+  log_(level, message);
+}
+
+// redis.register_function, while a library loads. False with an error table pushed.
+bool Interpreter::Register(lua_State* lua) {
+  const char* error = RegisterArgs(lua);
+  if (error != nullptr) {
+    PushErrorTable(lua, error);
+    return false;
+  }
+  return true;
+}
+
+const char* Interpreter::RegisterArgs(lua_State* lua) {
+  if (loading_ == nullptr)
+    return "redis.register_function can only be called on FUNCTION LOAD command";
+  int argc = lua_gettop(lua);
+  FunctionInfo info;
+  bool has_name = false;
+  int callback = 0;
+  if (argc == 1) {
+    if (!lua_istable(lua, 1)) {
+      return "calling redis.register_function with a single argument is only applicable to "
+             "Lua table (representing named arguments).";
+    }
+    lua_settop(lua, 2);  // slot 2 receives the callback
+    lua_pushnil(lua);
+    while (lua_next(lua, 1)) {
+      if (lua_type(lua, -2) != LUA_TSTRING)
+        return "named argument key given to redis.register_function is not a string";
+      std::string_view key = ToView(lua, -2);
+      if (key == "function_name") {
+        if (!lua_isstring(lua, -1))
+          return "function_name argument given to redis.register_function must be a string";
+        info.name = ToView(lua, -1);
+        has_name = true;
+      } else if (key == "description") {
+        if (!lua_isstring(lua, -1))
+          return "description argument given to redis.register_function must be a string";
+        info.description = ToView(lua, -1);
+      } else if (key == "callback") {
+        if (!lua_isfunction(lua, -1))
+          return "callback argument given to redis.register_function must be a function";
+        lua_pushvalue(lua, -1);
+        lua_replace(lua, 2);
+        callback = 2;
+      } else if (key == "flags") {
+        if (!lua_istable(lua, -1))
+          return "flags argument to redis.register_function must be a table representing "
+                 "function flags";
+        int flags = lua_gettop(lua);
+        lua_pushnil(lua);
+        while (lua_next(lua, flags)) {
+          if (lua_type(lua, -1) != LUA_TSTRING || !KnownFlag(ToView(lua, -1)))
+            return "unknown flag given";
+          info.flags.emplace_back(ToView(lua, -1));
+          lua_pop(lua, 1);
+        }
+      } else {
+        return "unknown argument given to redis.register_function";
+      }
+      lua_pop(lua, 1);
+    }
+    if (!has_name) return "redis.register_function must get a function name argument";
+    if (callback == 0) return "redis.register_function must get a callback argument";
+  } else if (argc == 2) {
+    if (!lua_isstring(lua, 1)) return "first argument to redis.register_function must be a string";
+    if (!lua_isfunction(lua, 2))
+      return "second argument to redis.register_function must be a function";
+    info.name = ToView(lua, 1);
+    callback = 2;
+  } else {
+    return "wrong number of arguments to redis.register_function";
+  }
+  if (!ValidFunctionName(info.name)) {
+    // Redis 7.0's text, "Library" included.
+    return "Library names can only contain letters, numbers, or underscores(_) and must be "
+           "at least one character long";
+  }
+  for (const FunctionInfo& loaded : loading_->infos) {
+    if (loaded.name == info.name) return "Function already exists in the library";
+  }
+  lua_pushvalue(lua, callback);
+  loading_->refs.push_back(luaL_ref(lua, LUA_REGISTRYINDEX));
+  loading_->infos.push_back(std::move(info));
+  return nullptr;
+}
+
+}  // namespace damselfly
