@@ -39,6 +39,7 @@ int luaopen_bit(lua_State* lua);
 
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -297,6 +298,52 @@ int SafeSetmetatable(lua_State* lua) {
   lua_insert(lua, 1);
   lua_call(lua, argc, 1);
   return 1;
+}
+
+// Pushes the function compiled from the string on top (popped), or nil and the error.
+// Binary chunks are refused, as Redis does: Lua 5.1 does not verify bytecode, and
+// crafted bytecode can read and write outside the VM.
+int LoadChunk(lua_State* lua, const char* chunk_name) {
+  size_t len = 0;
+  const char* code = lua_tolstring(lua, -1, &len);
+  if (len > 0 && code[0] == LUA_SIGNATURE[0]) {
+    lua_pushnil(lua);
+    lua_pushliteral(lua, "attempt to load a binary chunk");
+    return 2;
+  }
+  if (luaL_loadbuffer(lua, code, len, chunk_name) != 0) {
+    lua_pushnil(lua);
+    lua_insert(lua, -2);
+    return 2;
+  }
+  return 1;
+}
+
+int SafeLoadstring(lua_State* lua) {
+  luaL_checkstring(lua, 1);
+  const char* chunk_name = luaL_optstring(lua, 2, lua_tostring(lua, 1));
+  lua_pushvalue(lua, 1);
+  return LoadChunk(lua, chunk_name);
+}
+
+int SafeLoad(lua_State* lua) {
+  luaL_checktype(lua, 1, LUA_TFUNCTION);
+  const char* chunk_name = luaL_optstring(lua, 2, "=(load)");
+  lua_settop(lua, 2);
+  luaL_Buffer code;
+  luaL_buffinit(lua, &code);
+  while (true) {
+    lua_pushvalue(lua, 1);
+    lua_call(lua, 0, 1);
+    if (lua_isnil(lua, -1) || (lua_isstring(lua, -1) && lua_objlen(lua, -1) == 0)) {
+      lua_pop(lua, 1);
+      break;
+    }
+    if (!lua_isstring(lua, -1)) return luaL_error(lua, "reader function must return a string");
+    luaL_addvalue(&code);
+  }
+  luaL_pushresult(&code);
+  return LoadChunk(lua, chunk_name);
 }
 
 // Redis's pcall: an error that is an error table comes back as its err text.
@@ -680,6 +727,42 @@ class LuaApi {
     Self(lua)->CallCommand(lua, false);
     return 1;
   }
+  static int AclCheckCmd(lua_State* lua) { return Self(lua)->CheckAcl(lua) ? lua_error(lua) : 1; }
+
+  // math.random and math.randomseed as Redis's: rand48 (its numbers for a given seed),
+  // with the state in the interpreter instead of the C library's process-wide rand().
+  static int MathRandom(lua_State* lua) {
+    Interpreter* self = Self(lua);
+    self->rand48_ = (0x5DEECE66Dull * self->rand48_ + 0xB) & ((1ull << 48) - 1);
+    constexpr int64_t kMax = INT32_MAX;
+    lua_Number r = static_cast<lua_Number>(static_cast<int64_t>(self->rand48_ >> 17) % kMax) /
+                   static_cast<lua_Number>(kMax);
+    switch (lua_gettop(lua)) {
+      case 0:
+        lua_pushnumber(lua, r);
+        return 1;
+      case 1: {
+        int upper = luaL_checkint(lua, 1);
+        luaL_argcheck(lua, 1 <= upper, 1, "interval is empty");
+        lua_pushnumber(lua, floor(r * upper) + 1);
+        return 1;
+      }
+      case 2: {
+        int lower = luaL_checkint(lua, 1);
+        int upper = luaL_checkint(lua, 2);
+        luaL_argcheck(lua, lower <= upper, 2, "interval is empty");
+        lua_pushnumber(lua, floor(r * (upper - lower + 1)) + lower);
+        return 1;
+      }
+      default:
+        return luaL_error(lua, "wrong number of arguments");
+    }
+  }
+  static int MathRandomSeed(lua_State* lua) {
+    uint32_t seed = static_cast<uint32_t>(luaL_checkint(lua, 1));
+    Self(lua)->rand48_ = (static_cast<uint64_t>(seed) << 16) | 0x330E;
+    return 0;
+  }
 
   static int ErrorReply(lua_State* lua) {
     if (lua_gettop(lua) != 1 || lua_type(lua, -1) != LUA_TSTRING) {
@@ -843,6 +926,7 @@ void PushRedisApi(lua_State* lua, bool eval) {
   SetFunction(lua, "error_reply", LuaApi::ErrorReply);
   SetFunction(lua, "status_reply", LuaApi::StatusReply);
   SetFunction(lua, "sha1hex", LuaApi::Sha1Hex);
+  SetFunction(lua, "acl_check_cmd", LuaApi::AclCheckCmd);
   SetFunction(lua, "setresp", LuaApi::SetResp);
   SetFunction(lua, "set_repl", LuaApi::SetRepl);
   SetNumber(lua, "REPL_NONE", 0);
@@ -922,6 +1006,14 @@ void Interpreter::SetUpGlobals() {
   lua_setfield(lua, globals, "setmetatable");
   lua_pushcfunction(lua, RedisPcall);
   lua_setfield(lua, globals, "pcall");
+  lua_pushcfunction(lua, SafeLoadstring);
+  lua_setfield(lua, globals, "loadstring");
+  lua_pushcfunction(lua, SafeLoad);
+  lua_setfield(lua, globals, "load");
+  lua_getfield(lua, globals, "math");
+  SetFunction(lua, "random", LuaApi::MathRandom);
+  SetFunction(lua, "randomseed", LuaApi::MathRandomSeed);
+  lua_pop(lua, 1);
 
   // Every library table is seen through a read-only proxy, also from strings' methods.
   for (const char* name :
@@ -1189,11 +1281,11 @@ void Interpreter::CallFunction(std::string_view name, absl::Span<const std::stri
 
 // redis.call (raise) / redis.pcall: leaves the result or an error table on the stack;
 // true when the caller must raise it.
-bool Interpreter::CallCommand(lua_State* lua, bool raise) {
+bool Interpreter::CollectArgs(lua_State* lua) {
   int argc = lua_gettop(lua);
   if (argc == 0) {
     PushErrorTable(lua, "Please specify at least one argument for this redis lib call");
-    return raise;
+    return false;
   }
   call_args_.clear();
   for (int i = 1; i <= argc; i++) {
@@ -1206,10 +1298,17 @@ bool Interpreter::CallCommand(lua_State* lua, bool raise) {
       lua_replace(lua, i);
     } else if (type != LUA_TSTRING) {
       PushErrorTable(lua, "Lua redis lib command arguments must be strings or integers");
-      return raise;
+      return false;
     }
     call_args_.push_back(ToView(lua, i));
   }
+  return true;
+}
+
+// redis.call (raise) / redis.pcall: leaves the result or an error table on the stack;
+// true when the caller must raise it.
+bool Interpreter::CallCommand(lua_State* lua, bool raise) {
+  if (!CollectArgs(lua)) return raise;
   reply_.clear();
   if (call_)
     call_(call_args_, resp_ == 3, &reply_);
@@ -1221,6 +1320,22 @@ bool Interpreter::CallCommand(lua_State* lua, bool raise) {
     return raise;
   }
   return raise && reply_[0] == '-';
+}
+
+// redis.acl_check_cmd: leaves a boolean, or an error table and returns true to raise it.
+bool Interpreter::CheckAcl(lua_State* lua) {
+  if (!CollectArgs(lua)) return true;
+  AclCheck check = acl_check_ ? acl_check_(call_args_) : AclCheck::kAllowed;
+  if (check == AclCheck::kUnknownCommand) {
+    PushErrorTable(lua, "Invalid command passed to redis.acl_check_cmd()");
+    return true;
+  }
+  lua_pushboolean(lua, check == AclCheck::kAllowed);
+  return false;
+}
+
+size_t Interpreter::used_memory_bytes() const {
+  return static_cast<size_t>(lua_gc(lua_, LUA_GCCOUNT, 0)) * 1024 + lua_gc(lua_, LUA_GCCOUNTB, 0);
 }
 
 void Interpreter::LogMessage(lua_State* lua, int level) {

@@ -71,6 +71,10 @@ class Interpreter {
   // redis.log(level, message): level is 0..3 (LOG_DEBUG, LOG_VERBOSE, LOG_NOTICE,
   // LOG_WARNING).
   using LogFn = std::function<void(int level, std::string_view message)>;
+  // redis.acl_check_cmd(command, args...): whether the script's user may run it, with
+  // the arguments checked as for redis.call.
+  enum class AclCheck { kAllowed, kDenied, kUnknownCommand };
+  using AclCheckFn = std::function<AclCheck(absl::Span<const std::string_view> args)>;
 
   Interpreter();
   ~Interpreter();
@@ -134,11 +138,16 @@ class Interpreter {
 
   void set_call(CallFn call) { call_ = std::move(call); }
   void set_log(LogFn log) { log_ = std::move(log); }
+  // Unset: every command is allowed.
+  void set_acl_check(AclCheckFn check) { acl_check_ = std::move(check); }
   // Checked every 100000 Lua instructions while a script or function runs (Redis's
   // period): when it returns true the script stops with "ERR Script killed by user with
   // SCRIPT KILL..." (Redis 7.0's text for FUNCTION KILL too), and pcall cannot catch it.
   // It may suspend the fiber (to let others get -BUSY). Unset: no hook, no cost.
   void set_interrupt(std::function<bool()> should_stop) { interrupt_ = std::move(should_stop); }
+
+  // Bytes the Lua state holds (INFO's used_memory_lua).
+  size_t used_memory_bytes() const;
 
   lua_State* lua() { return lua_; }
 
@@ -157,6 +166,9 @@ class Interpreter {
   void AfterRun();
   // The bodies of redis.call/pcall, redis.log and redis.register_function (see LuaApi).
   bool CallCommand(lua_State* lua, bool raise);
+  bool CheckAcl(lua_State* lua);
+  // Gathers redis.call's arguments into call_args_; false with an error table pushed.
+  bool CollectArgs(lua_State* lua);
   void LogMessage(lua_State* lua, int level);
   bool Register(lua_State* lua);
   const char* RegisterArgs(lua_State* lua);
@@ -164,6 +176,7 @@ class Interpreter {
   lua_State* lua_ = nullptr;
   CallFn call_;
   LogFn log_;
+  AclCheckFn acl_check_;
   std::function<bool()> interrupt_;
 
   // Registry references: the error handler, the scripts, EVAL's real globals (KEYS, ARGV go there),
@@ -179,6 +192,8 @@ class Interpreter {
   int resp_ = 2;         // redis.setresp of the running script
   bool killed_ = false;  // the interrupt fired: every hook call raises again
   int runs_since_gc_ = 0;
+  // math.random's state: Redis's rand48, per interpreter, from Redis's initial seed.
+  uint64_t rand48_ = 0x1234ABCD330E;
   Loading* loading_ = nullptr;
   std::string reply_;  // redis.call's reply, reused
   std::vector<std::string_view> call_args_;

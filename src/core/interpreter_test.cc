@@ -438,8 +438,8 @@ TEST_F(InterpreterTest, Sandbox) {
                  "table.sort(t) return table.concat(t, ' ')"),
             Eval("return 'LOG_DEBUG LOG_NOTICE LOG_VERBOSE LOG_WARNING REDIS_VERSION "
                  "REDIS_VERSION_NUM REPL_ALL REPL_AOF REPL_NONE REPL_REPLICA REPL_SLAVE "
-                 "breakpoint call debug error_reply log pcall replicate_commands set_repl "
-                 "setresp sha1hex status_reply'"));
+                 "acl_check_cmd breakpoint call debug error_reply log pcall replicate_commands "
+                 "set_repl setresp sha1hex status_reply'"));
   EXPECT_EQ(Eval("local t = {} for k,v in pairs(string) do table.insert(t, k) end "
                  "table.sort(t) return table.concat(t, ' ')"),
             BulkOf("byte char dump find format gfind gmatch gsub len lower match rep reverse "
@@ -520,6 +520,58 @@ TEST_F(InterpreterTest, RedisApiChecks) {
   EXPECT_EQ(Eval("return redis.debug('x')"), "$-1\r\n");
 }
 
+TEST_F(InterpreterTest, Random) {
+  // Redis's rand48 from its initial state, then seeded: the numbers redis-server gives.
+  EXPECT_EQ(Eval("return tostring(math.random())"), BulkOf("0.39646477363839"));
+  EXPECT_EQ(Eval("return tostring(math.random())"), BulkOf("0.84048536971234"));
+  std::string seeded = "math.randomseed(ARGV[1]); return tostring(math.random())";
+  EXPECT_EQ(Eval(seeded, {}, {"10"}), BulkOf("0.87885112309775"));
+  EXPECT_EQ(Eval(seeded, {}, {"10"}), BulkOf("0.87885112309775"));
+  EXPECT_NE(Eval(seeded, {}, {"20"}), BulkOf("0.87885112309775"));
+  EXPECT_EQ(Eval("math.randomseed(1) local n = math.random(10) return n >= 1 and n <= 10"),
+            ":1\r\n");
+  EXPECT_EQ(Eval("math.randomseed(1) local n = math.random(5, 6) return n >= 5 and n <= 6"),
+            ":1\r\n");
+}
+
+TEST_F(InterpreterTest, Loaders) {
+  std::string body = "return loadstring(string.dump(function() return 1 end))()";
+  EXPECT_EQ(Eval(body), "-ERR user_script:1: attempt to call a nil value" + Suffix(body));
+  EXPECT_EQ(Eval("return loadstring('return 1')()"), ":1\r\n");
+  EXPECT_EQ(Eval("local f = loadstring('retur 1') return tostring(f)"), BulkOf("nil"));
+  EXPECT_EQ(Eval("local f, e = loadstring('retur 1') return e"),
+            BulkOf("[string \"retur 1\"]:1: '=' expected near '1'"));
+  EXPECT_EQ(Eval("local parts = {'return ', '4', '2'} local i = 0 "
+                 "return load(function() i = i + 1 return parts[i] end)()"),
+            ":42\r\n");
+  EXPECT_EQ(Eval("local s = string.dump(function() return 1 end) local done = false "
+                 "return tostring(load(function() if done then return nil end done = true "
+                 "return s end))"),
+            BulkOf("nil"));
+}
+
+TEST_F(InterpreterTest, AclCheckCmd) {
+  interpreter_.set_acl_check([](absl::Span<const std::string_view> args) {
+    if (args[0] == "invalid-cmd") return Interpreter::AclCheck::kUnknownCommand;
+    return args[0] == "set" ? Interpreter::AclCheck::kAllowed : Interpreter::AclCheck::kDenied;
+  });
+  EXPECT_EQ(Eval("return redis.acl_check_cmd('set','xx',1)"), ":1\r\n");
+  EXPECT_EQ(Eval("return redis.acl_check_cmd('hset','xx','f',1)"), "$-1\r\n");
+  std::string body = "return redis.acl_check_cmd('invalid-cmd','arg')";
+  EXPECT_EQ(Eval(body), "-ERR Invalid command passed to redis.acl_check_cmd()" + Suffix(body));
+  body = "return redis.acl_check_cmd()";
+  EXPECT_EQ(Eval(body),
+            "-ERR Please specify at least one argument for this redis lib call" + Suffix(body));
+}
+
+TEST_F(InterpreterTest, MemoryStaysFlat) {
+  replies_["incr x"] = ":1\r\n";
+  std::string body = "return redis.call('incr', KEYS[1])";
+  for (int i = 0; i < 10000; i++) Eval(body, {"x"});
+  // Redis's test: used_memory_lua stays under 100 KiB after 10000 runs.
+  EXPECT_LT(interpreter_.used_memory_bytes(), 100u * 1024);
+}
+
 TEST_F(InterpreterTest, Interrupt) {
   int checks = 0;
   interpreter_.set_interrupt([&checks] { return ++checks == 3; });
@@ -579,8 +631,9 @@ TEST_F(InterpreterTest, Functions) {
             "script: reg, on @user_function:5.\r\n");
   EXPECT_EQ(Fcall("api"),
             BulkOf("LOG_DEBUG LOG_NOTICE LOG_VERBOSE LOG_WARNING REDIS_VERSION "
-                   "REDIS_VERSION_NUM REPL_ALL REPL_AOF REPL_NONE REPL_REPLICA REPL_SLAVE call "
-                   "error_reply log pcall set_repl setresp sha1hex status_reply"));
+                   "REDIS_VERSION_NUM REPL_ALL REPL_AOF REPL_NONE REPL_REPLICA REPL_SLAVE "
+                   "acl_check_cmd call error_reply log pcall set_repl setresp sha1hex "
+                   "status_reply"));
   EXPECT_EQ(Fcall("globals"),
             BulkOf("_G _VERSION assert bit cjson collectgarbage coroutine error gcinfo "
                    "getmetatable ipairs load loadstring math next pairs pcall rawequal rawget "
