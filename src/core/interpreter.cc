@@ -1024,6 +1024,8 @@ void Interpreter::SetUpGlobals() {
   lua_getmetatable(lua, -1);
   lua_getfield(lua, globals, "string");
   lua_setfield(lua, -2, "__index");
+  PushReadonly(lua, -1);
+  lua_setfield(lua, -2, "__metatable");
   lua_pop(lua, 2);
 
   // Functions' run-time globals: the same libraries, no KEYS/ARGV/error handler.
@@ -1080,6 +1082,8 @@ void Interpreter::SetUpGlobals() {
   PushReadonly(lua, globals);
   lua_pushvalue(lua, -1);
   lua_setfield(lua, globals, "_G");
+  lua_pushvalue(lua, -1);
+  eval_env_ref_ = luaL_ref(lua, LUA_REGISTRYINDEX);
   lua_replace(lua, LUA_GLOBALSINDEX);
   eval_globals_ref_ = luaL_ref(lua, LUA_REGISTRYINDEX);
   lua_settop(lua, 0);
@@ -1272,11 +1276,17 @@ bool Interpreter::HasFunction(std::string_view name) const {
 void Interpreter::CallFunction(std::string_view name, absl::Span<const std::string_view> keys,
                                absl::Span<const std::string_view> argv, ScriptReplyWriter* out) {
   auto it = functions_.find(absl::string_view(name.data(), name.size()));
+  // Code the function loads (loadstring) or threads it starts see the functions'
+  // globals, as in Redis where functions have a Lua state of their own.
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, function_env_ref_);
+  lua_replace(lua_, LUA_GLOBALSINDEX);
   lua_rawgeti(lua_, LUA_REGISTRYINDEX, error_handler_ref_);
   lua_rawgeti(lua_, LUA_REGISTRYINDEX, it->second.ref);
   PushStringArray(lua_, keys);
   PushStringArray(lua_, argv);
   Run(name, 2, out);
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, eval_env_ref_);
+  lua_replace(lua_, LUA_GLOBALSINDEX);
 }
 
 // redis.call (raise) / redis.pcall: leaves the result or an error table on the stack;
@@ -1375,9 +1385,9 @@ const char* Interpreter::RegisterArgs(lua_State* lua) {
     lua_settop(lua, 2);  // slot 2 receives the callback
     lua_pushnil(lua);
     while (lua_next(lua, 1)) {
-      if (lua_type(lua, -2) != LUA_TSTRING)
-        return "named argument key given to redis.register_function is not a string";
-      std::string_view key = ToView(lua, -2);
+      // Only string keys are looked at: converting a number key would break lua_next.
+      std::string_view key =
+          lua_type(lua, -2) == LUA_TSTRING ? ToView(lua, -2) : std::string_view();
       if (key == "function_name") {
         if (!lua_isstring(lua, -1))
           return "function_name argument given to redis.register_function must be a string";
@@ -1387,6 +1397,7 @@ const char* Interpreter::RegisterArgs(lua_State* lua) {
         if (!lua_isstring(lua, -1))
           return "description argument given to redis.register_function must be a string";
         info.description = ToView(lua, -1);
+        info.has_description = true;
       } else if (key == "callback") {
         if (!lua_isfunction(lua, -1))
           return "callback argument given to redis.register_function must be a function";

@@ -106,6 +106,7 @@ class Interpreter {
   struct FunctionInfo {
     std::string name;
     std::string description;
+    bool has_description = false;  // FUNCTION LIST shows nil for none, "" for ''
     // Redis's flag names as given to register_function: "no-writes", "allow-oom",
     // "allow-stale", "no-cluster", "allow-cross-slot-keys".
     std::vector<std::string> flags;
@@ -184,6 +185,7 @@ class Interpreter {
   int error_handler_ref_ = 0;
   int scripts_ref_ = 0;  // sha -> compiled EVAL script
   int eval_globals_ref_ = 0;
+  int eval_env_ref_ = 0;  // the proxy EVAL scripts see as _G
   int function_env_meta_ref_ = 0;
   int function_env_ref_ = 0;
   int function_load_globals_ref_ = 0;

@@ -603,6 +603,7 @@ TEST_F(InterpreterTest, Functions) {
                  &infos),
             "OK");
   EXPECT_EQ(infos[0].description, "desc");
+  EXPECT_TRUE(infos[0].has_description);
   EXPECT_EQ(infos[0].flags, (std::vector<std::string>{"no-writes", "allow-oom"}));
   EXPECT_EQ(Fcall("f2"),
             "-ERR user_function:2: Script attempted to access nonexistent global variable "
@@ -677,6 +678,15 @@ TEST_F(InterpreterTest, FunctionLoadErrors) {
               "function flags"},
       {"redis.register_function{function_name='g', callback=function() end, bad=1}",
        kReg + "unknown argument given to redis.register_function"},
+      {"redis.register_function{[1]='x'}",
+       kReg + "unknown argument given to redis.register_function"},
+      {"redis.register_function('g', function() end, nil)",
+       kReg + "wrong number of arguments to redis.register_function"},
+      {"redis.register_function{function_name=function() end, callback=function() end}",
+       kReg + "function_name argument given to redis.register_function must be a string"},
+      {"redis.register_function{function_name='g', callback=function() end, "
+       "description=function() end}",
+       kReg + "description argument given to redis.register_function must be a string"},
       {"redis.register_function{function_name='g'}",
        kReg + "redis.register_function must get a callback argument"},
       {"redis.register_function{callback=function() end}",
@@ -748,6 +758,20 @@ TEST_F(InterpreterTest, FunctionLibraries) {
   EXPECT_EQ(Fcall("f2"),
             "-ERR redis.register_function can only be called on FUNCTION LOAD command script: "
             "f2, on @user_function:4.\r\n");
+  ASSERT_EQ(Load("#!lua name=f\nredis.register_function('f5', function() "
+                 "return loadstring('return KEYS')() end)\n"
+                 "redis.register_function{function_name='f6', callback=function() end, "
+                 "flags={x='no-writes'}, description=''}",
+                 &infos),
+            "OK");
+  EXPECT_EQ(infos[1].flags, std::vector<std::string>{"no-writes"});
+  EXPECT_TRUE(infos[1].has_description);
+  EXPECT_FALSE(infos[0].has_description);
+  Eval("return 1", {"stale"});
+  EXPECT_EQ(Fcall("f5", {"k"}),
+            "-ERR [string \"return KEYS\"]:1: Script attempted to access nonexistent global "
+            "variable 'KEYS' script: f5, on return KEYS:1.\r\n");
+  EXPECT_EQ(Eval("return KEYS[1]", {"k"}), "$1\r\nk\r\n");
   ASSERT_EQ(Load("#!lua name=e\nredis.register_function('f4', function() "
                  "local mt = getmetatable(_G) mt.__index.redis = 1 end)"),
             "OK");
