@@ -225,12 +225,12 @@ void PushReadonly(lua_State* lua, int real) {
   lua_pop(lua, 1);
 }
 
-// Replaces t[name] (a table) by a read-only proxy of it.
+// Replaces t[name] (a table) by a read-only proxy of it with no metatable to show.
 void ProtectField(lua_State* lua, int table, const char* name) {
   table = AbsIndex(lua, table);
   lua_getfield(lua, table, name);
   if (lua_istable(lua, -1)) {
-    PushReadonly(lua, -1);
+    PushBareProxy(lua, -1);
     lua_setfield(lua, table, name);
   }
   lua_pop(lua, 1);
@@ -287,6 +287,23 @@ int SafeRawset(lua_State* lua) {
   if (IsProxy(lua, 1)) return ReadonlyRawError(lua);
   lua_settop(lua, 3);
   lua_rawset(lua, 1);
+  return 1;
+}
+
+// getmetatable with Lua's own as upvalue 1: a library's proxy has no metatable to show
+// (its __metatable is false), as Redis's library tables have none.
+int SafeGetmetatable(lua_State* lua) {
+  luaL_checkany(lua, 1);
+  if (IsProxy(lua, 1)) {
+    lua_getmetatable(lua, 1);
+    RawField(lua, -1, "__metatable");
+    if (lua_isboolean(lua, -1) && !lua_toboolean(lua, -1)) lua_pushnil(lua);
+    return 1;
+  }
+  lua_settop(lua, 1);
+  lua_pushvalue(lua, lua_upvalueindex(1));
+  lua_insert(lua, 1);
+  lua_call(lua, 1, 1);
   return 1;
 }
 
@@ -449,7 +466,9 @@ bool PushReply(lua_State* lua, std::string_view* in, int depth) {
       if (!ReadInt(line, &n) || n < 0) return false;
       bool map = type == '%';
       lua_createtable(lua, 0, 1);
-      lua_createtable(lua, 0, static_cast<int>(n));
+      // Not presized: Redis grows the table one key at a time, and the resulting layout
+      // decides the order pairs() visits the keys in.
+      lua_newtable(lua);
       for (int64_t i = 0; i < n; i++) {
         if (!PushReply(lua, in, depth + 1)) {
           lua_pop(lua, 2);
@@ -1004,6 +1023,9 @@ void Interpreter::SetUpGlobals() {
   lua_getfield(lua, globals, "setmetatable");
   lua_pushcclosure(lua, SafeSetmetatable, 1);
   lua_setfield(lua, globals, "setmetatable");
+  lua_getfield(lua, globals, "getmetatable");
+  lua_pushcclosure(lua, SafeGetmetatable, 1);
+  lua_setfield(lua, globals, "getmetatable");
   lua_pushcfunction(lua, RedisPcall);
   lua_setfield(lua, globals, "pcall");
   lua_pushcfunction(lua, SafeLoadstring);
@@ -1042,7 +1064,7 @@ void Interpreter::SetUpGlobals() {
     lua_setfield(lua, function_globals, name);
   }
   PushRedisApi(lua, false);
-  PushReadonly(lua, -1);
+  PushBareProxy(lua, -1);
   lua_setfield(lua, function_globals, "redis");
   lua_pop(lua, 1);
   SetMissingGlobalError(lua, function_globals);
@@ -1054,7 +1076,7 @@ void Interpreter::SetUpGlobals() {
   SetFunction(lua, "register_function", LuaApi::RegisterFunction);
   AddCommonRedisApi(lua);
   SetMissingGlobalError(lua, -1);
-  PushReadonly(lua, -1);
+  PushBareProxy(lua, -1);
   lua_setfield(lua, load_globals, "redis");
   lua_pop(lua, 1);
   SetMissingGlobalError(lua, load_globals);
@@ -1071,7 +1093,7 @@ void Interpreter::SetUpGlobals() {
 
   // EVAL's globals.
   PushRedisApi(lua, true);
-  PushReadonly(lua, -1);
+  PushBareProxy(lua, -1);
   lua_setfield(lua, globals, "redis");
   lua_pop(lua, 1);
   for (const char* name : {"KEYS", "ARGV"}) {
@@ -1324,6 +1346,9 @@ bool Interpreter::CallCommand(lua_State* lua, bool raise) {
     call_(call_args_, resp_ == 3, &reply_);
   else
     reply_ = "-ERR Unknown Redis command called from script\r\n";
+  // The arguments are done with: their stack slots are room for the reply (a call with
+  // 7999 arguments leaves none otherwise).
+  lua_settop(lua, 0);
   std::string_view in = reply_;
   if (!PushReply(lua, &in, 0)) {
     PushErrorTable(lua, "reached lua stack limit or malformed reply");

@@ -268,6 +268,24 @@ TEST_F(InterpreterTest, ReplyToLuaResp3) {
   EXPECT_FALSE(resp3_calls_.back());
 }
 
+TEST_F(InterpreterTest, MapAndSetKeepRedisOrder) {
+  // DEBUG PROTOCOL map and set: pairs() visits the keys in the order redis-server's does.
+  replies_["map"] = "%3\r\n:0\r\n#f\r\n:1\r\n#t\r\n:2\r\n#f\r\n";
+  replies_["set"] = "~3\r\n:0\r\n:1\r\n:2\r\n";
+  EXPECT_EQ(Eval("redis.setresp(3) return redis.call('map')"),
+            "*6\r\n:1\r\n:1\r\n:2\r\n:0\r\n:0\r\n:0\r\n");
+  EXPECT_EQ(Eval("redis.setresp(3) return redis.call('set')"), "*3\r\n:1\r\n:2\r\n:0\r\n");
+}
+
+TEST_F(InterpreterTest, ManyArguments) {
+  std::string args;
+  for (int i = 0; i < 7999; i++) args += " 1";
+  replies_["lpush l" + args] = ":7999\r\n";
+  EXPECT_EQ(Eval("local a = {} for i=1,7999 do a[i] = 1 end "
+                 "return redis.call('lpush', 'l', unpack(a))"),
+            ":7999\r\n");
+}
+
 TEST_F(InterpreterTest, CallArguments) {
   replies_["set k 1.5"] = "+OK\r\n";
   EXPECT_EQ(Eval("return redis.call('set', 'k', 1.5)"), "+OK\r\n");
@@ -461,6 +479,9 @@ TEST_F(InterpreterTest, Sandbox) {
   EXPECT_EQ(Eval("return {redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, "
                  "redis.REPL_REPLICA, redis.REPL_ALL}"),
             "*5\r\n:0\r\n:1\r\n:2\r\n:2\r\n:3\r\n");
+  EXPECT_EQ(Eval("return {type(getmetatable(redis)), type(getmetatable(string)), "
+                 "type(getmetatable(cjson)), type(getmetatable(_G)), type(getmetatable(''))}"),
+            "*5\r\n$3\r\nnil\r\n$3\r\nnil\r\n$3\r\nnil\r\n$5\r\ntable\r\n$5\r\ntable\r\n");
   EXPECT_EQ(Eval("local t = {} setmetatable(t, {__index=function() return 1 end}) return t.x"),
             ":1\r\n");
   EXPECT_EQ(Eval("local a = {}; setmetatable(a, {__index=function() foo() end}) return a"),
