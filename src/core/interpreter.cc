@@ -1,14 +1,9 @@
 // The Lua side of scripting, set up as Redis 7.0 sets up its engine.
 //
-// Protection. Redis's bundled Lua has a "readonly table" flag in the VM; Debian's Lua 5.1
-// has none, so protection is built from metatables. Every protected table (the globals
-// of scripts and of functions, and each library: string, math, redis, cjson...) is seen
-// by scripts through an empty proxy whose metatable reads from the real table and
-// raises Redis's "Attempt to modify a readonly table" on writes. The functions that
-// bypass metatables (rawset, rawget, next, pairs, ipairs, setmetatable) are replaced by
-// versions that see through proxies (reads) or refuse them (writes); getmetatable
-// returns a read-only stand-in, never the proxy's real metatable. Reading a missing
-// global raises Redis's "Script attempted to access nonexistent global variable".
+// Protection (lua_sandbox.h). Every protected table (the globals of scripts and of
+// functions, and each library: string, math, redis, cjson...) is seen by scripts through
+// a read-only proxy, because Debian's Lua has no readonly-table flag as Redis's has.
+// Conversions between replies and Lua values are in lua_values.h.
 //
 // Environments. EVAL scripts run with the thread's globals (a proxy over the real table
 // that also holds KEYS and ARGV). FUNCTION libraries get their own proxy environment
@@ -37,23 +32,26 @@ int luaopen_bit(lua_State* lua);
 
 #include <openssl/evp.h>
 
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+
+#include "src/core/lua_sandbox.h"
+#include "src/core/lua_values.h"
 
 namespace damselfly {
 namespace {
 
-constexpr char kReadonlyError[] = "Attempt to modify a readonly table";
-constexpr char kProxiesKey[] = "damselfly.proxies";  // registry: proxy -> real table
+using lua::PushBareProxy;
+using lua::PushErrorTable;
+using lua::PushReadonly;
+using lua::RawField;
+using lua::SetMissingGlobalError;
+using lua::ToView;
+
 // Redis checks its interrupt every 100000 instructions; so do we.
 constexpr int kHookInstructions = 100000;
-// Nesting of replies converted either way. Redis stops at Lua's C stack limit (about
-// 8000 levels); we stop earlier because scripts run on 128 KiB fiber stacks.
-constexpr int kMaxNesting = 200;
 // An incremental GC step every this many runs, of this many steps (Redis's numbers).
 constexpr int kGcPeriod = 50;
 constexpr auto kLoadTimeout = std::chrono::milliseconds(500);
@@ -75,606 +73,9 @@ void* Allocate(void*, void* ptr, size_t, size_t size) {
   return realloc(ptr, size);
 }
 
-int AbsIndex(lua_State* lua, int index) {
-  return index > 0 || index <= LUA_REGISTRYINDEX ? index : lua_gettop(lua) + index + 1;
-}
-
-std::string_view ToView(lua_State* lua, int index) {
-  size_t len = 0;
-  const char* data = lua_tolstring(lua, index, &len);
-  return data == nullptr ? std::string_view() : std::string_view(data, len);
-}
-
-// Replies cannot hold CR or LF inside a status or error line: Redis maps them to spaces.
-std::string_view OneLine(std::string_view text, std::string* scratch) {
-  if (text.find_first_of("\r\n") == std::string_view::npos) return text;
-  scratch->assign(text);
-  for (char& c : *scratch) {
-    if (c == '\r' || c == '\n') c = ' ';
-  }
-  return *scratch;
-}
-
-// Pushes Redis's error table {err="CODE message"}. `text` is "-CODE message" (the code
-// is the first word) or a message that gets the code ERR; CR/LF around it are dropped.
-void PushErrorTable(lua_State* lua, std::string_view text) {
-  std::string_view code = "ERR";
-  std::string_view message = text;
-  if (!text.empty() && text[0] == '-') {
-    size_t space = text.find(' ');
-    if (space == std::string_view::npos) {
-      message = text.substr(1);
-    } else {
-      code = text.substr(1, space - 1);
-      message = text.substr(space + 1);
-    }
-  }
-  while (!message.empty() && (message.front() == '\r' || message.front() == '\n'))
-    message.remove_prefix(1);
-  while (!message.empty() && (message.back() == '\r' || message.back() == '\n'))
-    message.remove_suffix(1);
-  lua_createtable(lua, 0, 1);
-  lua_pushliteral(lua, "err");
-  lua_pushlstring(lua, code.data(), code.size());
-  lua_pushliteral(lua, " ");
-  lua_pushlstring(lua, message.data(), message.size());
-  lua_concat(lua, 3);
-  lua_rawset(lua, -3);
-}
-
 int RaiseError(lua_State* lua, const char* message) {
   PushErrorTable(lua, message);
   return lua_error(lua);
-}
-
-// Raw field read of the table at `index`; pushes the value.
-void RawField(lua_State* lua, int index, const char* name) {
-  index = AbsIndex(lua, index);
-  lua_pushstring(lua, name);
-  lua_rawget(lua, index);
-}
-
-// --- Protection
-
-int ReadonlyNewIndex(lua_State* lua) { return luaL_error(lua, kReadonlyError); }
-
-// Raised without a position, as Redis's VM does for rawset/setmetatable.
-int ReadonlyRawError(lua_State* lua) {
-  lua_pushstring(lua, kReadonlyError);
-  return lua_error(lua);
-}
-
-int MissingGlobal(lua_State* lua) {
-  if (!lua_isstring(lua, 2))
-    return luaL_error(lua, "Second argument to luaProtectedTableError must be a string or number");
-  return luaL_error(lua, "Script attempted to access nonexistent global variable '%s'",
-                    lua_tostring(lua, 2));
-}
-
-// Gives the table at `index` a metatable that raises Redis's error on missing keys.
-void SetMissingGlobalError(lua_State* lua, int index) {
-  index = AbsIndex(lua, index);
-  lua_createtable(lua, 0, 1);
-  lua_pushcfunction(lua, MissingGlobal);
-  lua_setfield(lua, -2, "__index");
-  lua_setmetatable(lua, index);
-}
-
-bool IsProxy(lua_State* lua, int index) {
-  if (!lua_istable(lua, index)) return false;
-  index = AbsIndex(lua, index);
-  lua_getfield(lua, LUA_REGISTRYINDEX, kProxiesKey);
-  lua_pushvalue(lua, index);
-  lua_rawget(lua, -2);
-  bool proxy = !lua_isnil(lua, -1);
-  lua_pop(lua, 2);
-  return proxy;
-}
-
-// Replaces a proxy at `index` by the table it shows.
-void Unwrap(lua_State* lua, int index) {
-  if (!lua_istable(lua, index)) return;
-  index = AbsIndex(lua, index);
-  lua_getfield(lua, LUA_REGISTRYINDEX, kProxiesKey);
-  lua_pushvalue(lua, index);
-  lua_rawget(lua, -2);
-  if (lua_isnil(lua, -1)) {
-    lua_pop(lua, 2);
-    return;
-  }
-  lua_replace(lua, index);
-  lua_pop(lua, 1);
-}
-
-// Pushes an empty table that reads as the table at `real` and refuses writes, without
-// the stand-in metatable (see PushReadonly).
-void PushBareProxy(lua_State* lua, int real) {
-  real = AbsIndex(lua, real);
-  lua_newtable(lua);
-  lua_createtable(lua, 0, 3);
-  lua_pushvalue(lua, real);
-  lua_setfield(lua, -2, "__index");
-  lua_pushcfunction(lua, ReadonlyNewIndex);
-  lua_setfield(lua, -2, "__newindex");
-  lua_pushboolean(lua, 0);
-  lua_setfield(lua, -2, "__metatable");
-  lua_setmetatable(lua, -2);
-  lua_getfield(lua, LUA_REGISTRYINDEX, kProxiesKey);
-  lua_pushvalue(lua, -2);
-  lua_pushvalue(lua, real);
-  lua_rawset(lua, -3);
-  lua_pop(lua, 1);
-}
-
-// Pushes a read-only proxy of the table at `real`. getmetatable on it returns a
-// read-only stand-in whose __index is the proxy again: scripts can look but not reach
-// the writable tables behind it.
-void PushReadonly(lua_State* lua, int real) {
-  PushBareProxy(lua, real);
-  int proxy = lua_gettop(lua);
-  lua_createtable(lua, 0, 2);
-  lua_pushvalue(lua, proxy);
-  lua_setfield(lua, -2, "__index");
-  lua_pushcfunction(lua, ReadonlyNewIndex);
-  lua_setfield(lua, -2, "__newindex");
-  PushBareProxy(lua, -1);
-  lua_remove(lua, -2);
-  lua_getmetatable(lua, proxy);
-  lua_insert(lua, -2);
-  lua_setfield(lua, -2, "__metatable");
-  lua_pop(lua, 1);
-}
-
-// Replaces t[name] (a table) by a read-only proxy of it with no metatable to show.
-void ProtectField(lua_State* lua, int table, const char* name) {
-  table = AbsIndex(lua, table);
-  lua_getfield(lua, table, name);
-  if (lua_istable(lua, -1)) {
-    PushBareProxy(lua, -1);
-    lua_setfield(lua, table, name);
-  }
-  lua_pop(lua, 1);
-}
-
-int SafeNext(lua_State* lua) {
-  luaL_checktype(lua, 1, LUA_TTABLE);
-  Unwrap(lua, 1);
-  lua_settop(lua, 2);
-  if (lua_next(lua, 1)) return 2;
-  lua_pushnil(lua);
-  return 1;
-}
-
-int SafePairs(lua_State* lua) {
-  luaL_checktype(lua, 1, LUA_TTABLE);
-  Unwrap(lua, 1);
-  lua_pushvalue(lua, lua_upvalueindex(1));
-  lua_pushvalue(lua, 1);
-  lua_pushnil(lua);
-  return 3;
-}
-
-int SafeIpairsStep(lua_State* lua) {
-  int i = luaL_checkint(lua, 2) + 1;
-  luaL_checktype(lua, 1, LUA_TTABLE);
-  lua_pushinteger(lua, i);
-  lua_rawgeti(lua, 1, i);
-  return lua_isnil(lua, -1) ? 0 : 2;
-}
-
-int SafeIpairs(lua_State* lua) {
-  luaL_checktype(lua, 1, LUA_TTABLE);
-  Unwrap(lua, 1);
-  lua_pushvalue(lua, lua_upvalueindex(1));
-  lua_pushvalue(lua, 1);
-  lua_pushinteger(lua, 0);
-  return 3;
-}
-
-int SafeRawget(lua_State* lua) {
-  luaL_checktype(lua, 1, LUA_TTABLE);
-  luaL_checkany(lua, 2);
-  Unwrap(lua, 1);
-  lua_settop(lua, 2);
-  lua_rawget(lua, 1);
-  return 1;
-}
-
-int SafeRawset(lua_State* lua) {
-  luaL_checktype(lua, 1, LUA_TTABLE);
-  luaL_checkany(lua, 2);
-  luaL_checkany(lua, 3);
-  if (IsProxy(lua, 1)) return ReadonlyRawError(lua);
-  lua_settop(lua, 3);
-  lua_rawset(lua, 1);
-  return 1;
-}
-
-// getmetatable with Lua's own as upvalue 1: a library's proxy has no metatable to show
-// (its __metatable is false), as Redis's library tables have none.
-int SafeGetmetatable(lua_State* lua) {
-  luaL_checkany(lua, 1);
-  if (IsProxy(lua, 1)) {
-    lua_getmetatable(lua, 1);
-    RawField(lua, -1, "__metatable");
-    if (lua_isboolean(lua, -1) && !lua_toboolean(lua, -1)) lua_pushnil(lua);
-    return 1;
-  }
-  lua_settop(lua, 1);
-  lua_pushvalue(lua, lua_upvalueindex(1));
-  lua_insert(lua, 1);
-  lua_call(lua, 1, 1);
-  return 1;
-}
-
-// setmetatable with Lua's own as upvalue 1.
-int SafeSetmetatable(lua_State* lua) {
-  if (IsProxy(lua, 1)) return ReadonlyRawError(lua);
-  int argc = lua_gettop(lua);
-  lua_pushvalue(lua, lua_upvalueindex(1));
-  lua_insert(lua, 1);
-  lua_call(lua, argc, 1);
-  return 1;
-}
-
-// Pushes the function compiled from the string on top (popped), or nil and the error.
-// Binary chunks are refused, as Redis does: Lua 5.1 does not verify bytecode, and
-// crafted bytecode can read and write outside the VM.
-int LoadChunk(lua_State* lua, const char* chunk_name) {
-  size_t len = 0;
-  const char* code = lua_tolstring(lua, -1, &len);
-  if (len > 0 && code[0] == LUA_SIGNATURE[0]) {
-    lua_pushnil(lua);
-    lua_pushliteral(lua, "attempt to load a binary chunk");
-    return 2;
-  }
-  if (luaL_loadbuffer(lua, code, len, chunk_name) != 0) {
-    lua_pushnil(lua);
-    lua_insert(lua, -2);
-    return 2;
-  }
-  return 1;
-}
-
-int SafeLoadstring(lua_State* lua) {
-  luaL_checkstring(lua, 1);
-  const char* chunk_name = luaL_optstring(lua, 2, lua_tostring(lua, 1));
-  lua_pushvalue(lua, 1);
-  return LoadChunk(lua, chunk_name);
-}
-
-int SafeLoad(lua_State* lua) {
-  luaL_checktype(lua, 1, LUA_TFUNCTION);
-  const char* chunk_name = luaL_optstring(lua, 2, "=(load)");
-  lua_settop(lua, 2);
-  luaL_Buffer code;
-  luaL_buffinit(lua, &code);
-  while (true) {
-    lua_pushvalue(lua, 1);
-    lua_call(lua, 0, 1);
-    if (lua_isnil(lua, -1) || (lua_isstring(lua, -1) && lua_objlen(lua, -1) == 0)) {
-      lua_pop(lua, 1);
-      break;
-    }
-    if (!lua_isstring(lua, -1)) return luaL_error(lua, "reader function must return a string");
-    luaL_addvalue(&code);
-  }
-  luaL_pushresult(&code);
-  return LoadChunk(lua, chunk_name);
-}
-
-// Redis's pcall: an error that is an error table comes back as its err text.
-int RedisPcall(lua_State* lua) {
-  luaL_checkany(lua, 1);
-  int argc = lua_gettop(lua);
-  lua_pushboolean(lua, 1);
-  lua_insert(lua, 1);
-  if (lua_pcall(lua, argc - 1, LUA_MULTRET, 0) != 0) {
-    lua_remove(lua, 1);
-    if (lua_istable(lua, -1)) {
-      RawField(lua, -1, "err");
-      if (lua_isstring(lua, -1))
-        lua_replace(lua, -2);
-      else
-        lua_pop(lua, 1);
-    }
-    lua_pushboolean(lua, 0);
-    lua_insert(lua, 1);
-  }
-  return lua_gettop(lua);
-}
-
-// --- Conversions
-
-int64_t ToInteger(double value) {
-  // Out of range (and NaN) give INT64_MIN, as the x86 conversion Redis relies on.
-  if (value >= -9223372036854775808.0 && value < 9223372036854775808.0)
-    return static_cast<int64_t>(value);
-  return INT64_MIN;
-}
-
-bool ReadLine(std::string_view* in, std::string_view* line) {
-  size_t end = in->find("\r\n");
-  if (end == std::string_view::npos || end == 0) return false;
-  *line = in->substr(1, end - 1);
-  in->remove_prefix(end + 2);
-  return true;
-}
-
-bool ReadInt(std::string_view text, int64_t* value) {
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
-  return ec == std::errc() && ptr == text.data() + text.size();
-}
-
-bool ReadBulk(std::string_view* in, int64_t len, std::string_view* payload) {
-  if (len < 0 || in->size() < static_cast<size_t>(len) + 2) return false;
-  *payload = in->substr(0, len);
-  in->remove_prefix(len + 2);
-  return true;
-}
-
-// Pushes the Lua value of the reply at the front of *in (Redis's RESP -> Lua rules) and
-// consumes it. False on a malformed reply (nothing pushed).
-bool PushReply(lua_State* lua, std::string_view* in, int depth) {
-  std::string_view line;
-  if (depth > kMaxNesting || !lua_checkstack(lua, 4) || in->empty()) return false;
-  char type = in->front();
-  const char* start = in->data();
-  if (!ReadLine(in, &line)) return false;
-  int64_t n = 0;
-  std::string_view payload;
-  switch (type) {
-    case '+':
-      lua_createtable(lua, 0, 1);
-      lua_pushlstring(lua, line.data(), line.size());
-      lua_setfield(lua, -2, "ok");
-      return true;
-    case '-':
-      PushErrorTable(lua, std::string_view(start, line.size() + 1));
-      return true;
-    case ':':
-      if (!ReadInt(line, &n)) return false;
-      lua_pushnumber(lua, static_cast<lua_Number>(n));
-      return true;
-    case '$':
-      if (!ReadInt(line, &n)) return false;
-      if (n < 0) {
-        lua_pushboolean(lua, 0);
-        return true;
-      }
-      if (!ReadBulk(in, n, &payload)) return false;
-      lua_pushlstring(lua, payload.data(), payload.size());
-      return true;
-    case '*':
-    case '>':
-      if (!ReadInt(line, &n)) return false;
-      if (n < 0) {
-        lua_pushboolean(lua, 0);
-        return true;
-      }
-      lua_createtable(lua, static_cast<int>(n), 0);
-      for (int64_t i = 1; i <= n; i++) {
-        if (!PushReply(lua, in, depth + 1)) {
-          lua_pop(lua, 1);
-          return false;
-        }
-        lua_rawseti(lua, -2, static_cast<int>(i));
-      }
-      return true;
-    case '%':
-    case '~': {
-      if (!ReadInt(line, &n) || n < 0) return false;
-      bool map = type == '%';
-      lua_createtable(lua, 0, 1);
-      // Not presized: Redis grows the table one key at a time, and the resulting layout
-      // decides the order pairs() visits the keys in.
-      lua_newtable(lua);
-      for (int64_t i = 0; i < n; i++) {
-        if (!PushReply(lua, in, depth + 1)) {
-          lua_pop(lua, 2);
-          return false;
-        }
-        if (!map) {
-          lua_pushboolean(lua, 1);
-        } else if (!PushReply(lua, in, depth + 1)) {
-          lua_pop(lua, 3);
-          return false;
-        }
-        if (lua_isnil(lua, -2))
-          lua_pop(lua, 2);  // a nil key cannot be stored
-        else
-          lua_rawset(lua, -3);
-      }
-      lua_setfield(lua, -2, map ? "map" : "set");
-      return true;
-    }
-    case '|':
-      // Attributes carry no value of their own: skip them, convert what follows.
-      if (!ReadInt(line, &n) || n < 0) return false;
-      for (int64_t i = 0; i < 2 * n; i++) {
-        if (!PushReply(lua, in, depth + 1)) return false;
-        lua_pop(lua, 1);
-      }
-      return PushReply(lua, in, depth);
-    case ',': {
-      std::string number(line);
-      lua_createtable(lua, 0, 1);
-      lua_pushnumber(lua, strtod(number.c_str(), nullptr));
-      lua_setfield(lua, -2, "double");
-      return true;
-    }
-    case '#':
-      lua_pushboolean(lua, line == "t");
-      return true;
-    case '_':
-      lua_pushnil(lua);
-      return true;
-    case '(':
-      lua_createtable(lua, 0, 1);
-      lua_pushlstring(lua, line.data(), line.size());
-      lua_setfield(lua, -2, "big_number");
-      return true;
-    case '=':
-      if (!ReadInt(line, &n) || !ReadBulk(in, n, &payload) || payload.size() < 4) return false;
-      lua_createtable(lua, 0, 1);
-      lua_createtable(lua, 0, 2);
-      lua_pushlstring(lua, payload.data(), 3);
-      lua_setfield(lua, -2, "format");
-      lua_pushlstring(lua, payload.data() + 4, payload.size() - 4);
-      lua_setfield(lua, -2, "string");
-      lua_setfield(lua, -2, "verbatim_string");
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Number of values t[1], t[2], ... before the first nil (Redis's array length).
-int ArrayLength(lua_State* lua, int table) {
-  int n = 0;
-  while (true) {
-    lua_rawgeti(lua, table, n + 1);
-    bool end = lua_isnil(lua, -1);
-    lua_pop(lua, 1);
-    if (end) return n;
-    n++;
-  }
-}
-
-int PairCount(lua_State* lua, int table) {
-  int n = 0;
-  lua_pushnil(lua);
-  while (lua_next(lua, table)) {
-    lua_pop(lua, 1);
-    n++;
-  }
-  return n;
-}
-
-class ReplyConverter {
- public:
-  ReplyConverter(lua_State* lua, ScriptReplyWriter* out, int resp)
-      : lua_(lua), out_(out), resp_(resp) {}
-
-  // Writes the value on top of the stack (Redis's Lua -> reply rules) and pops it.
-  void Write(int depth) {
-    if (depth > kMaxNesting || !lua_checkstack(lua_, 4)) {
-      out_->Error("ERR reached lua stack limit");
-    } else {
-      switch (lua_type(lua_, -1)) {
-        case LUA_TSTRING:
-          out_->Bulk(ToView(lua_, -1));
-          break;
-        case LUA_TBOOLEAN:
-          if (resp_ == 3)
-            out_->Bool(lua_toboolean(lua_, -1));
-          else if (lua_toboolean(lua_, -1))
-            out_->Integer(1);
-          else
-            out_->Nil();
-          break;
-        case LUA_TNUMBER:
-          out_->Integer(ToInteger(lua_tonumber(lua_, -1)));
-          break;
-        case LUA_TTABLE:
-          WriteTable(depth);
-          break;
-        default:
-          out_->Nil();
-      }
-    }
-    lua_pop(lua_, 1);
-  }
-
- private:
-  // The table on top of the stack (left there).
-  void WriteTable(int depth) {
-    int table = lua_gettop(lua_);
-    if (WriteTyped(table, "err", LUA_TSTRING,
-                   [this] { out_->Error(OneLine(ToView(lua_, -1), &scratch_)); }))
-      return;
-    if (WriteTyped(table, "ok", LUA_TSTRING,
-                   [this] { out_->Status(OneLine(ToView(lua_, -1), &scratch_)); }))
-      return;
-    if (WriteTyped(table, "double", LUA_TNUMBER, [this] { out_->Double(lua_tonumber(lua_, -1)); }))
-      return;
-    if (WriteTyped(table, "big_number", LUA_TSTRING,
-                   [this] { out_->BigNumber(OneLine(ToView(lua_, -1), &scratch_)); }))
-      return;
-    if (WriteVerbatim(table)) return;
-    RawField(lua_, table, "map");
-    if (lua_istable(lua_, -1)) {
-      int map = lua_gettop(lua_);
-      out_->Map(PairCount(lua_, map));
-      lua_pushnil(lua_);
-      while (lua_next(lua_, map)) {
-        lua_pushvalue(lua_, -2);
-        Write(depth + 1);
-        Write(depth + 1);
-      }
-      lua_pop(lua_, 1);
-      return;
-    }
-    lua_pop(lua_, 1);
-    RawField(lua_, table, "set");
-    if (lua_istable(lua_, -1)) {
-      int set = lua_gettop(lua_);
-      out_->Set(PairCount(lua_, set));
-      lua_pushnil(lua_);
-      while (lua_next(lua_, set)) {
-        lua_pop(lua_, 1);
-        lua_pushvalue(lua_, -1);
-        Write(depth + 1);
-      }
-      lua_pop(lua_, 1);
-      return;
-    }
-    lua_pop(lua_, 1);
-    int length = ArrayLength(lua_, table);
-    out_->Array(length);
-    for (int i = 1; i <= length; i++) {
-      lua_rawgeti(lua_, table, i);
-      Write(depth + 1);
-    }
-  }
-
-  template <typename F>
-  bool WriteTyped(int table, const char* field, int type, F write) {
-    RawField(lua_, table, field);
-    bool match = lua_type(lua_, -1) == type;
-    if (match) write();
-    lua_pop(lua_, 1);
-    return match;
-  }
-
-  bool WriteVerbatim(int table) {
-    RawField(lua_, table, "verbatim_string");
-    bool written = false;
-    if (lua_istable(lua_, -1)) {
-      RawField(lua_, -1, "format");
-      RawField(lua_, -2, "string");
-      if (lua_type(lua_, -2) == LUA_TSTRING && lua_type(lua_, -1) == LUA_TSTRING) {
-        out_->Verbatim(ToView(lua_, -1), ToView(lua_, -2));
-        written = true;
-      }
-      lua_pop(lua_, 2);
-    }
-    lua_pop(lua_, 1);
-    return written;
-  }
-
-  lua_State* lua_;
-  ScriptReplyWriter* out_;
-  int resp_;
-  std::string scratch_;
-};
-
-void PushStringArray(lua_State* lua, absl::Span<const std::string_view> items) {
-  lua_createtable(lua, static_cast<int>(items.size()), 0);
-  for (size_t i = 0; i < items.size(); i++) {
-    lua_pushlstring(lua, items[i].data(), items[i].size());
-    lua_rawseti(lua, -2, static_cast<int>(i + 1));
-  }
 }
 
 // The error handler: whatever was raised becomes an error table with the position of
@@ -972,12 +373,7 @@ void OpenBundledLibraries(lua_State*) {}
 
 void Interpreter::SetUpGlobals() {
   lua_State* lua = lua_;
-  lua_newtable(lua);
-  lua_newtable(lua);
-  lua_pushliteral(lua, "k");
-  lua_setfield(lua, -2, "__mode");
-  lua_setmetatable(lua, -2);
-  lua_setfield(lua, LUA_REGISTRYINDEX, kProxiesKey);
+  lua::InitProxies(lua);
 
   OpenLibrary(lua, luaopen_base, "");
   OpenLibrary(lua, luaopen_table, LUA_TABLIBNAME);
@@ -1007,31 +403,8 @@ void Interpreter::SetUpGlobals() {
   lua_pushvalue(lua, LUA_GLOBALSINDEX);
   int globals = lua_gettop(lua);
 
-  // Base functions that would bypass the protection.
-  lua_pushcfunction(lua, SafeNext);
-  lua_pushvalue(lua, -1);
-  lua_setfield(lua, globals, "next");
-  lua_pushcclosure(lua, SafePairs, 1);
-  lua_setfield(lua, globals, "pairs");
-  lua_pushcfunction(lua, SafeIpairsStep);
-  lua_pushcclosure(lua, SafeIpairs, 1);
-  lua_setfield(lua, globals, "ipairs");
-  lua_pushcfunction(lua, SafeRawget);
-  lua_setfield(lua, globals, "rawget");
-  lua_pushcfunction(lua, SafeRawset);
-  lua_setfield(lua, globals, "rawset");
-  lua_getfield(lua, globals, "setmetatable");
-  lua_pushcclosure(lua, SafeSetmetatable, 1);
-  lua_setfield(lua, globals, "setmetatable");
-  lua_getfield(lua, globals, "getmetatable");
-  lua_pushcclosure(lua, SafeGetmetatable, 1);
-  lua_setfield(lua, globals, "getmetatable");
-  lua_pushcfunction(lua, RedisPcall);
-  lua_setfield(lua, globals, "pcall");
-  lua_pushcfunction(lua, SafeLoadstring);
-  lua_setfield(lua, globals, "loadstring");
-  lua_pushcfunction(lua, SafeLoad);
-  lua_setfield(lua, globals, "load");
+  // Base functions that would bypass the protection, Redis's pcall, safe loaders.
+  lua::InstallSafeBaseFunctions(lua, globals);
   lua_getfield(lua, globals, "math");
   SetFunction(lua, "random", LuaApi::MathRandom);
   SetFunction(lua, "randomseed", LuaApi::MathRandomSeed);
@@ -1040,7 +413,7 @@ void Interpreter::SetUpGlobals() {
   // Every library table is seen through a read-only proxy, also from strings' methods.
   for (const char* name :
        {"string", "table", "math", "coroutine", "cjson", "bit", "cmsgpack", "struct"}) {
-    ProtectField(lua, globals, name);
+    lua::ProtectField(lua, globals, name);
   }
   lua_pushliteral(lua, "");
   lua_getmetatable(lua, -1);
@@ -1146,10 +519,10 @@ void Interpreter::RunScript(std::string_view sha, absl::Span<const std::string_v
                             absl::Span<const std::string_view> argv, ScriptReplyWriter* out) {
   lua_rawgeti(lua_, LUA_REGISTRYINDEX, eval_globals_ref_);
   lua_pushliteral(lua_, "KEYS");
-  PushStringArray(lua_, keys);
+  lua::PushStringArray(lua_, keys);
   lua_rawset(lua_, -3);
   lua_pushliteral(lua_, "ARGV");
-  PushStringArray(lua_, argv);
+  lua::PushStringArray(lua_, argv);
   lua_rawset(lua_, -3);
   lua_pop(lua_, 1);
 
@@ -1170,7 +543,7 @@ void Interpreter::Run(std::string_view name, int nargs, ScriptReplyWriter* out) 
   if (interrupt_) lua_sethook(lua_, nullptr, 0, 0);
 
   if (status == 0) {
-    ReplyConverter(lua_, out, resp_).Write(0);
+    lua::WriteValue(lua_, out, resp_);
   } else if (lua_istable(lua_, -1)) {
     int error = lua_gettop(lua_);
     RawField(lua_, error, "err");
@@ -1183,13 +556,13 @@ void Interpreter::Run(std::string_view name, int nargs, ScriptReplyWriter* out) 
       text.append(std::to_string(lua_tointeger(lua_, -1))).append(".");
     }
     std::string scratch;
-    out->Error(OneLine(text, &scratch));
+    out->Error(lua::OneLine(text, &scratch));
   } else {
     std::string text = "ERR Error running script ";
     text.append(name).append(", ");
     text.append(lua_isstring(lua_, -1) ? ToView(lua_, -1).substr(0, 100) : "execution failure");
     std::string scratch;
-    out->Error(OneLine(text, &scratch));
+    out->Error(lua::OneLine(text, &scratch));
   }
   lua_settop(lua_, handler - 1);
   AfterRun();
@@ -1304,8 +677,8 @@ void Interpreter::CallFunction(std::string_view name, absl::Span<const std::stri
   lua_replace(lua_, LUA_GLOBALSINDEX);
   lua_rawgeti(lua_, LUA_REGISTRYINDEX, error_handler_ref_);
   lua_rawgeti(lua_, LUA_REGISTRYINDEX, it->second.ref);
-  PushStringArray(lua_, keys);
-  PushStringArray(lua_, argv);
+  lua::PushStringArray(lua_, keys);
+  lua::PushStringArray(lua_, argv);
   Run(name, 2, out);
   lua_rawgeti(lua_, LUA_REGISTRYINDEX, eval_env_ref_);
   lua_replace(lua_, LUA_GLOBALSINDEX);
@@ -1350,7 +723,7 @@ bool Interpreter::CallCommand(lua_State* lua, bool raise) {
   // 7999 arguments leaves none otherwise).
   lua_settop(lua, 0);
   std::string_view in = reply_;
-  if (!PushReply(lua, &in, 0)) {
+  if (!lua::PushReply(lua, &in)) {
     PushErrorTable(lua, "reached lua stack limit or malformed reply");
     return raise;
   }
