@@ -55,6 +55,9 @@ constexpr int kHookInstructions = 100000;
 // An incremental GC step every this many runs, of this many steps (Redis's numbers).
 constexpr int kGcPeriod = 50;
 constexpr auto kLoadTimeout = std::chrono::milliseconds(500);
+// The stack a run may use below Run's frame (see LuaApi::CheckStack).
+constexpr uintptr_t kLuaStackBytes = 64 * 1024;
+constexpr uintptr_t kStackSlackBytes = 16 * 1024;
 
 constexpr int kVersionNum = 0x07000F;
 constexpr char kVersion[] = "7.0.15";
@@ -267,11 +270,12 @@ class LuaApi {
     return Self(lua)->Register(lua) ? 0 : lua_error(lua);
   }
 
-  static void Hook(lua_State* lua, lua_Debug*) {
+  static void Hook(lua_State* lua, lua_Debug* event) {
     Interpreter* self = Self(lua);
+    if (event->event == LUA_HOOKCALL) return CheckStack(lua, self);
     if (self->loading_ != nullptr) {
       if (std::chrono::steady_clock::now() - self->loading_->start < kLoadTimeout) return;
-      lua_sethook(lua, Hook, LUA_MASKLINE, 0);
+      lua_sethook(lua, Hook, LUA_MASKLINE | LUA_MASKCALL, 0);
       RaiseError(lua, "FUNCTION LOAD timeout");
       return;
     }
@@ -279,9 +283,29 @@ class LuaApi {
       if (!self->interrupt_ || !self->interrupt_()) return;
       // From now on every line raises, so pcall cannot keep the script alive.
       self->killed_ = true;
-      lua_sethook(lua, Hook, LUA_MASKLINE, 0);
+      lua_sethook(lua, Hook, LUA_MASKLINE | LUA_MASKCALL, 0);
     }
     RaiseError(lua, "Script killed by user with SCRIPT KILL...");
+  }
+
+  // Every call (Lua's, C's, metamethods, callbacks of gsub or sort) checks how much of
+  // the thread's stack the run has used: Lua's own limit (200 nested C calls) needs more
+  // than a fiber's 128 KiB (string.gsub alone keeps an 8 KiB buffer per level), and an
+  // overflow would crash the server. Past the limit the call fails with Lua's text; the
+  // error handler, which runs at that depth, and code that catches the error get
+  // kStackSlackBytes more before the next failure.
+  static void CheckStack(lua_State* lua, Interpreter* self) {
+    char here;
+    uintptr_t used =
+        reinterpret_cast<uintptr_t>(self->stack_base_) - reinterpret_cast<uintptr_t>(&here);
+    if (used <= kLuaStackBytes) {
+      self->stack_overflow_ = false;
+      return;
+    }
+    if (self->stack_overflow_ && used <= kLuaStackBytes + kStackSlackBytes) return;
+    self->stack_overflow_ = true;
+    lua_pushliteral(lua, "C stack overflow");
+    lua_error(lua);
   }
 };
 
@@ -538,9 +562,13 @@ void Interpreter::Run(std::string_view name, int nargs, ScriptReplyWriter* out) 
   int handler = lua_gettop(lua_) - nargs - 1;
   resp_ = 2;
   killed_ = false;
-  if (interrupt_) lua_sethook(lua_, LuaApi::Hook, LUA_MASKCOUNT, kHookInstructions);
+  char stack_base;
+  stack_base_ = &stack_base;
+  stack_overflow_ = false;
+  lua_sethook(lua_, LuaApi::Hook, LUA_MASKCALL | (interrupt_ ? LUA_MASKCOUNT : 0),
+              kHookInstructions);
   int status = lua_pcall(lua_, nargs, 1, handler);
-  if (interrupt_) lua_sethook(lua_, nullptr, 0, 0);
+  lua_sethook(lua_, nullptr, 0, 0);
 
   if (status == 0) {
     lua::WriteValue(lua_, out, resp_);
@@ -606,7 +634,10 @@ bool Interpreter::LoadLibrary(std::string_view lib, std::string_view body,
   Loading loading;
   loading.start = std::chrono::steady_clock::now();
   loading_ = &loading;
-  lua_sethook(lua_, LuaApi::Hook, LUA_MASKCOUNT, kHookInstructions);
+  char stack_base;
+  stack_base_ = &stack_base;
+  stack_overflow_ = false;
+  lua_sethook(lua_, LuaApi::Hook, LUA_MASKCALL | LUA_MASKCOUNT, kHookInstructions);
   int status = lua_pcall(lua_, 0, 0, handler);
   lua_sethook(lua_, nullptr, 0, 0);
   loading_ = nullptr;

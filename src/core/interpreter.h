@@ -94,6 +94,10 @@ class Interpreter {
   // Drops every compiled script (SCRIPT FLUSH).
   void FlushScripts();
 
+  // Stack: a run uses at most about 64 KiB of the calling thread's (fiber's) stack for
+  // Lua's nesting (deeper calls fail with "C stack overflow" instead of overflowing),
+  // plus about 24 KiB of slack, plus what a redis.call made at that depth needs.
+
   // Runs f_<sha> (REQUIRES: HasScript) with the globals KEYS and ARGV, and writes its
   // result, or the error it raised in Redis's words (with "script: <sha>, on
   // @user_script:<line>." as Redis 7.0 words it), to *out. Each run starts in RESP2
@@ -191,8 +195,10 @@ class Interpreter {
   int function_load_globals_ref_ = 0;
   int function_run_globals_ref_ = 0;
 
-  int resp_ = 2;         // redis.setresp of the running script
-  bool killed_ = false;  // the interrupt fired: every hook call raises again
+  int resp_ = 2;                      // redis.setresp of the running script
+  bool killed_ = false;               // the interrupt fired: every hook call raises again
+  const char* stack_base_ = nullptr;  // a local of the running Run / LoadLibrary
+  bool stack_overflow_ = false;       // raised "C stack overflow", not yet back under
   int runs_since_gc_ = 0;
   // math.random's state: Redis's rand48, per interpreter, from Redis's initial seed.
   uint64_t rand48_ = 0x1234ABCD330E;

@@ -595,6 +595,23 @@ TEST_F(InterpreterTest, MemoryStaysFlat) {
   EXPECT_LT(interpreter_.used_memory_bytes(), 100u * 1024);
 }
 
+TEST_F(InterpreterTest, DeepNestingFailsBeforeTheStackEnds) {
+  // Each level of gsub keeps an 8 KiB buffer on the C stack: Lua's own limit (200 levels)
+  // would need 1.6 MiB. The run stops at its stack budget with Lua's text instead.
+  std::string body =
+      "local function f(n) if n == 0 then return 'x' end "
+      "return (string.gsub('a', 'a', function() return f(n-1) end)) end return f(300)";
+  EXPECT_EQ(Eval(body), "-ERR C stack overflow" + Suffix(body));
+  // Caught, the error leaves the script running normally.
+  EXPECT_EQ(Eval("local function f(n) if n == 0 then return 'x' end local ok, v = "
+                 "pcall(string.gsub, 'a', 'a', function() return f(n-1) end) return v end "
+                 "return f(300)"),
+            BulkOf("C stack overflow"));
+  EXPECT_EQ(Eval("local d = 0 local function f() d = d + 1 local ok = pcall(f) "
+                 "if d < 10000 then return f() end end f() return d"),
+            ":10000\r\n");
+}
+
 TEST_F(InterpreterTest, Interrupt) {
   int checks = 0;
   interpreter_.set_interrupt([&checks] { return ++checks == 3; });
