@@ -37,6 +37,7 @@ int luaopen_bit(lua_State* lua);
 #include <cstdio>
 #include <cstdlib>
 
+#include "src/core/lua_libs.h"
 #include "src/core/lua_sandbox.h"
 #include "src/core/lua_values.h"
 
@@ -387,11 +388,10 @@ void PushRedisApi(lua_State* lua, bool eval) {
 }
 
 // Registers the bundled libraries Debian does not package (src/core/lua_libs.h).
-// They are written on the `lualibs` branch: until it lands, scripts see no cmsgpack
-// or struct. This is the one place to register them:
-//   OpenLibraryAs(lua, OpenLuaCmsgpack, "cmsgpack");
-//   OpenLibraryAs(lua, OpenLuaStruct, "struct");
-void OpenBundledLibraries(lua_State*) {}
+void OpenBundledLibraries(lua_State* lua) {
+  OpenLibraryAs(lua, OpenLuaCmsgpack, "cmsgpack");
+  OpenLibraryAs(lua, OpenLuaStruct, "struct");
+}
 
 }  // namespace
 
