@@ -14,7 +14,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config liburing-dev libboost-fiber-dev \
       libboost-context-dev libabsl-dev libmimalloc-dev libgoogle-glog-dev libgflags-dev \
-      libssl-dev libgtest-dev libgmock-dev \
+      libssl-dev libgtest-dev libgmock-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -30,7 +30,7 @@ FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       liburing2 libboost-fiber1.74.0 libboost-context1.74.0 libabsl20220623 libmimalloc2.0 \
-      libgoogle-glog0v6 libgflags2.2 libssl3 \
+      libgoogle-glog0v6 libgflags2.2 libssl3 liblua5.1-0 lua-cjson lua-bitop \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 999 --home-dir /data --shell /usr/sbin/nologin damselfly \
  && mkdir -p /data && chown damselfly:damselfly /data

@@ -238,6 +238,7 @@ std::vector<std::string_view> CommandRegistry::FlagNames(uint32_t flags) {
       {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdNoAuth, "no_auth"},
       {kCmdAllowBusy, "allow_busy"}, {kCmdNoMulti, "no_multi"},
       {kCmdFast, "fast"},           {kCmdBlocking, "blocking"},
+      {kCmdNoMandatoryKeys, "no_mandatory_keys"},
   };
   std::vector<std::string_view> names;
   for (const auto& [bit, name] : kNames) {
@@ -256,6 +257,7 @@ std::vector<std::string> CommandRegistry::AclNames(uint32_t acl) {
       {kAclFast, "fast"},         {kAclSlow, "slow"},         {kAclBlocking, "blocking"},
       {kAclDangerous, "dangerous"},
       {kAclConnection, "connection"}, {kAclTransaction, "transaction"},
+      {kAclScripting, "scripting"},
   };
   std::vector<std::string> names;
   for (const auto& [bit, name] : kNames) {

@@ -43,6 +43,10 @@ enum CommandFlag : uint32_t {
   kCmdWholeShard = 1 << 13,
   kCmdSkipSlowlog = 1 << 14,  // EXEC: the commands it runs are logged instead
   kCmdPubSub = 1 << 15,
+  kCmdNoMandatoryKeys = 1 << 16,  // may take no keys though it has key specs (EVAL)
+  // Runs a script on the connection's fiber, which makes its own hops (EVAL, FCALL):
+  // never squashed into a shard hop, also inside EXEC. Internal.
+  kCmdScript = 1 << 17,
 };
 
 // Flags of a key spec, as Redis 7 names them (COMMAND INFO, COMMAND GETKEYSANDFLAGS).
@@ -154,6 +158,7 @@ enum AclCategory : uint32_t {
   kAclSortedSet = 1 << 13,
   kAclPubSub = 1 << 14,
   kAclBlocking = 1 << 15,
+  kAclScripting = 1 << 20,
 };
 
 // A command implementation. args[0] is the command name as the client sent it.

@@ -91,6 +91,24 @@ constexpr CommandDoc kPubSubDocs[] = {
     {.name = "PUBSUB|HELP"},
 };
 
+// script_family.cc
+constexpr CommandDoc kScriptDocs[] = {
+    {"EVAL", "scripting", "Execute a Lua script server side", "2.6.0",
+     "script numkeys [key [key ...]] [arg [arg ...]]"},
+    {"EVALSHA", "scripting", "Execute a Lua script server side", "2.6.0",
+     "sha1 numkeys [key [key ...]] [arg [arg ...]]"},
+    {"EVAL_RO", "scripting", "Execute a read-only Lua script server side", "7.0.0",
+     "script numkeys [key [key ...]] [arg [arg ...]]"},
+    {"EVALSHA_RO", "scripting", "Execute a read-only Lua script server side", "7.0.0",
+     "sha1 numkeys [key [key ...]] [arg [arg ...]]"},
+    {"SCRIPT", "scripting", "A container for Lua scripts management commands", "2.6.0", ""},
+    {.name = "SCRIPT|LOAD", .syntax = "script"},
+    {.name = "SCRIPT|EXISTS", .syntax = "sha1 [sha1 ...]"},
+    {.name = "SCRIPT|FLUSH", .syntax = "[ASYNC | SYNC]"},
+    {.name = "SCRIPT|KILL"},
+    {.name = "SCRIPT|HELP"},
+};
+
 // config_family.cc
 constexpr CommandDoc kConfigDocs[] = {
     {"CONFIG", "server", "A container for server configuration commands", "2.0.0", ""},
@@ -445,6 +463,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kConnectionDocs);
   registry->AddDocs(kServerDocs);
   registry->AddDocs(kConfigDocs);
+  registry->AddDocs(kScriptDocs);
   registry->AddDocs(kSlowlogDocs);
   registry->AddDocs(kLatencyDocs);
   registry->AddDocs(kStringDocs);

@@ -25,6 +25,7 @@
 #include "src/server/cgroup_limits.h"
 #include "src/server/collection_limits.h"
 #include "src/server/server_stats.h"
+#include "src/server/script_runner.h"
 
 DEFINE_string(maxmemory, "0",
               "Memory limit (e.g. 4gb): past it, commands that add data get -OOM. 0: none; "
@@ -229,6 +230,11 @@ const std::vector<ConfigParam>& Params() {
        IntegerSetter(0, std::numeric_limits<int32_t>::max(),
                      facade::ClientConnection::SetIdleTimeoutSeconds)},
       {"maxclients", [] { return std::string("10000"); }, nullptr},
+      // Scripts running longer make the server answer -BUSY (script_runner.h).
+      {"busy-reply-threshold", [] { return helio::StrCat(BusyReplyThresholdMs()); },
+       IntegerSetter(0, kMaxLong, SetBusyReplyThresholdMs)},
+      {"lua-time-limit", [] { return helio::StrCat(BusyReplyThresholdMs()); },
+       IntegerSetter(0, kMaxLong, SetBusyReplyThresholdMs)},
       // INFO latencystats: always on, with Redis 7's default percentiles.
       {"latency-tracking", [] { return std::string("yes"); }, nullptr},
       {"latency-tracking-info-percentiles", [] { return std::string("50 99 99.9"); }, nullptr},

@@ -22,6 +22,7 @@
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/main_service.h"
+#include "src/server/script_runner.h"
 #include "src/server/memcache_service.h"
 #include "src/server/metrics.h"
 
@@ -178,6 +179,7 @@ int main(int argc, char** argv) {
   signal_waiter.join();
 
   damselfly::ClientPause::Unpause();  // parked connections must see their sockets close
+  damselfly::StopAllScripts();         // a busy script's connection must end too
   server.Stop();
   shards.Shutdown();
   damselfly::shard_set = nullptr;

@@ -20,6 +20,8 @@
 #include "src/server/monitor.h"
 #include "src/server/multi_exec.h"
 #include "src/server/pubsub_family.h"
+#include "src/server/script_family.h"
+#include "src/server/script_runner.h"
 #include "src/server/server_family.h"
 #include "src/server/server_state.h"
 #include "src/server/set_family.h"
@@ -61,6 +63,7 @@ void Service::RegisterCommands() {
   DebugFamily::Register(&registry_);
   MultiExec::Register(&registry_);
   PubSubFamily::Register(&registry_);
+  ScriptFamily::Register(&registry_);
   registry_.CheckEveryDocUsed();
 }
 
@@ -91,6 +94,13 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
       return nullptr;
     }
   }
+  if (ScriptsBusy()) [[unlikely]] {
+    if (std::string error = BusyScriptError(cid, args); !error.empty()) {
+      cntx->reply_builder()->SendError(error);
+      CountRejected(cid, args);
+      return nullptr;
+    }
+  }
   // A monitoring connection counts as a replica in Redis, which keeps it off the keys.
   if (IsMonitoring(cntx) && (cid->flags & (facade::kCmdWrite | facade::kCmdReadOnly))) {
     cntx->reply_builder()->SendError("ERR Replica can't interact with the keyspace");
@@ -106,6 +116,8 @@ Service::Route Service::RouteOf(const CommandId* cid, CmdArgList args) {
   if (cid->whole_shard_if != nullptr && cid->whole_shard_if(args)) return route;
   // Sleeps on the fiber (blocking_controller.h), which a hop must not do.
   if (cid->flags & facade::kCmdBlocking) return {Route::kCrossShard, 0};
+  // Runs a script, which hops as it goes (script_runner.h).
+  if (cid->flags & facade::kCmdScript) return {Route::kCrossShard, 0};
   bool first = true;
   cid->ForEachKey(args, [&](size_t index, uint32_t) {
     ShardId shard = shard_set->ShardOf(args[index]);

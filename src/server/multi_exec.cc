@@ -103,6 +103,8 @@ Placement PlacementOf(const CommandId* cid, CmdArgList args) {
   Placement placement = Placement::kNoKeys;
   // Makes its hops on every shard through EXEC's (whole-shard) transaction.
   if (cid->whole_shard_if != nullptr && cid->whole_shard_if(args)) return Placement::kNoKeys;
+  // A script makes its own hops, from the fiber, through EXEC's transaction.
+  if (cid->flags & facade::kCmdScript) return Placement::kManyShards;
   ShardId first = 0;
   cid->ForEachKey(args, [&](size_t index, uint32_t) {
     ShardId shard = shard_set->ShardOf(args[index]);
@@ -114,32 +116,6 @@ Placement PlacementOf(const CommandId* cid, CmdArgList args) {
     }
   });
   return placement;
-}
-
-// Runs one queued command inside EXEC's transaction `tx` (null when no command has keys).
-// As in Redis, each one counts as a call of its own: command stats, the slow log (EXEC
-// itself stays out of it) and MONITOR, which shows them before the EXEC.
-void RunInExec(const CommandId* cid, CmdArgList args, Transaction* tx, ConnectionContext* cntx) {
-  cntx->last_command = cid;
-  cntx->last_subcommand =
-      cid->subcommands.empty() || args.size() < 2 ? nullptr : cid->FindSubcommand(args[1]);
-  switch (PlacementOf(cid, args)) {
-    case Placement::kNoKeys:
-      RunCommand(cid, cid->handler, args, cntx, CommandClockTicks());
-      return;
-    case Placement::kOneShard:
-      tx->BindCommand(cid, args, cntx->db_index);
-      return tx->Execute(
-          [&](Transaction*, EngineShard*) {
-            ShardLocalScope local;
-            RunCommand(cid, cid->handler, args, cntx, CommandClockTicks());
-          },
-          true);
-    case Placement::kManyShards:
-      // Binds tx via CommandTransaction.
-      RunCommand(cid, cid->handler, args, cntx, CommandClockTicks());
-      return;
-  }
 }
 
 void CmdExec(CmdArgList, ConnectionContext* cntx) {
@@ -200,7 +176,7 @@ void CmdExec(CmdArgList, ConnectionContext* cntx) {
   state->executing = true;
   rb->StartArray(queued.size());
   for (size_t i = 0; i < queued.size(); ++i) {
-    RunInExec(queued[i].cid, views[i], state->exec_tx, cntx);
+    RunInTransaction(queued[i].cid, views[i], state->exec_tx, cntx);
   }
   state->executing = false;
   state->exec_tx = nullptr;
@@ -208,6 +184,29 @@ void CmdExec(CmdArgList, ConnectionContext* cntx) {
 }
 
 }  // namespace
+
+void RunInTransaction(const CommandId* cid, CmdArgList args, Transaction* tx, ConnectionContext* cntx) {
+  cntx->last_command = cid;
+  cntx->last_subcommand =
+      cid->subcommands.empty() || args.size() < 2 ? nullptr : cid->FindSubcommand(args[1]);
+  switch (PlacementOf(cid, args)) {
+    case Placement::kNoKeys:
+      RunCommand(cid, cid->handler, args, cntx, CommandClockTicks());
+      return;
+    case Placement::kOneShard:
+      tx->BindCommand(cid, args, cntx->db_index);
+      return tx->Execute(
+          [&](Transaction*, EngineShard*) {
+            ShardLocalScope local;
+            RunCommand(cid, cid->handler, args, cntx, CommandClockTicks());
+          },
+          true);
+    case Placement::kManyShards:
+      // Binds tx via CommandTransaction.
+      RunCommand(cid, cid->handler, args, cntx, CommandClockTicks());
+      return;
+  }
+}
 
 void UnwatchAll(ConnectionContext* cntx) {
   ConnTxState* state = ConnTxState::Find(cntx);

@@ -38,4 +38,14 @@ class MultiExec {
   static void OnConnectionClose(facade::ConnectionContext* cntx);
 };
 
+class Transaction;
+
+// Runs one command inside a running MULTI-style transaction `tx` (EXEC's, or a script's;
+// null when EXEC's commands have no keys) whose locks cover the command's keys: on its
+// keys' shard in one hop, on the fiber when it has none or several shards. As in Redis,
+// each one counts as a call of its own: command stats, the slow log (EXEC itself stays
+// out of it) and MONITOR, which shows them before the EXEC.
+void RunInTransaction(const facade::CommandId* cid, facade::CmdArgList args, Transaction* tx,
+                      facade::ConnectionContext* cntx);
+
 }  // namespace damselfly

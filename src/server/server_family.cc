@@ -1,4 +1,3 @@
-#include "src/server/tracking.h"
 #include "src/server/server_family.h"
 
 #include <gflags/gflags.h>
@@ -20,9 +19,11 @@
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/main_service.h"
+#include "src/server/script_family.h"
 #include "src/server/channel_store.h"
 #include "src/server/monitor.h"
 #include "src/server/server_state.h"
+#include "src/server/tracking.h"
 #include "src/server/transaction.h"
 #include "src/server/server_stats.h"
 #include "src/server/command_accounting.h"
@@ -156,6 +157,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("maxmemory_policy", MaxMemoryPolicy());
     field("mem_fragmentation_ratio", FormatDouble("%.2f", used ? double(rss) / used : 0.0));
     field("mem_allocator", "mimalloc");
+    field("number_of_cached_scripts", ScriptFamily::CachedScripts());
     field("table_used_memory", totals.table_bytes);
     field("num_buckets", totals.buckets);
     field("num_entries", totals.entries);
@@ -201,6 +203,10 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     // (more commands than hops means pipelines were squashed).
     field("total_shard_hops", totals.shard_hops);
     field("total_remote_commands", totals.remote_commands);
+    // Scripts that used keys they did not declare; those re-run as whole-shard
+    // transactions because such a key was held (script_runner.h).
+    field("scripts_undeclared_keys", totals.scripts_undeclared_keys);
+    field("scripts_rerun_whole_shard", totals.scripts_rerun_whole_shard);
   }
   if (show("replication")) {
     header("Replication");

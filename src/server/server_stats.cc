@@ -31,6 +31,8 @@ void AddInto(const ThreadSnapshot& t, ThreadSnapshot* sum) {
   sum->commands_processed += t.commands_processed;
   sum->shard_hops += t.shard_hops;
   sum->remote_commands += t.remote_commands;
+  sum->scripts_undeclared_keys += t.scripts_undeclared_keys;
+  sum->scripts_rerun_whole_shard += t.scripts_rerun_whole_shard;
   sum->hits += t.hits;
   sum->misses += t.misses;
   sum->expired += t.expired;
@@ -71,6 +73,8 @@ StatsSnapshot GatherStats() {
     s.commands_processed = state->stats.commands_processed;
     s.shard_hops = state->stats.shard_hops;
     s.remote_commands = state->stats.remote_commands;
+    s.scripts_undeclared_keys = state->stats.scripts_undeclared_keys;
+    s.scripts_rerun_whole_shard = state->stats.scripts_rerun_whole_shard;
     s.tasks_run = proactor->tasks_run();
     mine.commands.assign(state->commands.begin(), state->commands.end());
     const facade::FacadeStats* facade_stats = facade::FacadeStats::tlocal();
@@ -182,6 +186,8 @@ void ResetStats() {
     state->stats.connections_received = 0;
     state->stats.shard_hops = 0;
     state->stats.remote_commands = 0;
+    state->stats.scripts_undeclared_keys = 0;
+    state->stats.scripts_rerun_whole_shard = 0;
     state->commands.fill(CommandCounters{});
     for (auto& latency : state->latency) latency.reset();
     facade::FacadeStats* facade_stats = facade::FacadeStats::tlocal();

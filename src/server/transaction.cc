@@ -146,6 +146,21 @@ void Transaction::Schedule() {
   scheduled_ = true;
 }
 
+uint64_t Transaction::LockLate(std::string_view key, LockMode mode) {
+  DCHECK(scheduled_ && multi_ && !inline_);
+  Entry& entry = shards_[shard_set->ShardOf(key)];
+  const LockTag tag = LockTagOf(key);
+  uint64_t holder = 0;
+  entry.txid = txid_;
+  OnShards([&](const Entry& e) { return &e == &entry; },
+           [&](Entry* target) {
+             ShardTxQueue& queue = EngineShard::tlocal()->tx_queue();
+             if (!queue.LockLate(target, tag, mode)) holder = queue.YoungestHolder(tag, target);
+           });
+  if (holder == 0) entry.scheduled = true;
+  return holder;
+}
+
 void Transaction::Entry::RunHop() {
   if (tx->hop_) (*tx->hop_)(tx, EngineShard::tlocal());
   // Clients blocked on keys the transaction filled are served as it ends (so pushes in

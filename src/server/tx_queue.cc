@@ -12,6 +12,38 @@ bool ShardTxQueue::Schedule(ShardTxEntry* entry, bool check_order) {
   for (const auto& [tag, mode] : entry->locks) all_free &= locks_.Acquire(tag, mode);
   entry->out_of_order_ = all_free && !entry->whole_shard && whole_shard_entries_ == 0;
   whole_shard_entries_ += entry->whole_shard;
+  Append(entry);
+  return true;
+}
+
+bool ShardTxQueue::LockLate(ShardTxEntry* entry, LockTag tag, LockMode mode) {
+  // Held only by the entry itself (a shared lock it now needs exclusive): no one to wait for.
+  if (!entry->whole_shard && (whole_shard_entries_ > 0 || !locks_.IsFree(tag, mode)) &&
+      YoungestHolder(tag, entry) != 0) {
+    return false;
+  }
+  locks_.Acquire(tag, mode);
+  entry->locks.emplace_back(tag, mode);
+  if (entry->queued_) return true;
+  // Appended after younger entries: it runs out of order, so its place only matters to
+  // the entries scheduled after it, which must wait for it.
+  entry->out_of_order_ = true;
+  Append(entry);
+  return true;
+}
+
+uint64_t ShardTxQueue::YoungestHolder(LockTag tag, const ShardTxEntry* self) const {
+  uint64_t youngest = 0;
+  for (const ShardTxEntry* e = head_; e != nullptr; e = e->next_) {
+    if (e == self) continue;
+    bool holds = e->whole_shard;
+    for (const auto& [held, mode] : e->locks) holds |= held == tag;
+    if (holds) youngest = std::max(youngest, e->txid);
+  }
+  return youngest;
+}
+
+void ShardTxQueue::Append(ShardTxEntry* entry) {
   entry->armed_ = false;
   entry->queued_ = true;
   entry->prev_ = tail_;
@@ -19,7 +51,6 @@ bool ShardTxQueue::Schedule(ShardTxEntry* entry, bool check_order) {
   (tail_ ? tail_->next_ : head_) = entry;
   tail_ = entry;
   ++size_;
-  return true;
 }
 
 void ShardTxQueue::Remove(ShardTxEntry* entry) {

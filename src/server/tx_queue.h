@@ -17,6 +17,13 @@
 //     and leaves the queue, which may let the next head run its armed hop.
 //  Between the hops of a multi-hop transaction its entries keep their locks and their
 //  place, so the keys cannot change under it.
+//  2b. LockLate(entry, tag, mode): a running script reached a key it did not declare. A
+//     free key is taken at once (and an entry not queued here yet joins the queue out of
+//     order): nothing scheduled holds it, so nothing that ran touched it mid-transaction,
+//     and everything scheduled later that wants it finds it locked and waits behind the
+//     entry. A held key is refused; YoungestHolder then tells the script whether waiting
+//     is safe (every holder is older, and an older transaction never waits for a younger
+//     one) or could deadlock.
 //  3. Whole-shard entries lock the shard rather than keys: never out of order (they
 //     wait for everything scheduled before them to leave), and while one is queued no
 //     later entry runs out of order and the fast path is closed (no_locks() and IsFree
@@ -71,6 +78,13 @@ class ShardTxQueue {
   bool Schedule(ShardTxEntry* entry, bool check_order);
   // Undoes Schedule of an entry that has not run: releases its locks, leaves the queue.
   void Cancel(ShardTxEntry* entry);
+  // See 2b: takes `tag` in `mode` for `entry` when it is free (queueing the entry out of
+  // order if it was not queued here) and returns true; else false, taking nothing. A key
+  // held only by `entry` itself counts as free.
+  bool LockLate(ShardTxEntry* entry, LockTag tag, LockMode mode);
+  // The largest txid among the queued entries other than `self` that hold `tag` (or lock
+  // the whole shard); 0 when none does.
+  uint64_t YoungestHolder(LockTag tag, const ShardTxEntry* self) const;
   // Requests the entry's next hop (the last when `last_hop`); runs it, and any hop it
   // unblocks, before returning when possible.
   void Arm(ShardTxEntry* entry, bool last_hop);
@@ -86,6 +100,7 @@ class ShardTxQueue {
  private:
   // Runs the armed hop of `entry`; concludes it after its last hop.
   void Run(ShardTxEntry* entry);
+  void Append(ShardTxEntry* entry);
   void Remove(ShardTxEntry* entry);
   // Runs the armed hops of successive queue heads.
   void RunHeads();
