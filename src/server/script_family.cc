@@ -50,18 +50,27 @@ ThreadScripts* Local() {
   return thread_scripts;
 }
 
-std::shared_ptr<const CachedScript> Lookup(const std::string& sha) {
+// `sha` in lowercase.
+std::shared_ptr<const CachedScript> Lookup(std::string_view sha) {
   ThreadScripts* local = Local();
-  if (auto it = local->scripts.find(sha); it != local->scripts.end()) return it->second;
+  const absl::string_view key(sha.data(), sha.size());
+  if (auto it = local->scripts.find(key); it != local->scripts.end()) return it->second;
   std::lock_guard lock(cache_mu);
-  auto it = cache->find(sha);
+  auto it = cache->find(key);
   if (it == cache->end()) return nullptr;
   local->scripts.emplace(sha, it->second);
   return it->second;
 }
 
+// A SHA as given by the client, lowercased into `buffer`; "" when it cannot be one.
+std::string_view LowerSha(std::string_view given, char (&buffer)[40]) {
+  if (given.size() != sizeof(buffer)) return "";
+  for (size_t i = 0; i < sizeof(buffer); ++i) buffer[i] = helio::AsciiToLower(given[i]);
+  return std::string_view(buffer, sizeof(buffer));
+}
+
 // Compiles body in `lua` when it has not (since the last SCRIPT FLUSH).
-bool EnsureCompiled(Interpreter* lua, const std::string& sha, std::string_view body,
+bool EnsureCompiled(Interpreter* lua, std::string_view sha, std::string_view body,
                     std::string* error) {
   ThreadScripts* local = Local();
   uint64_t& compiled = local->compiled_epoch[lua];
@@ -105,15 +114,18 @@ void Eval(CmdArgList args, ConnectionContext* cntx, bool by_sha, bool read_only)
   if (*numkeys > int64_t(args.size() - 3)) {
     return rb->SendError("ERR Number of keys can't be greater than number of args");
   }
-  std::string sha;
+  char sha_buffer[40];
+  std::string_view sha;
+  std::string eval_sha;
   std::shared_ptr<const CachedScript> script;
   if (by_sha) {
-    sha = helio::AsciiStrToLower(args[1]);
-    if (sha.size() == 40) script = Lookup(sha);
+    sha = LowerSha(args[1], sha_buffer);
+    if (!sha.empty()) script = Lookup(sha);
     if (!script) return rb->SendError("NOSCRIPT No matching script. Please use EVAL.");
   } else {
-    script = Load(args[1], &sha, rb);
+    script = Load(args[1], &eval_sha, rb);
     if (!script) return;
+    sha = eval_sha;
   }
   const ScriptFlags& flags = script->flags;
   if (read_only && flags.declared && !flags.no_writes) {
@@ -143,7 +155,9 @@ void CmdScript(CmdArgList args, ConnectionContext* cntx) {
   if (ArgIs(args[1], "EXISTS")) {
     rb->StartArray(args.size() - 2);
     for (size_t i = 2; i < args.size(); ++i) {
-      rb->SendLong(Lookup(helio::AsciiStrToLower(args[i])) != nullptr);
+      char buffer[40];
+      std::string_view sha = LowerSha(args[i], buffer);
+      rb->SendLong(!sha.empty() && Lookup(sha) != nullptr);
     }
     return;
   }
