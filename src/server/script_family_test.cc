@@ -40,6 +40,7 @@ class ScriptFamilyTest : public ServiceTest {
 };
 
 TEST_P(ScriptFamilyTest, EvalAndEvalSha) {
+  EXPECT_EQ(Run({"script", "flush"}), "OK");  // the cache outlives the suite's server
   EXPECT_EQ(Run({"eval", "return redis.call('set', KEYS[1], ARGV[1])", "1", "k", "v"}), "OK");
   EXPECT_EQ(Run({"get", "k"}), "v");
   const std::string body = "return redis.call('get', KEYS[1])";
@@ -150,11 +151,13 @@ TEST_P(ScriptFamilyTest, EvalInsideMultiExec) {
 TEST_P(ScriptFamilyTest, HeldUndeclaredKeyBeforeAnyWriteRerunsWholeShard) {
   if (num_shards() < 2) GTEST_SKIP() << "needs a key held on another thread's shard";
   const std::string held = KeyOnShard(1, "held");
-  // On thread 0 a script holds `held` (declared, shard 1) while it spins.
-  std::unique_ptr<TestConnection> holder = Connect(0);
-  holder->Start({"eval", Spin(300, "return redis.call('set', KEYS[1], 'from holder')"), "1", held});
-  usleep(50'000);
+  // On thread 0 a script holds `held` (declared, shard 1; with a key of shard 0 it runs
+  // as a transaction from thread 0) while it spins.
   const int64_t reruns = Stat("scripts_rerun_whole_shard");
+  std::unique_ptr<TestConnection> holder = Connect(0);
+  holder->Start({"eval", Spin(300, "return redis.call('set', KEYS[1], 'from holder')"), "2", held,
+                 KeyOnShard(0, "other")});
+  usleep(50'000);  // (thread 0 spins now: nothing may run there until the holder ends)
   // On thread 1 a script reaches `held` without declaring it: it runs again whole-shard,
   // after the holder.
   EXPECT_EQ(RunOnThread(1, {"eval", "return redis.call('get', ARGV[1])", "0", held}),
@@ -166,10 +169,11 @@ TEST_P(ScriptFamilyTest, HeldUndeclaredKeyBeforeAnyWriteRerunsWholeShard) {
 TEST_P(ScriptFamilyTest, HeldUndeclaredKeyAfterAWriteWaitsForAnOlderHolder) {
   if (num_shards() < 2) GTEST_SKIP() << "needs a key held on another thread's shard";
   const std::string held = KeyOnShard(1, "held"), mine = KeyOnShard(1, "mine");
-  std::unique_ptr<TestConnection> holder = Connect(0);
-  holder->Start({"eval", Spin(300, "return redis.call('set', KEYS[1], 'from holder')"), "1", held});
-  usleep(50'000);
   const int64_t reruns = Stat("scripts_rerun_whole_shard");
+  std::unique_ptr<TestConnection> holder = Connect(0);
+  holder->Start({"eval", Spin(300, "return redis.call('set', KEYS[1], 'from holder')"), "2", held,
+                 KeyOnShard(0, "other")});
+  usleep(50'000);  // (thread 0 spins now: nothing may run there until the holder ends)
   EXPECT_EQ(RunOnThread(1, {"eval", "redis.call('set', KEYS[1], 'x') return redis.call('get', ARGV[1])",
                             "1", mine, held}),
             "from holder");
