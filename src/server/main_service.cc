@@ -234,6 +234,14 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
     uint64_t now = CommandClockTicks();
     for (; ran < run.size(); ++ran) {
       prefetcher.Before(ran);
+      // A hop that reaches a shard while a script is busy gets -BUSY (it was validated
+      // before the script went past the threshold).
+      if (ScriptsBusy()) [[unlikely]] {
+        if (std::string error = BusyScriptError(cids[ran], run[ran]); !error.empty()) {
+          cntx->reply_builder()->SendError(error);
+          continue;
+        }
+      }
       if (!no_locks && !KeysFreeForFastPath(engine_shard, cids[ran], run[ran])) {
         *locked = true;
         return ran;

@@ -23,6 +23,7 @@ namespace {
 struct CachedScript {
   std::string body;
   ScriptFlags flags;
+  mutable std::atomic<ScriptShape> shape{ScriptShape::kUnknown};  // learned by its runs
 };
 using ScriptMap = absl::flat_hash_map<std::string, std::shared_ptr<const CachedScript>>;
 
@@ -136,7 +137,8 @@ void Eval(CmdArgList args, ConnectionContext* cntx, bool by_sha, bool read_only)
   }
   ScriptCall call{.keys = args.subspan(3, *numkeys),
                   .flags = flags,
-                  .read_only = read_only || flags.no_writes};
+                  .read_only = read_only || flags.no_writes,
+                  .shape = &script->shape};
   CmdArgList argv = args.subspan(3 + *numkeys);
   RunScript(*registry, call, cntx, [&](Interpreter* lua, ScriptReplyWriter* out) {
     std::string error;
@@ -220,7 +222,7 @@ void ScriptFamily::Register(facade::CommandRegistry* r) {
          [](CmdArgList args, ConnectionContext* cntx) { Eval(args, cntx, false, true); });
   r->Add("EVALSHA_RO", -3, kEvalFlags | kCmdReadOnly, kEvalKeys.WithFlags(kKeyRO | kKeyAccess),
          kAcl, [](CmdArgList args, ConnectionContext* cntx) { Eval(args, cntx, true, true); });
-  r->Add("SCRIPT", -2, 0, kNoKeys, kAcl, CmdScript,
+  r->Add("SCRIPT", -2, kCmdNoScript, kNoKeys, kAcl, CmdScript,
          {{"LOAD", 3}, {"EXISTS", -3}, {"FLUSH", -2}, {"KILL", 2}, {"HELP", 2}});
 }
 

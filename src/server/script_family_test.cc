@@ -148,9 +148,18 @@ TEST_P(ScriptFamilyTest, EvalInsideMultiExec) {
   EXPECT_EQ(Run({"get", KeyOnShard(0, "c")}), "x");
 }
 
+// Reaches the key ARGV[1] when given one; its first run (without) teaches the server that
+// it keeps to its declared keys, so it is not run whole-shard.
+constexpr std::string_view kReachIfAsked =
+    "if ARGV[1] then return redis.call('get', ARGV[1]) end return 'none'";
+constexpr std::string_view kWriteThenReachIfAsked =
+    "redis.call('set', KEYS[1], 'x') "
+    "if ARGV[1] then return redis.call('get', ARGV[1]) end return 'none'";
+
 TEST_P(ScriptFamilyTest, HeldUndeclaredKeyBeforeAnyWriteRerunsWholeShard) {
   if (num_shards() < 2) GTEST_SKIP() << "needs a key held on another thread's shard";
   const std::string held = KeyOnShard(1, "held");
+  EXPECT_EQ(Run({"eval", kReachIfAsked, "0"}), "none");
   // On thread 0 a script holds `held` (declared, shard 1; with a key of shard 0 it runs
   // as a transaction from thread 0) while it spins.
   const int64_t reruns = Stat("scripts_rerun_whole_shard");
@@ -158,10 +167,9 @@ TEST_P(ScriptFamilyTest, HeldUndeclaredKeyBeforeAnyWriteRerunsWholeShard) {
   holder->Start({"eval", Spin(300, "return redis.call('set', KEYS[1], 'from holder')"), "2", held,
                  KeyOnShard(0, "other")});
   usleep(50'000);  // (thread 0 spins now: nothing may run there until the holder ends)
-  // On thread 1 a script reaches `held` without declaring it: it runs again whole-shard,
-  // after the holder.
-  EXPECT_EQ(RunOnThread(1, {"eval", "return redis.call('get', ARGV[1])", "0", held}),
-            "from holder");
+  // On thread 1 a script that kept to its declared keys before reaches `held` without
+  // declaring it: it runs again whole-shard, after the holder.
+  EXPECT_EQ(RunOnThread(1, {"eval", kReachIfAsked, "0", held}), "from holder");
   EXPECT_EQ(holder->Finish(), "OK");
   EXPECT_EQ(Stat("scripts_rerun_whole_shard"), reruns + 1);
 }
@@ -169,14 +177,13 @@ TEST_P(ScriptFamilyTest, HeldUndeclaredKeyBeforeAnyWriteRerunsWholeShard) {
 TEST_P(ScriptFamilyTest, HeldUndeclaredKeyAfterAWriteWaitsForAnOlderHolder) {
   if (num_shards() < 2) GTEST_SKIP() << "needs a key held on another thread's shard";
   const std::string held = KeyOnShard(1, "held"), mine = KeyOnShard(1, "mine");
+  EXPECT_EQ(Run({"eval", kWriteThenReachIfAsked, "1", mine}), "none");
   const int64_t reruns = Stat("scripts_rerun_whole_shard");
   std::unique_ptr<TestConnection> holder = Connect(0);
   holder->Start({"eval", Spin(300, "return redis.call('set', KEYS[1], 'from holder')"), "2", held,
                  KeyOnShard(0, "other")});
   usleep(50'000);  // (thread 0 spins now: nothing may run there until the holder ends)
-  EXPECT_EQ(RunOnThread(1, {"eval", "redis.call('set', KEYS[1], 'x') return redis.call('get', ARGV[1])",
-                            "1", mine, held}),
-            "from holder");
+  EXPECT_EQ(RunOnThread(1, {"eval", kWriteThenReachIfAsked, "1", mine, held}), "from holder");
   EXPECT_EQ(holder->Finish(), "OK");
   EXPECT_EQ(Stat("scripts_rerun_whole_shard"), reruns);
 }

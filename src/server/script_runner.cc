@@ -135,6 +135,8 @@ class Run {
   Transaction* tx_ = nullptr;
   // Undeclared keys this run uses: locked late, or (local runs) used while free.
   std::vector<std::string> undeclared_;
+  // The run reached a key it did not declare, or a command that needs every shard.
+  bool reached_undeclared_ = false;
   bool wrote_ = false;
   bool restart_ = false;  // abandon the run: the script runs again whole-shard
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
@@ -206,7 +208,18 @@ bool Run::Execute(Interpreter* lua,
     rb->TruncateOutput(output_before);
     return false;
   }
-  if (!undeclared_.empty()) ++ServerState::tlocal()->stats.scripts_undeclared_keys;
+  if (reached_undeclared_) ++ServerState::tlocal()->stats.scripts_undeclared_keys;
+  if (call_.shape != nullptr) {
+    // Learned for the next runs: a script that reached undeclared keys runs whole-shard
+    // from the start; one whose first run did not, with its declared keys only.
+    if (reached_undeclared_) {
+      call_.shape->store(ScriptShape::kUndeclared, std::memory_order_relaxed);
+    } else {
+      ScriptShape unknown = ScriptShape::kUnknown;
+      call_.shape->compare_exchange_strong(unknown, ScriptShape::kDeclaredOnly,
+                                           std::memory_order_relaxed);
+    }
+  }
   return true;
 }
 
@@ -225,8 +238,9 @@ void Run::LeaveLocal() {
 }
 
 std::string Run::CoverKey(std::string_view key, LockMode mode) {
-  if (mode_ == Mode::kWholeShard || (tx_ != nullptr && tx_->whole_shard())) return "";
   if (Declared(key)) return "";
+  reached_undeclared_ = true;
+  if (mode_ == Mode::kWholeShard || (tx_ != nullptr && tx_->whole_shard())) return "";
   if (mode_ == Mode::kLocal) {
     EngineShard* shard = EngineShard::tlocal();
     if (shard_set->ShardOf(key) == shard->shard_id() && shard->tx_queue().IsFree(key, mode)) {
@@ -254,6 +268,7 @@ std::string Run::CoverKey(std::string_view key, LockMode mode) {
 }
 
 std::string Run::Cover(const CommandId* cid, CmdArgList args) {
+  if (cid->IsWholeShard(args)) reached_undeclared_ = true;
   if (cid->IsWholeShard(args) && mode_ != Mode::kWholeShard &&
       !(tx_ != nullptr && tx_->whole_shard())) {
     if (!wrote_) {
@@ -392,6 +407,13 @@ bool ParseShebang(std::string_view body, ScriptFlags* flags, std::string* error)
 
 namespace {
 
+// A script not known to keep to its declared keys runs whole-shard (with one shard,
+// local is as good: nothing it reaches can be on another thread).
+bool RunsWholeShard(const ScriptCall& call) {
+  return call.shape != nullptr && shard_set->size() > 1 &&
+         call.shape->load(std::memory_order_relaxed) != ScriptShape::kDeclaredOnly;
+}
+
 // RunScript on the thread that runs the script.
 void RunScriptHere(const facade::CommandRegistry& registry, const ScriptCall& call,
                    ConnectionContext* cntx,
@@ -399,8 +421,10 @@ void RunScriptHere(const facade::CommandRegistry& registry, const ScriptCall& ca
   ConnTxState* state = ConnTxState::Get(cntx);
   Mode mode = Mode::kTransaction;
   EngineShard* shard = EngineShard::tlocal();
-  // Local when every declared key is this thread's shard's and free (script_runner.h).
-  if (state->exec_tx == nullptr && shard != nullptr) {
+  if (state->exec_tx == nullptr && RunsWholeShard(call)) {
+    mode = Mode::kWholeShard;
+  } else if (state->exec_tx == nullptr && shard != nullptr) {
+    // Local when every declared key is this thread's shard's and free (script_runner.h).
     const ShardTxQueue& queue = shard->tx_queue();
     bool local = true;
     for (std::string_view key : call.keys) {
@@ -428,7 +452,7 @@ void RunScript(const facade::CommandRegistry& registry, const ScriptCall& call,
   // fiber of that thread, where its calls need no hop (the client's fiber waits, as
   // for any hop; the script writes its reply from there).
   ConnTxState* state = ConnTxState::Find(cntx);
-  if (!call.keys.empty() && !(state && state->exec_tx) &&
+  if (!call.keys.empty() && !(state && state->exec_tx) && !RunsWholeShard(call) &&
       OnOneShard(call.keys, 0, call.keys.size())) {
     ShardId target = shard_set->ShardOf(call.keys[0]);
     if (!shard_set->IsLocal(target)) {

@@ -13,9 +13,14 @@
 //    another shard, a locked key, a command without keys, a script that runs past the
 //    busy threshold) becomes one at that point: its keys are still free, so the locks
 //    are taken at once. Inside MULTI/EXEC the script uses EXEC's transaction.
-//  - Whole-shard: the run locks every shard and may use any key.
+//  - Whole-shard: the run locks every shard and may use any key. A cached script runs so
+//    until a run has shown that it keeps to its declared keys (ScriptShape): its first
+//    run, and every run of a script that reached keys it did not declare (BullMQ's build
+//    job keys from a prefix). With one shard, local or transaction instead: nothing can
+//    be on another thread.
 //
-// Undeclared keys. A key the script did not declare is locked when first reached
+// Undeclared keys, in a run that is not whole-shard (a script that kept to its keys
+// before, or an FCALL). A key the script did not declare is locked when first reached
 // (Transaction::LockLate): when it is free, at once — nothing scheduled holds it, and
 // everything scheduled later waits for the script. When it is held, the script has
 // three ways on, none of which can deadlock or break atomicity:
@@ -26,6 +31,7 @@
 //  - it has written, and a younger transaction holds the key: waiting could deadlock
 //    (that transaction may be waiting for the script's own keys) and the script cannot
 //    be undone, so the call fails with an error the script sees (as a failed command).
+//    The script is marked: its next runs are whole-shard.
 // INFO stats counts the runs that reached undeclared keys and the whole-shard re-runs.
 //
 // Busy scripts: a run past busy-reply-threshold (lua-time-limit) marks the server busy:
@@ -38,6 +44,7 @@
 // read by every thread's dispatcher (one relaxed load per command).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -68,6 +75,14 @@ bool SetScriptFlag(std::string_view name, ScriptFlags* flags);
 // "flags=a,b"); true without one. On a bad shebang returns false with Redis's reply text.
 bool ParseShebang(std::string_view body, ScriptFlags* flags, std::string* error);
 
+// What runs of a script have shown (kept with the cached script, read and written by the
+// runs on every thread).
+enum class ScriptShape : uint8_t {
+  kUnknown,       // never ran to the end: runs whole-shard
+  kDeclaredOnly,  // its first run used its declared keys only: runs as described above
+  kUndeclared,    // reached keys it did not declare: runs whole-shard
+};
+
 // Runs `body` in an interpreter of this thread for the client `cntx`, with `keys` as the
 // declared keys (they must outlive the call), as described above; the body writes the
 // script's result (RunScript / CallFunction) to the writer it is given, which is the
@@ -77,6 +92,8 @@ struct ScriptCall {
   ScriptFlags flags;
   bool read_only = false;  // EVAL_RO, EVALSHA_RO, FCALL_RO or a no-writes script
   bool is_function = false;
+  // The script's learned shape (see ScriptShape), or nullptr: run as described above.
+  std::atomic<ScriptShape>* shape = nullptr;
 };
 void RunScript(const facade::CommandRegistry& registry, const ScriptCall& call,
                facade::ConnectionContext* cntx,
