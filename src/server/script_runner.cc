@@ -346,9 +346,17 @@ bool Run::Interrupt() {
     busy_.emplace();
     busy_->wrote.store(wrote_, std::memory_order_relaxed);
     busy_->is_function = call_.is_function;
-    std::lock_guard lock(busy_mu);
-    busy_runs.push_back(&*busy_);
-    busy_count.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::lock_guard lock(busy_mu);
+      busy_runs.push_back(&*busy_);
+      busy_count.fetch_add(1, std::memory_order_relaxed);
+    }
+    // Commands already waiting behind a transaction get -BUSY now, as in Redis.
+    for (ShardId shard = 0; shard < shard_set->size(); ++shard) {
+      shard_set->pool()->at(shard)->Dispatch([] {
+        if (EngineShard* here = EngineShard::tlocal()) here->tx_queue().AbortWaiting();
+      });
+    }
   }
   if (busy_->kill.load(std::memory_order_relaxed)) return true;
   boost::this_fiber::yield();

@@ -7,6 +7,7 @@
 
 #include "src/server/conn_tx_state.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/script_runner.h"
 
 namespace damselfly {
 
@@ -170,6 +171,11 @@ void Transaction::Entry::RunHop() {
   tx->pending_->Dec();
 }
 
+void Transaction::Entry::Abort() {
+  tx->aborted_ = true;
+  tx->pending_->Dec();
+}
+
 void Transaction::Execute(HopFn fn, bool last) {
   if (inline_) return fn(this, EngineShard::tlocal());
   hop_ = &fn;
@@ -280,10 +286,20 @@ bool OnOneShard(CmdArgList args, size_t begin, size_t end) {
 
 void RunQueuedOnShard(const CommandId* cid, CmdArgList args, ConnectionContext* cntx) {
   Transaction tx(cid, args, cntx->db_index);
+  // Waits for the transactions ahead, or leaves with -BUSY if a script holding its keys
+  // runs past the busy threshold meanwhile (Redis answers -BUSY to everything then).
+  if (!(cid->flags & facade::kCmdAllowBusy)) tx.MakeAbortable();
   tx.ScheduleSingleHop([&](Transaction*, EngineShard*) {
     ShardLocalScope local;
     cid->handler(args, cntx);
   });
+  if (tx.aborted()) {
+    std::string error = BusyScriptError(cid, args);
+    cntx->reply_builder()->SendError(
+        error.empty() ? "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                        "SHUTDOWN NOSAVE."
+                      : error);
+  }
 }
 
 bool KeysFreeForFastPath(EngineShard* shard, const CommandId* cid, CmdArgList args) {

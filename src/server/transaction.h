@@ -125,6 +125,13 @@ class Transaction {
   // Whether hops run at once on this thread (see 4b): a hop may then write replies in
   // order as it goes, where a multi-shard hop must collect results for the coordinator.
   bool is_inline() const { return inline_; }
+  // A queued one-shard command (RunQueuedOnShard) that a busy script made leave its queue
+  // unrun (ShardTxQueue::AbortWaiting).
+  bool aborted() const { return aborted_; }
+  // Before Schedule: the entries may be aborted so (one-hop, one-shard commands only).
+  void MakeAbortable() {
+    for (Entry& entry : shards_) entry.abortable = true;
+  }
 
  private:
   class Entry final : public ShardTxEntry {
@@ -138,6 +145,7 @@ class Transaction {
 
    protected:
     void RunHop() override;
+    void Abort() override;
   };
 
   void InitShards();
@@ -160,6 +168,7 @@ class Transaction {
   absl::InlinedVector<uint32_t, 16> inline_indices_;
   bool scheduled_ = false;
   bool concluded_ = false;
+  bool aborted_ = false;
   uint64_t txid_ = 0;
   // One per shard of the process, never moved once scheduled (the queues point here).
   absl::InlinedVector<Entry, 4> shards_;

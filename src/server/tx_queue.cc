@@ -32,6 +32,19 @@ bool ShardTxQueue::LockLate(ShardTxEntry* entry, LockTag tag, LockMode mode) {
   return true;
 }
 
+void ShardTxQueue::AbortWaiting() {
+  ShardTxEntry* entry = head_;
+  while (entry != nullptr) {
+    ShardTxEntry* next = entry->next_;
+    if (entry->abortable && entry->armed_ && entry != head_ && !entry->out_of_order_) {
+      entry->armed_ = false;
+      Remove(entry);
+      entry->Abort();  // last: its coordinator may destroy it once told
+    }
+    entry = next;
+  }
+}
+
 uint64_t ShardTxQueue::YoungestHolder(LockTag tag, const ShardTxEntry* self) const {
   uint64_t youngest = 0;
   for (const ShardTxEntry* e = head_; e != nullptr; e = e->next_) {

@@ -56,9 +56,14 @@ class ShardTxEntry {
   bool out_of_order() const { return out_of_order_; }
   bool queued() const { return queued_; }
 
+  // A one-hop entry that AbortWaiting may take out of the queue before it runs.
+  bool abortable = false;
+
  protected:
   // Runs the armed hop on this shard. Must not suspend.
   virtual void RunHop() = 0;
+  // Called instead of RunHop when AbortWaiting took the entry out (abortable only).
+  virtual void Abort() {}
 
  private:
   friend class ShardTxQueue;
@@ -82,6 +87,9 @@ class ShardTxQueue {
   // order if it was not queued here) and returns true; else false, taking nothing. A key
   // held only by `entry` itself counts as free.
   bool LockLate(ShardTxEntry* entry, LockTag tag, LockMode mode);
+  // A script went busy (script_runner.h): the abortable entries waiting behind others
+  // leave the queue unrun, so their clients get -BUSY instead of waiting for it.
+  void AbortWaiting();
   // The largest txid among the queued entries other than `self` that hold `tag` (or lock
   // the whole shard); 0 when none does.
   uint64_t YoungestHolder(LockTag tag, const ShardTxEntry* self) const;
