@@ -1,0 +1,843 @@
+"""Lua scripting and functions (issue 17): EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT,
+FUNCTION, FCALL and FCALL_RO with Redis 7.0's exact replies and error texts; the conversions
+between Lua and RESP2/RESP3 both ways; errors raised inside scripts; the sandbox; the cjson,
+cmsgpack, bit and struct libraries; script flags; the commands a script may not call; scripts
+inside MULTI/EXEC; keys a script did not declare; busy scripts and SCRIPT/FUNCTION KILL; and
+atomicity under concurrent load with keys on different shards.
+
+Validated against redis-server 7.0 (DAMSELFLY_TEST_TARGET=redis). Replies are read with the
+raw client (resp_client), so error texts are compared whole, and RESP3 replies byte by byte.
+
+Keys that must live on different shards are picked with DEBUG KEYSHARD on damselfly (the
+shared fixture runs --proactor_threads=2); against redis-server any names do.
+"""
+
+import hashlib
+import threading
+import time
+
+import pytest
+
+from conftest import TARGET
+from helpers import err, wait_for
+from resp_client import RawConnection, RespError
+
+NOSCRIPT = err("NOSCRIPT No matching script. Please use EVAL.")
+KEYS_GT_ARGS = err("ERR Number of keys can't be greater than number of args")
+KEYS_NEGATIVE = err("ERR Number of keys can't be negative")
+NOT_INTEGER = err("ERR value is not an integer or out of range")
+NOT_ALLOWED = "ERR This Redis command is not allowed from script"
+RO_WRITE = "ERR Write commands are not allowed from read-only scripts."
+BUSY = err("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+           "NOSAVE.")
+BUSY_FUNCTION = err("BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                    "SHUTDOWN NOSAVE.")
+NOTBUSY = err("NOTBUSY No scripts in execution right now.")
+UNKILLABLE = err("UNKILLABLE Sorry the script already executed write commands against the "
+                 "dataset. You can either wait the script termination or kill the server in a "
+                 "hard way using the SHUTDOWN NOSAVE command.")
+RETURN_1_SHA = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
+UNKNOWN_SHA = "f" * 40
+
+
+def sha1(script):
+    return hashlib.sha1(script.encode()).hexdigest()
+
+
+def script_error(message, script, line=1):
+    """The error an uncaught error inside EVAL gets: Redis appends where it happened."""
+    return err(f"{message} script: {sha1(script)}, on @user_script:{line}.")
+
+
+def function_error(message, function, line):
+    return err(f"{message} script: {function}, on @user_function:{line}.")
+
+
+@pytest.fixture
+def c(server):
+    """A raw RESP2 connection on a server whose script cache and functions are empty."""
+    conn = server.raw()
+    assert conn("SCRIPT", "FLUSH") == "OK"
+    assert conn("FUNCTION", "FLUSH") == "OK"
+    return conn
+
+
+def keys_on_distinct_shards(server, count, prefix):
+    """`count` key names on as many shards as the server has, taking turns."""
+    names = [f"{prefix}:{i}" for i in range(count)]
+    if TARGET != "damselfly":
+        return names
+    conn = server.raw()
+    by_shard = {}
+    n = 0
+    while len(by_shard) < 2 or min(len(v) for v in by_shard.values()) < count:
+        name = f"{prefix}:{n}"
+        n += 1
+        by_shard.setdefault(conn("DEBUG", "KEYSHARD", name), []).append(name)
+        assert n < 10000, "DEBUG KEYSHARD put every key on one shard"
+    shards = sorted(by_shard)
+    return [by_shard[shards[i % len(shards)]][i // len(shards)] for i in range(count)]
+
+
+# ----------------------------------------------------------------- EVAL and EVALSHA
+
+
+@pytest.mark.parametrize("args, reply", [
+    (("EVAL",), err("ERR wrong number of arguments for 'eval' command")),
+    (("EVAL", "return 1"), err("ERR wrong number of arguments for 'eval' command")),
+    (("EVALSHA", RETURN_1_SHA), err("ERR wrong number of arguments for 'evalsha' command")),
+    (("EVAL_RO", "return 1"), err("ERR wrong number of arguments for 'eval_ro' command")),
+    (("EVALSHA_RO", RETURN_1_SHA),
+     err("ERR wrong number of arguments for 'evalsha_ro' command")),
+    (("EVAL", "return 1", "2", "a"), KEYS_GT_ARGS),
+    (("EVAL", "return 1", "-1"), KEYS_NEGATIVE),
+    (("EVAL", "return 1", "abc"), NOT_INTEGER),
+    (("EVAL", "return 1", "1.5", "k"), NOT_INTEGER),
+    (("EVAL_RO", "return 1", "3", "a", "b"), KEYS_GT_ARGS),
+    (("EVALSHA", UNKNOWN_SHA, "0"), NOSCRIPT),
+    (("EVALSHA", "abc", "0"), NOSCRIPT),
+    (("EVALSHA_RO", UNKNOWN_SHA, "0"), NOSCRIPT),
+    (("EVAL", "return (", "0"),
+     err("ERR Error compiling script (new function): user_script:1: unexpected symbol near "
+         "'<eof>'")),
+])
+def test_eval_argument_errors(c, args, reply):
+    assert c(*args) == reply
+
+
+def test_eval_passes_keys_and_argv(c):
+    assert c("EVAL", "return {KEYS[1], KEYS[2], ARGV[1], ARGV[2], #KEYS, #ARGV}", "2", "k1",
+             "k2", "a1", "a2") == [b"k1", b"k2", b"a1", b"a2", 2, 2]
+    assert c("EVAL", "return {#KEYS, #ARGV}", "0") == [0, 0]
+    assert c("EVAL", "return ARGV[1]", "0", b"bin\x00ary") == b"bin\x00ary"
+
+
+def test_eval_calls_commands(c):
+    assert c("EVAL", "redis.call('set', KEYS[1], ARGV[1]) return redis.call('get', KEYS[1])",
+             "1", "k", "v") == b"v"
+    assert c("GET", "k") == b"v"
+    assert c("EVAL", "return redis.call('incrby', KEYS[1], 5)", "1", "n") == 5
+    assert c("EVAL", "return redis.call('ping')", "0") == "PONG"
+
+
+def test_script_load_exists_and_evalsha(c):
+    assert c("SCRIPT", "LOAD", "return 1") == RETURN_1_SHA.encode()
+    assert c("SCRIPT", "EXISTS", RETURN_1_SHA, UNKNOWN_SHA) == [1, 0]
+    assert c("EVALSHA", RETURN_1_SHA, "0") == 1
+    assert c("EVALSHA", RETURN_1_SHA.upper(), "0") == 1  # Redis lower-cases the digest
+    assert c("EVALSHA_RO", RETURN_1_SHA, "0") == 1
+    # EVAL caches its script too.
+    script = "return ARGV[1] .. '!'"
+    assert c("SCRIPT", "EXISTS", sha1(script)) == [0]
+    assert c("EVAL", script, "0", "hi") == b"hi!"
+    assert c("SCRIPT", "EXISTS", sha1(script)) == [1]
+    assert c("EVALSHA", sha1(script), "0", "yo") == b"yo!"
+
+
+def test_script_cache_is_shared_by_all_connections(server, c):
+    assert c("SCRIPT", "LOAD", "return 1") == RETURN_1_SHA.encode()
+    # Connections land on different threads: the cache must be everywhere.
+    for _ in range(4):
+        other = server.raw()
+        assert other("EVALSHA", RETURN_1_SHA, "0") == 1
+
+
+def test_script_flush(c):
+    c("SCRIPT", "LOAD", "return 1")
+    assert c("SCRIPT", "FLUSH") == "OK"
+    assert c("SCRIPT", "EXISTS", RETURN_1_SHA) == [0]
+    assert c("EVALSHA", RETURN_1_SHA, "0") == NOSCRIPT
+    c("SCRIPT", "LOAD", "return 1")
+    assert c("SCRIPT", "FLUSH", "ASYNC") == "OK"
+    assert c("SCRIPT", "EXISTS", RETURN_1_SHA) == [0]
+    assert c("SCRIPT", "FLUSH", "sync") == "OK"
+
+
+@pytest.mark.parametrize("args, reply", [
+    (("SCRIPT",), err("ERR wrong number of arguments for 'script' command")),
+    (("SCRIPT", "LOAD"), err("ERR wrong number of arguments for 'script|load' command")),
+    (("SCRIPT", "EXISTS"), err("ERR wrong number of arguments for 'script|exists' command")),
+    (("SCRIPT", "FLUSH", "BAD"), err("ERR SCRIPT FLUSH only support SYNC|ASYNC option")),
+    (("SCRIPT", "FLUSH", "SYNC", "x"), err("ERR SCRIPT FLUSH only support SYNC|ASYNC option")),
+    (("SCRIPT", "KILL"), NOTBUSY),
+    (("SCRIPT", "FOO"), err("ERR unknown subcommand 'FOO'. Try SCRIPT HELP.")),
+    (("SCRIPT", "LOAD", "return ("),
+     err("ERR Error compiling script (new function): user_script:1: unexpected symbol near "
+         "'<eof>'")),
+])
+def test_script_errors(c, args, reply):
+    assert c(*args) == reply
+
+
+# --------------------------------------------------------------- Lua -> RESP (RESP2)
+
+
+@pytest.mark.parametrize("script, raw", [
+    ("return 1", b":1\r\n"),
+    ("return 3.99", b":3\r\n"),  # numbers truncate to integers
+    ("return -3.99", b":-3\r\n"),
+    ("return 0.5", b":0\r\n"),
+    ("return 'str'", b"$3\r\nstr\r\n"),
+    ("return 'a\\0b'", b"$3\r\na\x00b\r\n"),
+    ("return true", b":1\r\n"),
+    ("return false", b"$-1\r\n"),
+    ("return nil", b"$-1\r\n"),
+    ("return {}", b"*0\r\n"),
+    ("return {foo='bar'}", b"*0\r\n"),  # only the array part is sent
+    ("return {1, 2, nil, 4}", b"*2\r\n:1\r\n:2\r\n"),  # stops at the first nil
+    ("return {1, false, 3}", b"*3\r\n:1\r\n$-1\r\n:3\r\n"),
+    ("return {1, 'a', {2, {3}}, true}", b"*4\r\n:1\r\n$1\r\na\r\n*2\r\n:2\r\n*1\r\n:3\r\n:1\r\n"),
+    ("return {ok='FINE'}", b"+FINE\r\n"),
+    ("return {err='MY custom'}", b"-MY custom\r\n"),
+    ("return {ok='x', err='y'}", b"-y\r\n"),
+    ("return redis.status_reply('FINE')", b"+FINE\r\n"),
+    ("return redis.error_reply('MY err')", b"-MY err\r\n"),
+    ("return redis.error_reply('plain')", b"-ERR plain\r\n"),  # a code is added
+    ("return {map={a=1}}", b"*2\r\n$1\r\na\r\n:1\r\n"),
+    ("return {set={a=true}}", b"*1\r\n$1\r\na\r\n"),
+    ("return {double=3.5}", b"$3\r\n3.5\r\n"),
+    ("return {big_number='123456789012345678901234567890'}",
+     b"$30\r\n123456789012345678901234567890\r\n"),
+    ("return {verbatim_string={format='txt', string='hi'}}", b"$2\r\nhi\r\n"),
+    ("redis.setresp(3) return true", b":1\r\n"),
+    ("redis.setresp(3) return false", b":0\r\n"),
+])
+def test_lua_to_resp2(c, script, raw):
+    assert c.raw_call("EVAL", script, "0") == raw
+
+
+# --------------------------------------------------------------- Lua -> RESP (RESP3)
+
+
+@pytest.mark.parametrize("script, raw", [
+    ("return 1", b":1\r\n"),
+    ("return 'str'", b"$3\r\nstr\r\n"),
+    ("return true", b":1\r\n"),  # without redis.setresp(3), booleans stay RESP2's
+    ("return false", b"_\r\n"),
+    ("return nil", b"_\r\n"),
+    ("return {1, false, 3}", b"*3\r\n:1\r\n_\r\n:3\r\n"),
+    ("redis.setresp(3) return true", b"#t\r\n"),
+    ("redis.setresp(3) return false", b"#f\r\n"),
+    ("return {map={a=1}}", b"%1\r\n$1\r\na\r\n:1\r\n"),
+    ("return {set={a=true}}", b"~1\r\n$1\r\na\r\n"),
+    ("return {double=3.5}", b",3.5\r\n"),
+    ("return {big_number='123456789012345678901234567890'}",
+     b"(123456789012345678901234567890\r\n"),
+    ("return {verbatim_string={format='txt', string='hi'}}", b"=6\r\ntxt:hi\r\n"),
+    ("return {err='MY custom'}", b"-MY custom\r\n"),
+    ("return {ok='FINE'}", b"+FINE\r\n"),
+])
+def test_lua_to_resp3(c, script, raw):
+    assert c("HELLO", "3")[b"proto"] == 3
+    assert c.raw_call("EVAL", script, "0") == raw
+
+
+# --------------------------------------------------------------- RESP -> Lua
+
+
+def test_resp2_replies_to_lua(c):
+    c("HSET", "h", "f", "v")
+    c("SET", "s", "x")
+    assert c("EVAL", "return type(redis.call('get', 'nokey'))", "0") == b"boolean"
+    assert c("EVAL", "return tostring(redis.call('get', 'nokey'))", "0") == b"false"
+    assert c("EVAL", "return type(redis.call('exists', 'h'))", "0") == b"number"
+    assert c("EVAL", "return redis.call('hgetall', 'h')", "0") == [b"f", b"v"]
+    assert c("EVAL", "local r = redis.call('set', 'k', 'v') return type(r) .. ':' .. r.ok",
+             "0") == b"table:OK"
+    assert c("EVAL", "local r = redis.pcall('incr', 's') return type(r) .. ':' .. r.err",
+             "0") == b"table:ERR value is not an integer or out of range"
+    assert c("EVAL", "return redis.pcall('incr', 's')", "0") == NOT_INTEGER
+    assert c("EVAL", "return redis.pcall('hget', 's', 'f')", "0") == \
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+
+
+def test_resp3_replies_to_lua(c):
+    c("HSET", "h", "f", "v")
+    c("SADD", "s", "m")
+    c("ZADD", "z", "1.5", "m")
+    # In RESP2 after setresp(3): maps and sets arrive as {map=...} and {set=...} tables,
+    # doubles as {double=...}, null as nil; the reply is converted back for a RESP2 client.
+    assert c("EVAL", "redis.setresp(3) local r = redis.call('hgetall', 'h') "
+             "return {type(r), r.map.f}", "0") == [b"table", b"v"]
+    assert c("EVAL", "redis.setresp(3) return tostring(redis.call('smembers', 's').set.m)",
+             "0") == b"true"
+    assert c("EVAL", "redis.setresp(3) return tostring(redis.call('zscore', 'z', 'm').double)",
+             "0") == b"1.5"
+    assert c("EVAL", "redis.setresp(3) return type(redis.call('get', 'nokey'))", "0") == b"nil"
+    assert c.raw_call("EVAL", "redis.setresp(3) return redis.call('hgetall', 'h')", "0") == \
+        b"*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+    assert c.raw_call("EVAL", "redis.setresp(3) return redis.call('zscore', 'z', 'm')",
+                      "0") == b"$3\r\n1.5\r\n"
+    assert c("HELLO", "3")[b"proto"] == 3
+    for script, raw in [
+            ("redis.setresp(3) return redis.call('hgetall', 'h')", b"%1\r\n$1\r\nf\r\n$1\r\nv\r\n"),
+            ("redis.setresp(3) return redis.call('smembers', 's')", b"~1\r\n$1\r\nm\r\n"),
+            ("redis.setresp(3) return redis.call('zscore', 'z', 'm')", b",1.5\r\n"),
+            ("redis.setresp(3) return redis.call('get', 'nokey')", b"_\r\n"),
+            ("return redis.call('hgetall', 'h')", b"*2\r\n$1\r\nf\r\n$1\r\nv\r\n"),
+            ("redis.setresp(2) return redis.call('hgetall', 'h')", b"*2\r\n$1\r\nf\r\n$1\r\nv\r\n"),
+    ]:
+        assert c.raw_call("EVAL", script, "0") == raw, script
+
+
+@pytest.mark.parametrize("script, message", [
+    ("redis.setresp(4)", "ERR RESP version must be 2 or 3."),
+    ("redis.setresp()", "ERR redis.setresp() requires one argument."),
+])
+def test_setresp_errors(c, script, message):
+    assert c("EVAL", script, "0") == script_error(message, script)
+
+
+# --------------------------------------------------------------- errors inside scripts
+
+
+@pytest.mark.parametrize("script, message", [
+    ("return redis.call('nosuch')", "ERR Unknown Redis command called from script"),
+    ("return redis.call('get')", "ERR Wrong number of args calling Redis command from script"),
+    ("return redis.call('hset', 'h', 'f')",
+     "ERR Wrong number of args calling Redis command from script"),
+    ("return redis.call()", "ERR Please specify at least one argument for this redis lib call"),
+    ("return redis.call({})", "ERR Lua redis lib command arguments must be strings or integers"),
+    ("error('boom')", "ERR user_script:1: boom"),
+    ("error({err='MY custom'})", "MY custom"),
+    ("error({err='nospace'})", "nospace"),
+    ("return redis.sha1hex()", "ERR wrong number of arguments"),
+])
+def test_uncaught_errors_name_the_script_and_line(c, script, message):
+    assert c("EVAL", script, "0") == script_error(message, script)
+
+
+def test_error_from_a_called_command_keeps_its_text(c):
+    c("SET", "s", "x")
+    script = "return redis.call('incr', 's')"
+    assert c("EVAL", script, "0") == script_error(NOT_INTEGER.message, script)
+    script = "local x = 1\n\nreturn redis.call('incr', 's')"
+    assert c("EVAL", script, "0") == script_error(NOT_INTEGER.message, script, line=3)
+
+
+def test_errors_on_later_lines(c):
+    script = "local a = 1\nlocal b = 2\nerror('on three')"
+    assert c("EVAL", script, "0") == script_error("ERR user_script:3: on three", script, 3)
+
+
+@pytest.mark.parametrize("script, raw", [
+    ("return redis.pcall('nosuch')", b"-ERR Unknown Redis command called from script\r\n"),
+    ("return redis.pcall('get', 'k', 'extra')",
+     b"-ERR Wrong number of args calling Redis command from script\r\n"),
+    ("local ok, e = pcall(function() redis.call('nosuchcmd') end) return e",
+     b"$44\r\nERR Unknown Redis command called from script\r\n"),
+    ("local e = redis.pcall('nosuchcmd') return type(e) .. ':' .. e.err",
+     b"$50\r\ntable:ERR Unknown Redis command called from script\r\n"),
+    ("local ok, e = pcall(error, 'plain') return {tostring(ok), e}",
+     b"*2\r\n$5\r\nfalse\r\n$5\r\nplain\r\n"),
+    ("local ok, e = pcall(error, {err='CODE x'}) return e", b"$6\r\nCODE x\r\n"),
+])
+def test_pcall_catches_errors(c, script, raw):
+    assert c.raw_call("EVAL", script, "0") == raw
+
+
+# --------------------------------------------------------------- sandbox and redis API
+
+
+@pytest.mark.parametrize("name", ["os", "io", "loadfile", "dofile", "require", "print",
+                                  "setfenv", "getfenv", "newproxy", "debug", "nosuchvar"])
+def test_sandbox_hides_globals(c, name):
+    script = f"return {name}"
+    assert c("EVAL", script, "0") == script_error(
+        f"ERR user_script:1: Script attempted to access nonexistent global variable '{name}'",
+        script)
+
+
+@pytest.mark.parametrize("script", ["x = 1", "redis = nil", "_G.x = 1", "cjson = {}"])
+def test_sandbox_protects_globals(c, script):
+    assert c("EVAL", script, "0") == script_error(
+        "ERR user_script:1: Attempt to modify a readonly table", script)
+
+
+def test_sandbox_keeps_the_libraries_scripts_use(c):
+    for name in ["loadstring", "string.format", "table.concat", "math.random", "tonumber",
+                 "pcall", "cjson.encode", "cmsgpack.pack", "bit.band", "struct.pack",
+                 "redis.sha1hex"]:
+        assert c("EVAL", f"return type({name})", "0") == b"function", name
+    assert c("EVAL", "return rawget(_G, 'os')", "0") is None
+    assert c("EVAL", "local t = {} t.x = 1 return t.x", "0") == 1  # locals are free
+
+
+def test_redis_api(c):
+    assert c("EVAL", "return redis.sha1hex('')", "0") == \
+        b"da39a3ee5e6b4b0d3255bfef95601890afd80709"
+    assert c("EVAL", "return redis.sha1hex('return 1')", "0") == RETURN_1_SHA.encode()
+    assert c("EVAL", "return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, "
+             "redis.LOG_WARNING}", "0") == [0, 1, 2, 3]
+    assert c("EVAL", "return redis.log(redis.LOG_NOTICE, 'from a test')", "0") is None
+    assert c("EVAL", "return redis.set_repl(redis.REPL_ALL)", "0") is None
+    assert c("EVAL", "return redis.replicate_commands()", "0") == 1
+    assert c("EVAL", "return {redis.REPL_NONE, redis.REPL_AOF, redis.REPL_REPLICA, "
+             "redis.REPL_SLAVE, redis.REPL_ALL}", "0") == [0, 1, 2, 2, 3]
+    assert c("EVAL", "return redis.breakpoint()", "0") is None
+    assert c("EVAL", "return redis.debug('x')", "0") is None
+    version = c("EVAL", "return redis.REDIS_VERSION", "0")
+    assert version.startswith(b"7.")
+    major, minor, patch = (int(x) for x in version.split(b"."))
+    assert c("EVAL", "return redis.REDIS_VERSION_NUM", "0") == (major << 16) | (minor << 8) | patch
+
+
+@pytest.mark.parametrize("script, raw", [
+    ("return cjson.encode({1, 2, {a=3}})", b'$13\r\n[1,2,{"a":3}]\r\n'),
+    ("return cjson.decode('[1,2,{\"a\":3}]')[3].a", b":3\r\n"),
+    ("return cjson.encode(cjson.decode('{\"a\":[1,2,null]}'))", b'$16\r\n{"a":[1,2,null]}\r\n'),
+    ("return type(cjson.null)", b"$8\r\nuserdata\r\n"),
+    ("return cmsgpack.pack({1, 2, 3})", b"$4\r\n\x93\x01\x02\x03\r\n"),
+    ("return cmsgpack.unpack(cmsgpack.pack({1, 'two', {3}}))",
+     b"*3\r\n:1\r\n$3\r\ntwo\r\n*1\r\n:3\r\n"),
+    ("return {cmsgpack.unpack(cmsgpack.pack(1, 'a'))}", b"*2\r\n:1\r\n$1\r\na\r\n"),
+    ("return bit.band(0xff, 0x0f) .. ',' .. bit.bxor(5, 3) .. ',' .. bit.tohex(255)",
+     b"$13\r\n15,6,000000ff\r\n"),
+    ("return bit.lshift(1, 4)", b":16\r\n"),
+    ("return struct.pack('>I2', 258)", b"$2\r\n\x01\x02\r\n"),
+    ("return {struct.unpack('>I2', '\\1\\2')}", b"*2\r\n:258\r\n:3\r\n"),
+    ("return struct.size('>I4')", b":4\r\n"),
+])
+def test_libraries(c, script, raw):
+    assert c.raw_call("EVAL", script, "0") == raw
+
+
+# --------------------------------------------------------------- flags and read-only
+
+
+def test_shebang_no_writes(c):
+    script = "#!lua flags=no-writes\nreturn redis.call('set', 'a', 'b')"
+    assert c("EVAL", script, "0") == script_error(RO_WRITE, script, line=2)
+    assert c("EXISTS", "a") == 0
+    c("SET", "a", "v")
+    assert c("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', 'a')", "0") == b"v"
+    assert c("EVAL_RO", "#!lua flags=no-writes\nreturn redis.call('get', 'a')", "0") == b"v"
+    assert c("EVAL", "#!lua\nreturn redis.call('set', 'a', 'w')", "0") == "OK"
+
+
+@pytest.mark.parametrize("script, message", [
+    ("#!lua flags=bad\nreturn 1", "ERR Unexpected flag in script shebang: bad"),
+    ("#!lua name=x\nreturn 1", "ERR Unknown lua shebang option: name=x"),
+    ("#!notlua\nreturn 1", "ERR Unexpected engine in script shebang: #!notlua"),
+])
+def test_shebang_errors(c, script, message):
+    assert c("EVAL", script, "0") == err(message)
+
+
+def test_eval_ro_refuses_writes(c):
+    c("SET", "a", "v")
+    script = "return redis.call('set', 'a', 'b')"
+    assert c("EVAL_RO", script, "0") == script_error(RO_WRITE, script)
+    assert c("GET", "a") == b"v"
+    assert c("EVAL_RO", "return redis.call('get', KEYS[1])", "1", "a") == b"v"
+    sha = c("SCRIPT", "LOAD", script).decode()
+    assert c("EVALSHA_RO", sha, "0") == script_error(RO_WRITE, script)
+    assert c("GET", "a") == b"v"
+
+
+@pytest.mark.parametrize("command", [
+    "'multi'", "'exec'", "'discard'", "'watch', 'x'", "'unwatch'", "'eval', 'return 1', '0'",
+    "'script', 'load', 'return 1'", "'function', 'list'", "'subscribe', 'x'",
+    "'psubscribe', 'x'", "'monitor'", "'blpop', 'l', '0'", "'brpoplpush', 'a', 'b', '0'",
+    "'blmove', 'a', 'b', 'left', 'left', '0'", "'bzpopmin', 'z', '0'", "'wait', '0', '0'",
+    "'client', 'pause', '10'", "'auth', 'x'", "'hello'", "'shutdown'",
+])
+def test_commands_not_allowed_from_scripts(c, command):
+    script = f"return redis.call({command})"
+    assert c("EVAL", script, "0") == script_error(NOT_ALLOWED, script)
+
+
+def test_blocking_commands_do_not_block_in_scripts(c):
+    start = time.monotonic()
+    assert c("EVAL", "return redis.call('blmpop', '0', '1', 'nolist', 'left')", "0") is None
+    assert c("EVAL", "return redis.call('bzmpop', '0', '1', 'nozset', 'min')", "0") is None
+    assert time.monotonic() - start < 2
+    c("RPUSH", "l", "a")
+    assert c("EVAL", "return redis.call('blmpop', '0', '1', KEYS[1], 'left')", "1", "l") == \
+        [b"l", [b"a"]]
+
+
+def test_xread_block_refused_in_scripts(c):
+    for command in ["'xread', 'block', '0', 'streams', 's', '$'",
+                    "'xreadgroup', 'group', 'g', 'c', 'block', '0', 'streams', 's', '>'"]:
+        script = f"return redis.call({command})"
+        name = command.split("'")[1]
+        assert c("EVAL", script, "0") == script_error(
+            f"ERR {name} command is not allowed with BLOCK option from scripts", script)
+
+
+# --------------------------------------------------------------- FUNCTION and FCALL
+
+LIB = """#!lua name=mylib
+redis.register_function('myfunc', function(keys, args) return redis.call('incr', keys[1]) end)
+redis.register_function{function_name='ro', callback=function(keys, args)
+  return redis.call('get', keys[1]) end, flags={'no-writes'}}
+redis.register_function{function_name='badro', callback=function(keys, args)
+  return redis.call('set', keys[1], 'x') end, flags={'no-writes'}}
+redis.register_function('echo', function(keys, args) return {keys, args} end)"""
+
+LIB_LIST = [b"library_name", b"mylib", b"engine", b"LUA", b"functions", [
+    [b"name", b"badro", b"description", None, b"flags", ["no-writes"]],
+    [b"name", b"echo", b"description", None, b"flags", []],
+    [b"name", b"myfunc", b"description", None, b"flags", []],
+    [b"name", b"ro", b"description", None, b"flags", ["no-writes"]],
+]]
+LIB_WITH_CODE = LIB_LIST + [b"library_code", LIB.encode()]
+
+
+def sorted_functions(listing):
+    """FUNCTION LIST with each library's functions sorted by name (Redis lists them in the
+    order of its hash table)."""
+    out = []
+    for lib in listing:
+        lib = list(lib)
+        i = lib.index(b"functions") + 1
+        lib[i] = sorted(lib[i], key=lambda f: f[1])
+        out.append(lib)
+    return out
+
+
+def test_function_load_and_fcall(c):
+    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
+    assert c("FCALL", "myfunc", "1", "k") == 1
+    assert c("FCALL", "myfunc", "1", "k") == 2
+    assert c("FCALL", "ro", "1", "k") == b"2"
+    assert c("FCALL_RO", "ro", "1", "k") == b"2"
+    assert c("FCALL", "echo", "2", "k1", "k2", "a1") == [[b"k1", b"k2"], [b"a1"]]
+    assert c("FCALL_RO", "myfunc", "1", "k") == \
+        err("ERR Can not execute a script with write flag using *_ro command.")
+    assert c("FCALL", "badro", "1", "k") == function_error(RO_WRITE, "badro", 6)
+    assert c("GET", "k") == b"2"
+    assert c("FCALL", "myfunc", "0") == function_error(
+        "ERR Lua redis lib command arguments must be strings or integers", "myfunc", 2)
+
+
+@pytest.mark.parametrize("args, reply", [
+    (("FCALL", "myfunc"), err("ERR wrong number of arguments for 'fcall' command")),
+    (("FCALL_RO", "ro"), err("ERR wrong number of arguments for 'fcall_ro' command")),
+    (("FCALL", "nosuch", "0"), err("ERR Function not found")),
+    (("FCALL_RO", "nosuch", "0"), err("ERR Function not found")),
+    (("FCALL", "myfunc", "2", "k"), KEYS_GT_ARGS),
+    (("FCALL", "myfunc", "-1"), KEYS_NEGATIVE),
+    (("FCALL", "myfunc", "x"), err("ERR Bad number of keys provided")),
+])
+def test_fcall_errors(c, args, reply):
+    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
+    assert c(*args) == reply
+
+
+@pytest.mark.parametrize("code, message", [
+    ("return 1", "ERR Missing library metadata"),
+    ("#!lua\nreturn 1", "ERR Library name was not given"),
+    ("#!lua name=empty\nreturn 1", "ERR No functions registered"),
+    ("#!lua name=bad name\nreturn 1", "ERR Invalid metadata value given: name"),
+    ("#!lua name=x foo=bar\nreturn 1", "ERR Invalid metadata value given: foo=bar"),
+    ("#!lua name=x\nredis.register_function('myfunc', function() return 1 end)",
+     "ERR Function myfunc already exists"),
+    ("#!lua name=x\nredis.register_function('f1', function() return 1 end)\n"
+     "redis.register_function('f1', function() return 1 end)",
+     "ERR Error registering functions: ERR Function already exists in the library"),
+    ("#!lua name=x\nredis.register_function{function_name='f2', callback=function() return 1 "
+     "end, flags={'bogus'}}", "ERR Error registering functions: ERR unknown flag given"),
+    ("#!lua name=x\nredis.call('set', 'a', 'b')",
+     "ERR Error registering functions: ERR user_function:2: Script attempted to access "
+     "nonexistent global variable 'call'"),
+    ("#!lua name=x\nreturn (",
+     "ERR Error compiling function: user_function:2: unexpected symbol near '<eof>'"),
+    ("#!lua name=x\nredis.register_function('bad name', function() return 1 end)",
+     "ERR Error registering functions: ERR Library names can only contain letters, numbers, "
+     "or underscores(_) and must be at least one character long"),
+    ("#!lua name=x\nredis.register_function('f3')",
+     "ERR Error registering functions: ERR calling redis.register_function with a single "
+     "argument is only applicable to Lua table (representing named arguments)."),
+])
+def test_function_load_errors(c, code, message):
+    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
+    assert c("FUNCTION", "LOAD", code) == err(message)
+    assert len(c("FUNCTION", "LIST")) == 1
+
+
+def test_function_load_replace(c):
+    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
+    assert c("FUNCTION", "LOAD", LIB) == err("ERR Library 'mylib' already exists")
+    new = "#!lua name=mylib\nredis.register_function('other', function() return 'new' end)"
+    assert c("FUNCTION", "LOAD", "REPLACE", new) == b"mylib"
+    assert c("FCALL", "other", "0") == b"new"
+    assert c("FCALL", "myfunc", "1", "k") == err("ERR Function not found")
+    assert c("FUNCTION", "LOAD") == err("ERR wrong number of arguments for 'function|load' "
+                                        "command")
+
+
+def test_function_list(c):
+    assert c("FUNCTION", "LIST") == []
+    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
+    assert sorted_functions(c("FUNCTION", "LIST")) == [LIB_LIST]
+    assert sorted_functions(c("FUNCTION", "LIST", "WITHCODE")) == [LIB_WITH_CODE]
+    assert sorted_functions(c("FUNCTION", "LIST", "LIBRARYNAME", "my*")) == [LIB_LIST]
+    assert sorted_functions(c("FUNCTION", "LIST", "LIBRARYNAME", "mylib", "WITHCODE")) == \
+        [LIB_WITH_CODE]
+    assert c("FUNCTION", "LIST", "LIBRARYNAME", "nomatch") == []
+    assert c("FUNCTION", "LIST", "LIBRARYNAME") == \
+        err("ERR library name argument was not given")
+    assert c("FUNCTION", "LIST", "BAD") == err("ERR Unknown argument BAD")
+
+
+def test_function_delete_flush_stats(c):
+    assert c("FUNCTION", "STATS") == [b"running_script", None, b"engines",
+                                      [b"LUA", [b"libraries_count", 0, b"functions_count", 0]]]
+    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
+    assert c("FUNCTION", "STATS") == [b"running_script", None, b"engines",
+                                      [b"LUA", [b"libraries_count", 1, b"functions_count", 4]]]
+    assert c("FUNCTION", "DELETE", "nosuch") == err("ERR Library not found")
+    assert c("FUNCTION", "DELETE") == \
+        err("ERR wrong number of arguments for 'function|delete' command")
+    assert c("FUNCTION", "DELETE", "mylib") == "OK"
+    assert c("FUNCTION", "LIST") == []
+    assert c("FCALL", "myfunc", "1", "k") == err("ERR Function not found")
+    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
+    assert c("FUNCTION", "FLUSH", "ASYNC") == "OK"
+    assert c("FUNCTION", "LIST") == []
+    assert c("FUNCTION", "FLUSH", "BAD") == err("ERR FUNCTION FLUSH only supports SYNC|ASYNC "
+                                                "option")
+    assert c("FUNCTION", "KILL") == NOTBUSY
+    assert c("FUNCTION", "FOO") == err("ERR unknown subcommand 'FOO'. Try FUNCTION HELP.")
+    assert c("FUNCTION") == err("ERR wrong number of arguments for 'function' command")
+
+
+def test_function_dump_restore(c):
+    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
+    payload = c("FUNCTION", "DUMP")
+    assert isinstance(payload, bytes)
+    assert c("FUNCTION", "RESTORE", payload) == err("ERR Library mylib already exists")
+    assert c("FUNCTION", "RESTORE", payload, "APPEND") == err("ERR Library mylib already exists")
+    assert c("FUNCTION", "RESTORE", payload, "REPLACE") == "OK"
+    assert c("FUNCTION", "RESTORE", payload, "BAD") == \
+        err("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
+    assert c("FUNCTION", "RESTORE", "garbage") == \
+        err("ERR DUMP payload version or checksum are wrong")
+    assert c("FUNCTION", "FLUSH") == "OK"
+    assert c("FUNCTION", "RESTORE", payload) == "OK"
+    assert sorted_functions(c("FUNCTION", "LIST", "WITHCODE")) == [LIB_WITH_CODE]
+    other = "#!lua name=other\nredis.register_function('o', function() return 1 end)"
+    assert c("FUNCTION", "LOAD", other) == b"other"
+    assert c("FUNCTION", "RESTORE", payload, "FLUSH") == "OK"
+    assert sorted_functions(c("FUNCTION", "LIST")) == [LIB_LIST]
+    assert c("FCALL", "myfunc", "1", "k") == 1
+
+
+# --------------------------------------------------------------- transactions and keys
+
+
+def test_eval_inside_multi_exec(server, c):
+    a, b = keys_on_distinct_shards(server, 2, "tx")
+    c("SET", a, "10")
+    assert c("MULTI") == "OK"
+    assert c("EVAL", "return redis.call('incrby', KEYS[1], ARGV[1])", "1", a, "5") == "QUEUED"
+    assert c("SET", b, "x") == "QUEUED"
+    assert c("EVAL", "return {redis.call('get', KEYS[1]), redis.call('get', KEYS[2])}", "2",
+             a, b) == "QUEUED"
+    sha = sha1("return redis.call('incrby', KEYS[1], ARGV[1])")
+    assert c("EVALSHA", sha, "1", a, "1") == "QUEUED"
+    assert c("EXEC") == [15, "OK", [b"15", b"x"], 16]
+
+
+def test_script_error_inside_multi_does_not_abort_exec(c):
+    c("SET", "s", "x")
+    assert c("MULTI") == "OK"
+    assert c("EVAL", "return redis.call('incr', 's')", "0") == "QUEUED"
+    assert c("SET", "t", "1") == "QUEUED"
+    assert c("EVALSHA", UNKNOWN_SHA, "0") == "QUEUED"
+    reply = c("EXEC")
+    assert reply[0] == script_error(NOT_INTEGER.message, "return redis.call('incr', 's')")
+    assert reply[1:] == ["OK", NOSCRIPT]
+    assert c("GET", "t") == b"1"
+
+
+def test_eval_numkeys_is_checked_when_exec_runs_it(c):
+    assert c("MULTI") == "OK"
+    assert c("EVAL", "return 1", "2", "a") == "QUEUED"
+    assert c("SET", "t", "1") == "QUEUED"
+    assert c("EXEC") == [KEYS_GT_ARGS, "OK"]
+
+
+def test_multi_exec_with_a_bad_eval_arity_is_discarded(c):
+    assert c("MULTI") == "OK"
+    assert c("EVAL", "return 1") == err("ERR wrong number of arguments for 'eval' command")
+    assert c("EXEC") == err("EXECABORT Transaction discarded because of previous errors.")
+
+
+def test_undeclared_keys_across_shards(server, c):
+    keys = keys_on_distinct_shards(server, 4, "undeclared")
+    script = """
+local total = 0
+for i, k in ipairs(ARGV) do
+  redis.call('set', k, i)
+  total = total + redis.call('get', k)
+end
+return total"""
+    assert c("EVAL", script, "0", *keys) == 10  # keys passed as ARGV: none declared
+    assert c("MGET", *keys) == [b"1", b"2", b"3", b"4"]
+    # One declared key, the rest undeclared.
+    assert c("EVAL", "redis.call('incr', KEYS[1]) for _, k in ipairs(ARGV) do "
+             "redis.call('incr', k) end return redis.call('get', ARGV[1])", "1", keys[0],
+             *keys[1:]) == b"3"
+    assert c("MGET", *keys) == [b"2", b"3", b"4", b"5"]
+
+
+def test_select_inside_a_script_does_not_change_the_callers_db(c):
+    c("SET", "x", "db0")
+    assert c("EVAL", "redis.call('select', '1') redis.call('set', 'x', 'db1') "
+             "return redis.call('get', 'x')", "0") == b"db1"
+    assert c("GET", "x") == b"db0"
+    assert c("SELECT", "1") == "OK"
+    assert c("GET", "x") == b"db1"
+    assert c("EVAL", "return redis.call('get', 'x')", "0") == b"db1"  # the caller's db
+    assert c("FLUSHDB") == "OK"
+
+
+# --------------------------------------------------------------- busy scripts
+
+BUSY_LOOP = "local i = 0 while true do i = i + 1 end"
+
+
+def busy_server(server_factory):
+    srv = server_factory()
+    assert srv.raw()("CONFIG", "SET", "busy-reply-threshold", "100") == "OK"
+    return srv
+
+
+def test_busy_reply_threshold_is_lua_time_limit(server_factory):
+    srv = busy_server(server_factory)
+    c = srv.raw()
+    assert c("CONFIG", "GET", "lua-time-limit") == [b"lua-time-limit", b"100"]
+    assert c("CONFIG", "SET", "lua-time-limit", "200") == "OK"
+    assert c("CONFIG", "GET", "busy-reply-threshold") == [b"busy-reply-threshold", b"200"]
+
+
+def test_script_kill_stops_a_read_only_busy_script(server_factory):
+    srv = busy_server(server_factory)
+    runner, other = srv.raw(), srv.raw()
+    runner.send("EVAL", f"redis.call('get', KEYS[1]) {BUSY_LOOP}", "1", "k")
+    wait_for(lambda: other("GET", "k") == BUSY, timeout=5, what="BUSY")
+    assert other("SCRIPT", "KILL") == "OK"
+    script = f"redis.call('get', KEYS[1]) {BUSY_LOOP}"
+    assert runner.read() == script_error("ERR Script killed by user with SCRIPT KILL...", script)
+    assert other("SET", "k", "v") == "OK"
+    assert runner("GET", "k") == b"v"
+    assert other("SCRIPT", "KILL") == NOTBUSY
+
+
+def test_function_kill_stops_a_busy_function(server_factory):
+    srv = busy_server(server_factory)
+    runner, other = srv.raw(), srv.raw()
+    assert runner("FUNCTION", "LOAD", "#!lua name=busy\nredis.register_function{"
+                  "function_name='spin', callback=function(keys) redis.call('get', keys[1]) "
+                  f"{BUSY_LOOP} end, flags={{'no-writes'}}}}") == b"busy"
+    runner.send("FCALL_RO", "spin", "1", "k")
+    wait_for(lambda: other("GET", "k") == BUSY_FUNCTION, timeout=5, what="BUSY")
+    assert other("FUNCTION", "KILL") == "OK"
+    assert runner.read() == function_error("ERR Script killed by user with SCRIPT KILL...",
+                                           "spin", 2)
+    assert other("GET", "k") is None
+
+
+def test_a_busy_script_that_wrote_is_unkillable(server_factory):
+    srv = busy_server(server_factory)
+    runner, other = srv.raw(), srv.raw()
+    runner.send("EVAL", f"redis.call('set', KEYS[1], '1') {BUSY_LOOP}", "1", "k")
+    wait_for(lambda: other("GET", "k") == BUSY, timeout=5, what="BUSY")
+    assert other("SCRIPT", "KILL") == UNKILLABLE
+    assert other("FUNCTION", "KILL") == UNKILLABLE
+    srv.expect_exit = True
+    other.send("SHUTDOWN", "NOSAVE")
+    assert srv.proc.wait(timeout=10) == 0
+
+
+# --------------------------------------------------------------- atomicity under load
+
+# The transfer and the sum, with their keys declared (KEYS) or not (ARGV, numkeys 0): a
+# script that reaches keys it did not declare must be just as atomic.
+TRANSFER = """
+local from = tonumber(redis.call('get', {k}[1]))
+local amount = tonumber(ARGV[{a}])
+if from < amount then return 0 end
+redis.call('decrby', {k}[1], amount)
+redis.call('incrby', {k}[2], amount)
+return 1"""
+
+SUM = """
+local total = 0
+for _, k in ipairs({k}) do total = total + tonumber(redis.call('get', k)) end
+return total"""
+
+LOAD_SECONDS = 1.5
+
+
+@pytest.mark.parametrize("declared", [True, False], ids=["declared", "undeclared"])
+def test_transfers_between_shards_keep_the_total(server, declared):
+    accounts = keys_on_distinct_shards(server, 8, "acct")
+    setup = server.raw()
+    for k in accounts:
+        setup("SET", k, "1000")
+    total = 1000 * len(accounts)
+    if declared:
+        transfer = TRANSFER.format(k="KEYS", a=1)
+        total_of = SUM.format(k="KEYS")
+    else:
+        # ARGV holds the two accounts and then the amount.
+        transfer = TRANSFER.format(k="ARGV", a=3)
+        total_of = SUM.format(k="ARGV")
+    transfer_sha = setup("SCRIPT", "LOAD", transfer).decode()
+    sum_sha = setup("SCRIPT", "LOAD", total_of).decode()
+    stop = threading.Event()
+    errors, sums_seen, transfers = [], [], []
+
+    def transfer_args(a, b, amount):
+        if declared:
+            return ("EVALSHA", transfer_sha, "2", a, b, amount)
+        return ("EVALSHA", transfer_sha, "0", a, b, amount)
+
+    def mover(seed):
+        conn = RawConnection(server.host, server.port)
+        done = 0
+        i = seed
+        try:
+            while not stop.is_set():
+                a = accounts[i % len(accounts)]
+                b = accounts[(i * 7 + 3) % len(accounts)]
+                i += 1
+                if a == b:
+                    continue
+                reply = conn(*transfer_args(a, b, str(1 + i % 50)))
+                if reply not in (0, 1):
+                    errors.append(reply)
+                    return
+                done += reply
+        finally:
+            conn.close()
+            transfers.append(done)
+
+    def reader():
+        conn = RawConnection(server.host, server.port)
+        numkeys = str(len(accounts)) if declared else "0"
+        try:
+            while not stop.is_set():
+                sums_seen.append(conn("EVALSHA", sum_sha, numkeys, *accounts))
+        finally:
+            conn.close()
+
+    # 16 clients: 15 move money, one keeps summing it.
+    threads = [threading.Thread(target=mover, args=(n,)) for n in range(15)]
+    threads.append(threading.Thread(target=reader))
+    for t in threads:
+        t.start()
+    time.sleep(LOAD_SECONDS)
+    stop.set()
+    for t in threads:
+        t.join(10)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == []
+    assert sum(transfers) > 0
+    assert sums_seen and all(s == total for s in sums_seen), \
+        sorted(set(s for s in sums_seen if s != total))[:5]
+    assert sum(int(v) for v in setup("MGET", *accounts)) == total
