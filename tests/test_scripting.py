@@ -55,11 +55,16 @@ def function_error(message, function, line):
 
 @pytest.fixture
 def c(server):
-    """A raw RESP2 connection on a server whose script cache and functions are empty."""
+    """A raw RESP2 connection on a server whose script cache is empty."""
     conn = server.raw()
     assert conn("SCRIPT", "FLUSH") == "OK"
-    assert conn("FUNCTION", "FLUSH") == "OK"
     return conn
+
+
+@pytest.fixture
+def no_functions(c):
+    """The server's function libraries are empty."""
+    assert c("FUNCTION", "FLUSH") == "OK"
 
 
 def keys_on_distinct_shards(server, count, prefix):
@@ -249,6 +254,33 @@ def test_resp2_replies_to_lua(c):
     assert c("EVAL", "return redis.pcall('incr', 's')", "0") == NOT_INTEGER
     assert c("EVAL", "return redis.pcall('hget', 's', 'f')", "0") == \
         err("WRONGTYPE Operation against a key holding the wrong kind of value")
+
+
+@pytest.mark.parametrize("value, stored", [
+    ("3", b"3"), ("-7", b"-7"), ("1.5", b"1.5"), ("0.1", b"0.10000000000000001"),
+    ("1e20", b"1e+20"), ("2^53", b"9007199254740992"), ("'text'", b"text"),
+])
+def test_lua_values_as_command_arguments(c, value, stored):
+    # Numbers become strings as printf's %.17g writes them.
+    assert c("EVAL", f"redis.call('set', KEYS[1], {value}) return redis.call('get', KEYS[1])",
+             "1", "k") == stored
+
+
+@pytest.mark.parametrize("value", ["true", "nil", "{}"])
+def test_other_lua_values_are_not_command_arguments(c, value):
+    script = f"return redis.call('set', 'k', {value})"
+    message = "ERR Lua redis lib command arguments must be strings or integers"
+    assert c("EVAL", script, "0") == script_error(message, script)
+    assert c("EVAL", f"return redis.pcall('set', 'k', {value})", "0") == err(message)
+    assert c("EXISTS", "k") == 0
+
+
+def test_status_replies_inside_tables(c):
+    c("RPUSH", "l", "a")
+    assert c.raw_call("EVAL", "return {redis.call('type', 'l'), redis.call('set', 'k', 'v')}",
+                      "0") == b"*2\r\n+list\r\n+OK\r\n"
+    assert c("EVAL", "return redis.call('type', 'l').ok", "0") == b"list"
+    assert c("EVAL", "return 2^53", "0") == 9007199254740992
 
 
 def test_resp3_replies_to_lua(c):
@@ -497,7 +529,7 @@ def sorted_functions(listing):
     return out
 
 
-def test_function_load_and_fcall(c):
+def test_function_load_and_fcall(c, no_functions):
     assert c("FUNCTION", "LOAD", LIB) == b"mylib"
     assert c("FCALL", "myfunc", "1", "k") == 1
     assert c("FCALL", "myfunc", "1", "k") == 2
@@ -521,7 +553,7 @@ def test_function_load_and_fcall(c):
     (("FCALL", "myfunc", "-1"), KEYS_NEGATIVE),
     (("FCALL", "myfunc", "x"), err("ERR Bad number of keys provided")),
 ])
-def test_fcall_errors(c, args, reply):
+def test_fcall_errors(c, args, reply, no_functions):
     assert c("FUNCTION", "LOAD", LIB) == b"mylib"
     assert c(*args) == reply
 
@@ -551,13 +583,13 @@ def test_fcall_errors(c, args, reply):
      "ERR Error registering functions: ERR calling redis.register_function with a single "
      "argument is only applicable to Lua table (representing named arguments)."),
 ])
-def test_function_load_errors(c, code, message):
+def test_function_load_errors(c, code, message, no_functions):
     assert c("FUNCTION", "LOAD", LIB) == b"mylib"
     assert c("FUNCTION", "LOAD", code) == err(message)
     assert len(c("FUNCTION", "LIST")) == 1
 
 
-def test_function_load_replace(c):
+def test_function_load_replace(c, no_functions):
     assert c("FUNCTION", "LOAD", LIB) == b"mylib"
     assert c("FUNCTION", "LOAD", LIB) == err("ERR Library 'mylib' already exists")
     new = "#!lua name=mylib\nredis.register_function('other', function() return 'new' end)"
@@ -568,7 +600,7 @@ def test_function_load_replace(c):
                                         "command")
 
 
-def test_function_list(c):
+def test_function_list(c, no_functions):
     assert c("FUNCTION", "LIST") == []
     assert c("FUNCTION", "LOAD", LIB) == b"mylib"
     assert sorted_functions(c("FUNCTION", "LIST")) == [LIB_LIST]
@@ -582,7 +614,7 @@ def test_function_list(c):
     assert c("FUNCTION", "LIST", "BAD") == err("ERR Unknown argument BAD")
 
 
-def test_function_delete_flush_stats(c):
+def test_function_delete_flush_stats(c, no_functions):
     assert c("FUNCTION", "STATS") == [b"running_script", None, b"engines",
                                       [b"LUA", [b"libraries_count", 0, b"functions_count", 0]]]
     assert c("FUNCTION", "LOAD", LIB) == b"mylib"
@@ -604,7 +636,7 @@ def test_function_delete_flush_stats(c):
     assert c("FUNCTION") == err("ERR wrong number of arguments for 'function' command")
 
 
-def test_function_dump_restore(c):
+def test_function_dump_restore(c, no_functions):
     assert c("FUNCTION", "LOAD", LIB) == b"mylib"
     payload = c("FUNCTION", "DUMP")
     assert isinstance(payload, bytes)
@@ -823,10 +855,12 @@ def test_transfers_between_shards_keep_the_total(server, declared):
         try:
             while not stop.is_set():
                 sums_seen.append(conn("EVALSHA", sum_sha, numkeys, *accounts))
+                # A plain multi-key read must not see a transfer half done either.
+                sums_seen.append(sum(int(v) for v in conn("MGET", *accounts)))
         finally:
             conn.close()
 
-    # 16 clients: 15 move money, one keeps summing it.
+    # 16 clients: 15 move money, one keeps summing it (with the script and with MGET).
     threads = [threading.Thread(target=mover, args=(n,)) for n in range(15)]
     threads.append(threading.Thread(target=reader))
     for t in threads:
