@@ -11,6 +11,10 @@ default flags (issue 17; validated against redis-server 7.0 with DAMSELFLY_TEST_
   working list, ack with LREM, keep a heartbeat key, and requeue the working lists of dead
   workers with a script that finds them through a set and keys it never declares. One
   worker dies holding jobs; every job must still run exactly once.
+- The real Sidekiq (Debian's ruby-sidekiq 6.4, tests/apps/sidekiq_jobs.rb): a Ruby client
+  enqueues jobs, some due a second later, and a Sidekiq process runs them; its scheduler
+  takes the due ones out of the schedule sorted set with its own Lua zpopbyscore script
+  (EVALSHA), and a job that fails with retry: 0 lands in the dead set.
 - BullMQ (npm `bullmq`, pinned in tests/apps/package.json, installed by tools/install-deps.sh
   into tests/apps/node_modules): tests/apps/bullmq_smoke.js adds jobs, one by one and in
   bulk (EVALSHA inside MULTI/EXEC), and a Worker processes them; a delayed job, a job
@@ -27,6 +31,7 @@ runs them in the release build only.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -34,7 +39,7 @@ import time
 import pytest
 from redis.exceptions import LockError, LockNotOwnedError
 
-from helpers import require
+from helpers import require, wait_for
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 APPS_DIR = os.path.join(TESTS_DIR, "apps")
@@ -275,6 +280,60 @@ def test_sidekiq_style_zpopbyscore_leaves_future_jobs(server):
     assert zpop(keys=["schedule"], args=["200"]) == b"due"
     assert zpop(keys=["schedule"], args=["200"]) is None
     assert c.zrange("schedule", 0, -1) == [b"future"]
+
+
+# ------------------------------------------------------------------------- real Sidekiq
+
+
+def evalsha_calls(conn):
+    stats = conn.info("commandstats")
+    return stats.get("cmdstat_evalsha", {}).get("calls", 0)
+
+
+@pytest.mark.apps
+def test_sidekiq_runs_immediate_scheduled_and_dead_jobs(server, tmp_path):
+    if shutil.which("sidekiq") is None:
+        pytest.skip("sidekiq is missing: run tools/install-deps.sh (Debian's ruby-sidekiq)")
+    require(server, "EVALSHA", "SCRIPT", "BRPOP")
+    c = server.client()
+    env = dict(os.environ, REDIS_URL=f"redis://{server.host}:{server.port}")
+    immediate, scheduled = 40, 10
+    res = subprocess.run(["ruby", "sidekiq_jobs.rb", str(immediate), str(scheduled), "1"],
+                         cwd=APPS_DIR, env=env, capture_output=True, text=True, timeout=30)
+    assert res.returncode == 0 and "enqueued" in res.stdout, res.stdout + res.stderr
+    assert c.llen("queue:default") == immediate + 1
+    assert c.zcard("schedule") == scheduled
+    evalsha_before = evalsha_calls(c)
+
+    log_path = tmp_path / "sidekiq.log"
+    with open(log_path, "wb") as log:
+        worker = subprocess.Popen(["sidekiq", "-r", "./sidekiq_jobs.rb", "-c", "5", "-t", "5"],
+                                  cwd=APPS_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL)
+    try:
+        # Sidekiq's scheduler first waits up to 5 s, then polls every 0.5 s on average.
+        wait_for(lambda: worker.poll() is None and c.hlen("test:done") == immediate + scheduled
+                 and c.zcard("schedule") == 0, timeout=30,
+                 what=f"Sidekiq to run the jobs; log:\n{log_path.read_text()[-3000:]}")
+        done = {k.decode(): int(v) for k, v in c.hgetall("test:done").items()}
+        assert all(v == 1 for v in done.values()), {k: v for k, v in done.items() if v != 1}
+        assert sorted(done) == sorted([f"now-{i}" for i in range(immediate)] +
+                                      [f"later-{i}" for i in range(scheduled)])
+        wait_for(lambda: c.zcard("dead") == 1, timeout=10, what="the broken job to die")
+        assert json.loads(c.zrange("dead", 0, -1)[0])["class"] == "BrokenJob"
+        assert c.llen("queue:default") == 0
+        # The scheduled jobs came out of the sorted set through the Lua script.
+        assert evalsha_calls(c) - evalsha_before >= scheduled
+    finally:
+        if worker.poll() is None:
+            worker.send_signal(signal.SIGTERM)
+        try:
+            code = worker.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+            code = "killed after 15 s"
+    assert code == 0, f"sidekiq exited {code}:\n{log_path.read_text()[-3000:]}"
 
 
 # --------------------------------------------------------------------------------- BullMQ

@@ -12,11 +12,11 @@ BUILD_PKGS=(
   liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
 )
 # Peers and clients the tests and benchmarks drive (RQ 1.13 and Celery 5.2 are Debian 12's:
-# tests/test_apps.py runs their workers).
+# tests/test_apps.py runs their workers; Sidekiq 6.4 too: tests/test_script_apps.py).
 TEST_PKGS=(
   redis-server redis-tools memcached libmemcached-tools prometheus
   python3 python3-pytest python3-redis python3-pymemcache python3-prometheus-client
-  python3-rq python3-celery
+  python3-rq python3-celery ruby-sidekiq
   curl netcat-openbsd procps util-linux
 )
 
