@@ -147,6 +147,23 @@ def test_script_cache_is_shared_by_all_connections(server, c):
         assert other("EVALSHA", RETURN_1_SHA, "0") == 1
 
 
+def test_script_flush_reaches_every_connection(server, c):
+    others = [server.raw() for _ in range(4)]
+    c("SCRIPT", "LOAD", "return 1")
+    assert [o("EVALSHA", RETURN_1_SHA, "0") for o in others] == [1] * 4
+    assert others[0]("SCRIPT", "FLUSH") == "OK"
+    assert [o("EVALSHA", RETURN_1_SHA, "0") for o in others + [c]] == [NOSCRIPT] * 5
+
+
+def test_functions_reach_every_connection(server, c, no_functions):
+    others = [server.raw() for _ in range(4)]
+    assert c("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('one', "
+             "function() return 1 end)") == b"lib"
+    assert [o("FCALL", "one", "0") for o in others] == [1] * 4
+    assert others[0]("FUNCTION", "DELETE", "lib") == "OK"
+    assert [o("FCALL", "one", "0") for o in others + [c]] == [err("ERR Function not found")] * 5
+
+
 def test_script_flush(c):
     c("SCRIPT", "LOAD", "return 1")
     assert c("SCRIPT", "FLUSH") == "OK"
@@ -696,6 +713,26 @@ def test_multi_exec_with_a_bad_eval_arity_is_discarded(c):
     assert c("MULTI") == "OK"
     assert c("EVAL", "return 1") == err("ERR wrong number of arguments for 'eval' command")
     assert c("EXEC") == err("EXECABORT Transaction discarded because of previous errors.")
+
+
+@pytest.mark.parametrize("numkeys", ["1", "0"], ids=["declared", "undeclared"])
+def test_a_script_writing_a_watched_key_aborts_exec(server, c, numkeys):
+    watcher = server.raw()
+    c("SET", "w", "1")
+    assert watcher("WATCH", "w") == "OK"
+    script = "return redis.call('incr', 'w')"
+    assert c("EVAL", script, numkeys, *(["w"] if numkeys == "1" else [])) == 2
+    assert watcher("MULTI") == "OK"
+    assert watcher("SET", "w", "100") == "QUEUED"
+    assert watcher("EXEC") is None
+    assert c("GET", "w") == b"2"
+    # A read-only script does not touch the watched key.
+    assert watcher("WATCH", "w") == "OK"
+    assert c("EVAL", "return redis.call('get', 'w')", numkeys,
+             *(["w"] if numkeys == "1" else [])) == b"2"
+    assert watcher("MULTI") == "OK"
+    assert watcher("SET", "w", "100") == "QUEUED"
+    assert watcher("EXEC") == ["OK"]
 
 
 def test_undeclared_keys_across_shards(server, c):
