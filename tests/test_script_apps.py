@@ -312,9 +312,13 @@ def test_sidekiq_runs_immediate_scheduled_and_dead_jobs(server, tmp_path):
                                   stdin=subprocess.DEVNULL)
     try:
         # Sidekiq's scheduler first waits up to 5 s, then polls every 0.5 s on average.
-        wait_for(lambda: worker.poll() is None and c.hlen("test:done") == immediate + scheduled
-                 and c.zcard("schedule") == 0, timeout=30,
-                 what=f"Sidekiq to run the jobs; log:\n{log_path.read_text()[-3000:]}")
+        try:
+            wait_for(lambda: worker.poll() is None and
+                     c.hlen("test:done") == immediate + scheduled and c.zcard("schedule") == 0,
+                     timeout=30, what="Sidekiq to run the jobs")
+        except AssertionError as e:
+            pytest.fail(f"{e}\n--- sidekiq log ---\n{log_path.read_text()[-3000:]}",
+                        pytrace=False)
         done = {k.decode(): int(v) for k, v in c.hgetall("test:done").items()}
         assert all(v == 1 for v in done.values()), {k: v for k, v in done.items() if v != 1}
         assert sorted(done) == sorted([f"now-{i}" for i in range(immediate)] +
