@@ -599,11 +599,48 @@ def test_fcall_errors(c, args, reply, no_functions):
     ("#!lua name=x\nredis.register_function('f3')",
      "ERR Error registering functions: ERR calling redis.register_function with a single "
      "argument is only applicable to Lua table (representing named arguments)."),
+    ("#!lua name=x\nredis.register_function{function_name='g', callback=5}",
+     "ERR Error registering functions: ERR callback argument given to "
+     "redis.register_function must be a function"),
+    ("#!lua name=x\nredis.register_function{function_name='g', callback=function() return 1 "
+     "end, bogus=1}",
+     "ERR Error registering functions: ERR unknown argument given to redis.register_function"),
+    ("#!lua name=x\nredis.register_function{callback=function() return 1 end}",
+     "ERR Error registering functions: ERR redis.register_function must get a function name "
+     "argument"),
+    ("#!lua name=x\nredis.register_function('g', 'notafunction')",
+     "ERR Error registering functions: ERR second argument to redis.register_function must be "
+     "a function"),
+    # While loading, the redis table offers registration and logging, not calls or setresp.
+    ("#!lua name=x\nredis.register_function('g', function() return 1 end)\nlocal x = redis.call",
+     "ERR Error registering functions: ERR user_function:3: Script attempted to access "
+     "nonexistent global variable 'call'"),
+    ("#!lua name=x\nredis.register_function('g', function() return 1 end)\nredis.setresp(3)",
+     "ERR Error registering functions: ERR user_function:3: Script attempted to access "
+     "nonexistent global variable 'setresp'"),
 ])
 def test_function_load_errors(c, code, message, no_functions):
     assert c("FUNCTION", "LOAD", LIB) == b"mylib"
     assert c("FUNCTION", "LOAD", code) == err(message)
     assert len(c("FUNCTION", "LIST")) == 1
+
+
+def test_function_flags_and_description(c, no_functions):
+    flags = ["no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys"]
+    lua_flags = ", ".join(f"'{f}'" for f in flags)
+    assert c("FUNCTION", "LOAD", "#!lua name=flags\nredis.log(redis.LOG_NOTICE, 'loading')\n"
+             "redis.register_function{function_name='f', callback=function(keys, args) "
+             f"return {{#keys, #args, keys[1], args[1]}} end, flags={{{lua_flags}}}, "
+             "description='all the flags'}") == b"flags"
+    assert c("FUNCTION", "LIST") == [[
+        b"library_name", b"flags", b"engine", b"LUA", b"functions",
+        [[b"name", b"f", b"description", b"all the flags", b"flags", flags]]]]
+    assert c("FCALL", "f", "1", "k", "a") == [1, 1, b"k", b"a"]
+    assert c("FCALL_RO", "f", "0") == [0, 0]
+    assert c("EVAL", f"#!lua flags={','.join(flags)}\nreturn 1", "0") == 1
+    assert c("EVAL", "#!lua flags=\nreturn redis.call('set', 'x', 'y')", "0") == "OK"
+    assert c("EVAL", "#!lua flags=no-writes,bad\nreturn 1", "0") == \
+        err("ERR Unexpected flag in script shebang: bad")
 
 
 def test_function_load_replace(c, no_functions):
