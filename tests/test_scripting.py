@@ -364,6 +364,28 @@ def test_error_from_a_called_command_keeps_its_text(c):
     assert c("EVAL", script, "0") == script_error(NOT_INTEGER.message, script, line=3)
 
 
+def test_writes_before_an_error_stay(c):
+    # Redis does not roll a script back: what it wrote before failing stays written.
+    c("SET", "s", "x")
+    script = "redis.call('set', KEYS[1], 'written') redis.call('incr', 's') " \
+             "redis.call('set', KEYS[1], 'not reached')"
+    assert c("EVAL", script, "1", "a") == script_error(NOT_INTEGER.message, script)
+    assert c("GET", "a") == b"written"
+    # With pcall the script goes on.
+    assert c("EVAL", "redis.pcall('incr', 's') redis.call('set', KEYS[1], 'after') "
+             "return redis.call('get', KEYS[1])", "1", "a") == b"after"
+
+
+def test_pipelined_evalsha_replies_in_order(c):
+    sha = c("SCRIPT", "LOAD", "return redis.call('incr', KEYS[1]) * 1000 + tonumber(ARGV[1])")
+    keys = [f"p:{i % 7}" for i in range(500)]
+    c.send_many([("EVALSHA", sha, "1", k, str(i)) for i, k in enumerate(keys)])
+    counts = {}
+    for i, k in enumerate(keys):
+        counts[k] = counts.get(k, 0) + 1
+        assert c.read() == counts[k] * 1000 + i
+
+
 def test_errors_on_later_lines(c):
     script = "local a = 1\nlocal b = 2\nerror('on three')"
     assert c("EVAL", script, "0") == script_error("ERR user_script:3: on three", script, 3)
