@@ -137,7 +137,7 @@ for s in $servers; do
       p=$((base_port + 2))
       names+=("damselfly 2 threads")
       cmds+=("$(damselfly_cmd 2 "$p")")
-      server_cpus+=(0,1) load_cpus+=(0,1) load_threads+=(2)
+      server_cpus+=("0,1") load_cpus+=("0,1") load_threads+=(2)
       ;;
   esac
   kinds+=("$s")
@@ -239,7 +239,7 @@ measure() {
         bull:bench:wait bull:bench:id bull:bench:job: "$payload" || rc=$?
       if ((rc == 0)); then
         bench "$i" "$prefix.proc.out" "$prefix.proc.err" "$jobs" evalsha "$proc_sha" 3 \
-          bull:bench:wait bull:bench:active bull:bench:completed bull:bench:job: done || rc=$?
+          bull:bench:wait bull:bench:active bull:bench:completed bull:bench:job: "done" || rc=$?
       fi
       m[add_per_sec]=$(rps_of "$prefix.add.out")
       m[process_per_sec]=$(rps_of "$prefix.proc.out" 2>/dev/null || true)
@@ -377,8 +377,8 @@ for t in $tests; do
     echo "|---|---:|---|---:|---:|---:|---:|---|---:|---|---|"
   fi
   for ((i = 0; i < ${#names[@]}; i++)); do
-    a="${res[$i,$t,$main]:-}"
-    row="| ${names[$i]} | $(cell "$a") | $(as_list "$a")"
+    vals="${res[$i,$t,$main]:-}"
+    row="| ${names[$i]} | $(cell "$vals") | $(as_list "$vals")"
     if [[ "$t" == bullmq ]]; then
       row+=" | $(cell "${res[$i,$t,add_per_sec]:-}") | $(cell "${res[$i,$t,process_per_sec]:-}")"
     fi
