@@ -746,7 +746,10 @@ def test_eval_inside_multi_exec(server, c):
              a, b) == "QUEUED"
     sha = sha1("return redis.call('incrby', KEYS[1], ARGV[1])")
     assert c("EVALSHA", sha, "1", a, "1") == "QUEUED"
-    assert c("EXEC") == [15, "OK", [b"15", b"x"], 16]
+    # Keys on two shards that the script does not declare.
+    assert c("EVAL", "return redis.call('incr', ARGV[1]) + #redis.call('get', ARGV[2])", "0",
+             a, b) == "QUEUED"
+    assert c("EXEC") == [15, "OK", [b"15", b"x"], 16, 18]
 
 
 def test_script_error_inside_multi_does_not_abort_exec(c):
@@ -810,6 +813,31 @@ return total"""
              "redis.call('incr', k) end return redis.call('get', ARGV[1])", "1", keys[0],
              *keys[1:]) == b"3"
     assert c("MGET", *keys) == [b"2", b"3", b"4", b"5"]
+
+
+def test_keyspace_wide_and_multi_key_commands_inside_scripts(server, c):
+    keys = keys_on_distinct_shards(server, 4, "wide")
+    c("MSET", *[x for i, k in enumerate(keys) for x in (k, str(i))])
+    assert c("EVAL", "return redis.call('dbsize')", "0") == 4
+    assert sorted(c("EVAL", "return redis.call('keys', '*')", "0")) == sorted(
+        k.encode() for k in keys)
+    cursor, found = c("EVAL", "return redis.call('scan', '0', 'count', '100')", "0")
+    assert cursor == b"0" and sorted(found) == sorted(k.encode() for k in keys)
+    assert c("EVAL", "return redis.call('mget', unpack(ARGV))", "0", *keys) == \
+        [b"0", b"1", b"2", b"3"]
+    assert c("EVAL", "return redis.call('exists', unpack(ARGV))", "0", *keys, "nokey") == 4
+    assert c("EVAL", "return redis.call('del', ARGV[1], ARGV[2])", "0", *keys) == 2
+    assert c("EVAL", "return redis.call('dbsize')", "0") == 2
+    assert c("EVAL", "redis.call('set', KEYS[1], 'x') redis.call('flushdb') "
+             "return redis.call('dbsize')", "1", keys[0]) == 0
+    assert c("DBSIZE") == 0
+
+
+def test_publish_from_a_script(server, c):
+    sub = server.raw()
+    assert sub("SUBSCRIBE", "news") == [b"subscribe", b"news", 1]
+    assert c("EVAL", "return redis.call('publish', 'news', ARGV[1])", "0", "hello") == 1
+    assert sub.read() == [b"message", b"news", b"hello"]
 
 
 def test_select_inside_a_script_does_not_change_the_callers_db(c):
