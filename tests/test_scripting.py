@@ -833,6 +833,22 @@ def test_keyspace_wide_and_multi_key_commands_inside_scripts(server, c):
     assert c("DBSIZE") == 0
 
 
+def test_keys_do_not_expire_in_the_middle_of_a_script(c):
+    # Redis 7 reads the clock once per script for expiry: a key set to live 5 ms is still
+    # there after the script spent 20 ms, and gone once it returns.
+    script = """
+redis.call('set', KEYS[1], 'v', 'px', 5)
+local t0 = redis.call('time')
+local start = tonumber(t0[1]) * 1000000 + tonumber(t0[2])
+while true do
+  local t = redis.call('time')
+  if tonumber(t[1]) * 1000000 + tonumber(t[2]) - start > 20000 then break end
+end
+return {redis.call('get', KEYS[1]), redis.call('exists', KEYS[1])}"""
+    assert c("EVAL", script, "1", "k") == [b"v", 1]
+    wait_for(lambda: c("GET", "k") is None, timeout=2, what="the key to expire")
+
+
 def test_publish_from_a_script(server, c):
     sub = server.raw()
     assert sub("SUBSCRIBE", "news") == [b"subscribe", b"news", 1]
