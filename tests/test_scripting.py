@@ -473,6 +473,94 @@ def test_libraries(c, script, raw):
     assert c.raw_call("EVAL", script, "0") == raw
 
 
+def bulk(data):
+    return b"$%d\r\n%s\r\n" % (len(data), data)
+
+
+# cmsgpack and struct are written here (Debian packages neither): their encodings, byte for
+# byte as Redis's, and their errors.
+@pytest.mark.parametrize("script, raw", [
+    ("return cmsgpack.pack(0, -1, -32, -33, 127, 128, 255, 256, 65535, 65536, -129, -32769, "
+     "2^32, -2^31 - 1)",
+     bulk(b"\x00\xff\xe0\xd0\xdf\x7f\xcc\x80\xcc\xff\xcd\x01\x00\xcd\xff\xff"
+          b"\xce\x00\x01\x00\x00\xd1\xff\x7f\xd2\xff\xff\x7f\xff"
+          b"\xcf\x00\x00\x00\x01\x00\x00\x00\x00\xd3\xff\xff\xff\xff\x7f\xff\xff\xff")),
+    ("return cmsgpack.pack(1.5, -0.25, 1e100)",  # float32 when exact, else float64
+     bulk(b"\xca?\xc0\x00\x00\xca\xbe\x80\x00\x00\xcbT\xb2I\xad%\x94\xc3}")),
+    ("return cmsgpack.pack('', 'abc', string.rep('x', 32), string.rep('y', 256))",
+     bulk(b"\xa0\xa3abc\xd9\x20" + b"x" * 32 + b"\xda\x01\x00" + b"y" * 256)),
+    ("return cmsgpack.pack(true, false, nil)", bulk(b"\xc3\xc2\xc0")),
+    ("return cmsgpack.pack({a=1})", bulk(b"\x81\xa1a\x01")),
+    ("return cmsgpack.pack({})", bulk(b"\x90")),
+    ("return cmsgpack.pack({1, 2, nil, 4})", bulk(b"\x83\x01\x01\x02\x02\x04\x04")),
+    ("return cmsgpack.pack({[1]=1, [3]=3})", bulk(b"\x82\x01\x01\x03\x03")),
+    ("return cmsgpack.pack({1, {2, {3, {4}}}})", bulk(b"\x92\x01\x92\x02\x92\x03\x91\x04")),
+    ("local t = cmsgpack.unpack(cmsgpack.pack({a=1, b={1,2}})) return {t.a, t.b[2]}",
+     b"*2\r\n:1\r\n:2\r\n"),
+    ("return {cmsgpack.unpack(cmsgpack.pack(1, 'two', 3.5))}",
+     b"*3\r\n:1\r\n$3\r\ntwo\r\n:3\r\n"),
+    ("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3))}", b"*2\r\n:1\r\n:1\r\n"),
+    ("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 2)}", b"*2\r\n:-1\r\n:3\r\n"),
+    ("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2)}",
+     b"*3\r\n:2\r\n:1\r\n:2\r\n"),
+    ("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2, 2)}", b"*2\r\n:-1\r\n:3\r\n"),
+    ("return tostring(cmsgpack.unpack(cmsgpack.pack(1.5)))", bulk(b"1.5")),
+    ("return cmsgpack.unpack('\\192') == nil", b":1\r\n"),
+    ("return struct.pack('<i4', -2)", bulk(b"\xfe\xff\xff\xff")),
+    ("return struct.pack('>i4', -2)", bulk(b"\xff\xff\xff\xfe")),
+    ("return struct.pack('b', -1) .. struct.pack('B', 255)", bulk(b"\xff\xff")),
+    ("return struct.pack('<h', -2) .. struct.pack('<H', 65535)", bulk(b"\xfe\xff\xff\xff")),
+    ("return struct.pack('<l', 1)", bulk(b"\x01" + b"\x00" * 7)),
+    ("return struct.pack('>d', 1.5)", bulk(b"?\xf8" + b"\x00" * 6)),
+    ("return struct.pack('<f', 0.5)", bulk(b"\x00\x00\x00?")),
+    ("return struct.pack('s', 'ab')", bulk(b"ab\x00")),
+    ("return struct.pack('c3', 'abcdef')", bulk(b"abc")),
+    ("return struct.pack('c0', 'abc')", bulk(b"abc")),
+    ("return struct.pack('!4 b i4', 1, 2)", bulk(b"\x01\x00\x00\x00\x02\x00\x00\x00")),
+    ("return struct.pack('>I3', 65536 + 2)", bulk(b"\x01\x00\x02")),
+    ("return struct.pack('x')", bulk(b"\x00")),
+    ("return {struct.unpack('>i4', struct.pack('>i4', -7))}", b"*2\r\n:-7\r\n:5\r\n"),
+    ("return {struct.unpack('<HB', '\\1\\2\\3')}", b"*3\r\n:513\r\n:3\r\n:4\r\n"),
+    ("return {struct.unpack('s', 'ab\\0cd')}", b"*2\r\n$2\r\nab\r\n:4\r\n"),
+    ("return {struct.unpack('c2', 'abcd', 2)}", b"*2\r\n$2\r\nbc\r\n:4\r\n"),
+    ("return tostring(struct.unpack('>d', struct.pack('>d', 2.25)))", bulk(b"2.25")),
+    ("return struct.size('<i4hd')", b":14\r\n"),
+    ("return struct.size('!8 b d')", b":16\r\n"),
+    ("return cjson.encode({[1]=1, a=2})", bulk(b'{"1":1,"a":2}')),
+    ("return cjson.encode({1, nil, 3})", bulk(b"[1,null,3]")),
+    ("return cjson.encode({a={b={c={}}}})", bulk(b'{"a":{"b":{"c":{}}}}')),
+    ("return cjson.encode('a\"b\\n')", bulk(b'"a\\"b\\n"')),
+    ("return cjson.encode(1.5) .. ' ' .. cjson.encode(10) .. ' ' .. cjson.encode(true)",
+     bulk(b"1.5 10 true")),
+    ("return cjson.encode(cjson.null)", bulk(b"null")),
+    ("return bit.tobit(0xffffffff)", b":-1\r\n"),
+    ("return bit.bnot(0)", b":-1\r\n"),
+    ("return bit.rshift(-1, 28) .. ' ' .. bit.arshift(-256, 4) .. ' ' .. bit.rol(1, 33) .. ' ' "
+     ".. bit.bswap(0x12345678)", bulk(b"15 -16 2 2018915346")),
+    ("return bit.tohex(-1, 4) .. ' ' .. bit.tohex(255, -4)", bulk(b"ffff 00FF")),
+    ("return bit.bor(1, 2, 4, 8)", b":15\r\n"),
+])
+def test_library_encodings(c, script, raw):
+    assert c.raw_call("EVAL", script, "0") == raw
+
+
+@pytest.mark.parametrize("script, message", [
+    ("return tostring(cmsgpack.unpack('\\131'))", "ERR user_script:1: Missing bytes in input."),
+    ("return cmsgpack.pack()",
+     "ERR user_script:1: bad argument #0 to 'pack' (MessagePack pack needs input.)"),
+    ("return struct.pack('i4', 'x')",
+     "ERR user_script:1: bad argument #2 to 'pack' (number expected, got string)"),
+    ("return struct.unpack('>i4', 'ab')",
+     "ERR user_script:1: bad argument #2 to 'unpack' (data string too short)"),
+    ("return struct.pack('z', 1)",
+     "ERR user_script:1: bad argument #1 to 'pack' (invalid format option 'z')"),
+    ("return cjson.decode('{bad')",
+     "ERR user_script:1: Expected object key string but found invalid token at character 2"),
+])
+def test_library_errors(c, script, message):
+    assert c("EVAL", script, "0") == script_error(message, script)
+
+
 # --------------------------------------------------------------- flags and read-only
 
 
