@@ -37,7 +37,7 @@ import time
 import pytest
 
 from helpers import require, wait_for
-from resp_client import Push, RawConnection, RespError
+from resp_client import Push
 
 rq = pytest.importorskip("rq", reason="RQ is missing: run tools/install-deps.sh")
 pytest.importorskip("celery", reason="Celery is missing: run tools/install-deps.sh")

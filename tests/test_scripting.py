@@ -1,56 +1,25 @@
-"""Lua scripting and functions (issue 17): EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT,
-FUNCTION, FCALL and FCALL_RO with Redis 7.0's exact replies and error texts; the conversions
-between Lua and RESP2/RESP3 both ways; errors raised inside scripts; the sandbox; the cjson,
-cmsgpack, bit and struct libraries; script flags; the commands a script may not call; scripts
-inside MULTI/EXEC; keys a script did not declare; busy scripts and SCRIPT/FUNCTION KILL; and
-atomicity under concurrent load with keys on different shards.
+"""Lua scripting (issue 17): EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT with Redis 7.0's
+exact replies and error texts; the conversions between Lua and RESP2/RESP3 both ways; errors
+raised inside scripts; the sandbox and the redis API; the cjson, cmsgpack, bit and struct
+libraries; script flags; the commands a script may not call; scripts inside MULTI/EXEC and
+WATCH; keys a script did not declare, on several shards. FUNCTION and FCALL are in
+test_functions.py, busy scripts and concurrent load in test_script_concurrency.py.
 
 Validated against redis-server 7.0 (DAMSELFLY_TEST_TARGET=redis). Replies are read with the
 raw client (resp_client), so error texts are compared whole, and RESP3 replies byte by byte.
-
-Keys that must live on different shards are picked with DEBUG KEYSHARD on damselfly (the
-shared fixture runs --proactor_threads=2); against redis-server any names do.
 """
 
-import hashlib
-import threading
 import time
 
 import pytest
 
-from conftest import TARGET
 from helpers import err, wait_for
-from resp_client import RawConnection, RespError
+from script_helpers import (KEYS_GT_ARGS, KEYS_NEGATIVE, NOSCRIPT, NOT_INTEGER, NOTBUSY,
+                            RO_WRITE, keys_on_distinct_shards, script_error, sha1)
 
-NOSCRIPT = err("NOSCRIPT No matching script. Please use EVAL.")
-KEYS_GT_ARGS = err("ERR Number of keys can't be greater than number of args")
-KEYS_NEGATIVE = err("ERR Number of keys can't be negative")
-NOT_INTEGER = err("ERR value is not an integer or out of range")
 NOT_ALLOWED = "ERR This Redis command is not allowed from script"
-RO_WRITE = "ERR Write commands are not allowed from read-only scripts."
-BUSY = err("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
-           "NOSAVE.")
-BUSY_FUNCTION = err("BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
-                    "SHUTDOWN NOSAVE.")
-NOTBUSY = err("NOTBUSY No scripts in execution right now.")
-UNKILLABLE = err("UNKILLABLE Sorry the script already executed write commands against the "
-                 "dataset. You can either wait the script termination or kill the server in a "
-                 "hard way using the SHUTDOWN NOSAVE command.")
 RETURN_1_SHA = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
 UNKNOWN_SHA = "f" * 40
-
-
-def sha1(script):
-    return hashlib.sha1(script.encode()).hexdigest()
-
-
-def script_error(message, script, line=1):
-    """The error an uncaught error inside EVAL gets: Redis appends where it happened."""
-    return err(f"{message} script: {sha1(script)}, on @user_script:{line}.")
-
-
-def function_error(message, function, line):
-    return err(f"{message} script: {function}, on @user_function:{line}.")
 
 
 @pytest.fixture
@@ -59,29 +28,6 @@ def c(server):
     conn = server.raw()
     assert conn("SCRIPT", "FLUSH") == "OK"
     return conn
-
-
-@pytest.fixture
-def no_functions(c):
-    """The server's function libraries are empty."""
-    assert c("FUNCTION", "FLUSH") == "OK"
-
-
-def keys_on_distinct_shards(server, count, prefix):
-    """`count` key names on as many shards as the server has, taking turns."""
-    names = [f"{prefix}:{i}" for i in range(count)]
-    if TARGET != "damselfly":
-        return names
-    conn = server.raw()
-    by_shard = {}
-    n = 0
-    while len(by_shard) < 2 or min(len(v) for v in by_shard.values()) < count:
-        name = f"{prefix}:{n}"
-        n += 1
-        by_shard.setdefault(conn("DEBUG", "KEYSHARD", name), []).append(name)
-        assert n < 10000, "DEBUG KEYSHARD put every key on one shard"
-    shards = sorted(by_shard)
-    return [by_shard[shards[i % len(shards)]][i // len(shards)] for i in range(count)]
 
 
 # ----------------------------------------------------------------- EVAL and EVALSHA
@@ -153,15 +99,6 @@ def test_script_flush_reaches_every_connection(server, c):
     assert [o("EVALSHA", RETURN_1_SHA, "0") for o in others] == [1] * 4
     assert others[0]("SCRIPT", "FLUSH") == "OK"
     assert [o("EVALSHA", RETURN_1_SHA, "0") for o in others + [c]] == [NOSCRIPT] * 5
-
-
-def test_functions_reach_every_connection(server, c, no_functions):
-    others = [server.raw() for _ in range(4)]
-    assert c("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('one', "
-             "function() return 1 end)") == b"lib"
-    assert [o("FCALL", "one", "0") for o in others] == [1] * 4
-    assert others[0]("FUNCTION", "DELETE", "lib") == "OK"
-    assert [o("FCALL", "one", "0") for o in others + [c]] == [err("ERR Function not found")] * 5
 
 
 def test_script_flush(c):
@@ -625,202 +562,6 @@ def test_xread_block_refused_in_scripts(c):
             f"ERR {name} command is not allowed with BLOCK option from scripts", script)
 
 
-# --------------------------------------------------------------- FUNCTION and FCALL
-
-LIB = """#!lua name=mylib
-redis.register_function('myfunc', function(keys, args) return redis.call('incr', keys[1]) end)
-redis.register_function{function_name='ro', callback=function(keys, args)
-  return redis.call('get', keys[1]) end, flags={'no-writes'}}
-redis.register_function{function_name='badro', callback=function(keys, args)
-  return redis.call('set', keys[1], 'x') end, flags={'no-writes'}}
-redis.register_function('echo', function(keys, args) return {keys, args} end)"""
-
-LIB_LIST = [b"library_name", b"mylib", b"engine", b"LUA", b"functions", [
-    [b"name", b"badro", b"description", None, b"flags", ["no-writes"]],
-    [b"name", b"echo", b"description", None, b"flags", []],
-    [b"name", b"myfunc", b"description", None, b"flags", []],
-    [b"name", b"ro", b"description", None, b"flags", ["no-writes"]],
-]]
-LIB_WITH_CODE = LIB_LIST + [b"library_code", LIB.encode()]
-
-
-def sorted_functions(listing):
-    """FUNCTION LIST with each library's functions sorted by name (Redis lists them in the
-    order of its hash table)."""
-    out = []
-    for lib in listing:
-        lib = list(lib)
-        i = lib.index(b"functions") + 1
-        lib[i] = sorted(lib[i], key=lambda f: f[1])
-        out.append(lib)
-    return out
-
-
-def test_function_load_and_fcall(c, no_functions):
-    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
-    assert c("FCALL", "myfunc", "1", "k") == 1
-    assert c("FCALL", "myfunc", "1", "k") == 2
-    assert c("FCALL", "ro", "1", "k") == b"2"
-    assert c("FCALL_RO", "ro", "1", "k") == b"2"
-    assert c("FCALL", "echo", "2", "k1", "k2", "a1") == [[b"k1", b"k2"], [b"a1"]]
-    assert c("FCALL_RO", "myfunc", "1", "k") == \
-        err("ERR Can not execute a script with write flag using *_ro command.")
-    assert c("FCALL", "badro", "1", "k") == function_error(RO_WRITE, "badro", 6)
-    assert c("GET", "k") == b"2"
-    assert c("FCALL", "myfunc", "0") == function_error(
-        "ERR Lua redis lib command arguments must be strings or integers", "myfunc", 2)
-
-
-@pytest.mark.parametrize("args, reply", [
-    (("FCALL", "myfunc"), err("ERR wrong number of arguments for 'fcall' command")),
-    (("FCALL_RO", "ro"), err("ERR wrong number of arguments for 'fcall_ro' command")),
-    (("FCALL", "nosuch", "0"), err("ERR Function not found")),
-    (("FCALL_RO", "nosuch", "0"), err("ERR Function not found")),
-    (("FCALL", "myfunc", "2", "k"), KEYS_GT_ARGS),
-    (("FCALL", "myfunc", "-1"), KEYS_NEGATIVE),
-    (("FCALL", "myfunc", "x"), err("ERR Bad number of keys provided")),
-])
-def test_fcall_errors(c, args, reply, no_functions):
-    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
-    assert c(*args) == reply
-
-
-@pytest.mark.parametrize("code, message", [
-    ("return 1", "ERR Missing library metadata"),
-    ("#!lua\nreturn 1", "ERR Library name was not given"),
-    ("#!lua name=empty\nreturn 1", "ERR No functions registered"),
-    ("#!lua name=bad name\nreturn 1", "ERR Invalid metadata value given: name"),
-    ("#!lua name=x foo=bar\nreturn 1", "ERR Invalid metadata value given: foo=bar"),
-    ("#!lua name=x\nredis.register_function('myfunc', function() return 1 end)",
-     "ERR Function myfunc already exists"),
-    ("#!lua name=x\nredis.register_function('f1', function() return 1 end)\n"
-     "redis.register_function('f1', function() return 1 end)",
-     "ERR Error registering functions: ERR Function already exists in the library"),
-    ("#!lua name=x\nredis.register_function{function_name='f2', callback=function() return 1 "
-     "end, flags={'bogus'}}", "ERR Error registering functions: ERR unknown flag given"),
-    ("#!lua name=x\nredis.call('set', 'a', 'b')",
-     "ERR Error registering functions: ERR user_function:2: Script attempted to access "
-     "nonexistent global variable 'call'"),
-    ("#!lua name=x\nreturn (",
-     "ERR Error compiling function: user_function:2: unexpected symbol near '<eof>'"),
-    ("#!lua name=x\nredis.register_function('bad name', function() return 1 end)",
-     "ERR Error registering functions: ERR Library names can only contain letters, numbers, "
-     "or underscores(_) and must be at least one character long"),
-    ("#!lua name=x\nredis.register_function('f3')",
-     "ERR Error registering functions: ERR calling redis.register_function with a single "
-     "argument is only applicable to Lua table (representing named arguments)."),
-    ("#!lua name=x\nredis.register_function{function_name='g', callback=5}",
-     "ERR Error registering functions: ERR callback argument given to "
-     "redis.register_function must be a function"),
-    ("#!lua name=x\nredis.register_function{function_name='g', callback=function() return 1 "
-     "end, bogus=1}",
-     "ERR Error registering functions: ERR unknown argument given to redis.register_function"),
-    ("#!lua name=x\nredis.register_function{callback=function() return 1 end}",
-     "ERR Error registering functions: ERR redis.register_function must get a function name "
-     "argument"),
-    ("#!lua name=x\nredis.register_function('g', 'notafunction')",
-     "ERR Error registering functions: ERR second argument to redis.register_function must be "
-     "a function"),
-    # While loading, the redis table offers registration and logging, not calls or setresp.
-    ("#!lua name=x\nredis.register_function('g', function() return 1 end)\nlocal x = redis.call",
-     "ERR Error registering functions: ERR user_function:3: Script attempted to access "
-     "nonexistent global variable 'call'"),
-    ("#!lua name=x\nredis.register_function('g', function() return 1 end)\nredis.setresp(3)",
-     "ERR Error registering functions: ERR user_function:3: Script attempted to access "
-     "nonexistent global variable 'setresp'"),
-])
-def test_function_load_errors(c, code, message, no_functions):
-    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
-    assert c("FUNCTION", "LOAD", code) == err(message)
-    assert len(c("FUNCTION", "LIST")) == 1
-
-
-def test_function_flags_and_description(c, no_functions):
-    flags = ["no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys"]
-    lua_flags = ", ".join(f"'{f}'" for f in flags)
-    assert c("FUNCTION", "LOAD", "#!lua name=flags\nredis.log(redis.LOG_NOTICE, 'loading')\n"
-             "redis.register_function{function_name='f', callback=function(keys, args) "
-             f"return {{#keys, #args, keys[1], args[1]}} end, flags={{{lua_flags}}}, "
-             "description='all the flags'}") == b"flags"
-    assert c("FUNCTION", "LIST") == [[
-        b"library_name", b"flags", b"engine", b"LUA", b"functions",
-        [[b"name", b"f", b"description", b"all the flags", b"flags", flags]]]]
-    assert c("FCALL", "f", "1", "k", "a") == [1, 1, b"k", b"a"]
-    assert c("FCALL_RO", "f", "0") == [0, 0]
-    assert c("EVAL", f"#!lua flags={','.join(flags)}\nreturn 1", "0") == 1
-    assert c("EVAL", "#!lua flags=\nreturn redis.call('set', 'x', 'y')", "0") == "OK"
-    assert c("EVAL", "#!lua flags=no-writes,bad\nreturn 1", "0") == \
-        err("ERR Unexpected flag in script shebang: bad")
-
-
-def test_function_load_replace(c, no_functions):
-    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
-    assert c("FUNCTION", "LOAD", LIB) == err("ERR Library 'mylib' already exists")
-    new = "#!lua name=mylib\nredis.register_function('other', function() return 'new' end)"
-    assert c("FUNCTION", "LOAD", "REPLACE", new) == b"mylib"
-    assert c("FCALL", "other", "0") == b"new"
-    assert c("FCALL", "myfunc", "1", "k") == err("ERR Function not found")
-    assert c("FUNCTION", "LOAD") == err("ERR wrong number of arguments for 'function|load' "
-                                        "command")
-
-
-def test_function_list(c, no_functions):
-    assert c("FUNCTION", "LIST") == []
-    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
-    assert sorted_functions(c("FUNCTION", "LIST")) == [LIB_LIST]
-    assert sorted_functions(c("FUNCTION", "LIST", "WITHCODE")) == [LIB_WITH_CODE]
-    assert sorted_functions(c("FUNCTION", "LIST", "LIBRARYNAME", "my*")) == [LIB_LIST]
-    assert sorted_functions(c("FUNCTION", "LIST", "LIBRARYNAME", "mylib", "WITHCODE")) == \
-        [LIB_WITH_CODE]
-    assert c("FUNCTION", "LIST", "LIBRARYNAME", "nomatch") == []
-    assert c("FUNCTION", "LIST", "LIBRARYNAME") == \
-        err("ERR library name argument was not given")
-    assert c("FUNCTION", "LIST", "BAD") == err("ERR Unknown argument BAD")
-
-
-def test_function_delete_flush_stats(c, no_functions):
-    assert c("FUNCTION", "STATS") == [b"running_script", None, b"engines",
-                                      [b"LUA", [b"libraries_count", 0, b"functions_count", 0]]]
-    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
-    assert c("FUNCTION", "STATS") == [b"running_script", None, b"engines",
-                                      [b"LUA", [b"libraries_count", 1, b"functions_count", 4]]]
-    assert c("FUNCTION", "DELETE", "nosuch") == err("ERR Library not found")
-    assert c("FUNCTION", "DELETE") == \
-        err("ERR wrong number of arguments for 'function|delete' command")
-    assert c("FUNCTION", "DELETE", "mylib") == "OK"
-    assert c("FUNCTION", "LIST") == []
-    assert c("FCALL", "myfunc", "1", "k") == err("ERR Function not found")
-    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
-    assert c("FUNCTION", "FLUSH", "ASYNC") == "OK"
-    assert c("FUNCTION", "LIST") == []
-    assert c("FUNCTION", "FLUSH", "BAD") == err("ERR FUNCTION FLUSH only supports SYNC|ASYNC "
-                                                "option")
-    assert c("FUNCTION", "KILL") == NOTBUSY
-    assert c("FUNCTION", "FOO") == err("ERR unknown subcommand 'FOO'. Try FUNCTION HELP.")
-    assert c("FUNCTION") == err("ERR wrong number of arguments for 'function' command")
-
-
-def test_function_dump_restore(c, no_functions):
-    assert c("FUNCTION", "LOAD", LIB) == b"mylib"
-    payload = c("FUNCTION", "DUMP")
-    assert isinstance(payload, bytes)
-    assert c("FUNCTION", "RESTORE", payload) == err("ERR Library mylib already exists")
-    assert c("FUNCTION", "RESTORE", payload, "APPEND") == err("ERR Library mylib already exists")
-    assert c("FUNCTION", "RESTORE", payload, "REPLACE") == "OK"
-    assert c("FUNCTION", "RESTORE", payload, "BAD") == \
-        err("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
-    assert c("FUNCTION", "RESTORE", "garbage") == \
-        err("ERR DUMP payload version or checksum are wrong")
-    assert c("FUNCTION", "FLUSH") == "OK"
-    assert c("FUNCTION", "RESTORE", payload) == "OK"
-    assert sorted_functions(c("FUNCTION", "LIST", "WITHCODE")) == [LIB_WITH_CODE]
-    other = "#!lua name=other\nredis.register_function('o', function() return 1 end)"
-    assert c("FUNCTION", "LOAD", other) == b"other"
-    assert c("FUNCTION", "RESTORE", payload, "FLUSH") == "OK"
-    assert sorted_functions(c("FUNCTION", "LIST")) == [LIB_LIST]
-    assert c("FCALL", "myfunc", "1", "k") == 1
-
-
 # --------------------------------------------------------------- transactions and keys
 
 
@@ -953,153 +694,3 @@ def test_select_inside_a_script_does_not_change_the_callers_db(c):
     assert c("GET", "x") == b"db1"
     assert c("EVAL", "return redis.call('get', 'x')", "0") == b"db1"  # the caller's db
     assert c("FLUSHDB") == "OK"
-
-
-# --------------------------------------------------------------- busy scripts
-
-BUSY_LOOP = "local i = 0 while true do i = i + 1 end"
-
-
-def busy_server(server_factory):
-    srv = server_factory()
-    assert srv.raw()("CONFIG", "SET", "busy-reply-threshold", "100") == "OK"
-    return srv
-
-
-def test_busy_reply_threshold_is_lua_time_limit(server_factory):
-    srv = busy_server(server_factory)
-    c = srv.raw()
-    assert c("CONFIG", "GET", "lua-time-limit") == [b"lua-time-limit", b"100"]
-    assert c("CONFIG", "SET", "lua-time-limit", "200") == "OK"
-    assert c("CONFIG", "GET", "busy-reply-threshold") == [b"busy-reply-threshold", b"200"]
-
-
-def test_script_kill_stops_a_read_only_busy_script(server_factory):
-    srv = busy_server(server_factory)
-    runner, other = srv.raw(), srv.raw()
-    runner.send("EVAL", f"redis.call('get', KEYS[1]) {BUSY_LOOP}", "1", "k")
-    wait_for(lambda: other("GET", "k") == BUSY, timeout=5, what="BUSY")
-    assert other("SCRIPT", "KILL") == "OK"
-    script = f"redis.call('get', KEYS[1]) {BUSY_LOOP}"
-    assert runner.read() == script_error("ERR Script killed by user with SCRIPT KILL...", script)
-    assert other("SET", "k", "v") == "OK"
-    assert runner("GET", "k") == b"v"
-    assert other("SCRIPT", "KILL") == NOTBUSY
-
-
-def test_function_kill_stops_a_busy_function(server_factory):
-    srv = busy_server(server_factory)
-    runner, other = srv.raw(), srv.raw()
-    assert runner("FUNCTION", "LOAD", "#!lua name=busy\nredis.register_function{"
-                  "function_name='spin', callback=function(keys) redis.call('get', keys[1]) "
-                  f"{BUSY_LOOP} end, flags={{'no-writes'}}}}") == b"busy"
-    runner.send("FCALL_RO", "spin", "1", "k")
-    wait_for(lambda: other("GET", "k") == BUSY_FUNCTION, timeout=5, what="BUSY")
-    assert other("FUNCTION", "KILL") == "OK"
-    assert runner.read() == function_error("ERR Script killed by user with SCRIPT KILL...",
-                                           "spin", 2)
-    assert other("GET", "k") is None
-
-
-def test_a_busy_script_that_wrote_is_unkillable(server_factory):
-    srv = busy_server(server_factory)
-    runner, other = srv.raw(), srv.raw()
-    runner.send("EVAL", f"redis.call('set', KEYS[1], '1') {BUSY_LOOP}", "1", "k")
-    wait_for(lambda: other("GET", "k") == BUSY, timeout=5, what="BUSY")
-    assert other("SCRIPT", "KILL") == UNKILLABLE
-    assert other("FUNCTION", "KILL") == UNKILLABLE
-    srv.expect_exit = True
-    other.send("SHUTDOWN", "NOSAVE")
-    assert srv.proc.wait(timeout=10) == 0
-
-
-# --------------------------------------------------------------- atomicity under load
-
-# The transfer and the sum, with their keys declared (KEYS) or not (ARGV, numkeys 0): a
-# script that reaches keys it did not declare must be just as atomic.
-TRANSFER = """
-local from = tonumber(redis.call('get', {k}[1]))
-local amount = tonumber(ARGV[{a}])
-if from < amount then return 0 end
-redis.call('decrby', {k}[1], amount)
-redis.call('incrby', {k}[2], amount)
-return 1"""
-
-SUM = """
-local total = 0
-for _, k in ipairs({k}) do total = total + tonumber(redis.call('get', k)) end
-return total"""
-
-LOAD_SECONDS = 1.5
-
-
-@pytest.mark.parametrize("declared", [True, False], ids=["declared", "undeclared"])
-def test_transfers_between_shards_keep_the_total(server, declared):
-    accounts = keys_on_distinct_shards(server, 8, "acct")
-    setup = server.raw()
-    for k in accounts:
-        setup("SET", k, "1000")
-    total = 1000 * len(accounts)
-    if declared:
-        transfer = TRANSFER.format(k="KEYS", a=1)
-        total_of = SUM.format(k="KEYS")
-    else:
-        # ARGV holds the two accounts and then the amount.
-        transfer = TRANSFER.format(k="ARGV", a=3)
-        total_of = SUM.format(k="ARGV")
-    transfer_sha = setup("SCRIPT", "LOAD", transfer).decode()
-    sum_sha = setup("SCRIPT", "LOAD", total_of).decode()
-    stop = threading.Event()
-    errors, sums_seen, transfers = [], [], []
-
-    def transfer_args(a, b, amount):
-        if declared:
-            return ("EVALSHA", transfer_sha, "2", a, b, amount)
-        return ("EVALSHA", transfer_sha, "0", a, b, amount)
-
-    def mover(seed):
-        conn = RawConnection(server.host, server.port)
-        done = 0
-        i = seed
-        try:
-            while not stop.is_set():
-                a = accounts[i % len(accounts)]
-                b = accounts[(i * 7 + 3) % len(accounts)]
-                i += 1
-                if a == b:
-                    continue
-                reply = conn(*transfer_args(a, b, str(1 + i % 50)))
-                if reply not in (0, 1):
-                    errors.append(reply)
-                    return
-                done += reply
-        finally:
-            conn.close()
-            transfers.append(done)
-
-    def reader():
-        conn = RawConnection(server.host, server.port)
-        numkeys = str(len(accounts)) if declared else "0"
-        try:
-            while not stop.is_set():
-                sums_seen.append(conn("EVALSHA", sum_sha, numkeys, *accounts))
-                # A plain multi-key read must not see a transfer half done either.
-                sums_seen.append(sum(int(v) for v in conn("MGET", *accounts)))
-        finally:
-            conn.close()
-
-    # 16 clients: 15 move money, one keeps summing it (with the script and with MGET).
-    threads = [threading.Thread(target=mover, args=(n,)) for n in range(15)]
-    threads.append(threading.Thread(target=reader))
-    for t in threads:
-        t.start()
-    time.sleep(LOAD_SECONDS)
-    stop.set()
-    for t in threads:
-        t.join(10)
-    assert not any(t.is_alive() for t in threads)
-    assert errors == []
-    assert sum(transfers) > 0
-    assert sums_seen and all(s == total for s in sums_seen), \
-        sorted(set(s for s in sums_seen if s != total))[:5]
-    assert sum(int(v) for v in setup("MGET", *accounts)) == total
