@@ -33,8 +33,9 @@ tests are skipped when it is redis.
 Markers:
   damselfly_only  the test covers behaviour only damselfly has; skipped against redis and
                   memcached.
-  apps            the test drives a real application (an RQ or Celery worker process) and
-                  takes seconds; tools/test.sh deselects these in the ASAN run.
+  apps            the test drives a real application (an RQ, Celery, Sidekiq or BullMQ worker,
+                  redis-py's Lock) and takes seconds; tools/test.sh deselects these in the
+                  ASAN run.
 
 When a test fails, the stderr of every server it used is attached to its report.
 """
@@ -77,8 +78,8 @@ def pytest_configure(config):
         "damselfly_only: behaviour only damselfly has; skipped against redis-server and memcached")
     config.addinivalue_line(
         "markers",
-        "apps: drives real applications (RQ, Celery workers); tools/test.sh runs these in the "
-        "release build only")
+        "apps: drives real applications (RQ, Celery, Sidekiq, BullMQ); tools/test.sh runs these "
+        "in the release build only")
     if TARGET not in TARGETS:
         raise pytest.UsageError(
             f"DAMSELFLY_TEST_TARGET must be 'damselfly', 'redis' or 'memcached', not {TARGET!r}")

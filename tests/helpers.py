@@ -3,7 +3,9 @@
 import socket
 import time
 
-from resp_client import RespError
+import pytest
+
+from resp_client import RawConnection, RespError
 
 
 def err(message):
@@ -100,3 +102,21 @@ def read_all(c, timeout=0.3):
     finally:
         c.sock.settimeout(10)
     return replies
+
+
+def require(server, *commands):
+    """Skips the test, naming them, when the server lacks some of the commands (or "CLIENT
+    TRACKING"): damselfly gains them issue by issue, redis-server has them all. A command the
+    server knows is tested, however well it works."""
+    missing = []
+    with RawConnection(server.host, server.port, timeout=10) as c:
+        for name in commands:
+            if name == "CLIENT TRACKING":
+                reply = c("CLIENT", "TRACKING", "OFF")
+                known = not (isinstance(reply, RespError) and "unknown subcommand" in str(reply))
+            else:
+                known = c("COMMAND", "INFO", name)[0] is not None
+            if not known:
+                missing.append(name)
+    if missing:
+        pytest.skip(f"the server lacks {' '.join(missing)}")

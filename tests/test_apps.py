@@ -36,8 +36,8 @@ import time
 
 import pytest
 
-from helpers import wait_for
-from resp_client import Push, RawConnection, RespError
+from helpers import require, wait_for
+from resp_client import Push
 
 rq = pytest.importorskip("rq", reason="RQ is missing: run tools/install-deps.sh")
 pytest.importorskip("celery", reason="Celery is missing: run tools/install-deps.sh")
@@ -106,24 +106,6 @@ def workers(tmp_path):
     yield start
     for w in started:
         w.stop()
-
-
-def require(server, *commands):
-    """Skips the test, naming them, when the server lacks some of the commands (or "CLIENT
-    TRACKING"): damselfly gains them issue by issue, redis-server has them all. A command the
-    server knows is tested, however well it works."""
-    missing = []
-    with RawConnection(server.host, server.port, timeout=10) as c:
-        for name in commands:
-            if name == "CLIENT TRACKING":
-                reply = c("CLIENT", "TRACKING", "OFF")
-                known = not (isinstance(reply, RespError) and "unknown subcommand" in str(reply))
-            else:
-                known = c("COMMAND", "INFO", name)[0] is not None
-            if not known:
-                missing.append(name)
-    if missing:
-        pytest.skip(f"the server lacks {' '.join(missing)}")
 
 
 def redis_url(server):

@@ -29,8 +29,9 @@ done
 if compgen -G "tests/*_test.py" >/dev/null || compgen -G "tests/test_*.py" >/dev/null; then
   for flavour in "${flavours[@]}"; do
     echo "=== integration tests ($flavour) ==="
-    # The RQ and Celery worker tests (marked apps) take seconds each and exercise the same
-    # server paths as the others: release build only.
+    # The application tests (marked apps: RQ, Celery, Sidekiq and BullMQ workers, redis-py
+    # locks) take seconds each and exercise the same server paths as the others: release
+    # build only.
     select=()
     [[ "$flavour" == opt ]] || select=(-m "not apps")
     DAMSELFLY_BUILD_DIR="build-$flavour" /usr/bin/python3 -m pytest -q "${select[@]}" tests/
