@@ -43,6 +43,8 @@ struct ConnTxState final : facade::ConnectionContext::TransactionState {
 
   Transaction* exec_tx = nullptr;  // while EXEC runs
   bool executing = false;          // while EXEC runs its commands
+  // While a script runs: the time its keys expire by (DbSlice::FrozenClock).
+  int64_t script_clock_ms = 0;
 };
 
 }  // namespace damselfly

@@ -8,6 +8,8 @@ namespace damselfly {
 
 using core::CompactObj;
 
+thread_local int64_t DbSlice::frozen_now_ms_ = 0;
+
 DbSlice::DbSlice(unsigned dbnum) : base_ms_(UnixTimeMs()), dbs_(dbnum) {}
 
 DbSlice::~DbSlice() = default;
@@ -36,7 +38,7 @@ DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64
   if (!handle || !handle.value().has_expire()) return handle;
   ExpireTable::Handle deadline = d.expire.Find(key);
   DCHECK(deadline);
-  const int64_t now_ms = UnixTimeMs();
+  const int64_t now_ms = ExpiryNowMs();
   if (base_ms_ + deadline.value() > now_ms) return handle;
   if (now_ms < keep_expired_until_ms_ && !for_insert) return {};
   d.expire.Erase(deadline);
@@ -285,7 +287,7 @@ uint64_t DbSlice::Scan(DbIndex index, uint64_t cursor, size_t count,
                        absl::FunctionRef<void(std::string_view, const PrimeValue&)> cb) {
   Db* d = db(index);
   if (!d) return 0;
-  const int64_t now_ms = UnixTimeMs();
+  const int64_t now_ms = ExpiryNowMs();
   std::string scratch;
   size_t seen = 0;
   do {
@@ -303,7 +305,7 @@ void DbSlice::ForEach(DbIndex index,
                       absl::FunctionRef<void(std::string_view, const PrimeValue&)> cb) {
   Db* d = db(index);
   if (!d) return;
-  const int64_t now_ms = UnixTimeMs();
+  const int64_t now_ms = ExpiryNowMs();
   std::string scratch;
   d->main.ForEach([&](MainTable::Handle handle) {
     std::string_view key = handle.key().GetSlice(&scratch);

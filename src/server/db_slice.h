@@ -280,6 +280,22 @@ class DbSlice {
   // expired key it replaces, as the table cannot hold the key twice.
   void KeepExpiredUntil(int64_t until_ms) { keep_expired_until_ms_ = until_ms; }
 
+  // The clock lookups expire keys by: now, or while a FrozenClock is open on this thread
+  // (a script runs: Redis 7 reads the clock once per script, so no key expires in the
+  // middle of one) the time it froze.
+  static int64_t ExpiryNowMs() { return frozen_now_ms_ != 0 ? frozen_now_ms_ : UnixTimeMs(); }
+  class FrozenClock {
+   public:
+    // `ms` 0: the clock keeps running. Must not span a suspension of the fiber.
+    explicit FrozenClock(int64_t ms) : saved_(frozen_now_ms_) {
+      if (ms != 0) frozen_now_ms_ = ms;
+    }
+    ~FrozenClock() { frozen_now_ms_ = saved_; }
+
+   private:
+    const int64_t saved_;
+  };
+
   // Memcached item metadata. Only items that need it have an entry (flags != 0, a cas
   // unique handed out, an access record: see McMeta), in a side table, so other keys pay
   // nothing. An entry describes the value it was set for: any later write through
@@ -347,6 +363,7 @@ class DbSlice {
     return uint16_t(handle.key().KeyFlagBits() | handle.value().spare_bits() << 8);
   }
   uint32_t NowSeconds() const { return uint32_t((UnixTimeMs() - base_ms_) / 1000); }
+
   // The entry of a live key, deleting it first if its deadline has passed (the clock is
   // read only for keys that have a deadline), unless KeepExpiredUntil says to keep it and
   // the caller is not about to insert the key.
@@ -384,6 +401,7 @@ class DbSlice {
   PreUpdateHook pre_update_hook_;
   uint64_t next_listener_id_ = 1;
   int64_t keep_expired_until_ms_ = 0;
+  static thread_local int64_t frozen_now_ms_;  // FrozenClock
   Stats stats_;
   uint64_t next_cas_ = 1;
   uint64_t cas_stride_ = 1;

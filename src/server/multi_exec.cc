@@ -198,6 +198,8 @@ void RunInTransaction(const CommandId* cid, CmdArgList args, Transaction* tx, Co
       return tx->Execute(
           [&](Transaction*, EngineShard*) {
             ShardLocalScope local;
+            ConnTxState* state = ConnTxState::Find(cntx);
+            DbSlice::FrozenClock clock(state ? state->script_clock_ms : 0);
             RunCommand(cid, cid->handler, args, cntx, CommandClockTicks());
           },
           true);

@@ -131,6 +131,7 @@ class Run {
   ConnTxState* const state_;
   Mode mode_;
   std::optional<ShardLocalScope> local_scope_;
+  std::optional<DbSlice::FrozenClock> local_clock_;  // while local
   std::optional<Transaction> own_tx_;
   Transaction* tx_ = nullptr;
   // Undeclared keys this run uses: locked late, or (local runs) used while free.
@@ -140,6 +141,7 @@ class Run {
   bool wrote_ = false;
   bool restart_ = false;  // abandon the run: the script runs again whole-shard
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  const int64_t clock_ms_ = UnixTimeMs();  // the time its keys expire by
   std::optional<BusyRun> busy_;
 };
 
@@ -160,6 +162,7 @@ bool Run::Execute(Interpreter* lua,
   switch (mode_) {
     case Mode::kLocal:
       local_scope_.emplace();
+      local_clock_.emplace(clock_ms_);
       break;
     case Mode::kTransaction:
       if (state_->exec_tx != nullptr) {
@@ -182,7 +185,9 @@ bool Run::Execute(Interpreter* lua,
   const bool saved_executing = state_->executing;
   const CommandId* const saved_command = cntx_->last_command;
   const DbIndex saved_db = cntx_->db_index;
+  const int64_t saved_clock = state_->script_clock_ms;
   state_->exec_tx = tx_;
+  state_->script_clock_ms = clock_ms_;
   state_->executing = true;
 
   lua->set_call([this](CmdArgList args, bool resp3, std::string* reply) {
@@ -197,7 +202,9 @@ bool Run::Execute(Interpreter* lua,
   cntx_->last_command = saved_command;
   state_->executing = saved_executing;
   state_->exec_tx = saved_exec_tx;
+  state_->script_clock_ms = saved_clock;
   if (mode_ == Mode::kLocal) {
+    local_clock_.reset();
     local_scope_.reset();
     // Clients blocked on keys the script filled are served now, as after a command (a
     // transaction serves them after its last hop).
@@ -233,6 +240,7 @@ void Run::LeaveLocal() {
   own_tx_->Schedule();
   tx_ = &*own_tx_;
   state_->exec_tx = tx_;
+  local_clock_.reset();
   local_scope_.reset();
   mode_ = Mode::kTransaction;
 }
