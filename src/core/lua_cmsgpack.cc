@@ -18,7 +18,6 @@
 // Lua errors longjmp over C++ frames: nothing here holds an object with a destructor.
 
 #include <climits>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -35,7 +34,8 @@ namespace {
 // Tables deeper than this are packed as nil, as Redis does (no error).
 constexpr int kMaxNesting = 16;
 
-// A buffer kept past this size is freed after the call that grew it.
+// pack frees its buffer after a call that grew it past this size, so one large value does
+// not stay pinned in every interpreter of the pool.
 constexpr size_t kKeptBufferBytes = 64 * 1024;
 
 // Numbers exactly representable as the integer type, without the undefined behaviour
@@ -52,8 +52,8 @@ bool IsIntEquivalent(double n) {
 }
 
 // pack's output. It lives in a userdata (pack's upvalue, freed by __gc) and is grown
-// with the state's allocator: a buffer on the C++ stack would leak when a Lua error
-// (stack overflow, no memory) longjmps out of the encoder.
+// with the state's allocator: a std::string would leak when a Lua error (stack overflow,
+// no memory) longjmps out of the encoder.
 struct PackBuffer {
   char* data;
   size_t size;
@@ -119,7 +119,7 @@ void EncodeDouble(lua_State* lua, PackBuffer* buf, double d) {
 
 void EncodeBytes(lua_State* lua, PackBuffer* buf, const char* s, size_t len) {
   if (len < 32) {
-    AppendTagged(lua, buf, 0xa0 | len, 0, 0);
+    AppendTagged(lua, buf, static_cast<uint8_t>(0xa0 | len), 0, 0);
   } else if (len <= 0xff) {
     AppendTagged(lua, buf, 0xd9, len, 1);
   } else if (len <= 0xffff) {
@@ -130,10 +130,10 @@ void EncodeBytes(lua_State* lua, PackBuffer* buf, const char* s, size_t len) {
   Append(lua, buf, s, len);
 }
 
-// fix_tag is 0x90 (arrays) or 0x80 (maps); the 16 and 32-bit tags follow it by 0x4c/0x5f.
+// An array's (fix_tag 0x90) or a map's (fix_tag 0x80) element count.
 void EncodeHeader(lua_State* lua, PackBuffer* buf, uint8_t fix_tag, size_t n) {
   const bool is_array = fix_tag == 0x90;
-  if (n <= 15) return AppendTagged(lua, buf, fix_tag | n, 0, 0);
+  if (n <= 15) return AppendTagged(lua, buf, static_cast<uint8_t>(fix_tag | n), 0, 0);
   if (n <= 0xffff) return AppendTagged(lua, buf, is_array ? 0xdc : 0xde, n, 2);
   AppendTagged(lua, buf, is_array ? 0xdd : 0xdf, n, 4);
 }
