@@ -437,6 +437,46 @@ TEST_F(LuaLibsTest, UnpackOneAndLimitErrors) {
             "error: user_script:1: Bad data format in input.");
 }
 
+// The cmsgpack cases of Redis's own suite (tests/unit/scripting.tcl), in a bare state.
+TEST_F(LuaLibsTest, RedisSuiteCases) {
+  EXPECT_EQ(Pack("-1099511627776"), "d3ffffff0000000000");
+  EXPECT_EQ(Run(R"(
+    local str_lt_32, str_lt_255 = string.rep("x", 30), string.rep("x", 250)
+    local str_lt_65535, str_long = string.rep("x", 65530), string.rep("x", 100000)
+    local array_big, map_big = {}, {}
+    for i = 1, 100000 do array_big[i] = i; map_big[tostring(i)] = i end
+    local some_map = {s1 = str_lt_32, s2 = str_lt_255, s3 = str_lt_65535, s4 = str_long,
+                      d1 = 0.1, i1 = 1, i2 = 250, i3 = 65530, i4 = 100000, i5 = 2^40, i6 = -1,
+                      i7 = -120, i8 = -32000, i9 = -100000, i10 = -3147483648,
+                      a1 = {1, 2, 3, 4, 5}, a2 = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                      14, 15, 16, 17, 18}, a3 = array_big, m1 = {a = 1, b = 2}, m2 = map_big,
+                      b1 = false, b2 = true, n = nil}
+    local encoded = cmsgpack.pack(some_map)
+    local decoded = cmsgpack.unpack(encoded)
+    assert(decoded.s4 == str_long and decoded.i10 == -3147483648 and decoded.d1 == 0.1)
+    assert(#decoded.a3 == 100000 and decoded.m2["99999"] == 99999 and decoded.b1 == false)
+    local offset, decoded_one = cmsgpack.unpack_one(encoded, 0)
+    assert(offset == -1 and decoded_one.s3 == str_lt_65535)
+    local encoded_multiple = cmsgpack.pack(str_lt_32, str_lt_255, str_lt_65535, str_long)
+    local offset, obj = cmsgpack.unpack_limit(encoded_multiple, 1, 0)
+    assert(obj == str_lt_32)
+    offset, obj = cmsgpack.unpack_limit(encoded_multiple, 1, offset)
+    assert(obj == str_lt_255)
+    offset, obj = cmsgpack.unpack_limit(encoded_multiple, 1, offset)
+    assert(obj == str_lt_65535)
+    offset, obj = cmsgpack.unpack_limit(encoded_multiple, 1, offset)
+    assert(obj == str_long and offset == -1)
+    return "ok")"),
+            "ok");
+  // A cycle is copied 16 levels deep, then nil.
+  EXPECT_EQ(Run("local a = {x = nil, y = 5} local b = {x = a} a['x'] = b "
+                "local encoded = cmsgpack.pack(a) local re = cmsgpack.unpack(encoded) "
+                "assert(re.x.x.x.x.x.x.x.x.x.x.x.x.x.x.y == re.y) "
+                "assert(re.x.x.x.x.x.x.x.x.x.x.x.x.x.x.x.x == nil) return hex(encoded)"),
+            "82a17905a17881a17882a17905a17881a17882a17905a17881a17882a17905a17881a17882a17905a1"
+            "7881a17882a17905a17881a17882a17905a17881a17882a17905a17881a178c0");
+}
+
 TEST_F(LuaLibsTest, CmsgpackMetadata) {
   EXPECT_EQ(Eval("cmsgpack._NAME"), "cmsgpack");
   EXPECT_EQ(Eval("cmsgpack._VERSION"), "lua-cmsgpack 0.4.0");
