@@ -13,8 +13,10 @@
 //  - unpack_one and unpack_limit return the next 0-based offset first (-1 at the end);
 //    unpack_limit(s, 0) with no offset decodes everything and returns no offset.
 //  - stack use: the same pushes and luaL_checkstack calls in the same order, with the
-//    same messages (which name Redis's C functions), so deep nesting and thousands of
-//    values overflow at the same places with the same texts.
+//    same messages (which name Redis's C functions), so thousands of values or arguments
+//    overflow at the same places with the same texts. Deep nesting is the exception:
+//    unpack gives up after kDecodeStackBytes of machine stack (hundreds of levels) with
+//    "C stack overflow", where Redis goes on to about 4000 levels.
 // Lua errors longjmp over C++ frames: nothing here holds an object with a destructor.
 
 #include <climits>
@@ -256,8 +258,16 @@ int FreePackBuffer(lua_State* lua) {
 struct Cursor {
   const uint8_t* p;
   size_t left;
-  enum { kOk, kEof, kBadFormat } err;
+  enum { kOk, kEof, kBadFormat, kTooDeep } err;
+  uintptr_t stack_base;  // the frame of the unpack call
 };
+
+// How much machine stack nested containers may take while decoding. Redis recurses until
+// its Lua stack fills (about 4000 levels on an 8 MiB thread stack); scripts here run on a
+// fiber's 128 KiB stack, of which the interpreter lets Lua code take 64 KiB (plus slack),
+// so deeper input fails instead of overflowing it. This still allows hundreds of levels;
+// pack never writes more than 17.
+constexpr uintptr_t kDecodeStackBytes = 24 * 1024;
 
 bool Need(Cursor* c, size_t len) {
   if (c->left >= len) return true;
@@ -315,6 +325,10 @@ void DecodeString(lua_State* lua, Cursor* c, int width) {
 // Pushes the next value, or sets c->err (partial tables may stay on the stack).
 void DecodeValue(lua_State* lua, Cursor* c) {
   if (!Need(c, 1)) return;
+  if (c->stack_base - reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) > kDecodeStackBytes) {
+    c->err = Cursor::kTooDeep;
+    return;
+  }
   // The number of values is unknown up front: make room for one more each time.
   luaL_checkstack(lua, 1,
                   "too many return values at once; use unpack_one or unpack_limit instead.");
@@ -440,12 +454,14 @@ int UnpackFull(lua_State* lua, lua_Integer limit, lua_Integer offset) {
   }
   if (decode_all) limit = INT_MAX;
 
-  Cursor c{reinterpret_cast<const uint8_t*>(s) + offset, len - offset, Cursor::kOk};
+  Cursor c{reinterpret_cast<const uint8_t*>(s) + offset, len - offset, Cursor::kOk,
+           reinterpret_cast<uintptr_t>(__builtin_frame_address(0))};
   int count = 0;
   for (; c.left > 0 && count < limit; count++) {
     DecodeValue(lua, &c);
     if (c.err == Cursor::kEof) return luaL_error(lua, "Missing bytes in input.");
     if (c.err == Cursor::kBadFormat) return luaL_error(lua, "Bad data format in input.");
+    if (c.err == Cursor::kTooDeep) return luaL_error(lua, "C stack overflow");
   }
   if (decode_all) return count;
 
