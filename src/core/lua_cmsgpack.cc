@@ -13,12 +13,13 @@
 //  - unpack_one and unpack_limit return the next 0-based offset first (-1 at the end);
 //    unpack_limit(s, 0) with no offset decodes everything and returns no offset.
 //  - stack use: the same pushes and luaL_checkstack calls in the same order, with the
-//    same messages (which name Redis's C functions), so deep nesting and thousands of
-//    values overflow at the same places with the same texts.
+//    same messages (which name Redis's C functions), so thousands of values or arguments
+//    overflow at the same places with the same texts. Deep nesting is the exception:
+//    unpack gives up after kDecodeStackBytes of machine stack (hundreds of levels) with
+//    "C stack overflow", where Redis goes on to about 4000 levels.
 // Lua errors longjmp over C++ frames: nothing here holds an object with a destructor.
 
 #include <climits>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -35,7 +36,8 @@ namespace {
 // Tables deeper than this are packed as nil, as Redis does (no error).
 constexpr int kMaxNesting = 16;
 
-// A buffer kept past this size is freed after the call that grew it.
+// pack frees its buffer after a call that grew it past this size, so one large value does
+// not stay pinned in every interpreter of the pool.
 constexpr size_t kKeptBufferBytes = 64 * 1024;
 
 // Numbers exactly representable as the integer type, without the undefined behaviour
@@ -52,8 +54,8 @@ bool IsIntEquivalent(double n) {
 }
 
 // pack's output. It lives in a userdata (pack's upvalue, freed by __gc) and is grown
-// with the state's allocator: a buffer on the C++ stack would leak when a Lua error
-// (stack overflow, no memory) longjmps out of the encoder.
+// with the state's allocator: a std::string would leak when a Lua error (stack overflow,
+// no memory) longjmps out of the encoder.
 struct PackBuffer {
   char* data;
   size_t size;
@@ -119,7 +121,7 @@ void EncodeDouble(lua_State* lua, PackBuffer* buf, double d) {
 
 void EncodeBytes(lua_State* lua, PackBuffer* buf, const char* s, size_t len) {
   if (len < 32) {
-    AppendTagged(lua, buf, 0xa0 | len, 0, 0);
+    AppendTagged(lua, buf, static_cast<uint8_t>(0xa0 | len), 0, 0);
   } else if (len <= 0xff) {
     AppendTagged(lua, buf, 0xd9, len, 1);
   } else if (len <= 0xffff) {
@@ -130,10 +132,10 @@ void EncodeBytes(lua_State* lua, PackBuffer* buf, const char* s, size_t len) {
   Append(lua, buf, s, len);
 }
 
-// fix_tag is 0x90 (arrays) or 0x80 (maps); the 16 and 32-bit tags follow it by 0x4c/0x5f.
+// An array's (fix_tag 0x90) or a map's (fix_tag 0x80) element count.
 void EncodeHeader(lua_State* lua, PackBuffer* buf, uint8_t fix_tag, size_t n) {
   const bool is_array = fix_tag == 0x90;
-  if (n <= 15) return AppendTagged(lua, buf, fix_tag | n, 0, 0);
+  if (n <= 15) return AppendTagged(lua, buf, static_cast<uint8_t>(fix_tag | n), 0, 0);
   if (n <= 0xffff) return AppendTagged(lua, buf, is_array ? 0xdc : 0xde, n, 2);
   AppendTagged(lua, buf, is_array ? 0xdd : 0xdf, n, 4);
 }
@@ -256,8 +258,16 @@ int FreePackBuffer(lua_State* lua) {
 struct Cursor {
   const uint8_t* p;
   size_t left;
-  enum { kOk, kEof, kBadFormat } err;
+  enum { kOk, kEof, kBadFormat, kTooDeep } err;
+  uintptr_t stack_base;  // the frame of the unpack call
 };
+
+// How much machine stack nested containers may take while decoding. Redis recurses until
+// its Lua stack fills (about 4000 levels on an 8 MiB thread stack); scripts here run on a
+// fiber's 128 KiB stack, of which the interpreter lets Lua code take 64 KiB (plus slack),
+// so deeper input fails instead of overflowing it. This still allows hundreds of levels;
+// pack never writes more than 17.
+constexpr uintptr_t kDecodeStackBytes = 24 * 1024;
 
 bool Need(Cursor* c, size_t len) {
   if (c->left >= len) return true;
@@ -315,6 +325,10 @@ void DecodeString(lua_State* lua, Cursor* c, int width) {
 // Pushes the next value, or sets c->err (partial tables may stay on the stack).
 void DecodeValue(lua_State* lua, Cursor* c) {
   if (!Need(c, 1)) return;
+  if (c->stack_base - reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) > kDecodeStackBytes) {
+    c->err = Cursor::kTooDeep;
+    return;
+  }
   // The number of values is unknown up front: make room for one more each time.
   luaL_checkstack(lua, 1,
                   "too many return values at once; use unpack_one or unpack_limit instead.");
@@ -440,12 +454,14 @@ int UnpackFull(lua_State* lua, lua_Integer limit, lua_Integer offset) {
   }
   if (decode_all) limit = INT_MAX;
 
-  Cursor c{reinterpret_cast<const uint8_t*>(s) + offset, len - offset, Cursor::kOk};
+  Cursor c{reinterpret_cast<const uint8_t*>(s) + offset, len - offset, Cursor::kOk,
+           reinterpret_cast<uintptr_t>(__builtin_frame_address(0))};
   int count = 0;
   for (; c.left > 0 && count < limit; count++) {
     DecodeValue(lua, &c);
     if (c.err == Cursor::kEof) return luaL_error(lua, "Missing bytes in input.");
     if (c.err == Cursor::kBadFormat) return luaL_error(lua, "Bad data format in input.");
+    if (c.err == Cursor::kTooDeep) return luaL_error(lua, "C stack overflow");
   }
   if (decode_all) return count;
 

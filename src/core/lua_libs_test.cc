@@ -378,14 +378,21 @@ TEST_F(LuaLibsTest, UnpackErrors) {
 }
 
 TEST_F(LuaLibsTest, UnpackStackLimits) {
-  EXPECT_EQ(Eval("cmsgpack.unpack(string.rep('\\145', 5000) .. '\\1')"),
-            "error: user_script:1: stack overflow (in function mp_decode_to_lua_array)");
-  EXPECT_EQ(
-      Eval("cmsgpack.unpack(string.rep('\\1', 10000))"),
-      "error: user_script:1: stack overflow (too many return values at once; use unpack_one or "
-      "unpack_limit instead.)");
+  EXPECT_EQ(Eval("cmsgpack.unpack(string.rep('\\1', 10000))"),
+            "error: user_script:1: stack overflow (too many return values at once; use "
+            "unpack_one or unpack_limit instead.)");
   EXPECT_EQ(Eval("select('#', cmsgpack.unpack(string.rep('\\1', 7990)))"), "7990");
-  EXPECT_EQ(Eval("#cmsgpack.unpack(string.rep('\\145', 1000) .. '\\1')"), "1");
+  // Nesting is bounded by the machine stack (a fiber's, in the server): Redis decodes
+  // about 4000 levels, then fails with "stack overflow (in function
+  // mp_decode_to_lua_array)". 64 levels fit in every build, sanitized ones included.
+  EXPECT_EQ(Eval("#cmsgpack.unpack(string.rep('\\145', 64) .. '\\1')"), "1");
+  EXPECT_EQ(Eval("type(cmsgpack.unpack(string.rep('\\129\\161a', 64) .. '\\1').a.a)"), "table");
+  EXPECT_EQ(Eval("cmsgpack.unpack(string.rep('\\145', 5000) .. '\\1')"),
+            "error: user_script:1: C stack overflow");
+  EXPECT_EQ(Eval("cmsgpack.unpack(string.rep('\\129\\161a', 5000) .. '\\1')"),
+            "error: user_script:1: C stack overflow");
+  // The state is usable afterwards.
+  EXPECT_EQ(Eval("#cmsgpack.unpack(string.rep('\\145', 16) .. '\\1')"), "1");
 }
 
 TEST_F(LuaLibsTest, UnpackOneAndLimit) {
@@ -435,6 +442,46 @@ TEST_F(LuaLibsTest, UnpackOneAndLimitErrors) {
             "error: user_script:1: Missing bytes in input.");
   EXPECT_EQ(Eval("cmsgpack.unpack_limit(unhex('01c1'), 2)"),
             "error: user_script:1: Bad data format in input.");
+}
+
+// The cmsgpack cases of Redis's own suite (tests/unit/scripting.tcl), in a bare state.
+TEST_F(LuaLibsTest, RedisSuiteCases) {
+  EXPECT_EQ(Pack("-1099511627776"), "d3ffffff0000000000");
+  EXPECT_EQ(Run(R"(
+    local str_lt_32, str_lt_255 = string.rep("x", 30), string.rep("x", 250)
+    local str_lt_65535, str_long = string.rep("x", 65530), string.rep("x", 100000)
+    local array_big, map_big = {}, {}
+    for i = 1, 100000 do array_big[i] = i; map_big[tostring(i)] = i end
+    local some_map = {s1 = str_lt_32, s2 = str_lt_255, s3 = str_lt_65535, s4 = str_long,
+                      d1 = 0.1, i1 = 1, i2 = 250, i3 = 65530, i4 = 100000, i5 = 2^40, i6 = -1,
+                      i7 = -120, i8 = -32000, i9 = -100000, i10 = -3147483648,
+                      a1 = {1, 2, 3, 4, 5}, a2 = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                      14, 15, 16, 17, 18}, a3 = array_big, m1 = {a = 1, b = 2}, m2 = map_big,
+                      b1 = false, b2 = true, n = nil}
+    local encoded = cmsgpack.pack(some_map)
+    local decoded = cmsgpack.unpack(encoded)
+    assert(decoded.s4 == str_long and decoded.i10 == -3147483648 and decoded.d1 == 0.1)
+    assert(#decoded.a3 == 100000 and decoded.m2["99999"] == 99999 and decoded.b1 == false)
+    local offset, decoded_one = cmsgpack.unpack_one(encoded, 0)
+    assert(offset == -1 and decoded_one.s3 == str_lt_65535)
+    local encoded_multiple = cmsgpack.pack(str_lt_32, str_lt_255, str_lt_65535, str_long)
+    local offset, obj = cmsgpack.unpack_limit(encoded_multiple, 1, 0)
+    assert(obj == str_lt_32)
+    offset, obj = cmsgpack.unpack_limit(encoded_multiple, 1, offset)
+    assert(obj == str_lt_255)
+    offset, obj = cmsgpack.unpack_limit(encoded_multiple, 1, offset)
+    assert(obj == str_lt_65535)
+    offset, obj = cmsgpack.unpack_limit(encoded_multiple, 1, offset)
+    assert(obj == str_long and offset == -1)
+    return "ok")"),
+            "ok");
+  // A cycle is copied 16 levels deep, then nil.
+  EXPECT_EQ(Run("local a = {x = nil, y = 5} local b = {x = a} a['x'] = b "
+                "local encoded = cmsgpack.pack(a) local re = cmsgpack.unpack(encoded) "
+                "assert(re.x.x.x.x.x.x.x.x.x.x.x.x.x.x.y == re.y) "
+                "assert(re.x.x.x.x.x.x.x.x.x.x.x.x.x.x.x.x == nil) return hex(encoded)"),
+            "82a17905a17881a17882a17905a17881a17882a17905a17881a17882a17905a17881a17882a17905a1"
+            "7881a17882a17905a17881a17882a17905a17881a17882a17905a17881a178c0");
 }
 
 TEST_F(LuaLibsTest, CmsgpackMetadata) {
