@@ -37,11 +37,15 @@ struct Library {
   std::string name;
   std::string code;  // as FUNCTION LOAD got it, shebang included (LIST WITHCODE, DUMP)
   std::vector<FunctionInfo> functions;
+  // functions[i]'s shape (script_runner.h), learned by its calls on every thread as an
+  // EVAL script's is, and forgotten with the library (a REPLACE starts again).
+  std::unique_ptr<std::atomic<ScriptShape>[]> shapes;
 };
 
 struct Function {
   std::shared_ptr<const Library> library;
-  const FunctionInfo* info;  // in *library
+  const FunctionInfo* info;         // in *library
+  std::atomic<ScriptShape>* shape;  // in *library
   ScriptFlags flags;
 };
 
@@ -103,9 +107,10 @@ bool Link(LibrarySet* set, std::shared_ptr<const Library> library, std::string* 
       return false;
     }
   }
-  for (const FunctionInfo& info : library->functions) {
+  for (size_t i = 0; i < library->functions.size(); ++i) {
+    const FunctionInfo& info = library->functions[i];
     set->functions.emplace(helio::AsciiStrToLower(info.name),
-                           Function{library, &info, FlagsOf(info)});
+                           Function{library, &info, &library->shapes[i], FlagsOf(info)});
   }
   set->libraries.emplace(library->name, std::move(library));
   return true;
@@ -275,6 +280,8 @@ std::shared_ptr<const Library> MakeLibrary(std::string_view code, bool replace,
   }
   library->code = std::string(code);
   if (!CompileLibrary(library->name, code, &library->functions, error)) return nullptr;
+  library->shapes = std::make_unique<std::atomic<ScriptShape>[]>(library->functions.size());
+  for (size_t i = 0; i < library->functions.size(); ++i) library->shapes[i] = ScriptShape::kUnknown;
   return library;
 }
 
@@ -349,7 +356,8 @@ void FCall(CmdArgList args, ConnectionContext* cntx, bool read_only) {
   ScriptCall call{.keys = args.subspan(3, *numkeys),
                   .flags = flags,
                   .read_only = read_only || flags.no_writes,
-                  .is_function = true};
+                  .is_function = true,
+                  .shape = function.shape};
   CmdArgList argv = args.subspan(3 + *numkeys);
   RunScript(*registry, call, cntx, [&](Interpreter* lua, ScriptReplyWriter* out) {
     std::string error;
@@ -614,6 +622,10 @@ void CmdFunction(CmdArgList args, ConnectionContext* cntx) {
 }
 
 }  // namespace
+
+size_t FunctionFamily::FunctionCount() { return CurrentSet()->functions.size(); }
+
+size_t FunctionFamily::LibraryCount() { return CurrentSet()->libraries.size(); }
 
 void FunctionFamily::Register(facade::CommandRegistry* r) {
   using namespace facade;

@@ -24,6 +24,9 @@ namespace damselfly {
 class FunctionFamily {
  public:
   static void Register(facade::CommandRegistry* registry);
+  // INFO memory's number_of_functions and number_of_libraries.
+  static size_t FunctionCount();
+  static size_t LibraryCount();
 };
 
 }  // namespace damselfly
