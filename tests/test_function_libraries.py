@@ -327,3 +327,74 @@ def test_busy_function_stats_and_kill(server):
     t.join(10)
     assert "Script killed by user with" in result["error"]
     assert other.ping()
+
+
+def test_concurrent_fcall_while_libraries_are_replaced(server):
+    """Clients on every thread call a transfer function between accounts (on different
+    shards, keys declared) while another client replaces the library again and again:
+    every call sees a whole library, and the total never changes."""
+    r = server.client()
+    accounts = [f"account:{i}" for i in range(8)]
+    for a in accounts:
+        r.set(a, 1000)
+
+    def transfer_lib(version):
+        return lib("bank", ("transfer",
+                            f"-- version {version}\n"
+                            "local n = tonumber(args[1]) "
+                            "if tonumber(redis.call('get', keys[1])) < n then return 0 end "
+                            "redis.call('decrby', keys[1], n) redis.call('incrby', keys[2], n) return 1"),
+                   ("total", "local t = 0 for _, k in ipairs(keys) do t = t + redis.call('get', k) end return t",
+                    ["no-writes"]))
+
+    r.function_load(transfer_lib(0))
+    errors, stop = [], threading.Event()
+
+    def client(seed):
+        c = server.client()
+        i = seed
+        try:
+            while not stop.is_set():
+                a, b = accounts[i % 8], accounts[(i * 3 + 1) % 8]
+                if a != b:
+                    c.fcall("transfer", 2, a, b, 7)
+                i += 1
+        except Exception as e:  # noqa: BLE001 - any failure fails the test
+            errors.append(e)
+
+    def replacer():
+        c = server.client()
+        try:
+            for version in range(1, 40):
+                c.function_load(transfer_lib(version), replace=True)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=client, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    rep = threading.Thread(target=replacer)
+    rep.start()
+    rep.join(30)
+    time.sleep(0.2)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    assert errors == []
+    assert r.fcall_ro("total", len(accounts), *accounts) == 8000
+    assert sum(int(r.get(a)) for a in accounts) == 8000
+
+
+def test_function_using_undeclared_keys(server):
+    """A function that builds its keys from a prefix (as BullMQ's scripts do) runs
+    unmodified: the keys are found as it reaches them."""
+    r = server.client()
+    r.function_load(lib("queue", ("push",
+                                  "for i = 1, 20 do redis.call('rpush', args[1] .. ':' .. i, args[2]) end "
+                                  "local n = 0 for i = 1, 20 do n = n + redis.call('llen', args[1] .. ':' .. i) end "
+                                  "return n")))
+    for round_ in range(1, 4):
+        assert r.fcall("push", 0, "q", f"job{round_}") == 20 * round_
+    assert r.lrange("q:7", 0, -1) == [b"job1", b"job2", b"job3"]
+    info = r.info("memory")
+    assert info["number_of_functions"] == 1 and info["number_of_libraries"] == 1

@@ -359,10 +359,12 @@ void FCall(CmdArgList args, ConnectionContext* cntx, bool read_only) {
                   .is_function = true,
                   .shape = function.shape};
   CmdArgList argv = args.subspan(3 + *numkeys);
+  // FUNCTION STATS's duration counts from here, as the busy threshold does.
+  const auto start = std::chrono::steady_clock::now();
   RunScript(*registry, call, cntx, [&](Interpreter* lua, ScriptReplyWriter* out) {
     std::string error;
     if (!EnsureLoaded(lua, *set, *function.library, &error)) return out->Error(error);
-    RunningFunction running{function.info->name, args, std::chrono::steady_clock::now()};
+    RunningFunction running{function.info->name, args, start};
     RunningScope scope(&running);
     lua->CallFunction(function.info->name, call.keys, argv, out);
   });

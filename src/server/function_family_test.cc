@@ -44,6 +44,20 @@ TEST_P(FunctionFamilyTest, LoadAndCallFromEveryThread) {
   }
 }
 
+TEST_P(FunctionFamilyTest, UndeclaredKeysOnEveryShard) {
+  // A function that names its keys in its arguments, as BullMQ's scripts build theirs.
+  EXPECT_EQ(Run({"function", "load",
+                 Library("lib", "bump",
+                         "redis.call('incr', args[1]) redis.call('incr', args[2]) "
+                         "return redis.call('mget', args[1], args[2])")}),
+            "lib");
+  const std::string a = KeyOnShard(0, "a"), b = KeyOnShard(num_shards() - 1, "b");
+  for (unsigned thread = 0; thread < num_shards(); ++thread) {
+    EXPECT_THAT(RunOnThread(thread, {"fcall", "bump", "0", a, b}),
+                RespArray(ElementsAre(helio::StrCat(thread + 1), helio::StrCat(thread + 1))));
+  }
+}
+
 TEST_P(FunctionFamilyTest, ReplaceDeleteAndFlushReachEveryThread) {
   EXPECT_EQ(Run({"function", "load", Library("lib", "f", "return 1")}), "lib");
   for (unsigned thread = 0; thread < num_shards(); ++thread) {
