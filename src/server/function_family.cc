@@ -335,7 +335,17 @@ std::string SubcommandSyntaxError(std::string_view subcommand) {
 void FCall(CmdArgList args, ConnectionContext* cntx, bool read_only) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::shared_ptr<const LibrarySet> set = CurrentSet();
-  auto it = set->functions.find(helio::AsciiStrToLower(args[1]));
+  // Lower-cased on the stack: no allocation per call for names of usual length.
+  char buffer[64];
+  std::string long_name;
+  std::string_view name = args[1];
+  if (name.size() <= sizeof(buffer)) {
+    for (size_t i = 0; i < name.size(); ++i) buffer[i] = helio::AsciiToLower(name[i]);
+    name = std::string_view(buffer, name.size());
+  } else {
+    name = long_name = helio::AsciiStrToLower(name);
+  }
+  auto it = set->functions.find(absl::string_view(name.data(), name.size()));
   if (it == set->functions.end()) return rb->SendError("ERR Function not found");
   const Function& function = it->second;
   const ScriptFlags& flags = function.flags;

@@ -44,6 +44,12 @@ TEST_P(FunctionFamilyTest, LoadAndCallFromEveryThread) {
   }
 }
 
+TEST_P(FunctionFamilyTest, LongFunctionNamesAreCaseInsensitiveToo) {
+  const std::string name(70, 'f');
+  EXPECT_EQ(Run({"function", "load", Library("lib", name, "return 5")}), "lib");
+  EXPECT_EQ(Run({"fcall", helio::AsciiStrToUpper(name), "0"}), 5);
+}
+
 TEST_P(FunctionFamilyTest, UndeclaredKeysOnEveryShard) {
   // A function that names its keys in its arguments, as BullMQ's scripts build theirs.
   EXPECT_EQ(Run({"function", "load",
