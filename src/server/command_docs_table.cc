@@ -109,6 +109,24 @@ constexpr CommandDoc kScriptDocs[] = {
     {.name = "SCRIPT|HELP"},
 };
 
+// function_family.cc
+constexpr CommandDoc kFunctionDocs[] = {
+    {"FCALL", "scripting", "Invoke a function", "7.0.0",
+     "function numkeys [key [key ...]] [arg [arg ...]]"},
+    {"FCALL_RO", "scripting", "Invoke a read-only function", "7.0.0",
+     "function numkeys [key [key ...]] [arg [arg ...]]"},
+    {"FUNCTION", "scripting", "A container for function commands", "7.0.0", ""},
+    {.name = "FUNCTION|LOAD", .syntax = "[REPLACE] function-code"},
+    {.name = "FUNCTION|LIST", .syntax = "[LIBRARYNAME library-name-pattern] [WITHCODE]"},
+    {.name = "FUNCTION|DELETE", .syntax = "library-name"},
+    {.name = "FUNCTION|FLUSH", .syntax = "[ASYNC | SYNC]"},
+    {.name = "FUNCTION|DUMP"},
+    {.name = "FUNCTION|RESTORE", .syntax = "serialized-value [FLUSH | APPEND | REPLACE]"},
+    {.name = "FUNCTION|STATS"},
+    {.name = "FUNCTION|KILL"},
+    {.name = "FUNCTION|HELP"},
+};
+
 // config_family.cc
 constexpr CommandDoc kConfigDocs[] = {
     {"CONFIG", "server", "A container for server configuration commands", "2.0.0", ""},
@@ -464,6 +482,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kServerDocs);
   registry->AddDocs(kConfigDocs);
   registry->AddDocs(kScriptDocs);
+  registry->AddDocs(kFunctionDocs);
   registry->AddDocs(kSlowlogDocs);
   registry->AddDocs(kLatencyDocs);
   registry->AddDocs(kStringDocs);

@@ -12,6 +12,7 @@
 #include "src/server/connection_family.h"
 #include "src/server/debug_family.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/function_family.h"
 #include "src/server/generic_family.h"
 #include "src/server/hash_family.h"
 #include "src/server/latency_family.h"
@@ -64,6 +65,7 @@ void Service::RegisterCommands() {
   MultiExec::Register(&registry_);
   PubSubFamily::Register(&registry_);
   ScriptFamily::Register(&registry_);
+  FunctionFamily::Register(&registry_);
   registry_.CheckEveryDocUsed();
 }
 

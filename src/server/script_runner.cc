@@ -517,15 +517,17 @@ std::string KillBusyScript(bool function) {
                     : "NOTBUSY No scripts in execution right now.";
   }
   BusyRun* run = busy_runs.front();
-  if (run->is_function != function) {
-    return function ? "NOTBUSY No scripts in execution right now."
-                    : "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
-                      "SHUTDOWN NOSAVE.";
-  }
   if (run->wrote.load(std::memory_order_relaxed)) {
     return "UNKILLABLE Sorry the script already executed write commands against the dataset. "
            "You can either wait the script termination or kill the server in a hard way using "
            "the SHUTDOWN NOSAVE command.";
+  }
+  if (run->is_function != function) {
+    // Each KILL stops only its own kind and names the other one, as Redis.
+    return function ? "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                      "SHUTDOWN NOSAVE."
+                    : "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                      "SHUTDOWN NOSAVE.";
   }
   run->kill.store(true, std::memory_order_relaxed);
   return "";

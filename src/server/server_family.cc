@@ -19,6 +19,7 @@
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/main_service.h"
+#include "src/server/function_family.h"
 #include "src/server/script_family.h"
 #include "src/server/channel_store.h"
 #include "src/server/monitor.h"
@@ -158,6 +159,8 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("mem_fragmentation_ratio", FormatDouble("%.2f", used ? double(rss) / used : 0.0));
     field("mem_allocator", "mimalloc");
     field("number_of_cached_scripts", ScriptFamily::CachedScripts());
+    field("number_of_functions", FunctionFamily::FunctionCount());
+    field("number_of_libraries", FunctionFamily::LibraryCount());
     field("table_used_memory", totals.table_bytes);
     field("num_buckets", totals.buckets);
     field("num_entries", totals.entries);

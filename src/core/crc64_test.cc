@@ -1,0 +1,37 @@
+#include "src/core/crc64.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace damselfly::core {
+namespace {
+
+TEST(Crc64Test, CheckValue) {
+  // The standard check value of CRC-64/Jones as Redis's crc64.c computes it (its own
+  // self-test uses the same input and value).
+  EXPECT_EQ(Crc64(0, "123456789"), 0xe9c6d914c4b8d9caULL);
+  EXPECT_EQ(Crc64(0, ""), 0u);
+}
+
+TEST(Crc64Test, Incremental) {
+  const std::string text = "This is a longer text that we check in two pieces, at every cut.";
+  const uint64_t whole = Crc64(0, text);
+  for (size_t cut = 0; cut <= text.size(); ++cut) {
+    std::string_view view(text);
+    EXPECT_EQ(Crc64(Crc64(0, view.substr(0, cut)), view.substr(cut)), whole) << cut;
+  }
+}
+
+TEST(Crc64Test, RedisFunctionDump) {
+  // FUNCTION DUMP from redis-server 7.0.15 of an empty function set is the version
+  // (10, little endian) followed by the CRC64 of those two bytes.
+  const std::string version("\x0a\x00", 2);
+  const uint64_t crc = Crc64(0, version);
+  std::string payload = version;
+  for (int i = 0; i < 8; ++i) payload.push_back(char(crc >> (8 * i)));
+  EXPECT_EQ(payload, std::string("\x0a\x00\x5d\x9b\x5c\x40\x0f\x7f\xa2\xda", 10));
+}
+
+}  // namespace
+}  // namespace damselfly::core
