@@ -62,6 +62,9 @@ def test_xadd_options(server):
     assert c("XADD", "s", "MAXLEN", "1", "MINID", "1", "*", "a", "1") == \
         err("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
     assert c("XADD", "s", "MINID", "bad", "*", "a", "1") == INVALID_ID
+    assert c("XADD", "s", "LIMIT", "5", "*", "a", "1") == \
+        err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+    assert c("XADD", "s", "MINID", "~", "0", "LIMIT", "1000001", "20-0", "a", "1") == b"20-0"
     # "~" leaves whole nodes of 100 entries: 1000 entries trimmed to ~555 keep 600.
     for i in range(1000):
         c("XADD", "big", "*", "f", "v")
@@ -157,6 +160,11 @@ def test_xread(server):
         err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
     assert c("XREAD", "COUNT", "1", "a", "0") == SYNTAX
     assert c("XREAD", "STREAMS", "a", "x") == INVALID_ID
+    assert c("XREAD", "STREAMS", "a", "+") == INVALID_ID
+    assert c("XREAD", "STREAMS", "a", "-") == INVALID_ID
+    assert c("XREAD", "STREAMS", "a", ">") == err(
+        "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+        "<consumer> option.")
     assert c("XREAD", "COUNT", "x", "STREAMS", "a", "0") == NOT_INT
     assert c("XREAD", "BLOCK", "-1", "STREAMS", "a", "0") == err("ERR timeout is negative")
     assert c("XREAD", "BLOCK", "x", "STREAMS", "a", "0") == \

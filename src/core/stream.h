@@ -16,8 +16,9 @@
 // the same whole nodes Redis would. Deleted entries are taken out of the listpack at once
 // (Redis flags them and leaves them), and an emptied node is dropped.
 //
-// Memory, 100k entries of 3 small fields ("a" "1" "b" "2" "c" "3"): see the family's
-// tests for the figure (about 9 bytes per entry: ~1 MB against Redis 7.0's ~1.3 MB).
+// Memory, 100k entries of 3 small fields ("a" "1" "b" "2" "c" "3"), measured over the
+// wire: MEMORY USAGE 1.27 MB and used_memory +1.37 MB here; Redis 7.0.15 answers MEMORY
+// USAGE 2.14 MB and its used_memory grows by 1.57 MB (about 13 bytes per entry here).
 //
 // Thread contract: not thread-safe; a stream and its blocks belong to its shard's thread
 // (ObjMalloc's rule), which makes every call, the destructor included.

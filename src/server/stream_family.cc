@@ -165,7 +165,7 @@ std::string_view ParseAddOrTrim(CmdArgList args, bool xadd, AddArgs* out) {
     } else if (ArgIs(opt, "LIMIT") && more > 0) {
       std::optional<int64_t> n = ParseInt64(args[i + 1]);
       if (!n) return facade::kInvalidIntErr;
-      if (*n < 0 || *n > 1000000) return "ERR The LIMIT argument must be >= 0.";
+      if (*n < 0) return "ERR The LIMIT argument must be >= 0.";
       out->trim.limit = uint64_t(*n);
       limit_given = true;
       ++i;
@@ -183,6 +183,9 @@ std::string_view ParseAddOrTrim(CmdArgList args, bool xadd, AddArgs* out) {
   }
   out->field_pos = i + 1;
   if (limit_given) {
+    if (out->trim.strategy == TrimArgs::kNone) {
+      return "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
+    }
     if (!out->trim.approx)
       return "ERR syntax error, LIMIT cannot be used without the special ~ option";
   } else if (out->trim.approx) {
@@ -508,7 +511,12 @@ void CmdXRead(CmdArgList args, ConnectionContext* cntx) {
     points->keys.emplace_back(args[read.first_key + i]);
     std::string_view text = args[read.first_key + read.num_keys + i];
     if (text == "$") continue;
-    points->after[i] = ParseId(text, 0, false);
+    if (text == ">") {
+      return rb->SendError(
+          "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+          "<consumer> option.");
+    }
+    points->after[i] = ParseId(text, 0, true);
     if (!points->after[i]) return rb->SendError(kInvalidIdErr);
   }
   WaiterPtr waiter;
@@ -584,8 +592,9 @@ void StreamFamily::Register(facade::CommandRegistry* registry) {
                            .keyword = "STREAMS",
                            .last_key = -1,
                            .limit = 2};
-  r.Add("XADD", -5, kWrite | kCmdFast, Keys(1).WithFlags(kKeyRW | kKeyUpdate), kAclW | kAclFast,
-        CmdXAdd);
+  KeySpec xadd_key = Keys(1).WithFlags(kKeyRW | kKeyUpdate);
+  xadd_key.notes = "UPDATE instead of INSERT because of the optional trimming feature";
+  r.Add("XADD", -5, kWrite | kCmdFast, xadd_key, kAclW | kAclFast, CmdXAdd);
   r.Add("XRANGE", -4, kCmdReadOnly, Keys(1), kAclR | kAclSlow, CmdXRange);
   r.Add("XREVRANGE", -4, kCmdReadOnly, Keys(1), kAclR | kAclSlow, CmdXRange);
   r.Add("XLEN", 2, kCmdReadOnly | kCmdFast, Keys(1).WithFlags(kKeyRO), kAclR | kAclFast, CmdXLen);
