@@ -1,6 +1,11 @@
 // Stream commands through the Service, with 1, 2 and 4 shards (test_utils.h). Error texts
 // are Redis 7.0's (checked against redis-server 7.0.15; tests/test_streams.py checks them
 // over the wire too).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,7 +16,22 @@ namespace {
 
 using testing::ElementsAre;
 
-class StreamFamilyTest : public ServiceTest {};
+class StreamFamilyTest : public ServiceTest {
+ protected:
+  // INFO's blocked_clients.
+  int BlockedClients() {
+    RespValue info = Run({"info", "clients"});
+    std::string_view text = info.str;
+    size_t at = text.find("blocked_clients:");
+    if (at == std::string_view::npos) return -1;
+    text.remove_prefix(at + strlen("blocked_clients:"));
+    return std::atoi(std::string(text.substr(0, text.find('\r'))).c_str());
+  }
+  void WaitBlocked(int count) {
+    for (int i = 0; i < 5000 && BlockedClients() != count; ++i) usleep(1000);
+    ASSERT_EQ(BlockedClients(), count);
+  }
+};
 
 constexpr char kInvalidId[] = "Invalid stream ID specified as stream command argument";
 
@@ -98,6 +118,37 @@ TEST_P(StreamFamilyTest, ReadAcrossShards) {
   EXPECT_EQ(Run({"rename", a, b}), "OK");
   EXPECT_EQ(Run({"xadd", b, "1-*", "f", "x"}), "1-2");
   EXPECT_EQ(Run({"xlen", b}), 2);
+}
+
+// Every XREAD waiting on a stream is served by the XADD (an XREAD takes nothing), each
+// with the entries after its own ID; "$" is the last ID when the reader blocked.
+TEST_P(StreamFamilyTest, BlockedReadersServedByOneAdd) {
+  const std::string a = KeyOnShard(0, "a"), b = KeyOnShard(num_shards() - 1, "b");
+  Run({"xadd", b, "1-1", "f", "1"});
+  std::vector<std::unique_ptr<TestConnection>> readers;
+  for (unsigned i = 0; i < 2; ++i) {
+    readers.push_back(Connect(i % num_shards()));
+    readers.back()->Start({"xread", "block", "5000", "streams", a, b, "$", "$"});
+    WaitBlocked(int(i) + 1);
+  }
+  readers.push_back(Connect(0));
+  readers.back()->Start({"xread", "block", "5000", "count", "1", "streams", b, "0-0"});
+  EXPECT_THAT(readers.back()->Finish(), RespArray(ElementsAre(RespArray(ElementsAre(
+                                            b, RespArray(ElementsAre(RespArray(ElementsAre(
+                                                   "1-1", RespArray(ElementsAre("f", "1")))))))))));
+  readers.pop_back();
+  Run({"xadd", b, "2-1", "f", "2"});
+  for (auto& reader : readers) {
+    EXPECT_THAT(reader->Finish(), RespArray(ElementsAre(RespArray(ElementsAre(
+                                      b, RespArray(ElementsAre(RespArray(ElementsAre(
+                                             "2-1", RespArray(ElementsAre("f", "2")))))))))));
+  }
+  EXPECT_EQ(BlockedClients(), 0);
+  // A timeout answers a null array; inside MULTI the command does not block.
+  EXPECT_THAT(Run({"xread", "block", "10", "streams", a, "$"}), IsNil());
+  Run({"multi"});
+  Run({"xread", "block", "0", "streams", a, "$"});
+  EXPECT_THAT(Run({"exec"}), RespArray(ElementsAre(IsNil())));
 }
 
 INSTANTIATE_SHARD_COUNTS(StreamFamilyTest);
