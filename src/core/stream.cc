@@ -312,9 +312,12 @@ size_t Stream::TrimByMinId(StreamID min_id, bool approx, uint64_t limit) {
 
 size_t Stream::MallocUsed() const {
   size_t used = ObjUsableSize(const_cast<Stream*>(this));
-  // The B-tree's nodes: about one slot per node, with the slot's size.
+  // The B-tree's own nodes are not visible through its API: count a slot per listpack
+  // node and a little of the tree's overhead (its nodes are mostly full when appended to).
   used += nodes_.size() * (sizeof(NodeMap::value_type) + 8);
-  for (const auto& [master, node] : nodes_) used += node.lp.ByteSize();
+  for (const auto& [master, node] : nodes_) {
+    used += ObjUsableSize(const_cast<char*>(node.lp.bytes().data()));
+  }
   return used;
 }
 

@@ -251,6 +251,11 @@ AddResult OpAdd(DbIndex db, CmdArgList args, const AddArgs& parsed) {
   if (stream->last_id() == StreamID::Max()) return kExhaustedErr;
   std::variant<StreamID, const char*> id = NextId(*stream, parsed);
   if (auto* error = std::get_if<const char*>(&id)) return *error;
+  // After the ID's check, as Redis. A node is one listpack, which stays under 1 GiB (Redis's
+  // STREAM_LISTPACK_MAX_SIZE).
+  size_t entry_bytes = 0;
+  for (std::string_view s : args.subspan(parsed.field_pos)) entry_bytes += s.size();
+  if (!core::Listpack::SafeToAdd(0, entry_bytes)) return "ERR Elements are too large to be stored";
   stream->Add(std::get<StreamID>(id), args.subspan(parsed.field_pos),
               CollectionLimits::StreamNodeMaxBytes(), CollectionLimits::StreamNodeMaxEntries());
   entry.Changed("xadd");
