@@ -158,6 +158,7 @@ enum AclCategory : uint32_t {
   kAclSortedSet = 1 << 13,
   kAclPubSub = 1 << 14,
   kAclBlocking = 1 << 15,
+  kAclStream = 1 << 16,
   kAclScripting = 1 << 20,
 };
 

@@ -14,6 +14,8 @@ DEFINE_uint64(set_max_listpack_entries, 128, "Members a set of strings keeps in 
 DEFINE_uint64(set_max_listpack_value, 64, "Longest member a listpack set holds");
 DEFINE_uint64(zset_max_listpack_entries, 128, "Members a sorted set keeps in a listpack");
 DEFINE_uint64(zset_max_listpack_value, 64, "Longest member a listpack sorted set holds");
+DEFINE_uint64(stream_node_max_bytes, 4096, "Bytes of a stream's listpack node; 0: no limit");
+DEFINE_uint64(stream_node_max_entries, 100, "Entries of a stream's listpack node; 0: no limit");
 
 namespace damselfly {
 
@@ -28,6 +30,8 @@ void InitCollectionLimits() {
   set_max_listpack_value = FLAGS_set_max_listpack_value;
   zset_max_listpack_entries = FLAGS_zset_max_listpack_entries;
   zset_max_listpack_value = FLAGS_zset_max_listpack_value;
+  stream_node_max_bytes = FLAGS_stream_node_max_bytes;
+  stream_node_max_entries = FLAGS_stream_node_max_entries;
 }
 
 }  // namespace damselfly

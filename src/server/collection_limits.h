@@ -1,6 +1,6 @@
 // The thresholds at which a list, hash, set or sorted set leaves its small encoding
 // (listpack, intset) for its large one, and how a large list packs and compresses its
-// nodes: Redis's config parameters of the same names, set at start-up by flags
+// nodes, and the size of a stream's listpack nodes: Redis's config parameters of the same names, set at start-up by flags
 // (--hash_max_listpack_entries...) and at run time by CONFIG SET (config_family.cc, which
 // also answers to the *-ziplist-* aliases).
 //
@@ -28,6 +28,8 @@ inline std::atomic<uint64_t> set_max_listpack_entries{128};
 inline std::atomic<uint64_t> set_max_listpack_value{64};
 inline std::atomic<uint64_t> zset_max_listpack_entries{128};
 inline std::atomic<uint64_t> zset_max_listpack_value{64};
+inline std::atomic<uint64_t> stream_node_max_bytes{4096};
+inline std::atomic<uint64_t> stream_node_max_entries{100};
 }  // namespace collection_limits_internal
 
 // The limits as Redis reads them. A listpack holds at most *_entries elements (a hash or
@@ -46,6 +48,9 @@ struct CollectionLimits {
   static uint64_t SetMaxListpackValue() { return Load(collection_limits_internal::set_max_listpack_value); }
   static uint64_t ZSetMaxListpackEntries() { return Load(collection_limits_internal::zset_max_listpack_entries); }
   static uint64_t ZSetMaxListpackValue() { return Load(collection_limits_internal::zset_max_listpack_value); }
+  // A stream node takes entries until it holds this many bytes or entries (0: no limit).
+  static uint64_t StreamNodeMaxBytes() { return Load(collection_limits_internal::stream_node_max_bytes); }
+  static uint64_t StreamNodeMaxEntries() { return Load(collection_limits_internal::stream_node_max_entries); }
 
   // The forms the objects take them in: a quicklist's fill and depth (a negative depth
   // is never stored, CONFIG SET refuses it; the clamp is for the flag), and a set's.

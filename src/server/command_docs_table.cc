@@ -64,6 +64,29 @@ constexpr CommandDoc kServerDocs[] = {
     {.name = "COMMAND|HELP"},
 };
 
+// stream_family.cc
+constexpr CommandDoc kStreamDocs[] = {
+    {"XADD", "stream", "Appends a new entry to a stream", "5.0.0",
+     "key [NOMKSTREAM] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value "
+     "[field value ...]"},
+    {"XRANGE", "stream", "Return a range of elements in a stream, with IDs matching the specified "
+     "IDs interval", "5.0.0", "key start end [COUNT count]"},
+    {"XREVRANGE", "stream", "Return a range of elements in a stream, with IDs matching the "
+     "specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE",
+     "5.0.0", "key end start [COUNT count]"},
+    {"XLEN", "stream", "Return the number of entries in a stream", "5.0.0", "key"},
+    {"XDEL", "stream", "Removes the specified entries from the stream. Returns the number of "
+     "items actually deleted, that may be different from the number of IDs passed in case "
+     "certain IDs do not exist.", "5.0.0", "key id [id ...]"},
+    {"XTRIM", "stream", "Trims the stream to (approximately if '~' is passed) a certain size",
+     "5.0.0", "key <MAXLEN | MINID> [= | ~] threshold [LIMIT count]"},
+    {"XSETID", "stream", "An internal command for replicating stream values", "5.0.0",
+     "key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]"},
+    {"XREAD", "stream", "Return never seen elements in multiple streams, with IDs greater than "
+     "the ones reported by the caller for each stream. Can block.", "5.0.0",
+     "[COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]"},
+};
+
 // pubsub_family.cc
 constexpr CommandDoc kPubSubDocs[] = {
     {"SUBSCRIBE", "pubsub", "Listen for messages published to the given channels", "2.0.0",
@@ -495,6 +518,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kTransactionDocs);
   registry->AddDocs(kZSetDocs);
   registry->AddDocs(kPubSubDocs);
+  registry->AddDocs(kStreamDocs);
 }
 
 }  // namespace damselfly

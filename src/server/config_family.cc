@@ -113,6 +113,8 @@ std::vector<ConfigParam> CollectionLimitParams() {
       LimitParam("zset-max-ziplist-entries", &zset_max_listpack_entries, 0, kMaxLong),
       LimitParam("zset-max-listpack-value", &zset_max_listpack_value, 0, kMaxLong),
       LimitParam("zset-max-ziplist-value", &zset_max_listpack_value, 0, kMaxLong),
+      LimitParam("stream-node-max-bytes", &stream_node_max_bytes, 0, kMaxLong),
+      LimitParam("stream-node-max-entries", &stream_node_max_entries, 0, kMaxLong),
   };
 }
 

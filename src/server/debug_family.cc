@@ -11,6 +11,7 @@
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
 #include "src/core/set_object.h"
+#include "src/core/stream.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/collection_limits.h"
 #include "src/server/engine_shard_set.h"
@@ -258,6 +259,12 @@ Digest DigestOf(const PrimeValue& value) {
       break;
     }
     case ObjType::kStream:
+      for (const core::Stream::Entry& entry :
+           value.GetObjectAs<core::Stream>()->Range(core::StreamID::Min(),
+                                                    core::StreamID::Max(), 0, false)) {
+        ordered.Add(entry.id.ToString());
+        for (const std::string& s : entry.pairs) ordered.Add(s);
+      }
       break;
   }
   Digest digest = ordered.Finish();

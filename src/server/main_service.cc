@@ -27,6 +27,7 @@
 #include "src/server/server_state.h"
 #include "src/server/set_family.h"
 #include "src/server/sort_family.h"
+#include "src/server/stream_family.h"
 #include "src/server/slowlog_family.h"
 #include "src/server/string_family.h"
 #include "src/server/zset_family.h"
@@ -61,6 +62,7 @@ void Service::RegisterCommands() {
   ListFamily::Register(&registry_);
   SetFamily::Register(&registry_);
   SortFamily::Register(&registry_);
+  StreamFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
   MultiExec::Register(&registry_);
   PubSubFamily::Register(&registry_);

@@ -1,0 +1,372 @@
+#include "src/core/stream.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace damselfly::core {
+
+namespace {
+
+enum : int64_t { kOwnFields = 0, kMasterFields = 1 };
+
+std::string Text(const Listpack::Value& value) { return value.ToString(); }
+
+int64_t IntAt(const Listpack& lp, Listpack::Pos pos) {
+  Listpack::Value value = lp.Get(pos);
+  return value.is_int ? value.ival : 0;
+}
+
+// IDs above INT64_MAX are stored as strings (the listpack's integers are signed).
+uint64_t U64At(const Listpack& lp, Listpack::Pos pos) {
+  Listpack::Value value = lp.Get(pos);
+  return value.is_int ? uint64_t(value.ival) : std::stoull(std::string(value.sval));
+}
+
+void AppendInt(Listpack* lp, uint64_t value) { lp->Append(absl::StrCat(value)); }
+
+void PutWord(std::string* out, uint64_t word) {
+  char buf[8];
+  std::memcpy(buf, &word, 8);
+  out->append(buf, 8);
+}
+
+bool GetWord(std::string_view* in, uint64_t* word) {
+  if (in->size() < 8) return false;
+  std::memcpy(word, in->data(), 8);
+  in->remove_prefix(8);
+  return true;
+}
+
+void PutString(std::string* out, std::string_view s) {
+  PutWord(out, s.size());
+  out->append(s);
+}
+
+bool GetString(std::string_view* in, std::string_view* s) {
+  uint64_t len;
+  if (!GetWord(in, &len) || in->size() < len) return false;
+  *s = in->substr(0, len);
+  in->remove_prefix(len);
+  return true;
+}
+
+}  // namespace
+
+std::string StreamID::ToString() const { return absl::StrCat(ms, "-", seq); }
+
+bool StreamID::Increment() {
+  if (seq < kMax) {
+    ++seq;
+  } else if (ms < kMax) {
+    ++ms;
+    seq = 0;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool StreamID::Decrement() {
+  if (seq > 0) {
+    --seq;
+  } else if (ms > 0) {
+    --ms;
+    seq = kMax;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+template <typename F>
+void Stream::ForEachEntry(const StreamID& master, const Node& node, std::vector<std::string>* pairs,
+                          F&& f) {
+  const Listpack& lp = node.lp;
+  Listpack::Pos pos = lp.First();
+  const int64_t nmaster = IntAt(lp, pos);
+  Listpack::Pos master_fields = lp.Next(pos);
+  pos = master_fields;
+  for (int64_t i = 0; i < nmaster; ++i) pos = lp.Next(pos);
+  while (pos != Listpack::kNoPos) {
+    const Listpack::Pos start = pos;
+    const int64_t flags = IntAt(lp, pos);
+    pos = lp.Next(pos);
+    StreamID id{master.ms + U64At(lp, pos), 0};
+    pos = lp.Next(pos);
+    id.seq = U64At(lp, pos);
+    pos = lp.Next(pos);
+    size_t elements = 3;
+    if (pairs != nullptr) pairs->clear();
+    if (flags == kMasterFields) {
+      Listpack::Pos field = master_fields;
+      for (int64_t i = 0; i < nmaster; ++i) {
+        if (pairs != nullptr) {
+          pairs->push_back(Text(lp.Get(field)));
+          pairs->push_back(Text(lp.Get(pos)));
+        }
+        field = lp.Next(field);
+        pos = lp.Next(pos);
+      }
+      elements += nmaster;
+    } else {
+      const int64_t npairs = IntAt(lp, pos);
+      pos = lp.Next(pos);
+      for (int64_t i = 0; i < 2 * npairs; ++i) {
+        if (pairs != nullptr) pairs->push_back(Text(lp.Get(pos)));
+        pos = lp.Next(pos);
+      }
+      elements += 1 + 2 * npairs;
+    }
+    if (!f(id, start, elements)) return;
+  }
+}
+
+void Stream::Add(StreamID id, absl::Span<const std::string_view> pairs, size_t node_max_bytes,
+                 size_t node_max_entries) {
+  size_t added_bytes = 0;
+  for (std::string_view s : pairs) added_bytes += s.size();
+  auto it = nodes_.empty() ? nodes_.end() : std::prev(nodes_.end());
+  if (it != nodes_.end()) {
+    const Node& last = it->second;
+    if ((node_max_bytes != 0 && last.lp.ByteSize() + added_bytes >= node_max_bytes) ||
+        (node_max_entries != 0 && last.added >= node_max_entries)) {
+      it = nodes_.end();
+    }
+  }
+  if (it == nodes_.end()) {
+    it = nodes_.try_emplace(id).first;
+    Listpack& lp = it->second.lp;
+    AppendInt(&lp, pairs.size() / 2);
+    for (size_t i = 0; i < pairs.size(); i += 2) lp.Append(pairs[i]);
+  }
+  Node& node = it->second;
+  const StreamID& master = it->first;
+  // Whether the entry's fields are the master's, in order.
+  const int64_t nmaster = IntAt(node.lp, node.lp.First());
+  bool same = size_t(nmaster) == pairs.size() / 2;
+  Listpack::Pos field = node.lp.Next(node.lp.First());
+  for (size_t i = 0; same && i < pairs.size(); i += 2, field = node.lp.Next(field)) {
+    same = node.lp.Get(field).Equals(pairs[i]);
+  }
+  AppendInt(&node.lp, same ? kMasterFields : kOwnFields);
+  AppendInt(&node.lp, id.ms - master.ms);
+  AppendInt(&node.lp, id.seq);
+  if (same) {
+    for (size_t i = 1; i < pairs.size(); i += 2) node.lp.Append(pairs[i]);
+  } else {
+    AppendInt(&node.lp, pairs.size() / 2);
+    for (std::string_view s : pairs) node.lp.Append(s);
+  }
+  ++node.live;
+  ++node.added;
+  if (length_ == 0) first_id_ = id;
+  ++length_;
+  ++entries_added_;
+  last_id_ = id;
+}
+
+std::vector<Stream::Entry> Stream::Range(StreamID start, StreamID end, size_t count,
+                                         bool reverse) const {
+  std::vector<Entry> result;
+  if (start > end || nodes_.empty()) return result;
+  std::vector<std::string> pairs;
+  auto full = [&] { return count != 0 && result.size() >= count; };
+  if (!reverse) {
+    auto it = nodes_.upper_bound(start);
+    if (it != nodes_.begin()) --it;
+    for (; it != nodes_.end() && it->first <= end && !full(); ++it) {
+      bool past_end = false;
+      ForEachEntry(it->first, it->second, &pairs, [&](const StreamID& id, Listpack::Pos, size_t) {
+        if (id > end) return !(past_end = true);
+        if (id >= start) result.push_back({id, pairs});
+        return !full();
+      });
+      if (past_end) break;
+    }
+    return result;
+  }
+  auto it = nodes_.upper_bound(end);
+  while (it != nodes_.begin() && !full()) {
+    --it;
+    std::vector<Entry> node_entries;
+    ForEachEntry(it->first, it->second, &pairs, [&](const StreamID& id, Listpack::Pos, size_t) {
+      if (id > end) return false;
+      if (id >= start) node_entries.push_back({id, pairs});
+      return true;
+    });
+    for (auto e = node_entries.rbegin(); e != node_entries.rend() && !full(); ++e) {
+      result.push_back(std::move(*e));
+    }
+    if (it->first < start) break;
+  }
+  return result;
+}
+
+bool Stream::Delete(StreamID id) {
+  auto it = nodes_.upper_bound(id);
+  if (it == nodes_.begin()) return false;
+  --it;
+  Listpack::Pos found = Listpack::kNoPos;
+  size_t found_elements = 0;
+  ForEachEntry(it->first, it->second, nullptr,
+               [&](const StreamID& entry_id, Listpack::Pos start, size_t elements) {
+                 if (entry_id < id) return true;
+                 if (entry_id == id) found = start, found_elements = elements;
+                 return false;
+               });
+  if (found == Listpack::kNoPos) return false;
+  Node& node = it->second;
+  for (size_t i = 0; i < found_elements; ++i) found = node.lp.Delete(found);
+  --length_;
+  if (--node.live == 0) EraseNode(it);
+  if (id > max_deleted_id_) max_deleted_id_ = id;
+  if (id == first_id_) RefreshFirstId();
+  return true;
+}
+
+Stream::NodeMap::iterator Stream::EraseNode(NodeMap::iterator it) {
+  length_ -= it->second.live;
+  return nodes_.erase(it);
+}
+
+StreamID Stream::EraseFirstOfNode(NodeMap::iterator it) {
+  Node& node = it->second;
+  StreamID first;
+  Listpack::Pos start = Listpack::kNoPos;
+  size_t count = 0;
+  ForEachEntry(it->first, node, nullptr, [&](const StreamID& id, Listpack::Pos pos, size_t n) {
+    first = id, start = pos, count = n;
+    return false;
+  });
+  for (size_t i = 0; i < count; ++i) start = node.lp.Delete(start);
+  --length_;
+  if (--node.live == 0) nodes_.erase(it);
+  return first;
+}
+
+StreamID Stream::LastIdOfNode(const StreamID& master, const Node& node) {
+  StreamID last;
+  ForEachEntry(master, node, nullptr, [&](const StreamID& id, Listpack::Pos, size_t) {
+    last = id;
+    return true;
+  });
+  return last;
+}
+
+void Stream::RefreshFirstId() {
+  first_id_ = StreamID::Min();
+  if (nodes_.empty()) return;
+  const auto& [master, node] = *nodes_.begin();
+  ForEachEntry(master, node, nullptr, [&](const StreamID& id, Listpack::Pos, size_t) {
+    first_id_ = id;
+    return false;
+  });
+}
+
+size_t Stream::TrimByMaxLen(uint64_t max_len, bool approx, uint64_t limit) {
+  size_t removed = 0;
+  while (length_ > max_len && !nodes_.empty()) {
+    auto it = nodes_.begin();
+    const size_t live = it->second.live;
+    if (length_ - live >= max_len) {
+      if (approx && limit != 0 && removed + live > limit) break;
+      EraseNode(it);
+      removed += live;
+      continue;
+    }
+    if (approx) break;
+    // Within the first node: take entries one at a time.
+    while (length_ > max_len) {
+      EraseFirstOfNode(nodes_.begin());
+      ++removed;
+    }
+  }
+  if (removed != 0) RefreshFirstId();
+  return removed;
+}
+
+size_t Stream::TrimByMinId(StreamID min_id, bool approx, uint64_t limit) {
+  size_t removed = 0;
+  while (!nodes_.empty()) {
+    auto it = nodes_.begin();
+    const size_t live = it->second.live;
+    if (LastIdOfNode(it->first, it->second) < min_id) {
+      if (approx && limit != 0 && removed + live > limit) break;
+      EraseNode(it);
+      removed += live;
+      continue;
+    }
+    if (approx) break;
+    RefreshFirstId();  // whole nodes may have gone above
+    while (length_ > 0 && first_id_ < min_id) {
+      EraseFirstOfNode(nodes_.begin());
+      ++removed;
+      RefreshFirstId();
+    }
+    break;
+  }
+  if (removed != 0) RefreshFirstId();
+  return removed;
+}
+
+size_t Stream::MallocUsed() const {
+  size_t used = ObjUsableSize(const_cast<Stream*>(this));
+  // The B-tree's own nodes are not visible through its API: count a slot per listpack
+  // node and a little of the tree's overhead (its nodes are mostly full when appended to).
+  used += nodes_.size() * (sizeof(NodeMap::value_type) + 8);
+  for (const auto& [master, node] : nodes_) {
+    used += ObjUsableSize(const_cast<char*>(node.lp.bytes().data()));
+  }
+  return used;
+}
+
+void Stream::Serialize(std::string* out) const {
+  for (uint64_t word : {last_id_.ms, last_id_.seq, max_deleted_id_.ms, max_deleted_id_.seq,
+                        entries_added_, uint64_t(length_)}) {
+    PutWord(out, word);
+  }
+  std::vector<Entry> entries = Range(StreamID::Min(), StreamID::Max(), 0, false);
+  for (const Entry& entry : entries) {
+    PutWord(out, entry.id.ms);
+    PutWord(out, entry.id.seq);
+    PutWord(out, entry.pairs.size());
+    for (const std::string& s : entry.pairs) PutString(out, s);
+  }
+}
+
+Stream* Stream::Deserialize(std::string_view form) {
+  uint64_t words[6];
+  for (uint64_t& word : words) {
+    if (!GetWord(&form, &word)) return nullptr;
+  }
+  Stream* stream = Make();
+  std::vector<std::string_view> pairs;
+  for (uint64_t i = 0; i < words[5]; ++i) {
+    StreamID id;
+    uint64_t n;
+    if (!GetWord(&form, &id.ms) || !GetWord(&form, &id.seq) || !GetWord(&form, &n) || n == 0 ||
+        n % 2 != 0 || n > form.size() || (stream->length_ > 0 && id <= stream->last_id_)) {
+      Destroy(stream);
+      return nullptr;
+    }
+    pairs.resize(n);
+    for (std::string_view& s : pairs) {
+      if (!GetString(&form, &s)) {
+        Destroy(stream);
+        return nullptr;
+      }
+    }
+    stream->Add(id, pairs, kDefaultNodeMaxBytes, kDefaultNodeMaxEntries);
+  }
+  if (!form.empty()) {
+    Destroy(stream);
+    return nullptr;
+  }
+  stream->last_id_ = {words[0], words[1]};
+  stream->max_deleted_id_ = {words[2], words[3]};
+  stream->entries_added_ = words[4];
+  return stream;
+}
+
+}  // namespace damselfly::core

@@ -1,0 +1,151 @@
+// Stream: the value of a Redis stream (the entries only; consumer groups come later).
+//
+// Redis stores a stream as a radix tree of listpacks keyed by each node's first ID, each
+// listpack starting with a "master entry" whose fields the node's entries reuse. We keep
+// the same idea with a B-tree (absl::btree_map) instead of the radix tree:
+//   key    the node's master ID: the ID of the first entry ever added to it. Every entry
+//          of the node is >= it and < the next node's key, so finding an ID is one
+//          upper_bound; deleting entries never re-keys a node.
+//   value  one core::Listpack:  nfields f1 .. fn  (the master fields: the fields of the
+//          node's first entry), then per entry
+//            flags ms-delta seq  v1 .. vn                  (flags 1: the master fields)
+//            flags ms-delta seq  npairs f1 v1 .. fk vk     (flags 0: its own fields)
+//          ms-delta is the entry's ms minus the master's, so it is a small integer.
+// A node takes entries until it holds node_max_entries (deleted ones count, as in Redis)
+// or node_max_bytes: Redis's stream-node-max-entries / -bytes, so "~" trimming removes
+// the same whole nodes Redis would. Deleted entries are taken out of the listpack at once
+// (Redis flags them and leaves them), and an emptied node is dropped.
+//
+// Memory, 100k entries of 3 small fields ("a" "1" "b" "2" "c" "3"), measured over the
+// wire: MEMORY USAGE 1.33 MB and used_memory +1.37 MB here; Redis 7.0.15 answers MEMORY
+// USAGE 2.14 MB and its used_memory grows by 1.57 MB (about 13 bytes per entry here).
+//
+// Thread contract: not thread-safe; a stream and its blocks belong to its shard's thread
+// (ObjMalloc's rule), which makes every call, the destructor included.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "absl/types/span.h"
+#include "src/core/listpack.h"
+#include "src/core/typed_object.h"
+
+namespace damselfly::core {
+
+// A stream entry ID, "ms-seq".
+struct StreamID {
+  uint64_t ms = 0;
+  uint64_t seq = 0;
+
+  static constexpr uint64_t kMax = UINT64_MAX;
+  static StreamID Min() { return {0, 0}; }
+  static StreamID Max() { return {kMax, kMax}; }
+
+  std::string ToString() const;
+  // The next / previous ID; false at the end of the ID space (the ID is unchanged).
+  bool Increment();
+  bool Decrement();
+
+  friend bool operator==(const StreamID& a, const StreamID& b) {
+    return a.ms == b.ms && a.seq == b.seq;
+  }
+  friend bool operator!=(const StreamID& a, const StreamID& b) { return !(a == b); }
+  friend bool operator<(const StreamID& a, const StreamID& b) {
+    return a.ms < b.ms || (a.ms == b.ms && a.seq < b.seq);
+  }
+  friend bool operator>(const StreamID& a, const StreamID& b) { return b < a; }
+  friend bool operator<=(const StreamID& a, const StreamID& b) { return !(b < a); }
+  friend bool operator>=(const StreamID& a, const StreamID& b) { return !(a < b); }
+};
+
+class Stream : public TypedObject {
+ public:
+  // One entry, copied out: its ID and field, value, field, value...
+  struct Entry {
+    StreamID id;
+    std::vector<std::string> pairs;
+  };
+
+  // Redis's defaults of stream-node-max-bytes and stream-node-max-entries.
+  static constexpr size_t kDefaultNodeMaxBytes = 4096;
+  static constexpr size_t kDefaultNodeMaxEntries = 100;
+
+  static Stream* Make() { return TypedObject::Make<Stream>(); }
+  Stream() = default;
+  ~Stream() override = default;
+
+  size_t Length() const { return length_; }
+  StreamID last_id() const { return last_id_; }
+  StreamID first_id() const { return first_id_; }
+  StreamID max_deleted_id() const { return max_deleted_id_; }
+  uint64_t entries_added() const { return entries_added_; }
+
+  // Appends an entry of `pairs` (field, value... : non-empty, even) under `id`, which
+  // becomes last_id. REQUIRES: id > last_id(). A limit of 0 means no limit.
+  void Add(StreamID id, absl::Span<const std::string_view> pairs, size_t node_max_bytes,
+           size_t node_max_entries);
+
+  // The entries with start <= ID <= end, ascending (or descending with `reverse`), at
+  // most `count` of them (0: all).
+  std::vector<Entry> Range(StreamID start, StreamID end, size_t count, bool reverse) const;
+
+  // Removes the entry `id`; false when there is none. Keeps max_deleted_id and first_id
+  // as XDEL does in Redis 7.0.
+  bool Delete(StreamID id);
+
+  // Removes the oldest entries until at most `max_len` remain (TrimByMaxLen) or none is
+  // below `min_id` (TrimByMinId). With `approx` only whole nodes go, and at most `limit`
+  // entries (0: no limit); exact trimming ignores limit. Returns how many entries went.
+  // As in Redis 7.0, trimming does not move max_deleted_id.
+  size_t TrimByMaxLen(uint64_t max_len, bool approx, uint64_t limit);
+  size_t TrimByMinId(StreamID min_id, bool approx, uint64_t limit);
+
+  // XSETID: the caller checked Redis's conditions.
+  void SetLastId(StreamID id) { last_id_ = id; }
+  void SetEntriesAdded(uint64_t n) { entries_added_ = n; }
+  void SetMaxDeletedId(StreamID id) { max_deleted_id_ = id; }
+
+  size_t MallocUsed() const override;
+  // Form: the metadata (IDs and counts as fixed 8-byte words), then every entry as
+  // id, pair count and length-prefixed strings.
+  void Serialize(std::string* out) const override;
+  // Rebuilds a stream from Serialize's form, or returns nullptr when it is malformed.
+  static Stream* Deserialize(std::string_view form);
+
+ private:
+  struct Node {
+    Listpack lp;
+    uint32_t live = 0;   // entries present
+    uint32_t added = 0;  // entries ever added (the node-full check counts deleted ones)
+  };
+  using NodeMap = absl::btree_map<StreamID, Node, std::less<StreamID>,
+                                  ObjAllocator<std::pair<const StreamID, Node>>>;
+
+  // Decodes the entries of a node in order: f(id, first element's position, element
+  // count) returns false to stop. With `pairs`, also fills it with the entry's strings.
+  template <typename F>
+  static void ForEachEntry(const StreamID& master, const Node& node,
+                           std::vector<std::string>* pairs, F&& f);
+  // Drops node `it` entirely; returns the next one.
+  NodeMap::iterator EraseNode(NodeMap::iterator it);
+  // Removes the first live entry of node `it` (which must have one). Returns its ID.
+  StreamID EraseFirstOfNode(NodeMap::iterator it);
+  // The ID of the last entry of a node with live entries.
+  static StreamID LastIdOfNode(const StreamID& master, const Node& node);
+  void RefreshFirstId();
+
+  NodeMap nodes_;
+  size_t length_ = 0;
+  StreamID last_id_;
+  StreamID first_id_;
+  StreamID max_deleted_id_;
+  uint64_t entries_added_ = 0;
+};
+
+}  // namespace damselfly::core

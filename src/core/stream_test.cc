@@ -1,0 +1,149 @@
+#include "src/core/stream.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace damselfly::core {
+namespace {
+
+using Model = std::map<StreamID, std::vector<std::string>>;
+
+void AddEntry(Stream* s, Model* model, StreamID id, const std::vector<std::string>& pairs,
+              size_t max_entries = Stream::kDefaultNodeMaxEntries) {
+  std::vector<std::string_view> views(pairs.begin(), pairs.end());
+  s->Add(id, views, Stream::kDefaultNodeMaxBytes, max_entries);
+  (*model)[id] = pairs;
+}
+
+void ExpectEqual(const Stream& s, const Model& model) {
+  ASSERT_EQ(s.Length(), model.size());
+  std::vector<Stream::Entry> all = s.Range(StreamID::Min(), StreamID::Max(), 0, false);
+  ASSERT_EQ(all.size(), model.size());
+  auto it = model.begin();
+  for (const Stream::Entry& e : all) {
+    EXPECT_EQ(e.id, it->first);
+    EXPECT_EQ(e.pairs, it->second);
+    ++it;
+  }
+  EXPECT_EQ(s.first_id(), model.empty() ? StreamID::Min() : model.begin()->first);
+}
+
+TEST(StreamTest, AddAndRange) {
+  Stream* s = Stream::Make();
+  Model model;
+  AddEntry(s, &model, {1, 0}, {"a", "1", "b", "2"});
+  AddEntry(s, &model, {1, 1}, {"a", "3", "b", "4"});
+  AddEntry(s, &model, {2, 0}, {"x", "-5", "b", "4"});
+  AddEntry(s, &model, {StreamID::kMax, StreamID::kMax}, {"a", "18446744073709551615"});
+  ExpectEqual(*s, model);
+  auto rev = s->Range({1, 1}, {2, 0}, 0, true);
+  ASSERT_EQ(rev.size(), 2u);
+  EXPECT_EQ(rev[0].id, (StreamID{2, 0}));
+  EXPECT_EQ(rev[1].id, (StreamID{1, 1}));
+  EXPECT_EQ(s->Range({1, 0}, StreamID::Max(), 1, false).size(), 1u);
+  EXPECT_EQ(s->entries_added(), 4u);
+  EXPECT_EQ(s->last_id(), StreamID::Max());
+  TypedObject::Destroy(s);
+}
+
+TEST(StreamTest, DeleteKeepsMaxDeletedAndFirst) {
+  Stream* s = Stream::Make();
+  Model model;
+  for (uint64_t i = 1; i <= 5; ++i) AddEntry(s, &model, {i, 0}, {"f", "v"});
+  EXPECT_TRUE(s->Delete({1, 0}));
+  EXPECT_FALSE(s->Delete({1, 0}));
+  EXPECT_TRUE(s->Delete({3, 0}));
+  model.erase({1, 0});
+  model.erase({3, 0});
+  ExpectEqual(*s, model);
+  EXPECT_EQ(s->max_deleted_id(), (StreamID{3, 0}));
+  EXPECT_EQ(s->first_id(), (StreamID{2, 0}));
+  TypedObject::Destroy(s);
+}
+
+TEST(StreamTest, ApproxTrimRemovesWholeNodes) {
+  Stream* s = Stream::Make();
+  Model model;
+  for (uint64_t i = 1; i <= 1000; ++i) AddEntry(s, &model, {i, 0}, {"f", "v"});
+  EXPECT_EQ(s->TrimByMaxLen(555, true, 0), 400u);  // Redis's "~ 555" of 1000 leaves 600
+  EXPECT_EQ(s->Length(), 600u);
+  EXPECT_EQ(s->TrimByMaxLen(555, false, 0), 45u);
+  EXPECT_EQ(s->Length(), 555u);
+  // Nodes 401..500 (55 left) and 501..600 end below 700; 601..700 does not.
+  EXPECT_EQ(s->TrimByMinId({700, 0}, true, 0), 155u);
+  EXPECT_EQ(s->first_id(), (StreamID{601, 0}));
+  EXPECT_EQ(s->TrimByMaxLen(0, true, 100), 100u);
+  EXPECT_EQ(s->max_deleted_id(), StreamID::Min());
+  TypedObject::Destroy(s);
+}
+
+TEST(StreamTest, RandomOperationsMatchModel) {
+  std::mt19937_64 rng(7);
+  Stream* s = Stream::Make();
+  Model model;
+  StreamID last;
+  const std::vector<std::vector<std::string>> shapes = {
+      {"a", "1", "b", "2"}, {"a", "x", "b", "y"}, {"c", "3"}, {"a", "1", "b", "2", "c", "3"}};
+  for (int op = 0; op < 20000; ++op) {
+    const int kind = rng() % 10;
+    if (kind < 6) {
+      last.ms += rng() % 3;
+      last.seq = last.seq + 1 + rng() % 2;
+      std::vector<std::string> pairs = shapes[rng() % shapes.size()];
+      pairs[1] = std::to_string(rng() % 1000);
+      AddEntry(s, &model, last, pairs, 1 + rng() % 20);
+    } else if (kind < 8 && !model.empty()) {
+      auto it = model.lower_bound({rng() % (last.ms + 1), 0});
+      if (it == model.end()) continue;
+      EXPECT_TRUE(s->Delete(it->first));
+      model.erase(it);
+    } else if (kind == 8) {
+      const size_t max_len = model.size() > 50 ? model.size() - rng() % 20 : model.size();
+      const bool approx = rng() % 2;
+      const size_t removed = s->TrimByMaxLen(max_len, approx, 0);
+      EXPECT_LE(removed, model.size() - std::min(model.size(), max_len));
+      for (size_t i = 0; i < removed; ++i) model.erase(model.begin());
+    } else {
+      StreamID min_id{rng() % (last.ms + 1), 0};
+      const size_t removed = s->TrimByMinId(min_id, rng() % 2, 0);
+      for (size_t i = 0; i < removed; ++i) {
+        EXPECT_LT(model.begin()->first, min_id);
+        model.erase(model.begin());
+      }
+    }
+    if (op % 500 == 0) ExpectEqual(*s, model);
+    if (op % 97 == 0) {
+      StreamID a{rng() % (last.ms + 1), rng() % 4}, b{rng() % (last.ms + 1), rng() % 4};
+      const size_t count = rng() % 5;
+      const bool reverse = rng() % 2;
+      std::vector<Stream::Entry> got = s->Range(a, b, count, reverse);
+      std::vector<StreamID> want;
+      for (auto it = model.lower_bound(a); it != model.end() && it->first <= b; ++it) {
+        want.push_back(it->first);
+      }
+      if (reverse) std::reverse(want.begin(), want.end());
+      if (count != 0 && want.size() > count) want.resize(count);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].id, want[i]);
+    }
+  }
+  ExpectEqual(*s, model);
+  std::string form;
+  s->Serialize(&form);
+  Stream* copy = Stream::Deserialize(form);
+  ASSERT_NE(copy, nullptr);
+  ExpectEqual(*copy, model);
+  EXPECT_EQ(copy->last_id(), s->last_id());
+  EXPECT_EQ(copy->entries_added(), s->entries_added());
+  EXPECT_EQ(Stream::Deserialize(form.substr(0, form.size() - 1)), nullptr);
+  TypedObject::Destroy(copy);
+  TypedObject::Destroy(s);
+}
+
+}  // namespace
+}  // namespace damselfly::core
