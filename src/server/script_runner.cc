@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -326,6 +327,12 @@ void Run::Call(CmdArgList args, bool resp3, std::string* reply) {
       return fail(facade::kOomErr);
     }
   }
+  if ((cid->name == "XREAD" || cid->name == "XREADGROUP") &&
+      std::any_of(args.begin(), args.end(),
+                  [](std::string_view arg) { return helio::EqualsIgnoreCase(arg, "BLOCK"); })) {
+    return fail(helio::StrCat("ERR ", helio::AsciiStrToLower(cid->name),
+                              " command is not allowed with BLOCK option from scripts"));
+  }
   if (error = Cover(cid, args); !error.empty()) return fail(error);
   if (cid->flags & facade::kCmdWrite) {
     wrote_ = true;
@@ -359,14 +366,15 @@ bool Run::Interrupt() {
       busy_runs.push_back(&*busy_);
       busy_count.fetch_add(1, std::memory_order_relaxed);
     }
-    // Commands already waiting behind a transaction get -BUSY now, as in Redis.
-    for (ShardId shard = 0; shard < shard_set->size(); ++shard) {
-      shard_set->pool()->at(shard)->Dispatch([] {
-        if (EngineShard* here = EngineShard::tlocal()) here->tx_queue().AbortWaiting();
-      });
-    }
   }
   if (busy_->kill.load(std::memory_order_relaxed)) return true;
+  // Commands waiting behind a transaction get -BUSY, as in Redis; again at every check,
+  // for those that were queued after the last one.
+  for (ShardId shard = 0; shard < shard_set->size(); ++shard) {
+    shard_set->pool()->at(shard)->Dispatch([] {
+      if (EngineShard* here = EngineShard::tlocal()) here->tx_queue().AbortWaiting();
+    });
+  }
   boost::this_fiber::yield();
   return busy_->kill.load(std::memory_order_relaxed);
 }
