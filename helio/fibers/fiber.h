@@ -21,9 +21,12 @@ inline constexpr size_t kDefaultStackBytes = 128 * 1024;
 // protected_fixedsize_stack). Each thread keeps up to kCachedStacks freed stacks of each
 // of the two sizes the server uses (kDefaultStackBytes, kSmallStackBytes) for reuse:
 // short-lived fibers (a blocked client's hang-up watch, a parked connection waking up)
-// would otherwise cost an mmap, an mprotect and a munmap each. The cache holds at most
-// kCachedStacks * (128 + 16) KiB of address space per thread, and only the pages those
-// fibers touched stay resident.
+// would otherwise cost an mmap, an mprotect and a munmap each, and every munmap a TLB
+// shootdown across the proactor threads. 64 covers a burst of fibers alive at once: a
+// script whose keys are on another thread runs on a fiber there, and pipelined clients
+// keep dozens in flight (with 8, two threads ran such scripts 3x slower than one). The
+// cache holds at most kCachedStacks * (128 + 16) KiB of address space per thread, and
+// only the pages those fibers touched stay resident.
 //
 // Under AddressSanitizer it also clears the stack's shadow memory when the stack is
 // handed out and when it is freed. ASan does not see Boost.Context's stack switches
@@ -34,7 +37,7 @@ inline constexpr size_t kSmallStackBytes = 16 * 1024;
 
 class StackAllocator {
  public:
-  static constexpr size_t kCachedStacks = 8;
+  static constexpr size_t kCachedStacks = 64;
 
   explicit StackAllocator(size_t stack_bytes) : impl_(stack_bytes), bytes_(stack_bytes) {}
 
