@@ -147,19 +147,18 @@ void Transaction::Schedule() {
   scheduled_ = true;
 }
 
-uint64_t Transaction::LockLate(std::string_view key, LockMode mode) {
+LateLock Transaction::LockLate(std::string_view key, LockMode mode) {
   DCHECK(scheduled_ && multi_ && !inline_);
   Entry& entry = shards_[shard_set->ShardOf(key)];
   const LockTag tag = LockTagOf(key);
-  uint64_t holder = 0;
+  LateLock result = LateLock::kConflict;
   entry.txid = txid_;
   OnShards([&](const Entry& e) { return &e == &entry; },
            [&](Entry* target) {
-             ShardTxQueue& queue = EngineShard::tlocal()->tx_queue();
-             if (!queue.LockLate(target, tag, mode)) holder = queue.YoungestHolder(tag, target);
+             result = EngineShard::tlocal()->tx_queue().LockLate(target, tag, mode);
            });
-  if (holder == 0) entry.scheduled = true;
-  return holder;
+  if (result == LateLock::kTaken) entry.scheduled = true;
+  return result;
 }
 
 void Transaction::Entry::RunHop() {

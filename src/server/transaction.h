@@ -103,10 +103,10 @@ class Transaction {
   }
   // A hop on every scheduled shard, `fn` optional; with `last`, releases all the locks.
   void ExecuteOnAll(std::optional<HopFn> fn, bool last);
-  // A script reached `key`, which it did not declare (tx_queue.h, 2b): locks it in `mode`
-  // on its shard when free and returns 0; else returns the youngest txid holding it
-  // (waiting for it is safe when that is older than txid()). REQUIRES: scheduled, multi.
-  uint64_t LockLate(std::string_view key, LockMode mode);
+  // A script reached `key`, which it did not declare: locks it in `mode` on its shard, or
+  // says whether waiting and asking again is safe (tx_queue.h, 2b). REQUIRES:
+  // scheduled, multi.
+  LateLock LockLate(std::string_view key, LockMode mode);
   // Locks every shard (WholeShards): any key may be used without LockLate.
   bool whole_shard() const { return !shards_.empty() && shards_[0].whole_shard; }
   // Releases every lock of a scheduled transaction (MULTI/EXEC's end).

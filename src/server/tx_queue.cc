@@ -16,20 +16,64 @@ bool ShardTxQueue::Schedule(ShardTxEntry* entry, bool check_order) {
   return true;
 }
 
-bool ShardTxQueue::LockLate(ShardTxEntry* entry, LockTag tag, LockMode mode) {
-  // Held only by the entry itself (a shared lock it now needs exclusive): no one to wait for.
-  if (!entry->whole_shard && (whole_shard_entries_ > 0 || !locks_.IsFree(tag, mode)) &&
-      YoungestHolder(tag, entry) != 0) {
+LateLock ShardTxQueue::LockLate(ShardTxEntry* entry, LockTag tag, LockMode mode) {
+  auto holds = [tag](const ShardTxEntry* e) {
+    if (e->whole_shard) return true;
+    for (const auto& [held, held_mode] : e->locks) {
+      if (held == tag) return true;
+    }
     return false;
+  };
+  // The first younger holder, when the entry goes ahead of younger holders (2b).
+  ShardTxEntry* first_younger = nullptr;
+  if (!entry->whole_shard && (whole_shard_entries_ > 0 || !locks_.IsFree(tag, mode))) {
+    bool older = false, behind_entry = false;
+    for (ShardTxEntry* e = head_; e != nullptr; e = e->next_) {
+      if (e == entry) {
+        behind_entry = true;
+        continue;
+      }
+      if (!holds(e)) continue;
+      if (e->txid < entry->txid) {
+        // An older holder waiting here behind the entry would never let it go.
+        if (behind_entry && !e->out_of_order_) return LateLock::kConflict;
+        older = true;
+      } else if (e->ran_) {
+        return LateLock::kConflict;
+      } else if (first_younger == nullptr) {
+        first_younger = e;
+      }
+    }
+    if (older) return LateLock::kWait;
+    if (first_younger != nullptr) {
+      if (entry->queued_) {
+        // Already here: it must be ahead of the holders, which then wait for it.
+        for (ShardTxEntry* e = first_younger; e != nullptr; e = e->prev_) {
+          if (e == entry) break;
+          if (e == head_) return LateLock::kConflict;
+        }
+      } else {
+        for (ShardTxEntry* e = first_younger; e != nullptr; e = e->next_) {
+          if (e->txid < entry->txid && !e->out_of_order_) return LateLock::kConflict;
+        }
+      }
+      for (ShardTxEntry* e = first_younger; e != nullptr; e = e->next_) {
+        if (holds(e)) e->out_of_order_ = false;
+      }
+    }
   }
   locks_.Acquire(tag, mode);
   entry->locks.emplace_back(tag, mode);
-  if (entry->queued_) return true;
-  // Appended after younger entries: it runs out of order, so its place only matters to
-  // the entries scheduled after it, which must wait for it.
+  if (entry->queued_) return LateLock::kTaken;
+  // It runs out of order, so its place only matters to the entries after it, which
+  // must wait for it: at the tail, or ahead of the younger holders it overtook.
+  if (first_younger != nullptr) {
+    InsertBefore(entry, first_younger);
+  } else {
+    Append(entry);
+  }
   entry->out_of_order_ = true;
-  Append(entry);
-  return true;
+  return LateLock::kTaken;
 }
 
 void ShardTxQueue::AbortWaiting() {
@@ -45,17 +89,6 @@ void ShardTxQueue::AbortWaiting() {
   }
 }
 
-uint64_t ShardTxQueue::YoungestHolder(LockTag tag, const ShardTxEntry* self) const {
-  uint64_t youngest = 0;
-  for (const ShardTxEntry* e = head_; e != nullptr; e = e->next_) {
-    if (e == self) continue;
-    bool holds = e->whole_shard;
-    for (const auto& [held, mode] : e->locks) holds |= held == tag;
-    if (holds) youngest = std::max(youngest, e->txid);
-  }
-  return youngest;
-}
-
 void ShardTxQueue::Append(ShardTxEntry* entry) {
   entry->armed_ = false;
   entry->queued_ = true;
@@ -63,6 +96,16 @@ void ShardTxQueue::Append(ShardTxEntry* entry) {
   entry->next_ = nullptr;
   (tail_ ? tail_->next_ : head_) = entry;
   tail_ = entry;
+  ++size_;
+}
+
+void ShardTxQueue::InsertBefore(ShardTxEntry* entry, ShardTxEntry* next) {
+  entry->armed_ = false;
+  entry->queued_ = true;
+  entry->prev_ = next->prev_;
+  entry->next_ = next;
+  (next->prev_ ? next->prev_->next_ : head_) = entry;
+  next->prev_ = entry;
   ++size_;
 }
 
@@ -75,6 +118,7 @@ void ShardTxQueue::Remove(ShardTxEntry* entry) {
   entry->prev_ = entry->next_ = nullptr;
   --size_;
   entry->queued_ = false;
+  entry->ran_ = false;
 }
 
 void ShardTxQueue::Cancel(ShardTxEntry* entry) {
@@ -96,6 +140,7 @@ void ShardTxQueue::Arm(ShardTxEntry* entry, bool last_hop) {
 
 void ShardTxQueue::Run(ShardTxEntry* entry) {
   entry->armed_ = false;
+  entry->ran_ = true;
   const bool last = entry->last_hop_;
   // After the last hop the coordinator may destroy the entry as soon as RunHop returns
   // (it learns the hop is done from inside RunHop), so conclude first.

@@ -17,13 +17,20 @@
 //     and leaves the queue, which may let the next head run its armed hop.
 //  Between the hops of a multi-hop transaction its entries keep their locks and their
 //  place, so the keys cannot change under it.
-//  2b. LockLate(entry, tag, mode): a running script reached a key it did not declare. A
-//     free key is taken at once (and an entry not queued here yet joins the queue out of
-//     order): nothing scheduled holds it, so nothing that ran touched it mid-transaction,
-//     and everything scheduled later that wants it finds it locked and waits behind the
-//     entry. A held key is refused; YoungestHolder then tells the script whether waiting
-//     is safe (every holder is older, and an older transaction never waits for a younger
-//     one) or could deadlock.
+//  2b. LockLate(entry, tag, mode): a running script reached a key it did not declare.
+//     - Free: taken at once (an entry not queued here yet joins out of order): nothing
+//       scheduled holds it, so nothing that ran touched it mid-transaction, and
+//       everything scheduled later that wants it finds it locked and waits.
+//     - Held by younger entries only, none of which has run a hop here: the script goes
+//       first. It takes the key and joins the queue just ahead of the first of them (if
+//       it is not queued here yet), and they lose their out-of-order right, so they wait
+//       for it as if it had been scheduled here with the key. This is only done when
+//       every entry from that place on that waits for its turn is younger: the new
+//       waits all point from younger to older, as VLL's own do, so they close no cycle.
+//     - Held by an older entry: the script may wait (kWait) and ask again, unless that
+//       entry waits behind the script here (then, as for a younger holder that already
+//       ran here, which may be anywhere in its transaction, kConflict: the script must
+//       restart or fail, see script_runner.h).
 //  3. Whole-shard entries lock the shard rather than keys: never out of order (they
 //     wait for everything scheduled before them to leave), and while one is queued no
 //     later entry runs out of order and the fast path is closed (no_locks() and IsFree
@@ -73,7 +80,11 @@ class ShardTxEntry {
   bool out_of_order_ = false;
   bool armed_ = false;
   bool last_hop_ = false;
+  bool ran_ = false;  // a hop of it ran on this shard
 };
+
+// What LockLate did (tx_queue.h, 2b).
+enum class LateLock : uint8_t { kTaken, kWait, kConflict };
 
 class ShardTxQueue {
  public:
@@ -83,16 +94,13 @@ class ShardTxQueue {
   bool Schedule(ShardTxEntry* entry, bool check_order);
   // Undoes Schedule of an entry that has not run: releases its locks, leaves the queue.
   void Cancel(ShardTxEntry* entry);
-  // See 2b: takes `tag` in `mode` for `entry` when it is free (queueing the entry out of
-  // order if it was not queued here) and returns true; else false, taking nothing. A key
-  // held only by `entry` itself counts as free.
-  bool LockLate(ShardTxEntry* entry, LockTag tag, LockMode mode);
+  // See 2b: takes `tag` in `mode` for `entry` (queueing the entry if it was not queued
+  // here), or says why not, taking nothing. A key held only by `entry` itself counts as
+  // free.
+  LateLock LockLate(ShardTxEntry* entry, LockTag tag, LockMode mode);
   // A script went busy (script_runner.h): the abortable entries waiting behind others
   // leave the queue unrun, so their clients get -BUSY instead of waiting for it.
   void AbortWaiting();
-  // The largest txid among the queued entries other than `self` that hold `tag` (or lock
-  // the whole shard); 0 when none does.
-  uint64_t YoungestHolder(LockTag tag, const ShardTxEntry* self) const;
   // Requests the entry's next hop (the last when `last_hop`); runs it, and any hop it
   // unblocks, before returning when possible.
   void Arm(ShardTxEntry* entry, bool last_hop);
@@ -109,6 +117,8 @@ class ShardTxQueue {
   // Runs the armed hop of `entry`; concludes it after its last hop.
   void Run(ShardTxEntry* entry);
   void Append(ShardTxEntry* entry);
+  // Links a new entry into the queue just before `next`.
+  void InsertBefore(ShardTxEntry* entry, ShardTxEntry* next);
   void Remove(ShardTxEntry* entry);
   // Runs the armed hops of successive queue heads.
   void RunHeads();

@@ -236,6 +236,105 @@ TEST(ShardTxQueueTest, WholeShardEntryRunsAlone) {
   EXPECT_EQ(queue.size(), 0u);
 }
 
+// LockLate (tx_queue.h, 2b): a running script reaches a key it did not declare.
+TEST(ShardTxQueueTest, LateLockOfAFreeKeyJoinsOutOfOrder) {
+  std::vector<std::string> log;
+  ShardTxQueue queue;
+  FakeEntry head("head", 1, {{"a", kX}}, &log);
+  FakeEntry script("script", 2, {}, &log);
+  ASSERT_TRUE(queue.Schedule(&head, true));
+  EXPECT_EQ(queue.LockLate(&script, LockTagOf("b"), kX), LateLock::kTaken);
+  EXPECT_TRUE(script.queued());
+  EXPECT_TRUE(script.out_of_order());
+  EXPECT_FALSE(queue.IsFree("b", kS));
+  EXPECT_EQ(queue.LockLate(&script, LockTagOf("b"), kX), LateLock::kTaken)  // its own
+      << "a key held only by the script itself is free to it";
+  queue.Arm(&script, true);
+  EXPECT_EQ(log, std::vector<std::string>{"script"});
+  queue.Arm(&head, true);
+  EXPECT_TRUE(queue.no_locks());
+}
+
+TEST(ShardTxQueueTest, LateLockWaitsForAnOlderHolder) {
+  std::vector<std::string> log;
+  ShardTxQueue queue;
+  FakeEntry older("older", 1, {{"a", kX}}, &log);
+  FakeEntry script("script", 2, {}, &log);
+  ASSERT_TRUE(queue.Schedule(&older, true));
+  EXPECT_EQ(queue.LockLate(&script, LockTagOf("a"), kX), LateLock::kWait);
+  EXPECT_FALSE(script.queued()) << "nothing taken";
+  EXPECT_EQ(queue.LockLate(&script, LockTagOf("a"), kS), LateLock::kWait);
+  queue.Arm(&older, true);
+  EXPECT_EQ(queue.LockLate(&script, LockTagOf("a"), kX), LateLock::kTaken);
+}
+
+TEST(ShardTxQueueTest, LateLockGoesAheadOfYoungerHoldersThatHaveNotRun) {
+  std::vector<std::string> log;
+  ShardTxQueue queue;
+  FakeEntry other("other", 1, {{"z", kX}}, &log);
+  FakeEntry script("script", 2, {}, &log);
+  FakeEntry younger("younger", 3, {{"a", kX}}, &log);
+  FakeEntry youngest("youngest", 4, {{"a", kS}, {"c", kX}}, &log);
+  ASSERT_TRUE(queue.Schedule(&other, true));
+  ASSERT_TRUE(queue.Schedule(&younger, true));
+  ASSERT_TRUE(queue.Schedule(&youngest, true));
+  EXPECT_TRUE(younger.out_of_order());
+  EXPECT_EQ(queue.LockLate(&script, LockTagOf("a"), kX), LateLock::kTaken);
+  EXPECT_TRUE(script.out_of_order());
+  EXPECT_FALSE(younger.out_of_order()) << "it now waits for the script";
+  EXPECT_FALSE(youngest.out_of_order());
+  queue.Arm(&younger, true);
+  queue.Arm(&youngest, true);
+  queue.Arm(&script, false);  // the script's call on "a", ahead of both
+  EXPECT_EQ(log, std::vector<std::string>{"script"});
+  queue.Arm(&script, true);   // its end: the others wait for `other`, now the head
+  queue.Arm(&other, true);
+  EXPECT_EQ(log, (std::vector<std::string>{"script", "script", "other", "younger",
+                                           "youngest"}));
+  EXPECT_TRUE(queue.no_locks());
+}
+
+TEST(ShardTxQueueTest, LateLockConflictsWithAYoungerHolderThatRan) {
+  std::vector<std::string> log;
+  ShardTxQueue queue;
+  FakeEntry script("script", 1, {}, &log);
+  FakeEntry younger("younger", 2, {{"a", kX}}, &log);
+  ASSERT_TRUE(queue.Schedule(&younger, true));
+  queue.Arm(&younger, false);  // a first hop ran: it may have read or written "a"
+  EXPECT_EQ(queue.LockLate(&script, LockTagOf("a"), kX), LateLock::kConflict);
+  EXPECT_FALSE(script.queued());
+  queue.Arm(&younger, true);
+  EXPECT_EQ(queue.LockLate(&script, LockTagOf("a"), kX), LateLock::kTaken);
+}
+
+TEST(ShardTxQueueTest, LateLockConflictsWithAnOlderHolderWaitingBehindIt) {
+  std::vector<std::string> log;
+  ShardTxQueue queue;
+  FakeEntry script("script", 5, {{"s", kX}}, &log);
+  FakeEntry older("older", 3, {{"s", kX}, {"a", kX}}, &log);
+  ASSERT_TRUE(queue.Schedule(&script, true));
+  ASSERT_TRUE(queue.Schedule(&older, false));  // one-shard: queued after a younger one
+  EXPECT_FALSE(older.out_of_order());
+  queue.Arm(&script, false);
+  // Waiting for `older` would never end: it waits for the script (queue order).
+  EXPECT_EQ(queue.LockLate(&script, LockTagOf("a"), kX), LateLock::kConflict);
+}
+
+TEST(ShardTxQueueTest, LateLockDoesNotGoAheadOfAnOlderEntry) {
+  std::vector<std::string> log;
+  ShardTxQueue queue;
+  FakeEntry younger("younger", 4, {{"a", kX}, {"b", kX}}, &log);
+  FakeEntry older_single("older", 2, {{"b", kX}}, &log);
+  FakeEntry script("script", 3, {}, &log);
+  ASSERT_TRUE(queue.Schedule(&younger, true));
+  ASSERT_TRUE(queue.Schedule(&older_single, false));
+  EXPECT_FALSE(older_single.out_of_order());
+  // Joining ahead of `younger` would put the script ahead of `older` too: a wait from an
+  // older entry to a younger one, which could close a cycle.
+  EXPECT_EQ(queue.LockLate(&script, LockTagOf("a"), kX), LateLock::kConflict);
+  EXPECT_TRUE(younger.out_of_order()) << "nothing changed";
+}
+
 TEST(ShardTxQueueTest, RandomInterleavingsAreSerializable) {
   constexpr int kShards = 4, kKeys = 6, kTxs = 40;
   for (uint32_t seed = 1; seed <= 300; ++seed) {
