@@ -148,6 +148,9 @@ namespace blocking {
 
 namespace {
 
+// How long a wait goes without a hang-up watch (Wait, below).
+constexpr std::chrono::milliseconds kHangupWatchDelay{1};
+
 // This thread's blocked connections by client id.
 absl::flat_hash_map<uint64_t, WaiterPtr>& BlockedHere() {
   static thread_local absl::flat_hash_map<uint64_t, WaiterPtr> blocked;
@@ -214,12 +217,22 @@ Waiter::State Wait(facade::ConnectionContext* cntx, const WaiterPtr& waiter,
                    absl::Span<const std::string_view> keys, steady_clock::time_point deadline) {
   facade::RespConnection* conn = cntx->owner();
   BlockedHere()[cntx->id()] = waiter;
-  // A client that leaves must not take an element: the hang-up cancels the wait.
-  if (conn) conn->StartHangupWatch([waiter] { waiter->Cancel(Waiter::State::kDisconnected); });
   // The replies of the commands pipelined before this one leave before it waits.
   if (!cntx->FlushBeforeWait()) waiter->Cancel(Waiter::State::kDisconnected);
+  // A client that leaves must not take an element: a hang-up cancels the wait. The
+  // watch (an io_uring poll armed and cancelled, and a fiber) starts only once the wait
+  // has lasted kHangupWatchDelay: a busy queue's waits mostly end sooner (a BLPOP/LPUSH
+  // ping-pong waits ~80 us). A client that hangs up in that first millisecond may still
+  // be served, as in Redis when the push is processed before the hang-up's read event;
+  // the element is then lost with it.
+  bool watching = false;
+  if (conn && !waiter->SettledBy(std::min(deadline, steady_clock::now() + kHangupWatchDelay)) &&
+      steady_clock::now() < deadline) {
+    conn->StartHangupWatch([waiter] { waiter->Cancel(Waiter::State::kDisconnected); });
+    watching = true;
+  }
   Waiter::State state = waiter->WaitUntil(deadline);
-  if (conn) conn->StopHangupWatch();
+  if (watching) conn->StopHangupWatch();
   BlockedHere().erase(cntx->id());
   // The waiter leaves the other queues without holding up the reply: a task per shard
   // owns a copy of the keys and a reference to the waiter.

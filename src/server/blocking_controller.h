@@ -101,6 +101,11 @@ class Waiter : public boost::intrusive_ref_counter<Waiter, boost::thread_safe_co
   // `deadline` (then cancels it as kTimedOut, unless a shard claimed it first).
   // Returns the final state.
   State WaitUntil(std::chrono::steady_clock::time_point deadline);
+  // Connection fiber: sleeps until the waiter is settled (true) or `until` (false,
+  // changing nothing: the wait goes on).
+  bool SettledBy(std::chrono::steady_clock::time_point until) {
+    return settled_.WaitFor(until - std::chrono::steady_clock::now());
+  }
 
  private:
   friend class BlockingController;
