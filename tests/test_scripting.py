@@ -666,6 +666,18 @@ def test_keyspace_wide_and_multi_key_commands_inside_scripts(server, c):
     assert c("DBSIZE") == 0
 
 
+def test_sort_by_constant_of_a_set_is_sorted_inside_scripts(c):
+    # A set has no order of its own: Redis sorts SORT ... BY <constant> of a set
+    # lexicographically when a script calls it (and with STORE), not when a client does.
+    members = ["z", "a", "aa", "b", "azz", "c"]
+    c("SADD", "sortset", *members)
+    assert c("EVAL", "return redis.call('sort', KEYS[1], 'by', 'nosort')", "1",
+             "sortset") == [m.encode() for m in sorted(members)]
+    assert c("EVAL", "return redis.call('sort', KEYS[1], 'by', 'nosort', 'desc')", "1",
+             "sortset") == [m.encode() for m in sorted(members, reverse=True)]
+    assert sorted(c("SORT", "sortset", "BY", "nosort")) == sorted(m.encode() for m in members)
+
+
 def test_keys_do_not_expire_in_the_middle_of_a_script(c):
     # Redis 7 reads the clock once per script for expiry: a key set to live 5 ms is still
     # there after the script spent 20 ms, and gone once it returns.

@@ -45,6 +45,7 @@ struct ConnTxState final : facade::ConnectionContext::TransactionState {
   bool executing = false;          // while EXEC runs its commands
   // While a script runs: the time its keys expire by (DbSlice::FrozenClock).
   int64_t script_clock_ms = 0;
+  bool in_script = false;  // while a script runs (commands that behave differently there)
 };
 
 }  // namespace damselfly

@@ -24,6 +24,7 @@
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/collection_limits.h"
+#include "src/server/conn_tx_state.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/family_utils.h"
 #include "src/server/hash_object.h"
@@ -389,6 +390,8 @@ void Sort(CmdArgList args, ConnectionContext* cntx, bool read_only) {
   SortHops hops(args, cntx, whole_shard);
   const ShardId key_shard = shard_set->ShardOf(key);
   const bool has_store = options.store.has_value();
+  const ConnTxState* tx_state = ConnTxState::Find(cntx);
+  const bool from_script = tx_state != nullptr && tx_state->in_script;
 
   Loaded loaded;
   bool is_set = false;
@@ -399,7 +402,7 @@ void Sort(CmdArgList args, ConnectionContext* cntx, bool read_only) {
         is_set = value != nullptr && value->type() == ObjType::kSet;
         // A set has no order of its own: stored or scripted results are sorted ALPHA
         // rather than left in the set's (replica-dependent) order.
-        if (is_set && options.dontsort && has_store) {
+        if (is_set && options.dontsort && (has_store || from_script)) {
           options.dontsort = false;
           options.alpha = true;
           options.by.reset();
