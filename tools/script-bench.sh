@@ -19,6 +19,9 @@
 #                script does not declare. Reported: add/s, process/s, and jobs/s (added and
 #                processed: 1 / (1 / add + 1 / process)); afterwards ZCARD completed must be
 #                JOBS and the wait and active lists empty
+#   bullmqtag    the same with a hash-tag prefix (bull:{bench}:wait ...), as BullMQ users on
+#                Redis Cluster name their queues: every key of the queue, the job hashes
+#                included, lives on one shard, and damselfly runs the scripts there
 # Per run: the server's CPU (% of one CPU, and microseconds per EVALSHA), redis-benchmark's
 # CPU (% of one CPU: near 100 means the load, not the server, set the pace) and the "other
 # CPU %" of redis-bench.sh (busy time on CPUs 0-1 that is neither the server's nor the
@@ -31,7 +34,7 @@
 # Usage: tools/script-bench.sh
 # Environment (defaults in brackets):
 #   SERVERS [damselfly redis damselfly2]  which servers, in table order
-#   TESTS [evalsha3 bullmq]
+#   TESTS [evalsha3 bullmq bullmqtag]
 #   ROUNDS [3]
 #   REQUESTS [1000000]  EVALSHAs per evalsha3 run
 #   JOBS [300000]       jobs per bullmq run (as many adds, then as many process calls)
@@ -52,7 +55,7 @@ set -euo pipefail
 source "$(dirname "$0")/bench-lib.sh"
 
 servers="${SERVERS:-damselfly redis damselfly2}"
-tests="${TESTS:-evalsha3 bullmq}"
+tests="${TESTS:-evalsha3 bullmq bullmqtag}"
 rounds="${ROUNDS:-3}"
 requests="${REQUESTS:-1000000}"
 jobs="${JOBS:-300000}"
@@ -80,7 +83,8 @@ for s in $servers; do
     die_usage "unknown server '$s' (damselfly, redis, damselfly2)"
 done
 for t in $tests; do
-  [[ " evalsha3 bullmq " == *" $t "* ]] || die_usage "unknown test '$t' (evalsha3, bullmq)"
+  [[ " evalsha3 bullmq bullmqtag " == *" $t "* ]] ||
+    die_usage "unknown test '$t' (evalsha3, bullmq, bullmqtag)"
 done
 [[ -n "${servers// /}" && -n "${tests// /}" ]] || die_usage "SERVERS and TESTS must not be empty"
 require_two_cpus "the load"
@@ -194,7 +198,7 @@ declare -A res=()
 metrics_of() {
   case "$1" in
     evalsha3) echo "rps cpu us_per_op ccpu noise" ;;
-    bullmq) echo "jobs_per_sec add_per_sec process_per_sec cpu us_per_op ccpu noise" ;;
+    bullmq*) echo "jobs_per_sec add_per_sec process_per_sec cpu us_per_op ccpu noise" ;;
   esac
 }
 
@@ -203,7 +207,8 @@ metrics_of() {
 # (reported).
 measure() {
   local i=$1 t=$2 prefix=$3 p0 c0 b0 t0 dt rc=0 sticks cticks ops sha add_sha proc_sha
-  local r
+  local r q=bull:bench
+  [[ "$t" == bullmqtag ]] && q="bull:{bench}"
   # Scripts are loaded (and the data set emptied) outside the measured time.
   r="$(cli "$i" flushall)"
   if [[ "$r" != OK ]]; then m_reason="FLUSHALL answered: $r"; return 1; fi
@@ -211,7 +216,7 @@ measure() {
   declare -gA m=()
   case "$t" in
     evalsha3) sha="$(cli "$i" script load "$evalsha3_script")" ;;
-    bullmq)
+    bullmq*)
       add_sha="$(cli "$i" script load "$add_script")"
       proc_sha="$(cli "$i" script load "$process_script")"
       # Either answer, checked below; the second is the one that failed if any did.
@@ -234,12 +239,12 @@ measure() {
       m[rps]=$(rps_of "$prefix.out")
       ops=$requests
       ;;
-    bullmq)
+    bullmq*)
       bench "$i" "$prefix.add.out" "$prefix.add.err" "$jobs" evalsha "$add_sha" 2 \
-        bull:bench:wait bull:bench:id bull:bench:job: "$payload" || rc=$?
+        "$q:wait" "$q:id" "$q:job:" "$payload" || rc=$?
       if ((rc == 0)); then
         bench "$i" "$prefix.proc.out" "$prefix.proc.err" "$jobs" evalsha "$proc_sha" 3 \
-          bull:bench:wait bull:bench:active bull:bench:completed bull:bench:job: "done" || rc=$?
+          "$q:wait" "$q:active" "$q:completed" "$q:job:" "done" || rc=$?
       fi
       m[add_per_sec]=$(rps_of "$prefix.add.out")
       m[process_per_sec]=$(rps_of "$prefix.proc.out" 2>/dev/null || true)
@@ -267,11 +272,11 @@ measure() {
     note "${names[$i]}: $t failed: ${m_reason:-exit status $rc} (logs $prefix.*)"
     return 1
   fi
-  if [[ "$t" == bullmq ]]; then
+  if [[ "$t" == bullmq* ]]; then
     local done_jobs left
-    done_jobs="$(cli "$i" zcard bull:bench:completed)"
+    done_jobs="$(cli "$i" zcard "$q:completed")"
     left="$(cli "$i" eval "return redis.call('llen', KEYS[1]) + redis.call('llen', KEYS[2])" \
-      2 bull:bench:wait bull:bench:active)"
+      2 "$q:wait" "$q:active")"
     if [[ "$done_jobs" != "$jobs" || "$left" != 0 ]]; then
       echo "$bench_name: ${names[$i]}: bullmq completed '$done_jobs' of $jobs jobs, '$left'" \
         "left in wait and active" >&2
@@ -369,7 +374,11 @@ for t in $tests; do
     echo "|---|---:|---|---:|---:|---|---:|---|---|"
   else
     main=jobs_per_sec
-    echo "BullMQ-like queue: add then process (scripts with an undeclared job key):"
+    if [[ "$t" == bullmq ]]; then
+      echo "BullMQ-like queue: add then process (scripts with an undeclared job key):"
+    else
+      echo "The same, with a hash-tag prefix (bull:{bench}:...): the queue on one shard:"
+    fi
     echo
     echo "| server | jobs/s median | per round | add/s median | process/s median" \
       "| ratio to redis | ratio to 1 thread | server CPU % | server us/EVALSHA | load CPU %" \
@@ -379,7 +388,7 @@ for t in $tests; do
   for ((i = 0; i < ${#names[@]}; i++)); do
     vals="${res[$i,$t,$main]:-}"
     row="| ${names[$i]} | $(cell "$vals") | $(as_list "$vals")"
-    if [[ "$t" == bullmq ]]; then
+    if [[ "$t" == bullmq* ]]; then
       row+=" | $(cell "${res[$i,$t,add_per_sec]:-}") | $(cell "${res[$i,$t,process_per_sec]:-}")"
     fi
     one_thread="-"

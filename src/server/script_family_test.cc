@@ -188,6 +188,38 @@ TEST_P(ScriptFamilyTest, HeldUndeclaredKeyAfterAWriteWaitsForAnOlderHolder) {
   EXPECT_EQ(Stat("scripts_rerun_whole_shard"), reruns);
 }
 
+// A BullMQ-like script: its job key, built from ARGV, is not declared.
+constexpr std::string_view kAddJob =
+    "local id = redis.call('incr', KEYS[1]) "
+    "redis.call('hset', ARGV[1] .. id, 'data', ARGV[2]) "
+    "return redis.call('lpush', KEYS[2], id)";
+
+TEST_P(ScriptFamilyTest, UndeclaredKeysOnTheDeclaredKeysShardRunLocal) {
+  if (num_shards() < 2) GTEST_SKIP() << "with one shard no run is whole-shard";
+  // With a hash-tag prefix every key of the queue lives on one shard.
+  const int64_t whole = Stat("scripts_whole_shard");
+  for (int i = 1; i <= 5; ++i) {
+    EXPECT_THAT(Run({"eval", kAddJob, "2", "{q}:id", "{q}:wait", "{q}:job:", "x"}), IntArg(i));
+  }
+  EXPECT_EQ(Stat("scripts_whole_shard"), whole + 1) << "only the first run, which learns";
+  EXPECT_EQ(Run({"hget", "{q}:job:5", "data"}), "x");
+  EXPECT_GE(Stat("scripts_undeclared_keys"), 5);
+}
+
+TEST_P(ScriptFamilyTest, UndeclaredKeysOnAnotherShardRunWholeShard) {
+  if (num_shards() < 2) GTEST_SKIP() << "with one shard no run is whole-shard";
+  // The job keys (prefix "job:") land on other shards than the declared keys for some ids.
+  const std::string id = KeyOnShard(0, "id"), wait = KeyOnShard(0, "wait");
+  const int64_t whole = Stat("scripts_whole_shard");
+  int runs = 0;
+  for (int i = 1; i <= 20; ++i, ++runs) {
+    EXPECT_THAT(Run({"eval", kAddJob, "2", id, wait, "job:", "x"}), IntArg(i));
+  }
+  // Once a job key was on another shard, every later run is whole-shard.
+  EXPECT_GT(Stat("scripts_whole_shard"), whole + 1);
+  EXPECT_THAT(Run({"llen", wait}), IntArg(runs));
+}
+
 TEST_P(ScriptFamilyTest, BusyScriptAndScriptKill) {
   EXPECT_EQ(Run({"config", "set", "busy-reply-threshold", "50"}), "OK");
   EXPECT_THAT(Run({"config", "get", "lua-time-limit"}), RespArray(ElementsAre("lua-time-limit", "50")));

@@ -139,6 +139,8 @@ class Run {
   std::vector<std::string> undeclared_;
   // The run reached a key it did not declare, or a command that needs every shard.
   bool reached_undeclared_ = false;
+  // ... and one of those was not on the shard of all its declared keys (or it has none).
+  bool reached_other_shard_ = false;
   bool wrote_ = false;
   bool restart_ = false;  // abandon the run: the script runs again whole-shard
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
@@ -187,8 +189,10 @@ bool Run::Execute(Interpreter* lua,
   const CommandId* const saved_command = cntx_->last_command;
   const DbIndex saved_db = cntx_->db_index;
   const int64_t saved_clock = state_->script_clock_ms;
+  const bool saved_in_script = state_->in_script;
   state_->exec_tx = tx_;
   state_->script_clock_ms = clock_ms_;
+  state_->in_script = true;
   state_->executing = true;
 
   lua->set_call([this](CmdArgList args, bool resp3, std::string* reply) {
@@ -204,6 +208,7 @@ bool Run::Execute(Interpreter* lua,
   state_->executing = saved_executing;
   state_->exec_tx = saved_exec_tx;
   state_->script_clock_ms = saved_clock;
+  state_->in_script = saved_in_script;
   if (mode_ == Mode::kLocal) {
     local_clock_.reset();
     local_scope_.reset();
@@ -218,10 +223,16 @@ bool Run::Execute(Interpreter* lua,
   }
   if (reached_undeclared_) ++ServerState::tlocal()->stats.scripts_undeclared_keys;
   if (call_.shape != nullptr) {
-    // Learned for the next runs: a script that reached undeclared keys runs whole-shard
-    // from the start; one whose first run did not, with its declared keys only.
+    // Learned for the next runs (ScriptShape): a script that reached undeclared keys
+    // runs whole-shard from the start, unless they were all on its declared keys' shard;
+    // one whose first run did not, with its declared keys only.
     if (reached_undeclared_) {
-      call_.shape->store(ScriptShape::kUndeclared, std::memory_order_relaxed);
+      ScriptShape seen = call_.shape->load(std::memory_order_relaxed);
+      if (reached_other_shard_) {
+        call_.shape->store(ScriptShape::kUndeclared, std::memory_order_relaxed);
+      } else if (seen != ScriptShape::kUndeclared) {
+        call_.shape->store(ScriptShape::kUndeclaredOneShard, std::memory_order_relaxed);
+      }
     } else {
       ScriptShape unknown = ScriptShape::kUnknown;
       call_.shape->compare_exchange_strong(unknown, ScriptShape::kDeclaredOnly,
@@ -249,6 +260,8 @@ void Run::LeaveLocal() {
 std::string Run::CoverKey(std::string_view key, LockMode mode) {
   if (Declared(key)) return "";
   reached_undeclared_ = true;
+  reached_other_shard_ |= call_.keys.empty() || !OnOneShard(call_.keys, 0, call_.keys.size()) ||
+                          shard_set->ShardOf(key) != shard_set->ShardOf(call_.keys[0]);
   if (mode_ == Mode::kWholeShard || (tx_ != nullptr && tx_->whole_shard())) return "";
   if (mode_ == Mode::kLocal) {
     EngineShard* shard = EngineShard::tlocal();
@@ -259,8 +272,8 @@ std::string Run::CoverKey(std::string_view key, LockMode mode) {
     LeaveLocal();
   }
   while (true) {
-    uint64_t holder = tx_->LockLate(key, mode);
-    if (holder == 0) {
+    const LateLock lock = tx_->LockLate(key, mode);
+    if (lock == LateLock::kTaken) {
       undeclared_.emplace_back(key);
       return "";
     }
@@ -268,7 +281,7 @@ std::string Run::CoverKey(std::string_view key, LockMode mode) {
       restart_ = true;
       return "ERR script restarted";  // never seen: the run's reply is dropped
     }
-    if (holder > tx_->txid()) {
+    if (lock == LateLock::kConflict) {
       return "ERR the script reached a key it did not declare while another transaction "
              "held it, after writing: declare the key in KEYS";
     }
@@ -277,7 +290,7 @@ std::string Run::CoverKey(std::string_view key, LockMode mode) {
 }
 
 std::string Run::Cover(const CommandId* cid, CmdArgList args) {
-  if (cid->IsWholeShard(args)) reached_undeclared_ = true;
+  if (cid->IsWholeShard(args)) reached_undeclared_ = reached_other_shard_ = true;
   if (cid->IsWholeShard(args) && mode_ != Mode::kWholeShard &&
       !(tx_ != nullptr && tx_->whole_shard())) {
     if (!wrote_) {
@@ -434,8 +447,17 @@ namespace {
 // A script not known to keep to its declared keys runs whole-shard (with one shard,
 // local is as good: nothing it reaches can be on another thread).
 bool RunsWholeShard(const ScriptCall& call) {
+  if (call.shape == nullptr || shard_set->size() == 1) return false;
+  const ScriptShape shape = call.shape->load(std::memory_order_relaxed);
+  return shape == ScriptShape::kUnknown || shape == ScriptShape::kUndeclared;
+}
+
+// A script whose undeclared keys share its declared keys' shard runs local, or else
+// whole-shard: never in a transaction scheduled from the start, which may be older
+// than a holder of an undeclared key it finds held after writing (script_runner.h).
+bool LocalOrWholeShard(const ScriptCall& call) {
   return call.shape != nullptr && shard_set->size() > 1 &&
-         call.shape->load(std::memory_order_relaxed) != ScriptShape::kDeclaredOnly;
+         call.shape->load(std::memory_order_relaxed) == ScriptShape::kUndeclaredOneShard;
 }
 
 // RunScript on the thread that runs the script.
@@ -447,22 +469,29 @@ void RunScriptHere(const facade::CommandRegistry& registry, const ScriptCall& ca
   EngineShard* shard = EngineShard::tlocal();
   if (state->exec_tx == nullptr && RunsWholeShard(call)) {
     mode = Mode::kWholeShard;
-  } else if (state->exec_tx == nullptr && shard != nullptr) {
+  } else if (state->exec_tx == nullptr) {
     // Local when every declared key is this thread's shard's and free (script_runner.h).
-    const ShardTxQueue& queue = shard->tx_queue();
-    bool local = true;
+    bool local = shard != nullptr;
     for (std::string_view key : call.keys) {
+      if (!local) break;
+      const ShardTxQueue& queue = shard->tx_queue();
       local &= shard_set->ShardOf(key) == shard->shard_id() &&
                (queue.no_locks() || queue.IsFree(key, LockMode::kExclusive));
     }
-    if (local) mode = Mode::kLocal;
+    if (local) {
+      mode = Mode::kLocal;
+    } else if (LocalOrWholeShard(call)) {
+      mode = Mode::kWholeShard;
+    }
   }
   InterpreterLease lua;
+  if (mode == Mode::kWholeShard) ++ServerState::tlocal()->stats.scripts_whole_shard;
   {
     Run run(registry, call, cntx, state, mode);
     if (run.Execute(lua.get(), body)) return;
   }
   ++ServerState::tlocal()->stats.scripts_rerun_whole_shard;
+  ++ServerState::tlocal()->stats.scripts_whole_shard;
   Run run(registry, call, cntx, state, Mode::kWholeShard);
   CHECK(run.Execute(lua.get(), body));
 }
@@ -521,8 +550,7 @@ std::string BusyScriptError(const CommandId* cid, CmdArgList args) {
 std::string KillBusyScript(bool function) {
   std::lock_guard lock(busy_mu);
   if (busy_runs.empty()) {
-    return function ? "NOTBUSY No scripts in execution right now."
-                    : "NOTBUSY No scripts in execution right now.";
+    return "NOTBUSY No scripts in execution right now.";
   }
   BusyRun* run = busy_runs.front();
   if (run->wrote.load(std::memory_order_relaxed)) {

@@ -16,21 +16,28 @@
 //  - Whole-shard: the run locks every shard and may use any key. A cached script runs so
 //    until a run has shown that it keeps to its declared keys (ScriptShape): its first
 //    run, and every run of a script that reached keys it did not declare (BullMQ's build
-//    job keys from a prefix). With one shard, local or transaction instead: nothing can
-//    be on another thread.
+//    job keys from a prefix) unless they were all on its declared keys' shard. With one
+//    shard, local or transaction instead: nothing can be on another thread.
 //
 // Undeclared keys, in a run that is not whole-shard (a script that kept to its keys
 // before, or an FCALL). A key the script did not declare is locked when first reached
-// (Transaction::LockLate): when it is free, at once — nothing scheduled holds it, and
-// everything scheduled later waits for the script. When it is held, the script has
-// three ways on, none of which can deadlock or break atomicity:
+// (Transaction::LockLate, tx_queue.h 2b):
+//  - when it is free, at once: nothing scheduled holds it, and everything scheduled
+//    later waits for the script;
+//  - when only younger transactions hold it and none of them has started on that shard,
+//    the script goes ahead of them there: they wait for it as if it had declared the key.
+// Otherwise the key is held by a transaction that is older, or has started; the script
+// has three ways on, none of which can deadlock or break atomicity:
 //  - it has written nothing yet: the run is abandoned (its calls so far only read) and
 //    the script runs again from the start as a whole-shard run;
-//  - it has written, and every holder is older: it waits for them (an older transaction
-//    never waits for a younger one, so they finish);
-//  - it has written, and a younger transaction holds the key: waiting could deadlock
-//    (that transaction may be waiting for the script's own keys) and the script cannot
-//    be undone, so the call fails with an error the script sees (as a failed command).
+//  - it has written, and every holder is older (and not waiting behind the script): it
+//    waits for them (an older transaction never waits for a younger one);
+//  - it has written, and a younger transaction that has started holds the key: waiting
+//    could deadlock (that transaction may be waiting for the script's own keys) and the
+//    script cannot be undone, so the call fails with an error the script sees (as a
+//    failed command). This needs two transactions on the same undeclared key at once,
+//    the younger one mid-way. Only undoing the script's writes could avoid it, which is
+//    why scripts known to reach undeclared keys run whole-shard.
 //    The script is marked: its next runs are whole-shard.
 // INFO stats counts the runs that reached undeclared keys and the whole-shard re-runs.
 //
@@ -81,6 +88,12 @@ enum class ScriptShape : uint8_t {
   kUnknown,       // never ran to the end: runs whole-shard
   kDeclaredOnly,  // its first run used its declared keys only: runs as described above
   kUndeclared,    // reached keys it did not declare: runs whole-shard
+  // Reached keys it did not declare, all on the one shard of its declared keys (a
+  // BullMQ queue whose prefix is a hash tag, `{queue}`): runs local when its declared
+  // keys are free, else whole-shard. A local run that then finds an undeclared key held
+  // takes a transaction of its own at that point, the youngest there is, so it may wait
+  // for every holder.
+  kUndeclaredOneShard,
 };
 
 // Runs `body` in an interpreter of this thread for the client `cntx`, with `keys` as the

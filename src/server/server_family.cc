@@ -207,9 +207,10 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("total_shard_hops", totals.shard_hops);
     field("total_remote_commands", totals.remote_commands);
     // Scripts that used keys they did not declare; those re-run as whole-shard
-    // transactions because such a key was held (script_runner.h).
+    // transactions because such a key was held; all whole-shard runs (script_runner.h).
     field("scripts_undeclared_keys", totals.scripts_undeclared_keys);
     field("scripts_rerun_whole_shard", totals.scripts_rerun_whole_shard);
+    field("scripts_whole_shard", totals.scripts_whole_shard);
   }
   if (show("replication")) {
     header("Replication");

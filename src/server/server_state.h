@@ -26,10 +26,11 @@ struct ThreadStats {
   uint64_t connections_received = 0;
   uint64_t shard_hops = 0;       // hops to another thread's shard
   uint64_t remote_commands = 0;  // commands run in those hops (squashed ones included)
-  // Script runs that used keys they did not declare, and those that had to run again
-  // whole-shard (script_runner.h).
+  // Script runs that used keys they did not declare, those that had to run again
+  // whole-shard, and all whole-shard runs (script_runner.h).
   uint64_t scripts_undeclared_keys = 0;
   uint64_t scripts_rerun_whole_shard = 0;
+  uint64_t scripts_whole_shard = 0;
 };
 
 // One command's figures on one thread: where it ran (a command that hopped counts on the

@@ -33,6 +33,7 @@ void AddInto(const ThreadSnapshot& t, ThreadSnapshot* sum) {
   sum->remote_commands += t.remote_commands;
   sum->scripts_undeclared_keys += t.scripts_undeclared_keys;
   sum->scripts_rerun_whole_shard += t.scripts_rerun_whole_shard;
+  sum->scripts_whole_shard += t.scripts_whole_shard;
   sum->hits += t.hits;
   sum->misses += t.misses;
   sum->expired += t.expired;
@@ -75,6 +76,7 @@ StatsSnapshot GatherStats() {
     s.remote_commands = state->stats.remote_commands;
     s.scripts_undeclared_keys = state->stats.scripts_undeclared_keys;
     s.scripts_rerun_whole_shard = state->stats.scripts_rerun_whole_shard;
+    s.scripts_whole_shard = state->stats.scripts_whole_shard;
     s.tasks_run = proactor->tasks_run();
     mine.commands.assign(state->commands.begin(), state->commands.end());
     const facade::FacadeStats* facade_stats = facade::FacadeStats::tlocal();
@@ -188,6 +190,7 @@ void ResetStats() {
     state->stats.remote_commands = 0;
     state->stats.scripts_undeclared_keys = 0;
     state->stats.scripts_rerun_whole_shard = 0;
+    state->stats.scripts_whole_shard = 0;
     state->commands.fill(CommandCounters{});
     for (auto& latency : state->latency) latency.reset();
     facade::FacadeStats* facade_stats = facade::FacadeStats::tlocal();
