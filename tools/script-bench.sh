@@ -209,9 +209,12 @@ measure() {
   local i=$1 t=$2 prefix=$3 p0 c0 b0 t0 dt rc=0 sticks cticks ops sha add_sha proc_sha
   local r q=bull:bench
   [[ "$t" == bullmqtag ]] && q="bull:{bench}"
-  # Scripts are loaded (and the data set emptied) outside the measured time.
+  # Scripts are loaded (and the data set emptied) outside the measured time; flushed
+  # first, because damselfly learns how a cached script uses keys (bullmq and bullmqtag
+  # send the same scripts with other keys).
   r="$(cli "$i" flushall)"
   if [[ "$r" != OK ]]; then m_reason="FLUSHALL answered: $r"; return 1; fi
+  cli "$i" script flush >/dev/null
   unset m
   declare -gA m=()
   case "$t" in
