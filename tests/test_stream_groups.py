@@ -466,14 +466,19 @@ def test_keyspace_events(server):
         c("XGROUP", "CREATECONSUMER", "s", "g", "a")
         c("XADD", "s", "1-0", "f", "v")
         c("XREADGROUP", "GROUP", "g", "b", "STREAMS", "s", ">")
+        c("XACK", "s", "g", "1-0")  # no event
+        c("XREADGROUP", "GROUP", "g", "b", "STREAMS", "s", "0")  # no event
+        c("XGROUP", "SETID", "s", "g", "0")
+        c("XREADGROUP", "GROUP", "g", "b", "STREAMS", "s", ">")
+        c("XCLAIM", "s", "g", "z", "0", "1-0")  # creates z
+        c("XAUTOCLAIM", "s", "g", "y", "0", "0")  # creates y
         c("XGROUP", "DELCONSUMER", "s", "g", "a")
         c("XGROUP", "DELCONSUMER", "s", "g", "nobody")
         c("XGROUP", "DESTROY", "s", "g")
-        got = [sub.read()[1] for _ in range(6)]
-        assert got == [b"__keyevent@0__:xgroup-create", b"__keyevent@0__:xgroup-setid",
-                       b"__keyevent@0__:xgroup-createconsumer",
-                       b"__keyevent@0__:xgroup-createconsumer",
-                       b"__keyevent@0__:xgroup-delconsumer", b"__keyevent@0__:xgroup-destroy"]
+        got = [sub.read()[1].decode().split(":")[1] for _ in range(9)]
+        assert got == ["xgroup-create", "xgroup-setid", "xgroup-createconsumer",
+                       "xgroup-createconsumer", "xgroup-setid", "xgroup-createconsumer",
+                       "xgroup-createconsumer", "xgroup-delconsumer", "xgroup-destroy"]
     finally:
         c("CONFIG", "SET", "notify-keyspace-events", "")
 
