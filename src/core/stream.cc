@@ -510,7 +510,7 @@ size_t Stream::MallocUsed() const {
   // ID and a PendingEntry in the group, an ID again in its consumer).
   used += ObjUsableSize(groups_);
   for (const auto& [name, group] : *groups_) {
-    used += sizeof(GroupMap::value_type) + 8 + ObjUsableSize(group) + name.capacity() / 16 * 16;
+    used += sizeof(GroupMap::value_type) + 8 + ObjUsableSize(group);
     used += group->pel().size() * (sizeof(StreamGroup::Pel::value_type) + sizeof(StreamID) + 16);
     for (const auto& [cname, consumer] : group->consumers()) {
       used += sizeof(StreamGroup::ConsumerMap::value_type) + 8 + ObjUsableSize(consumer);
