@@ -1,6 +1,8 @@
 #include "src/core/stream.h"
 
 #include <cstring>
+#include <new>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -51,7 +53,105 @@ bool GetString(std::string_view* in, std::string_view* s) {
   return true;
 }
 
+// Groups and consumers are allocated one by one on the object heap, so the pointers to
+// them (the PEL's owners, a command's group) stay valid while their maps rebalance.
+template <typename T, typename... Args>
+T* ObjNew(Args&&... args) {
+  return new (ObjMalloc(sizeof(T))) T(std::forward<Args>(args)...);
+}
+
+template <typename T>
+void ObjDelete(T* object) {
+  object->~T();
+  ObjFree(object);
+}
+
+void PutId(std::string* out, StreamID id) {
+  PutWord(out, id.ms);
+  PutWord(out, id.seq);
+}
+
+bool GetId(std::string_view* in, StreamID* id) {
+  return GetWord(in, &id->ms) && GetWord(in, &id->seq);
+}
+
 }  // namespace
+
+// --- StreamGroup
+
+StreamGroup::~StreamGroup() {
+  for (auto& [name, consumer] : consumers_) ObjDelete(consumer);
+}
+
+StreamConsumer* StreamGroup::FindConsumer(std::string_view name) const {
+  auto it = consumers_.find(name);
+  return it == consumers_.end() ? nullptr : it->second;
+}
+
+StreamConsumer* StreamGroup::FindOrAddConsumer(std::string_view name, int64_t now_ms,
+                                               bool* created) {
+  auto it = consumers_.find(name);
+  *created = it == consumers_.end();
+  if (!*created) return it->second;
+  StreamConsumer* consumer = ObjNew<StreamConsumer>();
+  consumer->name = std::string(name);
+  consumer->seen_time_ms = now_ms;
+  consumers_.emplace(consumer->name, consumer);
+  return consumer;
+}
+
+int64_t StreamGroup::DeleteConsumer(std::string_view name) {
+  auto it = consumers_.find(name);
+  if (it == consumers_.end()) return -1;
+  StreamConsumer* consumer = it->second;
+  const int64_t pending = consumer->pending.size();
+  for (StreamID id : consumer->pending) pel_.erase(id);
+  consumers_.erase(it);
+  ObjDelete(consumer);
+  return pending;
+}
+
+void StreamGroup::Deliver(StreamID id, StreamConsumer* consumer, int64_t now_ms) {
+  auto [it, inserted] = pel_.try_emplace(id);
+  PendingEntry& entry = it->second;
+  if (!inserted) entry.consumer->pending.erase(id);
+  entry.consumer = consumer;
+  entry.delivery_time_ms = now_ms;
+  entry.delivery_count = 1;
+  consumer->pending.insert(id);
+}
+
+PendingEntry& StreamGroup::Assign(StreamID id, StreamConsumer* consumer) {
+  PendingEntry& entry = pel_.find(id)->second;
+  if (entry.consumer != consumer) {
+    entry.consumer->pending.erase(id);
+    entry.consumer = consumer;
+    consumer->pending.insert(id);
+  }
+  return entry;
+}
+
+PendingEntry& StreamGroup::AddPending(StreamID id, StreamConsumer* consumer) {
+  PendingEntry& entry = pel_[id];
+  entry.consumer = consumer;
+  consumer->pending.insert(id);
+  return entry;
+}
+
+bool StreamGroup::Ack(StreamID id) {
+  auto it = pel_.find(id);
+  if (it == pel_.end()) return false;
+  it->second.consumer->pending.erase(id);
+  pel_.erase(it);
+  return true;
+}
+
+PendingEntry* StreamGroup::FindPending(StreamID id) {
+  auto it = pel_.find(id);
+  return it == pel_.end() ? nullptr : &it->second;
+}
+
+// --- StreamID
 
 std::string StreamID::ToString() const { return absl::StrCat(ms, "-", seq); }
 
@@ -77,6 +177,12 @@ bool StreamID::Decrement() {
     return false;
   }
   return true;
+}
+
+Stream::~Stream() {
+  if (groups_ == nullptr) return;
+  for (auto& [name, group] : *groups_) ObjDelete(group);
+  ObjDelete(groups_);
 }
 
 template <typename F>
@@ -310,6 +416,87 @@ size_t Stream::TrimByMinId(StreamID min_id, bool approx, uint64_t limit) {
   return removed;
 }
 
+StreamID Stream::LastEntryId() const {
+  if (nodes_.empty()) return StreamID::Min();
+  const auto& [master, node] = *nodes_.rbegin();
+  return LastIdOfNode(master, node);
+}
+
+bool Stream::Contains(StreamID id) const {
+  if (length_ == 0 || id < first_id_ || id > last_id_) return false;
+  return !Range(id, id, 1, false).empty();
+}
+
+StreamGroup* Stream::FindGroup(std::string_view name) const {
+  if (groups_ == nullptr) return nullptr;
+  auto it = groups_->find(name);
+  return it == groups_->end() ? nullptr : it->second;
+}
+
+StreamGroup* Stream::CreateGroup(std::string_view name, StreamID last_id, int64_t entries_read) {
+  if (groups_ == nullptr) groups_ = ObjNew<GroupMap>();
+  auto [it, inserted] = groups_->try_emplace(std::string(name), nullptr);
+  if (!inserted) return nullptr;
+  it->second = ObjNew<StreamGroup>(last_id, entries_read);
+  return it->second;
+}
+
+bool Stream::DestroyGroup(std::string_view name) {
+  if (groups_ == nullptr) return false;
+  auto it = groups_->find(name);
+  if (it == groups_->end()) return false;
+  ObjDelete(it->second);
+  groups_->erase(it);
+  return true;
+}
+
+int64_t Stream::EstimateEntriesRead(StreamID id) const {
+  if (entries_added_ == 0) return 0;  // nothing was ever added: every counter is 0
+  if (length_ == 0 && id <= last_id_) return entries_added_;
+  if (id == last_id_) return entries_added_;
+  if (id > last_id_) return StreamGroup::kInvalidEntriesRead;  // a future ID
+  // Without a deletion at or after the first entry, the entries before it were trimmed
+  // or deleted in order, so the first entry's counter is known.
+  if (max_deleted_id_ == StreamID::Min() || max_deleted_id_ < first_id_) {
+    if (id < first_id_) return entries_added_ - length_;
+    if (id == first_id_) return entries_added_ - length_ + 1;
+  }
+  return StreamGroup::kInvalidEntriesRead;
+}
+
+bool Stream::RangeHasTombstones(StreamID start, StreamID end) const {
+  if (length_ == 0 || max_deleted_id_ == StreamID::Min()) return false;
+  if (first_id_ > max_deleted_id_) return false;  // the last deletion is before the first entry
+  return start <= max_deleted_id_ && max_deleted_id_ <= end;
+}
+
+bool Stream::Lag(const StreamGroup& group, int64_t* lag) const {
+  if (entries_added_ == 0) {
+    *lag = 0;
+    return true;
+  }
+  if (group.entries_read != StreamGroup::kInvalidEntriesRead &&
+      !RangeHasTombstones(group.last_id, StreamID::Max())) {
+    *lag = int64_t(entries_added_) - group.entries_read;
+    return true;
+  }
+  const int64_t entries_read = EstimateEntriesRead(group.last_id);
+  if (entries_read == StreamGroup::kInvalidEntriesRead) return false;
+  *lag = int64_t(entries_added_) - entries_read;
+  return true;
+}
+
+void Stream::AdvanceGroup(StreamGroup* group, StreamID id) const {
+  if (id <= group->last_id) return;
+  if (group->entries_read != StreamGroup::kInvalidEntriesRead &&
+      !RangeHasTombstones(id, StreamID::Max())) {
+    ++group->entries_read;  // a valid counter and nothing deleted ahead: count on
+  } else if (entries_added_ != 0) {
+    group->entries_read = EstimateEntriesRead(id);
+  }
+  group->last_id = id;
+}
+
 size_t Stream::MallocUsed() const {
   size_t used = ObjUsableSize(const_cast<Stream*>(this));
   // The B-tree's own nodes are not visible through its API: count a slot per listpack
@@ -317,6 +504,17 @@ size_t Stream::MallocUsed() const {
   used += nodes_.size() * (sizeof(NodeMap::value_type) + 8);
   for (const auto& [master, node] : nodes_) {
     used += ObjUsableSize(const_cast<char*>(node.lp.bytes().data()));
+  }
+  if (groups_ == nullptr) return used;
+  // The groups' B-trees, estimated per element as the node map above (a PEL entry is an
+  // ID and a PendingEntry in the group, an ID again in its consumer).
+  used += ObjUsableSize(groups_);
+  for (const auto& [name, group] : *groups_) {
+    used += sizeof(GroupMap::value_type) + 8 + ObjUsableSize(group);
+    used += group->pel().size() * (sizeof(StreamGroup::Pel::value_type) + sizeof(StreamID) + 16);
+    for (const auto& [cname, consumer] : group->consumers()) {
+      used += sizeof(StreamGroup::ConsumerMap::value_type) + 8 + ObjUsableSize(consumer);
+    }
   }
   return used;
 }
@@ -333,6 +531,68 @@ void Stream::Serialize(std::string* out) const {
     PutWord(out, entry.pairs.size());
     for (const std::string& s : entry.pairs) PutString(out, s);
   }
+  if (groups_ != nullptr) SerializeGroups(out);
+}
+
+void Stream::SerializeGroups(std::string* out) const {
+  PutWord(out, groups_->size());
+  for (const auto& [name, group] : *groups_) {
+    PutString(out, name);
+    PutId(out, group->last_id);
+    PutWord(out, uint64_t(group->entries_read));
+    PutWord(out, group->consumers().size());
+    for (const auto& [cname, consumer] : group->consumers()) {
+      PutString(out, cname);
+      PutWord(out, uint64_t(consumer->seen_time_ms));
+    }
+    PutWord(out, group->pel().size());
+    for (const auto& [id, entry] : group->pel()) {
+      PutId(out, id);
+      PutWord(out, uint64_t(entry.delivery_time_ms));
+      PutWord(out, entry.delivery_count);
+      PutString(out, entry.consumer->name);
+    }
+  }
+}
+
+bool Stream::DeserializeGroups(std::string_view form) {
+  uint64_t ngroups;
+  if (!GetWord(&form, &ngroups)) return false;
+  for (uint64_t g = 0; g < ngroups; ++g) {
+    std::string_view name;
+    StreamID last_id;
+    uint64_t entries_read, nconsumers, npending;
+    if (!GetString(&form, &name) || !GetId(&form, &last_id) || !GetWord(&form, &entries_read) ||
+        !GetWord(&form, &nconsumers)) {
+      return false;
+    }
+    StreamGroup* group = CreateGroup(name, last_id, int64_t(entries_read));
+    if (group == nullptr) return false;
+    for (uint64_t c = 0; c < nconsumers; ++c) {
+      std::string_view cname;
+      uint64_t seen;
+      bool created;
+      if (!GetString(&form, &cname) || !GetWord(&form, &seen)) return false;
+      group->FindOrAddConsumer(cname, int64_t(seen), &created);
+      if (!created) return false;
+    }
+    if (!GetWord(&form, &npending)) return false;
+    for (uint64_t p = 0; p < npending; ++p) {
+      StreamID id;
+      uint64_t time, count;
+      std::string_view cname;
+      if (!GetId(&form, &id) || !GetWord(&form, &time) || !GetWord(&form, &count) ||
+          !GetString(&form, &cname)) {
+        return false;
+      }
+      StreamConsumer* consumer = group->FindConsumer(cname);
+      if (consumer == nullptr || group->FindPending(id) != nullptr) return false;
+      PendingEntry& entry = group->AddPending(id, consumer);
+      entry.delivery_time_ms = int64_t(time);
+      entry.delivery_count = count;
+    }
+  }
+  return form.empty();
 }
 
 Stream* Stream::Deserialize(std::string_view form) {
@@ -359,7 +619,7 @@ Stream* Stream::Deserialize(std::string_view form) {
     }
     stream->Add(id, pairs, kDefaultNodeMaxBytes, kDefaultNodeMaxEntries);
   }
-  if (!form.empty()) {
+  if (!form.empty() && !stream->DeserializeGroups(form)) {
     Destroy(stream);
     return nullptr;
   }

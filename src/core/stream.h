@@ -1,4 +1,4 @@
-// Stream: the value of a Redis stream (the entries only; consumer groups come later).
+// Stream: the value of a Redis stream: its entries and its consumer groups.
 //
 // Redis stores a stream as a radix tree of listpacks keyed by each node's first ID, each
 // listpack starting with a "master entry" whose fields the node's entries reuse. We keep
@@ -20,6 +20,12 @@
 // wire: MEMORY USAGE 1.33 MB and used_memory +1.37 MB here; Redis 7.0.15 answers MEMORY
 // USAGE 2.14 MB and its used_memory grows by 1.57 MB (about 13 bytes per entry here).
 //
+// Consumer groups (StreamGroup, below) hang off the stream in a B-tree by name, absent
+// while the stream has none (most streams), so a stream without groups pays one pointer.
+// A group's pending entries list (PEL) is a B-tree by ID of PendingEntry; each consumer
+// keeps the IDs it owns in its own B-tree, as Redis's per-consumer rax (XPENDING's
+// consumer filter and XREADGROUP's history walk one consumer's IDs in order).
+//
 // Thread contract: not thread-safe; a stream and its blocks belong to its shard's thread
 // (ObjMalloc's rule), which makes every call, the destructor included.
 #pragma once
@@ -32,6 +38,7 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/types/span.h"
 #include "src/core/listpack.h"
 #include "src/core/typed_object.h"
@@ -64,6 +71,72 @@ struct StreamID {
   friend bool operator>=(const StreamID& a, const StreamID& b) { return !(a < b); }
 };
 
+struct StreamConsumer;
+
+// One delivered, not yet acknowledged entry of a group.
+struct PendingEntry {
+  int64_t delivery_time_ms = 0;  // unix ms of the last delivery
+  uint64_t delivery_count = 0;
+  StreamConsumer* consumer = nullptr;  // its owner, never null
+};
+
+struct StreamConsumer {
+  std::string name;
+  int64_t seen_time_ms = 0;  // unix ms of its last read or claim (Redis 7.0's seen-time)
+  absl::btree_set<StreamID, std::less<StreamID>, ObjAllocator<StreamID>> pending;
+};
+
+// A consumer group. Invariant: an ID is in a consumer's `pending` exactly when it is in
+// `pel` with that consumer as owner. Consumers are allocated one by one, so the PEL's
+// pointers to them stay valid while the consumers map rebalances.
+class StreamGroup {
+ public:
+  // Redis's SCG_INVALID_ENTRIES_READ: the group's read counter is not known.
+  static constexpr int64_t kInvalidEntriesRead = -1;
+
+  using Pel = absl::btree_map<StreamID, PendingEntry, std::less<StreamID>,
+                              ObjAllocator<std::pair<const StreamID, PendingEntry>>>;
+  using ConsumerMap = absl::btree_map<std::string, StreamConsumer*, std::less<>,
+                                      ObjAllocator<std::pair<const std::string, StreamConsumer*>>>;
+
+  StreamGroup(StreamID last_id, int64_t entries_read)
+      : last_id(last_id), entries_read(entries_read) {}
+  ~StreamGroup();
+  StreamGroup(const StreamGroup&) = delete;
+  StreamGroup& operator=(const StreamGroup&) = delete;
+
+  StreamID last_id;      // the last ID delivered by ">" reads
+  int64_t entries_read;  // the logical read counter, or kInvalidEntriesRead
+
+  const Pel& pel() const { return pel_; }
+  const ConsumerMap& consumers() const { return consumers_; }
+
+  StreamConsumer* FindConsumer(std::string_view name) const;
+  // The consumer `name`, created (with seen time `now_ms`) when missing; *created tells.
+  StreamConsumer* FindOrAddConsumer(std::string_view name, int64_t now_ms, bool* created);
+  // Removes the consumer and its pending entries from the group. Returns how many pending
+  // entries it had, or -1 when there is no such consumer.
+  int64_t DeleteConsumer(std::string_view name);
+
+  // Records a delivery of `id` to `consumer` by a ">" read: a new pending entry with
+  // count 1, or, when the ID is pending already (XGROUP SETID moved last_id back), the
+  // entry handed to `consumer` with its count reset to 1, as Redis does.
+  void Deliver(StreamID id, StreamConsumer* consumer, int64_t now_ms);
+  // Hands the pending entry `id` to `consumer` (XCLAIM); the caller updates its times.
+  // REQUIRES: id is pending. Returns the entry.
+  PendingEntry& Assign(StreamID id, StreamConsumer* consumer);
+  // Creates a pending entry for `id` owned by `consumer` (XCLAIM FORCE).
+  PendingEntry& AddPending(StreamID id, StreamConsumer* consumer);
+  // Acknowledges `id`; false when it was not pending.
+  bool Ack(StreamID id);
+  // Mutable access for XCLAIM and history reads (times and counts, not the owner).
+  PendingEntry* FindPending(StreamID id);
+
+ private:
+  Pel pel_;
+  ConsumerMap consumers_;
+};
+
 class Stream : public TypedObject {
  public:
   // One entry, copied out: its ID and field, value, field, value...
@@ -78,7 +151,10 @@ class Stream : public TypedObject {
 
   static Stream* Make() { return TypedObject::Make<Stream>(); }
   Stream() = default;
-  ~Stream() override = default;
+  ~Stream() override;
+
+  using GroupMap = absl::btree_map<std::string, StreamGroup*, std::less<>,
+                                   ObjAllocator<std::pair<const std::string, StreamGroup*>>>;
 
   size_t Length() const { return length_; }
   StreamID last_id() const { return last_id_; }
@@ -111,9 +187,41 @@ class Stream : public TypedObject {
   void SetEntriesAdded(uint64_t n) { entries_added_ = n; }
   void SetMaxDeletedId(StreamID id) { max_deleted_id_ = id; }
 
+  // The ID of the last entry present (Redis's streamLastValidID), 0-0 when empty.
+  StreamID LastEntryId() const;
+  // Whether an entry `id` is present.
+  bool Contains(StreamID id) const;
+  // Nodes of the B-tree (XINFO STREAM's radix-tree-keys).
+  size_t NumNodes() const { return nodes_.size(); }
+
+  // --- consumer groups
+
+  // nullptr when the stream has no group.
+  const GroupMap* groups() const { return groups_; }
+  size_t NumGroups() const { return groups_ ? groups_->size() : 0; }
+  StreamGroup* FindGroup(std::string_view name) const;
+  // A new group; nullptr when `name` exists.
+  StreamGroup* CreateGroup(std::string_view name, StreamID last_id, int64_t entries_read);
+  // False when there is no such group.
+  bool DestroyGroup(std::string_view name);
+
+  // Redis 7.0's streamEstimateDistanceFromFirstEverEntry: the logical read counter of
+  // `id`, or StreamGroup::kInvalidEntriesRead when it cannot be known.
+  int64_t EstimateEntriesRead(StreamID id) const;
+  // Redis's streamRangeHasTombstones: whether an entry between start and end (inclusive)
+  // may have been deleted.
+  bool RangeHasTombstones(StreamID start, StreamID end) const;
+  // The group's lag (entries not yet delivered), false when it cannot be known (XINFO
+  // answers null): Redis 7.0's rules.
+  bool Lag(const StreamGroup& group, int64_t* lag) const;
+  // Moves a group's last_id forward to `id` after a ">" read delivered it, keeping
+  // entries_read as Redis 7.0 does.
+  void AdvanceGroup(StreamGroup* group, StreamID id) const;
+
   size_t MallocUsed() const override;
   // Form: the metadata (IDs and counts as fixed 8-byte words), then every entry as
-  // id, pair count and length-prefixed strings.
+  // id, pair count and length-prefixed strings, then, when there are groups, each group
+  // with its consumers and PEL.
   void Serialize(std::string* out) const override;
   // Rebuilds a stream from Serialize's form, or returns nullptr when it is malformed.
   static Stream* Deserialize(std::string_view form);
@@ -140,7 +248,11 @@ class Stream : public TypedObject {
   static StreamID LastIdOfNode(const StreamID& master, const Node& node);
   void RefreshFirstId();
 
+  void SerializeGroups(std::string* out) const;
+  bool DeserializeGroups(std::string_view form);
+
   NodeMap nodes_;
+  GroupMap* groups_ = nullptr;  // allocated with the first group
   size_t length_ = 0;
   StreamID last_id_;
   StreamID first_id_;

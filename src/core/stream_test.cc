@@ -145,5 +145,126 @@ TEST(StreamTest, RandomOperationsMatchModel) {
   TypedObject::Destroy(s);
 }
 
+// --- consumer groups against a model: the group PEL and the consumers' PELs agree
+
+struct PelModel {
+  std::map<StreamID, std::string> owner;  // id -> consumer
+  std::map<StreamID, uint64_t> count;
+};
+
+void ExpectGroup(const StreamGroup& group, const PelModel& model) {
+  ASSERT_EQ(group.pel().size(), model.owner.size());
+  size_t in_consumers = 0;
+  for (const auto& [name, consumer] : group.consumers()) {
+    for (StreamID id : consumer->pending) {
+      ASSERT_TRUE(model.owner.count(id));
+      EXPECT_EQ(model.owner.at(id), name);
+      ++in_consumers;
+    }
+  }
+  EXPECT_EQ(in_consumers, model.owner.size());
+  for (const auto& [id, entry] : group.pel()) {
+    EXPECT_EQ(entry.consumer->name, model.owner.at(id));
+    EXPECT_EQ(entry.delivery_count, model.count.at(id));
+  }
+}
+
+TEST(StreamGroupTest, PelAgainstModel) {
+  Stream* s = Stream::Make();
+  StreamGroup* group = s->CreateGroup("g", StreamID::Min(), StreamGroup::kInvalidEntriesRead);
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(s->CreateGroup("g", StreamID::Min(), 0), nullptr);
+  PelModel model;
+  std::mt19937_64 rng(7);
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  for (int op = 0; op < 20000; ++op) {
+    const StreamID id{rng() % 200, 0};
+    const std::string& name = names[rng() % names.size()];
+    bool created;
+    StreamConsumer* consumer = group->FindOrAddConsumer(name, op, &created);
+    switch (rng() % 5) {
+      case 0:
+      case 1:  // a ">" delivery (or a re-delivery after SETID)
+        group->Deliver(id, consumer, op);
+        model.owner[id] = name;
+        model.count[id] = 1;
+        break;
+      case 2:  // XCLAIM of a pending entry
+        if (group->FindPending(id) != nullptr) {
+          ++group->Assign(id, consumer).delivery_count;
+          model.owner[id] = name;
+          ++model.count[id];
+        }
+        break;
+      case 3:
+        EXPECT_EQ(group->Ack(id), model.owner.erase(id) == 1);
+        model.count.erase(id);
+        break;
+      case 4:
+        if (rng() % 20 == 0) {
+          int64_t owned = 0;
+          for (auto it = model.owner.begin(); it != model.owner.end();) {
+            if (it->second == name) {
+              model.count.erase(it->first);
+              it = model.owner.erase(it);
+              ++owned;
+            } else {
+              ++it;
+            }
+          }
+          EXPECT_EQ(group->DeleteConsumer(name), owned);
+        }
+        break;
+    }
+    if (op % 1000 == 0) ExpectGroup(*group, model);
+  }
+  ExpectGroup(*group, model);
+  // The serialized form carries the groups.
+  std::string form;
+  s->Serialize(&form);
+  Stream* copy = Stream::Deserialize(form);
+  ASSERT_NE(copy, nullptr);
+  ASSERT_NE(copy->FindGroup("g"), nullptr);
+  ExpectGroup(*copy->FindGroup("g"), model);
+  EXPECT_EQ(Stream::Deserialize(form.substr(0, form.size() - 1)), nullptr);
+  EXPECT_TRUE(s->DestroyGroup("g"));
+  EXPECT_FALSE(s->DestroyGroup("g"));
+  TypedObject::Destroy(copy);
+  TypedObject::Destroy(s);
+}
+
+// Redis 7.0's entries-read and lag rules (the cases of its stream-cgroups tests).
+TEST(StreamGroupTest, LagAndEntriesRead) {
+  Stream* s = Stream::Make();
+  Model model;
+  int64_t lag;
+  StreamGroup* g = s->CreateGroup("g", StreamID::Min(), StreamGroup::kInvalidEntriesRead);
+  ASSERT_TRUE(s->Lag(*g, &lag));
+  EXPECT_EQ(lag, 0);
+  for (uint64_t i = 1; i <= 5; ++i) AddEntry(s, &model, {i, 0}, {"d", "x"});
+  ASSERT_TRUE(s->Lag(*g, &lag));
+  EXPECT_EQ(lag, 5);
+  s->AdvanceGroup(g, {1, 0});
+  EXPECT_EQ(g->entries_read, 1);
+  s->Delete({3, 0});
+  EXPECT_FALSE(s->Lag(*g, &lag));  // a deletion ahead: unknown
+  s->AdvanceGroup(g, {2, 0});
+  s->AdvanceGroup(g, {4, 0});
+  EXPECT_EQ(g->entries_read, StreamGroup::kInvalidEntriesRead);
+  s->AdvanceGroup(g, {5, 0});  // the last entry: exact again
+  EXPECT_EQ(g->entries_read, 5);
+  ASSERT_TRUE(s->Lag(*g, &lag));
+  EXPECT_EQ(lag, 0);
+  EXPECT_EQ(s->EstimateEntriesRead({9, 0}), StreamGroup::kInvalidEntriesRead);
+  EXPECT_EQ(s->EstimateEntriesRead({0, 5}), StreamGroup::kInvalidEntriesRead);
+  s->TrimByMinId({4, 0}, false, 0);  // the deletion is now before the first entry
+  EXPECT_EQ(s->EstimateEntriesRead({0, 5}), 3);
+  EXPECT_EQ(s->EstimateEntriesRead({4, 0}), 4);
+  EXPECT_EQ(s->LastEntryId(), (StreamID{5, 0}));
+  EXPECT_TRUE(s->Contains({4, 0}));
+  EXPECT_FALSE(s->Contains({3, 0}));
+  TypedObject::Destroy(s);
+}
+
 }  // namespace
 }  // namespace damselfly::core

@@ -57,7 +57,9 @@ void BlockingController::Unsubscribe() {
 void BlockingController::Register(const WaiterPtr& waiter, std::string_view key) {
   const DbIndex db = waiter->db();
   if (by_db_.size() <= db) by_db_.resize(db + 1);
-  by_db_[db][key].waiters.push_back(waiter);
+  Queue& queue = by_db_[db][key];
+  queue.waiters.push_back(waiter);
+  queue.serve_missing += waiter->serves_missing();
   if (count_++ == 0) Subscribe();
 }
 
@@ -71,6 +73,7 @@ void BlockingController::Deregister(const Waiter* waiter, absl::Span<const std::
     auto removed = std::remove_if(waiters.begin(), waiters.end(),
                                   [waiter](const WaiterPtr& w) { return w.get() == waiter; });
     count_ -= waiters.end() - removed;
+    if (waiter->serves_missing()) it->second.serve_missing -= waiters.end() - removed;
     waiters.erase(removed, waiters.end());
     // A ready key keeps its entry until ServeReady has looked at it.
     if (waiters.empty() && !it->second.ready) by_db_[db].erase(it);
@@ -91,8 +94,12 @@ void BlockingController::OnChange(const KeyChange& change) {
         for (auto& [key, queue] : by_db_[db]) MarkReady(db, key);
       }
       return;
-    default:  // deletions and flushes make nothing servable
+    case KeyChangeKind::kFlushDb:  // called before the flush: every waited key goes
+      if (by_db_.size() <= change.db) return;
+      for (auto& [key, queue] : by_db_[change.db]) MarkReady(change.db, key);
       return;
+    default:  // a deletion: only waiters that serve missing keys can act on it
+      return MarkReady(change.db, change.key);
   }
 }
 
@@ -129,11 +136,17 @@ void BlockingController::ServeReadySlow() {
 void BlockingController::ServeKey(DbIndex db, const std::string& key, Queue& queue) {
   std::deque<WaiterPtr>& waiters = queue.waiters;
   size_t i = 0;
-  while (i < waiters.size() && slice_->Find(db, key) != nullptr) {
+  while (i < waiters.size()) {
     Waiter* waiter = waiters[i].get();
+    if (!waiter->serves_missing() && slice_->Find(db, key) == nullptr) {
+      if (queue.serve_missing == 0) break;
+      ++i;  // nothing to take; keeps its place
+      continue;
+    }
     bool served = waiter->state() == Waiter::State::kWaiting && waiter->serve_(waiter, db, key);
     if (served) waiter->MarkServed();
     if (served || waiter->state() != Waiter::State::kWaiting) {
+      queue.serve_missing -= waiter->serves_missing();
       waiters.erase(waiters.begin() + i);
       --count_;
     } else {

@@ -23,7 +23,8 @@
 //  4. A waiter on keys of several shards is in each shard's queue; the claim decides
 //     which shard serves it; the fiber then removes it from every queue (Deregister).
 //  A waiter a shard cannot serve from the key (another type: Redis keeps such clients
-//  blocked) is passed over and keeps its place.
+//  blocked) is passed over and keeps its place. Deletions and flushes make waited keys
+//  ready too, but only for waiters that serve missing keys (XREADGROUP's error).
 //
 // Thread-safety: a BlockingController belongs to its shard's thread. A Waiter is shared
 // by its connection's fiber and the shards it is registered on: its state is atomic, its
@@ -82,11 +83,18 @@ class Waiter : public boost::intrusive_ref_counter<Waiter, boost::thread_safe_co
     // BLMOVE whose destination could not be pushed on the serving shard: the fiber
     // pushes values[0] in a transaction of its own.
     bool push_pending = false;
+    // An error the command replies instead (XREADGROUP whose group or key went away).
+    std::string error;
   };
 
-  Waiter(DbIndex db, ServeFn serve) : db_(db), serve_(std::move(serve)) {}
+  // `serves_missing`: the serve is also called for a key that was deleted (XREADGROUP,
+  // which Redis then unblocks with an error); other waiters are only offered keys that
+  // hold a value.
+  Waiter(DbIndex db, ServeFn serve, bool serves_missing = false)
+      : db_(db), serve_(std::move(serve)), serves_missing_(serves_missing) {}
 
   DbIndex db() const { return db_; }
+  bool serves_missing() const { return serves_missing_; }
   State state() const { return state_.load(std::memory_order_acquire); }
   // Shard thread, from ServeFn: waiting -> claimed. False when another party won.
   bool Claim() { return Transition(State::kClaimed); }
@@ -118,6 +126,7 @@ class Waiter : public boost::intrusive_ref_counter<Waiter, boost::thread_safe_co
 
   const DbIndex db_;
   const ServeFn serve_;
+  const bool serves_missing_;
   std::atomic<State> state_{State::kWaiting};
   Result result_;
   helio::fibers::Done settled_;
@@ -147,6 +156,7 @@ class BlockingController {
  private:
   struct Queue {
     std::deque<WaiterPtr> waiters;
+    uint32_t serve_missing = 0;  // waiters that serve missing keys
     bool ready = false;
   };
   using KeyMap =

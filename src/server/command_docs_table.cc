@@ -85,6 +85,37 @@ constexpr CommandDoc kStreamDocs[] = {
     {"XREAD", "stream", "Return never seen elements in multiple streams, with IDs greater than "
      "the ones reported by the caller for each stream. Can block.", "5.0.0",
      "[COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]"},
+    {"XGROUP", "stream", "A container for consumer groups commands", "5.0.0", ""},
+    {.name = "XGROUP|CREATE",
+     .syntax = "key groupname <id | $> [MKSTREAM] [ENTRIESREAD entries-read]"},
+    {.name = "XGROUP|SETID", .syntax = "key groupname <id | $> [ENTRIESREAD entries-read]"},
+    {.name = "XGROUP|DESTROY", .syntax = "key groupname"},
+    {.name = "XGROUP|CREATECONSUMER", .syntax = "key groupname consumername"},
+    {.name = "XGROUP|DELCONSUMER", .syntax = "key groupname consumername"},
+    {.name = "XGROUP|HELP"},
+    {"XREADGROUP", "stream", "Return new entries from a stream using a consumer group, or "
+     "access the history of the pending entries for a given consumer. Can block.", "5.0.0",
+     "GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key ...] "
+     "id [id ...]"},
+    {"XACK", "stream", "Marks a pending message as correctly processed, effectively removing it "
+     "from the pending entries list of the consumer group. Return value of the command is the "
+     "number of messages successfully acknowledged, that is, the IDs we were actually able to "
+     "resolve in the PEL.", "5.0.0", "key group id [id ...]"},
+    {"XPENDING", "stream", "Return information and entries from a stream consumer group pending "
+     "entries list, that are messages fetched but never acknowledged.", "5.0.0",
+     "key group [[IDLE min-idle-time] start end count [consumer]]"},
+    {"XCLAIM", "stream", "Changes (or acquires) ownership of a message in a consumer group, as "
+     "if the message was delivered to the specified consumer.", "5.0.0",
+     "key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] "
+     "[RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]"},
+    {"XAUTOCLAIM", "stream", "Changes (or acquires) ownership of messages in a consumer group, "
+     "as if the messages were delivered to the specified consumer.", "6.2.0",
+     "key group consumer min-idle-time start [COUNT count] [JUSTID]"},
+    {"XINFO", "stream", "A container for stream introspection commands", "5.0.0", ""},
+    {.name = "XINFO|CONSUMERS", .syntax = "key groupname"},
+    {.name = "XINFO|GROUPS", .syntax = "key"},
+    {.name = "XINFO|STREAM", .syntax = "key [FULL [COUNT count]]"},
+    {.name = "XINFO|HELP"},
 };
 
 // pubsub_family.cc

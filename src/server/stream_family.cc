@@ -20,11 +20,10 @@
 #include "src/server/collection_limits.h"
 #include "src/server/engine_shard.h"
 #include "src/server/family_utils.h"
+#include "src/server/stream_family_internal.h"
 #include "src/server/transaction.h"
 
 namespace damselfly {
-
-namespace {
 
 using core::Stream;
 using core::StreamID;
@@ -32,14 +31,9 @@ using facade::CmdArgList;
 using facade::ConnectionContext;
 using facade::ReplyBuilder;
 
-constexpr char kInvalidIdErr[] = "ERR Invalid stream ID specified as stream command argument";
-constexpr char kXAddZeroErr[] = "ERR The ID specified in XADD must be greater than 0-0";
-constexpr char kXAddSmallErr[] =
-    "ERR The ID specified in XADD is equal or smaller than the target stream top item";
-constexpr char kExhaustedErr[] =
-    "ERR The stream has exhausted the last possible ID, unable to add more items";
+namespace stream_internal {
 
-// --- IDs
+namespace {
 
 // Digits only, in uint64 range (Redis's string2ull, without strtoull's leniencies).
 std::optional<uint64_t> ParseU64(std::string_view text) {
@@ -54,11 +48,10 @@ std::optional<uint64_t> ParseU64(std::string_view text) {
   return value;
 }
 
-// An ID as Redis's streamGenericParseIDOrReply reads it: "ms-seq", or "ms" with
-// `missing_seq`; "-" and "+" unless `strict`; "ms-*" only where `seq_given` is asked for
-// (XADD), which it then sets to false.
+}  // namespace
+
 std::optional<StreamID> ParseId(std::string_view text, uint64_t missing_seq, bool strict,
-                                bool* seq_given = nullptr) {
+                                bool* seq_given) {
   if (seq_given != nullptr) *seq_given = true;
   if (text.size() > 127) return std::nullopt;
   if (!strict && text == "-") return StreamID::Min();
@@ -81,14 +74,30 @@ std::optional<StreamID> ParseId(std::string_view text, uint64_t missing_seq, boo
   return StreamID{*ms, *seq};
 }
 
+std::optional<StreamID> ParseRangeBound(ReplyBuilder* rb, std::string_view text, bool start) {
+  const bool exclusive = text.size() > 1 && text[0] == '(';
+  // After "(" only an ID: "(-" and "(+" are invalid.
+  std::optional<StreamID> id =
+      ParseId(exclusive ? text.substr(1) : text, start ? 0 : StreamID::kMax, exclusive);
+  if (!id) {
+    rb->SendError(kInvalidIdErr);
+    return std::nullopt;
+  }
+  if (exclusive && !(start ? id->Increment() : id->Decrement())) {
+    rb->SendError(start ? "ERR invalid start ID for the interval"
+                        : "ERR invalid end ID for the interval");
+    return std::nullopt;
+  }
+  return id;
+}
+
 void SendId(ReplyBuilder* rb, StreamID id) { rb->SendBulk(id.ToString()); }
 
-// XREAD's reply holds `keys` streams: a map in RESP3, an array of [key, entries] in RESP2.
 void StartReadReply(ReplyBuilder* rb, size_t keys) {
   if (rb->protocol() == facade::RespVersion::kResp3) return rb->StartMap(keys);
   rb->StartArray(keys);
 }
-// One stream of XREAD's reply (its key is sent next, then its entries).
+
 void StartReadKey(ReplyBuilder* rb) {
   if (rb->protocol() != facade::RespVersion::kResp3) rb->StartArray(2);
 }
@@ -103,13 +112,25 @@ void SendEntries(ReplyBuilder* rb, const std::vector<Stream::Entry>& entries) {
   }
 }
 
-// --- finding streams
-
 OpResult<const Stream*> FindStream(DbIndex db, std::string_view key) {
   OpResult<const PrimeValue*> found = Slice().FindTyped(db, key, ObjType::kStream);
   if (!found) return found.status();
   return (*found)->GetObjectAs<const Stream>();
 }
+
+}  // namespace stream_internal
+
+namespace {
+
+using namespace stream_internal;
+
+constexpr char kXAddZeroErr[] = "ERR The ID specified in XADD must be greater than 0-0";
+constexpr char kXAddSmallErr[] =
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+constexpr char kExhaustedErr[] =
+    "ERR The stream has exhausted the last possible ID, unable to add more items";
+
+// --- finding streams
 
 Stream* StreamOf(const DbSlice::Update& entry) { return entry->GetObjectAs<Stream>(); }
 
@@ -288,18 +309,10 @@ void CmdXRange(CmdArgList args, ConnectionContext* cntx) {
   const bool reverse = ArgIs(args[0], "XREVRANGE");
   std::string_view start_arg = reverse ? args[3] : args[2];
   std::string_view end_arg = reverse ? args[2] : args[3];
-  const bool start_ex = start_arg.size() > 1 && start_arg[0] == '(';
-  const bool end_ex = end_arg.size() > 1 && end_arg[0] == '(';
-  // After "(" only an ID: "(-" and "(+" are invalid.
-  std::optional<StreamID> start = ParseId(start_ex ? start_arg.substr(1) : start_arg, 0, start_ex);
-  if (!start) return rb->SendError(kInvalidIdErr);
-  if (start_ex && !start->Increment()) {
-    return rb->SendError("ERR invalid start ID for the interval");
-  }
-  std::optional<StreamID> end =
-      ParseId(end_ex ? end_arg.substr(1) : end_arg, StreamID::kMax, end_ex);
-  if (!end) return rb->SendError(kInvalidIdErr);
-  if (end_ex && !end->Decrement()) return rb->SendError("ERR invalid end ID for the interval");
+  std::optional<StreamID> start = ParseRangeBound(rb, start_arg, true);
+  if (!start) return;
+  std::optional<StreamID> end = ParseRangeBound(rb, end_arg, false);
+  if (!end) return;
   int64_t count = -1;
   for (size_t i = 4; i < args.size(); ++i) {
     if (ArgIs(args[i], "COUNT") && i + 1 < args.size()) {
@@ -442,6 +455,10 @@ std::string_view ParseRead(CmdArgList args, ReadArgs* out) {
       }
       out->num_keys = rest / 2;
       return "";
+    } else if (ArgIs(args[i], "GROUP") && more >= 2) {
+      return "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
+    } else if (ArgIs(args[i], "NOACK")) {
+      return "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.";
     } else {
       return facade::kSyntaxErr;
     }
@@ -610,6 +627,7 @@ void StreamFamily::Register(facade::CommandRegistry* registry) {
         CmdXSetId);
   r.Add("XREAD", -4, kCmdReadOnly | kCmdBlocking, kXReadKeys, kAclR | kAclSlow | kAclBlocking,
         CmdXRead);
+  RegisterGroupCommands(registry);
 }
 
 }  // namespace damselfly

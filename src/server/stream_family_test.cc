@@ -151,6 +151,94 @@ TEST_P(StreamFamilyTest, BlockedReadersServedByOneAdd) {
   EXPECT_THAT(Run({"exec"}), RespArray(ElementsAre(IsNil())));
 }
 
+// --- consumer groups
+
+// An entry [id, [field, value]].
+testing::Matcher<const RespValue&> Entry(std::string id, std::string field, std::string value) {
+  return RespArray(ElementsAre(id, RespArray(ElementsAre(field, value))));
+}
+
+TEST_P(StreamFamilyTest, GroupReadAckPending) {
+  EXPECT_THAT(Run({"xgroup", "create", "s", "g", "$"}), ErrArg("requires the key to exist"));
+  EXPECT_EQ(Run({"xgroup", "create", "s", "g", "$", "mkstream"}), "OK");
+  EXPECT_THAT(Run({"xgroup", "create", "s", "g", "0"}), ErrArg("BUSYGROUP"));
+  Run({"xadd", "s", "1-0", "f", "1"});
+  Run({"xadd", "s", "2-0", "f", "2"});
+  EXPECT_THAT(Run({"xreadgroup", "group", "g", "a", "count", "1", "streams", "s", ">"}),
+              RespArray(ElementsAre(
+                  RespArray(ElementsAre("s", RespArray(ElementsAre(Entry("1-0", "f", "1"))))))));
+  Run({"xreadgroup", "group", "g", "b", "streams", "s", ">"});
+  EXPECT_THAT(Run({"xreadgroup", "group", "g", "b", "streams", "s", ">"}), IsNil());
+  EXPECT_THAT(Run({"xpending", "s", "g"}),
+              RespArray(ElementsAre(2, "1-0", "2-0",
+                                    RespArray(ElementsAre(RespArray(ElementsAre("a", "1")),
+                                                          RespArray(ElementsAre("b", "1")))))));
+  EXPECT_EQ(Run({"xack", "s", "g", "1-0", "1-0", "5-0"}), 1);
+  EXPECT_THAT(Run({"xack", "s", "g", "x"}), ErrArg(kInvalidId));
+  EXPECT_THAT(
+      Run({"xautoclaim", "s", "g", "a", "0", "0", "justid"}),
+      RespArray(ElementsAre("0-0", RespArray(ElementsAre("2-0")), RespArray(ElementsAre()))));
+  EXPECT_EQ(Run({"xgroup", "delconsumer", "s", "g", "a"}), 1);
+  EXPECT_THAT(Run({"xpending", "s", "g"}), RespArray(ElementsAre(0, IsNil(), IsNil(), IsNil())));
+  EXPECT_THAT(Run({"xinfo", "groups", "s"}),
+              RespArray(ElementsAre(RespArray(ElementsAre("name", "g", "consumers", 1, "pending", 0,
+                                                          "last-delivered-id", "2-0",
+                                                          "entries-read", 2, "lag", 0)))));
+}
+
+// XREADGROUP reads streams of several shards in one transaction; an error in any key
+// changes nothing.
+TEST_P(StreamFamilyTest, GroupReadAcrossShards) {
+  const std::string a = KeyOnShard(0, "a"), b = KeyOnShard(num_shards() - 1, "b");
+  Run({"xadd", a, "1-0", "f", "a"});
+  Run({"xadd", b, "2-0", "f", "b"});
+  Run({"xgroup", "create", a, "g", "0"});
+  EXPECT_THAT(Run({"xreadgroup", "group", "g", "c", "streams", a, b, ">", ">"}),
+              ErrArg("NOGROUP No such key '" + b + "' or consumer group 'g'"));
+  EXPECT_THAT(Run({"xpending", a, "g"}), RespArray(ElementsAre(0, IsNil(), IsNil(), IsNil())));
+  Run({"xgroup", "create", b, "g", "0"});
+  EXPECT_THAT(Run({"xreadgroup", "group", "g", "c", "streams", a, b, ">", ">"}),
+              RespArray(ElementsAre(
+                  RespArray(ElementsAre(a, RespArray(ElementsAre(Entry("1-0", "f", "a"))))),
+                  RespArray(ElementsAre(b, RespArray(ElementsAre(Entry("2-0", "f", "b"))))))));
+  // A history read answers every stream, an empty one too.
+  Run({"xack", a, "g", "1-0"});
+  EXPECT_THAT(Run({"xreadgroup", "group", "g", "c", "streams", a, b, "0", "0"}),
+              RespArray(ElementsAre(
+                  RespArray(ElementsAre(a, RespArray(ElementsAre()))),
+                  RespArray(ElementsAre(b, RespArray(ElementsAre(Entry("2-0", "f", "b"))))))));
+  // Groups move with their stream.
+  EXPECT_EQ(Run({"rename", b, a}), "OK");
+  EXPECT_THAT(Run({"xpending", a, "g", "-", "+", "10", "c"}),
+              RespArray(ElementsAre(RespArray(ElementsAre("2-0", "c", testing::_, 2)))));
+}
+
+// A blocked XREADGROUP on streams of two shards is served by an XADD on either; the
+// deletion of its key ends it with Redis's error.
+TEST_P(StreamFamilyTest, BlockedGroupRead) {
+  const std::string a = KeyOnShard(0, "a"), b = KeyOnShard(num_shards() - 1, "b");
+  Run({"xgroup", "create", a, "g", "$", "mkstream"});
+  Run({"xgroup", "create", b, "g", "$", "mkstream"});
+  auto reader = Connect(num_shards() - 1);
+  reader->Start({"xreadgroup", "group", "g", "c", "block", "5000", "streams", a, b, ">", ">"});
+  WaitBlocked(1);
+  Run({"xadd", a, "1-0", "f", "v"});
+  EXPECT_THAT(reader->Finish(), RespArray(ElementsAre(RespArray(ElementsAre(
+                                    a, RespArray(ElementsAre(Entry("1-0", "f", "v"))))))));
+  EXPECT_THAT(Run({"xpending", a, "g"}),
+              RespArray(ElementsAre(1, "1-0", "1-0",
+                                    RespArray(ElementsAre(RespArray(ElementsAre("c", "1")))))));
+  reader->Start({"xreadgroup", "group", "g", "c", "block", "0", "streams", a, b, ">", ">"});
+  WaitBlocked(1);
+  Run({"del", b});
+  EXPECT_THAT(reader->Finish(), ErrArg("UNBLOCKED the stream key no longer exists"));
+  reader->Start({"xreadgroup", "group", "g", "c", "block", "0", "streams", a, ">"});
+  WaitBlocked(1);
+  Run({"xgroup", "destroy", a, "g"});
+  EXPECT_THAT(reader->Finish(), ErrArg("NOGROUP the consumer group this client was blocked on"));
+  EXPECT_EQ(BlockedClients(), 0);
+}
+
 INSTANTIATE_SHARD_COUNTS(StreamFamilyTest);
 
 }  // namespace
