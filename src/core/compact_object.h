@@ -287,6 +287,15 @@ class alignas(8) CompactObj {
   void MarkRaw(bool raw) { SetFlag(kRawFlag, raw); }
   bool IsMarkedRaw() const { return flags_ & kRawFlag; }
 
+  // The bytes of a string stored plain on the heap (kHeapRaw), to change in place without
+  // a copy (HyperLogLog registers); nullptr for any other encoding. Writes keep the
+  // length, and must leave content that SetUncompressedString would store as kHeapRaw too
+  // (longer than kMaxHeapPackedLen, or with a byte >= 0x80), so the canonical form holds
+  // with SetUncompressedString's one exception.
+  char* MutableHeapBytes() {
+    return encoding() == kHeapRaw ? static_cast<char*>(HeapPtr()) : nullptr;
+  }
+
   // Bits the holder keeps in the object for its own purposes (the server: part of a
   // key's access stamp); moves, SetString and SetObject keep them. Any object has the 5
   // spare flag bits; an object used as a table key, which never carries the expire,

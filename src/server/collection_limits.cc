@@ -16,6 +16,7 @@ DEFINE_uint64(zset_max_listpack_entries, 128, "Members a sorted set keeps in a l
 DEFINE_uint64(zset_max_listpack_value, 64, "Longest member a listpack sorted set holds");
 DEFINE_uint64(stream_node_max_bytes, 4096, "Bytes of a stream's listpack node; 0: no limit");
 DEFINE_uint64(stream_node_max_entries, 100, "Entries of a stream's listpack node; 0: no limit");
+DEFINE_uint64(hll_sparse_max_bytes, 3000, "Bytes past which a sparse HyperLogLog turns dense");
 
 namespace damselfly {
 
@@ -32,6 +33,7 @@ void InitCollectionLimits() {
   zset_max_listpack_value = FLAGS_zset_max_listpack_value;
   stream_node_max_bytes = FLAGS_stream_node_max_bytes;
   stream_node_max_entries = FLAGS_stream_node_max_entries;
+  hll_sparse_max_bytes = FLAGS_hll_sparse_max_bytes;
 }
 
 }  // namespace damselfly

@@ -1,6 +1,7 @@
 // The thresholds at which a list, hash, set or sorted set leaves its small encoding
 // (listpack, intset) for its large one, and how a large list packs and compresses its
-// nodes, and the size of a stream's listpack nodes: Redis's config parameters of the same names, set at start-up by flags
+// nodes, the size of a stream's listpack nodes, and when a sparse HyperLogLog turns
+// dense: Redis's config parameters of the same names, set at start-up by flags
 // (--hash_max_listpack_entries...) and at run time by CONFIG SET (config_family.cc, which
 // also answers to the *-ziplist-* aliases).
 //
@@ -30,6 +31,7 @@ inline std::atomic<uint64_t> zset_max_listpack_entries{128};
 inline std::atomic<uint64_t> zset_max_listpack_value{64};
 inline std::atomic<uint64_t> stream_node_max_bytes{4096};
 inline std::atomic<uint64_t> stream_node_max_entries{100};
+inline std::atomic<uint64_t> hll_sparse_max_bytes{3000};
 }  // namespace collection_limits_internal
 
 // The limits as Redis reads them. A listpack holds at most *_entries elements (a hash or
@@ -51,6 +53,8 @@ struct CollectionLimits {
   // A stream node takes entries until it holds this many bytes or entries (0: no limit).
   static uint64_t StreamNodeMaxBytes() { return Load(collection_limits_internal::stream_node_max_bytes); }
   static uint64_t StreamNodeMaxEntries() { return Load(collection_limits_internal::stream_node_max_entries); }
+  // A sparse HyperLogLog that would grow past this many bytes becomes dense.
+  static uint64_t HllSparseMaxBytes() { return Load(collection_limits_internal::hll_sparse_max_bytes); }
 
   // The forms the objects take them in: a quicklist's fill and depth (a negative depth
   // is never stored, CONFIG SET refuses it; the clamp is for the flag), and a set's.

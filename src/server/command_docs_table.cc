@@ -385,6 +385,21 @@ constexpr CommandDoc kListDocs[] = {
      "2.2.0", "source destination timeout"},
 };
 
+// hll_family.cc
+constexpr CommandDoc kHllDocs[] = {
+    {"PFADD", "hyperloglog", "Adds the specified elements to the specified HyperLogLog.",
+     "2.8.9", "key [element [element ...]]"},
+    {"PFCOUNT", "hyperloglog",
+     "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
+     "2.8.9", "key [key ...]"},
+    {"PFMERGE", "hyperloglog", "Merge N different HyperLogLogs into a single one.", "2.8.9",
+     "destkey [sourcekey [sourcekey ...]]"},
+    {"PFDEBUG", "hyperloglog", "Internal commands for debugging HyperLogLog values", "2.8.9",
+     "subcommand key"},
+    {"PFSELFTEST", "hyperloglog", "An internal command for testing HyperLogLog values", "2.8.9",
+     ""},
+};
+
 // set_family.cc
 constexpr CommandDoc kSetDocs[] = {
     {"SADD", "set", "Add one or more members to a set", "1.0.0", "key member [member ...]"},
@@ -550,6 +565,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kZSetDocs);
   registry->AddDocs(kPubSubDocs);
   registry->AddDocs(kStreamDocs);
+  registry->AddDocs(kHllDocs);
 }
 
 }  // namespace damselfly

@@ -91,6 +91,20 @@ ConfigParam LimitParam(std::string_view name, std::atomic<T>* value, int64_t min
           IntegerSetter(min, max, [value](int64_t v) { value->store(T(v), std::memory_order_relaxed); })};
 }
 
+// A collection limit in bytes that takes Redis's memory units ("3kb"), within [0, 2^63).
+ConfigParam MemoryLimitParam(std::string_view name, std::atomic<uint64_t>* value) {
+  return {name, [value] { return helio::StrCat(value->load(std::memory_order_relaxed)); },
+          [value](std::string_view text, bool apply) -> std::string {
+            std::optional<uint64_t> bytes = ParseMemoryValue(text);
+            if (!bytes) return "argument must be a memory value";
+            if (*bytes > uint64_t(std::numeric_limits<int64_t>::max())) {
+              return RangeError(0, std::numeric_limits<int64_t>::max());
+            }
+            if (apply) value->store(*bytes, std::memory_order_relaxed);
+            return "";
+          }};
+}
+
 // The collection limits under their Redis 7 names and the Redis 6 (*-ziplist-*) aliases,
 // which CONFIG GET lists too, as Redis 7.0 does.
 std::vector<ConfigParam> CollectionLimitParams() {
@@ -115,6 +129,7 @@ std::vector<ConfigParam> CollectionLimitParams() {
       LimitParam("zset-max-ziplist-value", &zset_max_listpack_value, 0, kMaxLong),
       LimitParam("stream-node-max-bytes", &stream_node_max_bytes, 0, kMaxLong),
       LimitParam("stream-node-max-entries", &stream_node_max_entries, 0, kMaxLong),
+      MemoryLimitParam("hll-sparse-max-bytes", &hll_sparse_max_bytes),
   };
 }
 

@@ -15,6 +15,7 @@
 #include "src/server/function_family.h"
 #include "src/server/generic_family.h"
 #include "src/server/hash_family.h"
+#include "src/server/hll_family.h"
 #include "src/server/latency_family.h"
 #include "src/server/list_family.h"
 #include "src/server/lookup_prefetcher.h"
@@ -63,6 +64,7 @@ void Service::RegisterCommands() {
   SetFamily::Register(&registry_);
   SortFamily::Register(&registry_);
   StreamFamily::Register(&registry_);
+  HllFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
   MultiExec::Register(&registry_);
   PubSubFamily::Register(&registry_);

@@ -26,6 +26,10 @@ std::string_view OpStatusError(OpStatus status) {
       return facade::kDbIndexOutOfRangeErr;
     case OpStatus::kSameObject:
       return "ERR source and destination objects are the same";
+    case OpStatus::kNotHll:
+      return "WRONGTYPE Key is not a valid HyperLogLog string value.";
+    case OpStatus::kCorruptHll:
+      return "INVALIDOBJ Corrupted HLL object detected";
     case OpStatus::kKeyNotFound:
       return facade::kNoSuchKeyErr;
     case OpStatus::kOk:

@@ -34,6 +34,8 @@ enum class OpStatus : uint8_t {
   kStringTooLong,  // proto-max-bulk-len
   kInvalidDb,      // "ERR DB index is out of range"
   kSameObject,     // "ERR source and destination objects are the same"
+  kNotHll,         // "WRONGTYPE Key is not a valid HyperLogLog string value."
+  kCorruptHll,     // "INVALIDOBJ Corrupted HLL object detected"
 };
 
 // Redis's error text for a status that is an error (without the leading '-');

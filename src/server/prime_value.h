@@ -79,6 +79,11 @@ class PrimeValue {
   // Whether the string was last stored by SetBuiltString.
   bool is_built() const { return obj_.IsMarkedRaw(); }
 
+  // The bytes of a string stored by SetBuiltString as plain heap bytes, to change in
+  // place (same length, see CompactObj::MutableHeapBytes); nullptr otherwise, when the
+  // caller rebuilds the string instead.
+  char* MutableBuiltBytes() { return obj_.IsMarkedRaw() ? obj_.MutableHeapBytes() : nullptr; }
+
   // --- typed values.
 
   // Holds `object` (TypedObject::Make on this thread), owned, of `type` (not kString).
