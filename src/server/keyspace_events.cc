@@ -92,6 +92,7 @@ uint32_t KeyspaceEventClass(std::string_view event) {
       {"incrby", kString},
       {"incrbyfloat", kString},
       {"append", kString},
+      {"setbit", kString},
       {"lpush", kList},
       {"rpush", kList},
       {"lpop", kList},

@@ -5,6 +5,7 @@
 #include "absl/container/inlined_vector.h"
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
+#include "src/server/bitops_family.h"
 #include "src/server/client_pause.h"
 #include "src/server/command_accounting.h"
 #include "src/server/command_docs_table.h"
@@ -63,6 +64,7 @@ void Service::RegisterCommands() {
   SetFamily::Register(&registry_);
   SortFamily::Register(&registry_);
   StreamFamily::Register(&registry_);
+  BitopsFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
   MultiExec::Register(&registry_);
   PubSubFamily::Register(&registry_);
