@@ -370,8 +370,10 @@ char* CompactObj::GetMutableBytes(size_t min_len) {
     flags_ |= kRawFlag;
     return reinterpret_cast<char*>(payload_);
   }
-  // Decode once into a block of plain bytes, with room to grow when it grows now.
-  const size_t capacity = new_len > len ? ObjGoodSize(GrowthCapacity(new_len)) : new_len;
+  // Decode once into a block of plain bytes, with room to grow when a string grows now
+  // (an empty one is made exactly as long, as Redis makes a new bitmap).
+  const size_t capacity =
+      new_len > len && len > 0 ? ObjGoodSize(GrowthCapacity(new_len)) : new_len;
   char* block = static_cast<char*>(ObjMalloc(capacity));
   if (IsHeapString()) {
     DecodeHeap(block);

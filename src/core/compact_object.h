@@ -288,11 +288,12 @@ class alignas(8) CompactObj {
   // string at least `min_len` bytes long with zero bytes. A string stored packed,
   // compressed or as an int is decoded once into plain bytes and marked raw (MarkRaw); it
   // then stays plain bytes, so later calls write where the bytes are, until SetString or
-  // SetInt stores a new string. Up to kInlineLen bytes stay inline. A heap block grows as
-  // Redis grows a string (to twice the length below 1 MiB, by 1 MiB above), so a bitmap
-  // filled from its start is not copied once per byte. The pointer is valid until the
-  // object next changes. Such a string is off the canonical form (plain bytes where
-  // SetString would store an int or pack); TryGetInt and operator== allow for it.
+  // SetInt stores a new string. Up to kInlineLen bytes stay inline. An empty string gets
+  // a block of exactly `min_len`; a longer one grows as Redis grows a string (to twice the
+  // length below 1 MiB, by 1 MiB above), so a bitmap filled from its start is not copied
+  // once per byte. The pointer is valid until the object next changes. Such a string is
+  // off the canonical form (plain bytes where SetString would store an int or pack);
+  // TryGetInt and operator== allow for it.
   // REQUIRES: !IsObject(); min_len < 2^48.
   char* GetMutableBytes(size_t min_len);
 
