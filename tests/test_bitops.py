@@ -148,6 +148,13 @@ def test_bitcount(server):
     assert c("BITCOUNT", "missing", 1) == 0
     c("SET", "n", 1234)
     assert c("BITCOUNT", "n") == 13
+    c("SET", "empty", "")  # an existing empty string has its arguments checked
+    assert c("BITCOUNT", "empty") == 0
+    assert c("BITCOUNT", "empty", 0, -1, "BIT") == 0
+    assert c("BITCOUNT", "empty", "a", "b") == NOT_INT
+    assert c("BITCOUNT", "empty", 1) == SYNTAX
+    assert c("BITPOS", "empty", 0) == -1
+    assert c("BITPOS", "empty", 1) == -1
     c("RPUSH", "l", "a")
     assert c("BITCOUNT", "l") == WRONGTYPE
 
@@ -372,3 +379,18 @@ def test_setbit_on_a_memcache_value(mc_server):
     assert raw.call(b"append k 0 0 1\r\n!\r\n") == b"STORED\r\n"
     assert r.get("k") == b"Abc\x01!"
     assert r.bitcount("k") == 12
+
+
+def test_offsets_bounded_by_proto_max_bulk_len(server_factory, target):
+    flag = "proto_max_bulk_len" if target == "damselfly" else "proto-max-bulk-len"
+    srv = server_factory(f"--{flag}=1048576")
+    c = srv.raw()
+    assert c("SETBIT", "k", 8388608, 1) == OFFSET  # its byte would be the 1 MiB + 1st
+    assert c("GETBIT", "k", 8388608) == OFFSET
+    assert c("BITFIELD", "k", "SET", "u8", 8388608, 1) == OFFSET
+    assert c("BITFIELD", "k", "GET", "u8", "#1048576") == OFFSET
+    assert c("EXISTS", "k") == 0
+    assert c("SETBIT", "k", 8388607, 1) == 0
+    assert c("STRLEN", "k") == 1048576
+    assert c("BITCOUNT", "k") == 1
+    assert c("BITPOS", "k", 1) == 8388607

@@ -115,18 +115,19 @@ std::optional<std::pair<uint64_t, uint64_t>> ResolveRange(RangeArgs range, size_
 
 // BYTE or BIT; false for anything else.
 bool ParseUnit(std::string_view arg, bool* in_bits) {
-  if (ArgIs(arg, "BIT")) return (*in_bits = true);
-  if (ArgIs(arg, "BYTE")) return !(*in_bits = false);
-  return false;
+  if (!ArgIs(arg, "BIT") && !ArgIs(arg, "BYTE")) return false;
+  *in_bits = ArgIs(arg, "BIT");
+  return true;
 }
 
 // BITCOUNT key [start end [BYTE | BIT]]. Redis 7.0 looks the key up before the
 // arguments: a missing key counts 0 whatever follows.
 void CmdBitCount(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<std::string_view> bitmap = ReadBitmap(cntx->db_index, args[1]);
-  if (!bitmap) return SendOpError(rb, bitmap.status());
-  if (bitmap->empty()) return rb->SendLong(0);
+  OpResult<const PrimeValue*> found = Slice().FindTyped(cntx->db_index, args[1], ObjType::kString);
+  if (found.status() == OpStatus::kKeyNotFound) return rb->SendLong(0);
+  if (!found) return SendOpError(rb, found.status());
+  const std::string_view bitmap = (*found)->GetString(&Scratch());
   RangeArgs range{.start = 0, .end = -1};
   if (args.size() == 4 || args.size() == 5) {
     std::optional<int64_t> start = ParseInt64(args[2]), end = ParseInt64(args[3]);
@@ -141,9 +142,9 @@ void CmdBitCount(CmdArgList args, ConnectionContext* cntx) {
   } else if (args.size() != 2) {
     return rb->SendError(facade::kSyntaxErr);
   }
-  auto bits = ResolveRange(range, bitmap->size());
+  auto bits = ResolveRange(range, bitmap.size());
   if (!bits) return rb->SendLong(0);
-  rb->SendLong(core::CountBits(Bytes(*bitmap), bitmap->size(), bits->first, bits->second));
+  rb->SendLong(core::CountBits(Bytes(bitmap), bitmap.size(), bits->first, bits->second));
 }
 
 // BITPOS key bit [start [end [BYTE | BIT]]]
