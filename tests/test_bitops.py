@@ -394,3 +394,32 @@ def test_offsets_bounded_by_proto_max_bulk_len(server_factory, target):
     assert c("STRLEN", "k") == 1048576
     assert c("BITCOUNT", "k") == 1
     assert c("BITPOS", "k", 1) == 8388607
+
+
+def test_bitop_sees_multi_key_writes_whole(server):
+    """BITOP reads all its sources at one moment: while another client MSETs two keys to
+    equal values, their XOR is always zero bytes (xa and xb live on different shards of
+    the tests' two-thread server: DEBUG KEYSHARD gives 1 and 0)."""
+    import threading
+
+    stop = threading.Event()
+
+    def writer():
+        w = server.raw()
+        i = 0
+        while not stop.is_set():
+            value = bytes([i % 256]) * 64
+            w("MSET", "xa", value, "xb", value)
+            i += 1
+
+    thread = threading.Thread(target=writer)
+    c = server.raw()
+    c("MSET", "xa", b"\x00" * 64, "xb", b"\x00" * 64)
+    thread.start()
+    try:
+        for _ in range(300):
+            assert c("BITOP", "XOR", "xr", "xa", "xb") == 64
+            assert c("BITCOUNT", "xr") == 0
+    finally:
+        stop.set()
+        thread.join()
