@@ -102,8 +102,9 @@ TEST(BitopsTest, FieldsMatchModel) {
     const uint64_t expected = ModelField(bits, offset, width);
     ASSERT_EQ(GetUnsignedField(U8(s), len, offset, width), expected);
     int64_t signed_expected = int64_t(expected);
-    if (width < 64 && (expected >> (width - 1)) & 1)
-      signed_expected -= int64_t(uint64_t{1} << width);
+    if (width < 64 && (expected >> (width - 1)) & 1) {
+      signed_expected = int64_t(expected - (uint64_t{1} << width));  // two's complement
+    }
     ASSERT_EQ(GetSignedField(U8(s), len, offset, width), signed_expected);
 
     if (offset + width > len * 8) continue;
