@@ -311,6 +311,11 @@ bool CompactObj::EqualsDecoded(std::string_view value) const {
 }
 
 bool CompactObj::EqualsOtherEncoding(const CompactObj& other) const {
+  // A string written in place may be plain bytes where the canonical form is not.
+  if ((flags_ | other.flags_) & kRawFlag) {
+    std::string mine, theirs;
+    return GetSlice(&mine) == other.GetSlice(&theirs);
+  }
   // Different tags mean different strings, unless one is compressed and the other is not
   // (see SetUncompressedString). Compressed strings are long, so both live on the heap.
   if (encoding() != kHeapLzf && other.encoding() != kHeapLzf) return false;
@@ -327,6 +332,70 @@ bool CompactObj::HeapEquals(const CompactObj& other) const {
   // The length field holds the block length, too, for every heap encoding.
   return HeapLenField() == other.HeapLenField() &&
          std::memcmp(HeapPtr(), other.HeapPtr(), HeapBlockLen()) == 0;
+}
+
+std::optional<int64_t> CompactObj::ParseRawInt() const {
+  if (!IsRawString()) return std::nullopt;
+  int64_t value;
+  if (!ParseCanonicalInt(RawView(), &value)) return std::nullopt;
+  return value;
+}
+
+namespace {
+
+// The capacity a string growing to `len` bytes gets: Redis's sdsMakeRoomFor policy.
+size_t GrowthCapacity(size_t len) {
+  constexpr size_t kMaxDoubling = size_t{1} << 20;
+  return len < kMaxDoubling ? len * 2 : len + kMaxDoubling;
+}
+
+}  // namespace
+
+char* CompactObj::GetMutableBytes(size_t min_len) {
+  DCHECK(!IsObject());
+  const size_t len = Size();
+  const size_t new_len = std::max(len, min_len);
+  DCHECK_LT(new_len, uint64_t{1} << (8 * kHeapLenBytes));
+  if (encoding() == kHeapRaw) {
+    if (new_len > len) GrowHeapRaw(len, new_len);
+    flags_ |= kRawFlag;
+    return static_cast<char*>(HeapPtr());
+  }
+  uint8_t payload[kInlineLen] = {};
+  if (IsInline() && new_len <= kInlineLen) {
+    char buf[kMaxIntLen];
+    const std::string_view old = encoding() == kInlineRaw ? RawView() : DecodeInline(buf);
+    old.copy(reinterpret_cast<char*>(payload), old.size());  // zeros follow
+    SetContent(payload, MakeTag(kInlineRaw, new_len));
+    flags_ |= kRawFlag;
+    return reinterpret_cast<char*>(payload_);
+  }
+  // Decode once into a block of plain bytes, with room to grow when a string grows now
+  // (an empty one is made exactly as long, as Redis makes a new bitmap).
+  const size_t capacity =
+      new_len > len && len > 0 ? ObjGoodSize(GrowthCapacity(new_len)) : new_len;
+  char* block = static_cast<char*>(ObjMalloc(capacity));
+  if (IsHeapString()) {
+    DecodeHeap(block);
+  } else {
+    char buf[kMaxIntLen];
+    const std::string_view old = encoding() == kInlineRaw ? RawView() : DecodeInline(buf);
+    old.copy(block, old.size());
+  }
+  std::memset(block + len, 0, new_len - len);
+  ReleaseHeap();
+  std::memcpy(payload, &block, sizeof(block));
+  std::memcpy(payload + kHeapLenOffset, &new_len, kHeapLenBytes);
+  SetContent(payload, MakeTag(kHeapRaw, 0));
+  flags_ |= kRawFlag;
+  return block;
+}
+
+void CompactObj::GrowHeapRaw(size_t len, size_t new_len) {
+  char* block = static_cast<char*>(ObjGrow(HeapPtr(), len, new_len, GrowthCapacity(new_len)));
+  std::memset(block + len, 0, new_len - len);
+  std::memcpy(payload_, &block, sizeof(block));
+  std::memcpy(payload_ + kHeapLenOffset, &new_len, kHeapLenBytes);
 }
 
 }  // namespace damselfly::core

@@ -242,10 +242,12 @@ class alignas(8) CompactObj {
   }
 
   // Returns the value when the string is a canonical int64 (as Redis's string2ll
-  // accepts it), otherwise nullopt. O(1): by the canonical form, only kInt holds one.
+  // accepts it), otherwise nullopt. O(1) but for a string written in place
+  // (GetMutableBytes), which may hold digits as plain bytes and is parsed.
   std::optional<int64_t> TryGetInt() const {
-    if (encoding() != kInt) return std::nullopt;
-    return IntValue();
+    if (encoding() == kInt) return IntValue();
+    if (!IsMarkedRaw()) return std::nullopt;
+    return ParseRawInt();
   }
 
   // Whether the logical string equals `value`. Never allocates: packed strings are
@@ -281,6 +283,19 @@ class alignas(8) CompactObj {
   // "int" for a canonical int64, "embstr" up to 44 bytes, "raw" beyond, and "raw" for
   // any content while the raw mark is set.
   const char* RedisEncodingName() const;
+
+  // Returns the string's bytes for writing in place (SETBIT, BITFIELD), first making the
+  // string at least `min_len` bytes long with zero bytes. A string stored packed,
+  // compressed or as an int is decoded once into plain bytes and marked raw (MarkRaw); it
+  // then stays plain bytes, so later calls write where the bytes are, until SetString or
+  // SetInt stores a new string. Up to kInlineLen bytes stay inline. An empty string gets
+  // a block of exactly `min_len`; a longer one grows as Redis grows a string (to twice the
+  // length below 1 MiB, by 1 MiB above), so a bitmap filled from its start is not copied
+  // once per byte. The pointer is valid until the object next changes. Such a string is
+  // off the canonical form (plain bytes where SetString would store an int or pack);
+  // TryGetInt and operator== allow for it.
+  // REQUIRES: !IsObject(); min_len < 2^48.
+  char* GetMutableBytes(size_t min_len);
 
   // Sets or clears the raw mark. Redis reports every string built by APPEND or SETRANGE
   // as "raw" whatever its length, so the server marks those; SetString/SetInt clear it.
@@ -412,6 +427,9 @@ class alignas(8) CompactObj {
   bool EqualsDecoded(std::string_view value) const;
   bool HeapEquals(const CompactObj& other) const;
   bool EqualsOtherEncoding(const CompactObj& other) const;
+  std::optional<int64_t> ParseRawInt() const;
+  // GetMutableBytes for a kHeapRaw string that grows from `len` to `new_len` bytes.
+  void GrowHeapRaw(size_t len, size_t new_len);
 
   void StoreString(std::string_view value, bool may_compress);
 

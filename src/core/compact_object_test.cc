@@ -763,5 +763,69 @@ TEST(CompactObjTest, OwnsTypedObjects) {
   EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
 }
 
+// GetMutableBytes decodes every encoding once into plain bytes, grows with zeros, and the
+// object keeps reading, comparing and hashing as the string it now holds.
+TEST(CompactObjTest, MutableBytesFromEveryEncoding) {
+  const size_t baseline = ThreadObjHeapUsedBytes();
+  const std::vector<string> texts = {"",          "abc",          "12345",
+                                     "-987654321012345678", AsciiText(16), AsciiText(100),
+                                     BinaryText(100), JsonText(2000), string(4096, '\0')};
+  for (const string& text : texts) {
+    for (size_t grow : {size_t{0}, size_t{1}, size_t{13}, size_t{5000}}) {
+      CompactObj obj(text);
+      char* bytes = obj.GetMutableBytes(text.size() + grow);
+      string expected = text + string(grow, '\0');
+      ASSERT_EQ(string_view(bytes, obj.Size()), expected) << text.size() << "+" << grow;
+      EXPECT_TRUE(obj.IsMarkedRaw());
+      EXPECT_STREQ(obj.RedisEncodingName(), "raw");
+      // Written in place: the next read sees the change.
+      if (!expected.empty()) {
+        bytes[0] = 'Z';
+        expected[0] = 'Z';
+      }
+      string scratch;
+      EXPECT_EQ(obj.GetSlice(&scratch), expected);
+      EXPECT_TRUE(obj == expected);
+      EXPECT_TRUE(obj == CompactObj(expected));
+      EXPECT_TRUE(CompactObj(expected) == obj);
+      EXPECT_EQ(obj.Hash(), HashKey(expected));
+      CompactObj copy = obj.Clone();
+      EXPECT_TRUE(copy == obj);
+      EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline + obj.MallocUsed() + copy.MallocUsed());
+    }
+  }
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
+}
+
+TEST(CompactObjTest, MutableDigitsStillReadAsInt) {
+  CompactObj obj("123");
+  obj.GetMutableBytes(3)[0] = '7';
+  EXPECT_EQ(obj.TryGetInt(), 723);
+  EXPECT_TRUE(obj == CompactObj("723"));
+  obj.GetMutableBytes(3)[0] = '0';  // "023" is no canonical integer
+  EXPECT_FALSE(obj.TryGetInt().has_value());
+  obj.SetString("42");  // a new string is canonical again
+  EXPECT_FALSE(obj.IsMarkedRaw());
+  EXPECT_STREQ(obj.RedisEncodingName(), "int");
+}
+
+// A string grown one byte at a time is not copied per byte: the block doubles, so the
+// number of distinct blocks over 64 KiB of growth is logarithmic.
+TEST(CompactObjTest, MutableBytesGrowAmortised) {
+  CompactObj obj;
+  std::vector<const char*> blocks;
+  for (size_t len = 1; len <= 65536; ++len) {
+    char* bytes = obj.GetMutableBytes(len);
+    ASSERT_EQ(bytes[len - 1], '\0');
+    bytes[len - 1] = char(len);
+    if (blocks.empty() || blocks.back() != bytes) blocks.push_back(bytes);
+  }
+  EXPECT_LT(blocks.size(), 30u);
+  string scratch;
+  const string_view view = obj.GetSlice(&scratch);
+  ASSERT_EQ(view.size(), 65536u);
+  for (size_t len = 1; len <= 65536; ++len) ASSERT_EQ(view[len - 1], char(len));
+}
+
 }  // namespace
 }  // namespace damselfly::core

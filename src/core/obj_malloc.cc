@@ -4,6 +4,8 @@
 #include <mimalloc.h>
 #include <sanitizer/asan_interface.h>
 
+#include <cstring>
+
 namespace damselfly::core {
 namespace {
 
@@ -46,6 +48,19 @@ void ObjFree(void* ptr) {
   // Leave no poison behind: mimalloc reuses the block for any later size.
   ASAN_UNPOISON_MEMORY_REGION(ptr, usable);
   mi_free(ptr);
+}
+
+void* ObjGrow(void* ptr, size_t used, size_t size, size_t reserve) {
+  DCHECK(used <= size && size <= reserve);
+  if (mi_usable_size(ptr) >= size) {
+    // The size class's slack was poisoned past the size first asked for.
+    ASAN_UNPOISON_MEMORY_REGION(ptr, size);
+    return ptr;
+  }
+  void* grown = ObjMalloc(ObjGoodSize(reserve));
+  std::memcpy(grown, ptr, used);
+  ObjFree(ptr);
+  return grown;
 }
 
 size_t ObjUsableSize(void* ptr) { return mi_usable_size(ptr); }

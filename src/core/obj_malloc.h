@@ -55,6 +55,13 @@ void* ObjMalloc(size_t size);
 // ignored.
 void ObjFree(void* ptr);
 
+// Returns a block holding the first `used` bytes of `ptr` (from ObjMalloc on this thread)
+// with at least `size` bytes the caller may use: `ptr` itself when its size class already
+// has room (nothing is copied), otherwise a new block of ObjGoodSize(reserve) bytes, all
+// of which the caller may use later, and `ptr` is freed. The counter follows. For strings
+// that grow in place (SETBIT). REQUIRES: used <= size <= reserve.
+void* ObjGrow(void* ptr, size_t used, size_t size, size_t reserve);
+
 // Returns the bytes the block really occupies (mimalloc's size class, >= the requested
 // size). For accounting only: bytes past the requested size must not be touched.
 // REQUIRES: `ptr` came from ObjMalloc and was not freed.

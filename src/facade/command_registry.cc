@@ -252,7 +252,8 @@ std::vector<std::string> CommandRegistry::AclNames(uint32_t acl) {
   static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
       {kAclKeyspace, "keyspace"}, {kAclRead, "read"},         {kAclWrite, "write"},
       {kAclSet, "set"},           {kAclSortedSet, "sortedset"}, {kAclList, "list"},
-      {kAclHash, "hash"},         {kAclString, "string"},     {kAclHyperLogLog, "hyperloglog"},
+      {kAclHash, "hash"},         {kAclString, "string"},     {kAclBitmap, "bitmap"},
+      {kAclHyperLogLog, "hyperloglog"},
       {kAclStream, "stream"},
       {kAclPubSub, "pubsub"},
       {kAclAdmin, "admin"},

@@ -159,6 +159,7 @@ enum AclCategory : uint32_t {
   kAclPubSub = 1 << 14,
   kAclBlocking = 1 << 15,
   kAclStream = 1 << 16,
+  kAclBitmap = 1 << 17,
   kAclHyperLogLog = 1 << 18,
   kAclScripting = 1 << 20,
 };

@@ -42,6 +42,27 @@ constexpr CommandDoc kConnectionDocs[] = {
     {.name = "CLIENT|HELP"},
 };
 
+// bitops_family.cc
+constexpr CommandDoc kBitmapDocs[] = {
+    {"SETBIT", "bitmap", "Sets or clears the bit at offset in the string value stored at key",
+     "2.2.0", "key offset value"},
+    {"GETBIT", "bitmap", "Returns the bit value at offset in the string value stored at key",
+     "2.2.0", "key offset"},
+    {"BITCOUNT", "bitmap", "Count set bits in a string", "2.6.0", "key [start end [BYTE | BIT]]"},
+    {"BITPOS", "bitmap", "Find first bit set or clear in a string", "2.8.7",
+     "key bit [start [end [BYTE | BIT]]]"},
+    {"BITOP", "bitmap", "Perform bitwise operations between strings", "2.6.0",
+     "operation destkey key [key ...]"},
+    {"BITFIELD", "bitmap", "Perform arbitrary bitfield integer operations on strings", "3.2.0",
+     "key [GET encoding offset | [OVERFLOW WRAP | SAT | FAIL] SET encoding offset value | "
+     "[OVERFLOW WRAP | SAT | FAIL] INCRBY encoding offset increment [GET encoding offset | "
+     "[OVERFLOW WRAP | SAT | FAIL] SET encoding offset value | [OVERFLOW WRAP | SAT | FAIL] "
+     "INCRBY encoding offset increment ...]]"},
+    {"BITFIELD_RO", "bitmap",
+     "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
+     "6.0.0", "key [GET encoding offset [GET encoding offset ...]]"},
+};
+
 // server_family.cc
 constexpr CommandDoc kServerDocs[] = {
     {"INFO", "server", "Get information and statistics about the server", "1.0.0",
@@ -566,6 +587,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kPubSubDocs);
   registry->AddDocs(kStreamDocs);
   registry->AddDocs(kHllDocs);
+  registry->AddDocs(kBitmapDocs);
 }
 
 }  // namespace damselfly

@@ -93,6 +93,7 @@ uint32_t KeyspaceEventClass(std::string_view event) {
       {"incrbyfloat", kString},
       {"append", kString},
       {"pfadd", kString},
+      {"setbit", kString},
       {"lpush", kList},
       {"rpush", kList},
       {"lpop", kList},

@@ -5,6 +5,7 @@
 #include "absl/container/inlined_vector.h"
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
+#include "src/server/bitops_family.h"
 #include "src/server/client_pause.h"
 #include "src/server/command_accounting.h"
 #include "src/server/command_docs_table.h"
@@ -65,6 +66,7 @@ void Service::RegisterCommands() {
   SortFamily::Register(&registry_);
   StreamFamily::Register(&registry_);
   HllFamily::Register(&registry_);
+  BitopsFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
   MultiExec::Register(&registry_);
   PubSubFamily::Register(&registry_);

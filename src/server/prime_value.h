@@ -76,7 +76,16 @@ class PrimeValue {
     obj_.SetMcFlags(false);
   }
 
-  // Whether the string was last stored by SetBuiltString.
+  // The string's bytes to change in place (SETBIT, BITFIELD), grown with zero bytes to
+  // at least `min_len`: see CompactObj::GetMutableBytes (the string then reads "raw", as
+  // Redis's). Valid until the value next changes. Like the setters, it makes the value a
+  // new item for memcached.
+  char* GetMutableBytes(size_t min_len) {
+    obj_.SetMcFlags(false);
+    return obj_.GetMutableBytes(min_len);
+  }
+
+  // Whether the string was last stored by SetBuiltString or changed in place.
   bool is_built() const { return obj_.IsMarkedRaw(); }
 
   // The bytes of a string stored by SetBuiltString as plain heap bytes, to change in
