@@ -1,10 +1,13 @@
 #include "src/server/rdb_load.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "helio/base/strings.h"
 #include "src/core/crc64.h"
 #include "src/core/intset.h"
@@ -120,11 +123,13 @@ bool RdbLoader::Fail(std::string_view what) {
   return false;
 }
 
-// Makes n unread bytes available in buf_[pos_, pos_ + n). Consumed bytes are folded into
-// the checksum and dropped first.
+// Makes n unread bytes available in data_[pos_, pos_ + n). Reading from a source, the
+// consumed bytes are folded into the checksum and dropped first; in-memory input is all
+// there already.
 bool RdbLoader::Ensure(size_t n) {
-  if (buf_.size() - pos_ >= n) return true;
-  crc_ = core::Crc64(crc_, std::string_view(buf_).substr(crc_from_, pos_ - crc_from_));
+  if (data_.size() - pos_ >= n) return true;
+  if (source_ == nullptr) return Fail("unexpected end of input");
+  crc_ = core::Crc64(crc_, data_.substr(crc_from_, pos_ - crc_from_));
   buf_.erase(0, pos_);
   pos_ = crc_from_ = 0;
   while (buf_.size() < n) {
@@ -132,17 +137,21 @@ bool RdbLoader::Ensure(size_t n) {
     buf_.resize(old + kReadChunk);
     const size_t got = source_->Read(buf_.data() + old, kReadChunk);
     buf_.resize(old + got);
-    if (got == 0) return Fail("unexpected end of input");
+    if (got == 0) {
+      data_ = buf_;
+      return Fail("unexpected end of input");
+    }
   }
+  data_ = buf_;
   return true;
 }
 
 bool RdbLoader::ReadBytes(size_t n, std::string* out) {
   out->clear();
   while (out->size() < n) {
-    if (pos_ == buf_.size() && !Ensure(1)) return false;
-    const size_t take = std::min(n - out->size(), buf_.size() - pos_);
-    out->append(buf_, pos_, take);
+    if (pos_ == data_.size() && !Ensure(1)) return false;
+    const size_t take = std::min(n - out->size(), data_.size() - pos_);
+    out->append(data_.substr(pos_, take));
     pos_ += take;
   }
   return true;
@@ -150,14 +159,14 @@ bool RdbLoader::ReadBytes(size_t n, std::string* out) {
 
 bool RdbLoader::ReadByte(uint8_t* byte) {
   if (!Ensure(1)) return false;
-  *byte = uint8_t(buf_[pos_++]);
+  *byte = uint8_t(data_[pos_++]);
   return true;
 }
 
 bool RdbLoader::ReadLe(size_t bytes, uint64_t* value) {
   if (!Ensure(bytes)) return false;
   *value = 0;
-  for (size_t i = 0; i < bytes; ++i) *value |= uint64_t(uint8_t(buf_[pos_ + i])) << (8 * i);
+  for (size_t i = 0; i < bytes; ++i) *value |= uint64_t(uint8_t(data_[pos_ + i])) << (8 * i);
   pos_ += bytes;
   return true;
 }
@@ -168,7 +177,7 @@ bool RdbLoader::Empty() {
 }
 
 bool RdbLoader::AtEnd() {
-  if (pos_ < buf_.size() || Ensure(1)) return false;
+  if (pos_ < data_.size() || Ensure(1)) return false;
   error_.clear();  // Ensure's "unexpected end" is the answer here, not an error
   return true;
 }
@@ -196,7 +205,7 @@ bool RdbLoader::ReadLengthOrEncoding(uint64_t* length, bool* encoded) {
       if (bytes == 0) return Fail("unknown length encoding");
       if (!Ensure(bytes)) return false;
       *length = 0;
-      for (size_t i = 0; i < bytes; ++i) *length = *length << 8 | uint8_t(buf_[pos_ + i]);
+      for (size_t i = 0; i < bytes; ++i) *length = *length << 8 | uint8_t(data_[pos_ + i]);
       pos_ += bytes;
       return true;
     }
@@ -361,8 +370,7 @@ bool RdbLoader::Next(RdbEntry* entry) {
         return Fail("module data and pre-release functions are not supported");
       case rdb::kOpEof: {
         // The checksum covers everything up to and including the EOF opcode.
-        const uint64_t crc =
-            core::Crc64(crc_, std::string_view(buf_).substr(crc_from_, pos_ - crc_from_));
+        const uint64_t crc = core::Crc64(crc_, data_.substr(crc_from_, pos_ - crc_from_));
         if (version_ < 5) return false;  // no checksum before RDB 5
         if (!ReadLe(8, &number)) return false;
         if (number != 0 && number != crc) return Fail("wrong RDB checksum");
@@ -588,15 +596,27 @@ bool RdbLoader::LoadHashElements(PrimeValue* value) {
   uint64_t count;
   if (!ReadLength(&count)) return false;
   if (count == 0) return Empty();
+  std::vector<std::string> elements;
+  std::string field, field_value;
+  if (count <= CollectionLimits::HashMaxListpackEntries()) {
+    for (uint64_t i = 0; i < count; ++i) {
+      elements.emplace_back();
+      if (!ReadString(&elements.back())) return false;
+      elements.emplace_back();
+      if (!ReadString(&elements.back())) return false;
+    }
+    return BuildHash(elements, value);
+  }
+  // Too many fields for a listpack: straight into a hash table, whose Set finds
+  // duplicates in O(1).
   PrimeValue built;
   HashObject* hash = HashObject::Make();
-  built.SetObject(ObjType::kHash, hash->encoding(), hash);
-  std::string field, field_value;
+  built.SetObject(ObjType::kHash, ObjEncoding::kHashtable, hash);
+  hash->ConvertIfNeeded(SIZE_MAX, 0);  // as for a value too long for any listpack
   for (uint64_t i = 0; i < count; ++i) {
     if (!ReadString(&field) || !ReadString(&field_value)) return false;
     if (!hash->Set(field, field_value)) return Fail("duplicate hash field");
   }
-  built.set_object_encoding(hash->encoding());
   *value = std::move(built);
   return true;
 }
@@ -605,6 +625,7 @@ bool RdbLoader::LoadHashPacked(PrimeValue* value, uint8_t type) {
   std::string blob;
   std::vector<std::string> elements;
   if (!ReadString(&blob)) return false;
+  if (type == rdb::kTypeHashListpack) return LoadHashListpack(blob, value);
   bool valid;
   if (type == rdb::kTypeHashZipmap) {
     valid = core::ZipmapForEach(blob, [&](std::string_view field, std::string_view v) {
@@ -618,13 +639,67 @@ bool RdbLoader::LoadHashPacked(PrimeValue* value, uint8_t type) {
   if (!valid) return Fail("bad hash blob");
   if (elements.size() % 2 != 0) return Fail("odd hash blob");
   if (elements.empty()) return Empty();
+  return BuildHash(elements, value);
+}
+
+// A listpack within the limits is kept as it is: validated once (by the hash's own
+// factory), then checked in place for an even count and duplicate fields.
+bool RdbLoader::LoadHashListpack(std::string_view blob, PrimeValue* value) {
   PrimeValue built;
-  HashObject* hash = HashObject::Make();
-  built.SetObject(ObjType::kHash, hash->encoding(), hash);
-  for (size_t i = 0; i < elements.size(); i += 2) {
-    if (!hash->Set(elements[i], elements[i + 1])) return Fail("duplicate hash field");
+  core::TypedObject* object = HashObject::Deserialize(ObjEncoding::kListpack, blob);
+  if (object == nullptr) return Fail("bad hash listpack");
+  built.SetObject(ObjType::kHash, ObjEncoding::kListpack, object);
+  const HashObject* hash = static_cast<const HashObject*>(object);
+  if (hash->Size() == 0) return Empty();
+  absl::flat_hash_set<std::string_view, helio::StringViewHash, helio::StringViewEq> fields;
+  fields.reserve(hash->Size());
+  std::deque<std::string> numbers;  // integer fields, which ForEach prints into a buffer
+  size_t max_len = 0;
+  bool duplicate = false;
+  hash->ForEach([&](std::string_view field, std::string_view field_value) {
+    max_len = std::max({max_len, field.size(), field_value.size()});
+    int64_t ignored;
+    if (core::ListpackStringToInt64(field, &ignored)) field = numbers.emplace_back(field);
+    duplicate |= !fields.insert(field).second;
+  });
+  if (duplicate) return Fail("duplicate hash field");
+  if (hash->Size() <= CollectionLimits::HashMaxListpackEntries() &&
+      max_len <= CollectionLimits::HashMaxListpackValue()) {
+    *value = std::move(built);
+    return true;
   }
-  built.set_object_encoding(hash->encoding());
+  std::vector<std::string> pairs;
+  hash->ForEach([&](std::string_view field, std::string_view field_value) {
+    pairs.emplace_back(field);
+    pairs.emplace_back(field_value);
+  });
+  return BuildHash(pairs, value);
+}
+
+// Makes *value the hash of `pairs` (field, value...) after checking for duplicate fields
+// (with a set: HashObject::Set would search the listpack for each field, O(n^2)), as one
+// listpack built here when the pairs are within its limits, else a hash table.
+bool RdbLoader::BuildHash(const std::vector<std::string>& pairs, PrimeValue* value) {
+  absl::flat_hash_set<std::string_view, helio::StringViewHash, helio::StringViewEq> fields;
+  size_t max_len = 0, total_len = 0;
+  for (size_t i = 0; i < pairs.size(); i += 2) {
+    if (!fields.insert(pairs[i]).second) return Fail("duplicate hash field");
+    max_len = std::max({max_len, pairs[i].size(), pairs[i + 1].size()});
+    total_len += pairs[i].size() + pairs[i + 1].size();
+  }
+  PrimeValue built;
+  if (pairs.size() / 2 <= CollectionLimits::HashMaxListpackEntries() &&
+      max_len <= CollectionLimits::HashMaxListpackValue() && Listpack::SafeToAdd(0, total_len)) {
+    Listpack lp;
+    for (const std::string& s : pairs) lp.Append(s);
+    built.SetObject(ObjType::kHash, ObjEncoding::kListpack,
+                    HashObject::Deserialize(ObjEncoding::kListpack, lp.bytes()));
+  } else {
+    HashObject* hash = HashObject::Make();
+    built.SetObject(ObjType::kHash, ObjEncoding::kHashtable, hash);
+    hash->ConvertIfNeeded(SIZE_MAX, 0);
+    for (size_t i = 0; i < pairs.size(); i += 2) hash->Set(pairs[i], pairs[i + 1]);
+  }
   *value = std::move(built);
   return true;
 }
@@ -758,8 +833,7 @@ bool DecodeDumpPayload(std::string_view payload, PrimeValue* value, std::string*
     *error = kBadPayload;
     return false;
   }
-  StringSource source(payload.substr(0, payload.size() - kFooterBytes));
-  RdbLoader loader(&source);
+  RdbLoader loader(payload.substr(0, payload.size() - kFooterBytes));
   PrimeValue loaded;
   uint8_t type;
   if (!loader.ReadType(&type) || !loader.LoadValue(type, &loaded) || !loader.AtEnd()) {

@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/server/db_slice.h"
 #include "src/server/prime_value.h"
@@ -62,7 +63,10 @@ struct RdbEntry {
 
 class RdbLoader {
  public:
+  // Reads from `source`, buffering what it reads.
   explicit RdbLoader(RdbSource* source) : source_(source) {}
+  // Reads `data` in place, which must outlive the loader (a DUMP payload).
+  explicit RdbLoader(std::string_view data) : data_(data) {}
 
   // --- files.
   // Reads "REDIS" and the version; false when it is not an RDB file or of a version
@@ -118,14 +122,17 @@ class RdbLoader {
   bool LoadZSetPacked(PrimeValue* value, bool ziplist);
   bool LoadHashElements(PrimeValue* value);
   bool LoadHashPacked(PrimeValue* value, uint8_t type);
+  bool LoadHashListpack(std::string_view blob, PrimeValue* value);
+  bool BuildHash(const std::vector<std::string>& pairs, PrimeValue* value);
   bool LoadStream(PrimeValue* value, uint8_t type);
   bool LoadStreamGroups(uint8_t type);
 
-  RdbSource* source_;
-  std::string buf_;  // read from the source, not consumed yet from pos_ on
-  size_t pos_ = 0;
-  uint64_t crc_ = 0;     // of the bytes consumed before crc_from_
-  size_t crc_from_ = 0;  // buf_ offset from which bytes are not in crc_ yet
+  RdbSource* source_ = nullptr;
+  std::string buf_;        // what was read from the source
+  std::string_view data_;  // the input at hand: buf_, or the in-memory input
+  size_t pos_ = 0;         // data_[pos_, ...) is not consumed yet
+  uint64_t crc_ = 0;       // of the bytes consumed before crc_from_
+  size_t crc_from_ = 0;    // buf_ offset from which bytes are not in crc_ yet
   int version_ = 0;
   DbIndex db_ = 0;
   std::vector<std::pair<std::string, std::string>> aux_;

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
-#include "helio/base/strings.h"
 #include "absl/strings/str_join.h"
+#include "helio/base/strings.h"
 #include "src/core/crc64.h"
 #include "src/core/rdb_format.h"
 #include "src/core/rdb_legacy.h"
@@ -83,8 +83,8 @@ std::string Describe(const PrimeValue& value) {
     case ObjType::kStream: {
       const core::Stream* s = value.GetObjectAs<core::Stream>();
       items.push_back(helio::StrCat("len=", s->Length(), " last=", s->last_id().ToString(),
-                                   " first=", s->first_id().ToString(), " maxdel=",
-                                   s->max_deleted_id().ToString(), " added=", s->entries_added()));
+                                    " first=", s->first_id().ToString(), " maxdel=",
+                                    s->max_deleted_id().ToString(), " added=", s->entries_added()));
       for (const auto& e : s->Range(core::StreamID::Min(), core::StreamID::Max(), 0, false)) {
         items.push_back(helio::StrCat(e.id.ToString(), ":", absl::StrJoin(e.pairs, ",")));
       }
@@ -331,8 +331,9 @@ TEST(RdbCodecTest, StreamRoundTrips) {
   core::Stream* stream = core::Stream::Make();
   value.SetObject(ObjType::kStream, ObjEncoding::kStream, stream);
   for (uint64_t i = 1; i <= 450; ++i) {
+    const std::string number = std::to_string(i);
     std::vector<std::string_view> pairs = {"field", "value", "n", "1"};
-    if (i % 7 == 0) pairs = {"other", std::to_string(i)};
+    if (i % 7 == 0) pairs = {"other", number};
     stream->Add({i * 1000, i % 3}, pairs, 4096, 100);
   }
   stream->Delete({7000, 1});
@@ -408,24 +409,28 @@ TEST(RdbCodecTest, Rdb9TypesLoad) {
             "zset:a=1.5|b=2");
   // A quicklist of two ziplist nodes.
   EXPECT_EQ(Describe(Restore(WithFooter(helio::StrCat(std::string(1, char(rdb::kTypeListQuicklist)),
-                                                     "\x02", RdbString(pairs), RdbString(zset))))),
+                                                      "\x02", RdbString(pairs), RdbString(zset))))),
             "list:f1|v1|f2|2|a|1.5|b|2");
   // A zipmap: zmlen 2, "k" -> "val" (1 free byte), "x" -> "".
-  const std::string zipmap = Hex("02016b0301") + "val" + Hex("00" "0178" "0000" "ff");
+  const std::string zipmap = Hex("02016b0301") + "val" +
+                             Hex("00"
+                                 "0178"
+                                 "0000"
+                                 "ff");
   EXPECT_EQ(Describe(Restore(WithFooter(char(rdb::kTypeHashZipmap) + RdbString(zipmap)))),
             "hash:k=val|x=");
   // Plain LIST, HASH, ZSET with text scores (inf, -inf, "2.5").
   EXPECT_EQ(Describe(Restore(WithFooter(helio::StrCat(std::string(1, char(rdb::kTypeList)), "\x02",
-                                                     RdbString("a"), RdbString("b"))))),
+                                                      RdbString("a"), RdbString("b"))))),
             "list:a|b");
   EXPECT_EQ(Describe(Restore(WithFooter(helio::StrCat(std::string(1, char(rdb::kTypeHash)), "\x01",
-                                                     RdbString("f"), RdbString("v"))))),
+                                                      RdbString("f"), RdbString("v"))))),
             "hash:f=v");
   EXPECT_EQ(Describe(Restore(WithFooter(helio::StrCat(std::string(1, char(rdb::kTypeZSet)), "\x03",
-                                                     RdbString("p"), "\xfe", RdbString("n"), "\xff",
-                                                     RdbString("m"),
-                                                     "\x03"
-                                                     "2.5")))),
+                                                      RdbString("p"), "\xfe", RdbString("n"),
+                                                      "\xff", RdbString("m"),
+                                                      "\x03"
+                                                      "2.5")))),
             "zset:n=-inf|m=2.5|p=inf");
 }
 
@@ -478,6 +483,9 @@ TEST(RdbCodecTest, MalformedPayloadsAreRefused) {
   bad(char(rdb::kTypeHashListpack) + RdbString(blob.substr(0, blob.size() - 2) + "\xff"));
   lp.Append("c");
   bad(char(rdb::kTypeHashListpack) + RdbString(lp.bytes()));
+  core::Listpack twice;  // the integer field 7 twice
+  for (const char* s : {"7", "a", "x", "b", "7", "c"}) twice.Append(s);
+  bad(char(rdb::kTypeHashListpack) + RdbString(twice.bytes()));
   bad(char(rdb::kTypeSetIntset) + RdbString(Hex("0200000002000000"
                                                 "0300"
                                                 "0100")));  // unsorted
@@ -562,9 +570,10 @@ TEST(RdbCodecTest, FileRoundTripWithMemcachedFlags) {
   std::vector<std::string> seen;
   RdbEntry entry;
   while (loader.Next(&entry)) {
-    seen.push_back(helio::StrCat(entry.db, "/", entry.key, "/", entry.expire_ms, "/",
-                                entry.mc ? helio::StrCat(entry.mc->flags, ":", entry.mc->cas) : "-",
-                                "/", Describe(entry.value).substr(0, 10)));
+    seen.push_back(
+        helio::StrCat(entry.db, "/", entry.key, "/", entry.expire_ms, "/",
+                      entry.mc ? helio::StrCat(entry.mc->flags, ":", entry.mc->cas) : "-", "/",
+                      Describe(entry.value).substr(0, 10)));
   }
   EXPECT_EQ(loader.error(), "");
   EXPECT_EQ(loader.Aux("redis-ver"), "7.0.15");
