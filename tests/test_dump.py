@@ -246,3 +246,22 @@ def test_restore_rejects_corrupt_payloads_from_redis(server, ref):
             except redis.ResponseError as e:
                 assert str(e) == "Bad data format"
     assert c.ping()
+
+
+@pytest.mark.damselfly_only
+def test_dump_refuses_stream_with_groups(server):
+    """The codec does not carry consumer groups yet: DUMP refuses rather than drop them."""
+    c = server.client()
+    c.xadd("s", {"f": "v"}, id="1-1")
+    assert c.dump("s") is not None
+    c.xgroup_create("s", "g", id="0")
+    with pytest.raises(redis.ResponseError, match="consumer groups"):
+        c.dump("s")
+
+
+@pytest.mark.damselfly_only
+def test_restore_refuses_stream_with_groups(server, ref):
+    ref.xadd("s", {"f": "v"}, id="1-1")
+    ref.xgroup_create("s", "g", id="0")
+    with pytest.raises(redis.ResponseError, match="^Bad data format$"):
+        server.client().restore("s", 0, ref.dump("s"))

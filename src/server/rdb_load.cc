@@ -812,12 +812,12 @@ bool RdbLoader::LoadStream(PrimeValue* value, uint8_t type) {
   return true;
 }
 
-// The consumer groups' count, then each group (see SaveStreamGroups). Streams have no
+// The consumer groups' count, then each group (see SaveStreamGroups). The codec reads no
 // groups yet: a stream with groups is refused rather than loaded without them.
 bool RdbLoader::LoadStreamGroups(uint8_t) {
   uint64_t groups;
   if (!ReadLength(&groups)) return false;
-  return groups == 0 || Fail("stream consumer groups are not supported yet");
+  return groups == 0 || Fail("stream consumer groups are not read yet");
 }
 
 bool DecodeDumpPayload(std::string_view payload, PrimeValue* value, std::string* error) {

@@ -368,7 +368,8 @@ void RdbSerializer::SaveStream(const PrimeValue& value) {
 }
 
 // The consumer groups: their count, then per group its name, last ID, entries read, PEL
-// and consumers (Redis 7.0's STREAM_LISTPACKS_2). Streams have no groups yet.
+// and consumers (Redis 7.0's STREAM_LISTPACKS_2). Not written yet: the count is 0, and
+// DUMP refuses a stream that has groups (dump_family.cc).
 void RdbSerializer::SaveStreamGroups(const PrimeValue&) { SaveLength(0); }
 
 std::string MakeDumpPayload(const PrimeValue& value) {
