@@ -18,6 +18,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace damselfly::core {
@@ -34,6 +35,17 @@ class AccessStamp {
   static uint32_t IdleSeconds(uint16_t stamp, uint32_t now_s) {
     const unsigned scale = stamp >> kValueBits;
     return IdleUnits(stamp, now_s) * kUnitSeconds[scale];
+  }
+
+  // The stamp of a use idle_s seconds before now_s (RESTORE's IDLETIME), in the finest
+  // unit that holds it, as Age would have left it; beyond 1024 days, 1024 days.
+  static uint16_t Backdated(uint32_t idle_s, uint32_t now_s) {
+    for (unsigned scale = 0;; ++scale) {
+      const uint32_t idle_units = idle_s / kUnitSeconds[scale];
+      if (idle_units < kRange / 2 || scale + 1 == kScales) {
+        return Make(scale, now_s / kUnitSeconds[scale] - std::min(idle_units, kRange / 2));
+      }
+    }
   }
 
   // The stamp rewritten in a coarser unit when it is old enough to need it (see above);

@@ -241,6 +241,14 @@ class alignas(8) CompactObj {
     }
   }
 
+  // Returns the LZF stream (core/lzf.h) of a string stored compressed, else an empty
+  // view; the string's length is Size(). An RDB writer stores the stream as it is instead
+  // of compressing the value again. Valid as GetSlice's views.
+  std::string_view CompressedView() const {
+    if (encoding() != kHeapLzf) return {};
+    return std::string_view(static_cast<const char*>(HeapPtr()), HeapBlockLen());
+  }
+
   // Returns the value when the string is a canonical int64 (as Redis's string2ll
   // accepts it), otherwise nullopt. O(1) but for a string written in place
   // (GetMutableBytes), which may hold digits as plain bytes and is parsed.

@@ -524,6 +524,19 @@ void Quicklist::SerializeNodes(std::string* out) const {
   }
 }
 
+void Quicklist::ForEachNode(
+    absl::FunctionRef<void(std::string_view bytes, size_t raw_len)> fn) const {
+  for (const Node* node = head_; node != nullptr; node = node->next) {
+    if (node->compressed()) {
+      fn(std::string_view(reinterpret_cast<const char*>(node->image) + kImageHeader,
+                          ReadU32(node->image + 4)),
+         ReadU32(node->image));
+    } else {
+      fn(node->lp.bytes(), 0);
+    }
+  }
+}
+
 size_t Quicklist::OnlyNodeBytes() const {
   assert(node_count_ == 1);
   return head_->ByteSize();

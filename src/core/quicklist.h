@@ -38,6 +38,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "src/core/listpack.h"
 
 namespace damselfly::core {
@@ -88,6 +89,10 @@ class Quicklist {
   // Appends each node's listpack (plain, even for compressed nodes) to *out as a 4-byte
   // little-endian length and its bytes, from the head.
   void SerializeNodes(std::string* out) const;
+  // Calls fn(bytes, raw_len) for each node from the head: a plain node's listpack and 0,
+  // or a compressed node's LZF stream (core/lzf.h) and its listpack's length, so that an
+  // RDB writer stores the node as Redis does without decompressing it.
+  void ForEachNode(absl::FunctionRef<void(std::string_view bytes, size_t raw_len)> fn) const;
   // Moves the single node's listpack out and leaves the list empty. REQUIRES: exactly
   // one node.
   Listpack TakeOnlyNode();

@@ -207,6 +207,22 @@ bool DbSlice::PutSerialized(DbIndex index, std::string_view key, std::string_vie
   return true;
 }
 
+void DbSlice::PutRestored(DbIndex index, std::string_view key, PrimeValue value,
+                          int64_t deadline_ms, std::string_view event) {
+  PutValue(index, key, std::move(value), deadline_ms);
+  Report(KeyChangeKind::kSet, index, key, "new");
+  Report(KeyChangeKind::kSet, index, key, event);
+}
+
+void DbSlice::SetIdleSeconds(DbIndex index, std::string_view key, uint32_t idle_s) {
+  Db* d = db(index);
+  MainTable::Handle handle = d ? FindLive(*d, key, core::HashKey(key)) : MainTable::Handle();
+  if (!handle) return;
+  const uint16_t stamp = core::AccessStamp::Backdated(idle_s, clock_s_);
+  handle.key().SetKeyFlagBits(uint8_t(stamp));
+  handle.value().set_spare_bits(uint8_t(stamp >> 8));
+}
+
 int64_t DbSlice::GetExpire(DbIndex index, std::string_view key) const {
   const Db* d = db(index);
   if (!d) return 0;

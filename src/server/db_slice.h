@@ -228,6 +228,15 @@ class DbSlice {
   bool PutSerialized(DbIndex db, std::string_view key, std::string_view form,
                      int64_t deadline_ms, std::string_view event);
 
+  // Puts `value` under `key` with `deadline_ms` (0: none), replacing any value and its
+  // memcached metadata (RESTORE). Reported as "new", then kSet with `event`: Redis
+  // deletes a replaced key and adds it anew.
+  void PutRestored(DbIndex db, std::string_view key, PrimeValue value, int64_t deadline_ms,
+                   std::string_view event);
+  // Makes `key` look unused for the last idle_s seconds (RESTORE's IDLETIME; see
+  // IdleSeconds for the precision). No effect when missing.
+  void SetIdleSeconds(DbIndex db, std::string_view key, uint32_t idle_s);
+
   size_t DbSize(DbIndex db) const;
   size_t ExpireSize(DbIndex db) const;
   // Empties database `db` (listeners hear kFlushDb first).

@@ -46,6 +46,12 @@ void ListObject::Serialize(std::string* out) const {
   ql_->SerializeNodes(out);
 }
 
+void ListObject::ForEachNode(
+    absl::FunctionRef<void(std::string_view bytes, size_t raw_len)> fn) const {
+  if (ql_) return ql_->ForEachNode(fn);
+  fn(lp_.bytes(), 0);
+}
+
 core::TypedObject* ListObject::Deserialize(ObjEncoding, std::string_view form) {
   if (form.empty() || uint8_t(form[0]) > 1) return nullptr;
   const bool quicklist = form[0] == 1;

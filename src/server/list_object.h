@@ -50,6 +50,11 @@ class ListObject final : public core::TypedObject {
   // PrimeValue's is always kQuicklist): nullptr when `form` is malformed.
   static core::TypedObject* Deserialize(ObjEncoding encoding, std::string_view form);
 
+  // How many listpacks hold the list, and each of them: see core::Quicklist::ForEachNode
+  // (a listpack-encoded list is one plain node).
+  size_t NodeCount() const { return ql_ ? ql_->NodeCount() : 1; }
+  void ForEachNode(absl::FunctionRef<void(std::string_view bytes, size_t raw_len)> fn) const;
+
   // Before adding `count` elements of `bytes` bytes in all: converts to a quicklist of
   // (fill, depth) when the listpack would outgrow `fill`, or Listpack::SafeToAdd refuses.
   void PrepareAdd(size_t bytes, size_t count, int fill, unsigned depth);

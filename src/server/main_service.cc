@@ -12,6 +12,7 @@
 #include "src/server/config_family.h"
 #include "src/server/connection_family.h"
 #include "src/server/debug_family.h"
+#include "src/server/dump_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/function_family.h"
 #include "src/server/generic_family.h"
@@ -60,6 +61,7 @@ void Service::RegisterCommands() {
   StringFamily::Register(&registry_);
   ZSetFamily::Register(&registry_);
   GenericFamily::Register(&registry_);
+  DumpFamily::Register(&registry_);
   HashFamily::Register(&registry_);
   ListFamily::Register(&registry_);
   SetFamily::Register(&registry_);

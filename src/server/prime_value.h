@@ -52,6 +52,10 @@ class PrimeValue {
   void AppendTo(std::string* out) const { obj_.AppendTo(out); }
   // See CompactObj::PrefetchHeap.
   void PrefetchHeap() const { obj_.PrefetchHeap(); }
+  // See CompactObj::CompressedView (empty for a typed value).
+  std::string_view CompressedView() const {
+    return obj_.IsObject() ? std::string_view() : obj_.CompressedView();
+  }
   std::optional<int64_t> TryGetInt() const {
     return obj_.IsObject() ? std::nullopt : obj_.TryGetInt();
   }

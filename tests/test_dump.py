@@ -1,0 +1,267 @@
+"""DUMP and RESTORE: Redis 7.0's replies and error texts, and payloads moving between the
+server under test and a reference redis-server 7.0 both ways, for every type and encoding.
+
+The cross tests start their own redis-server (skipped when it is not installed); against
+DAMSELFLY_TEST_TARGET=redis both ends are redis-server, which validates the tests.
+"""
+
+import shutil
+import time
+
+import pytest
+import redis
+
+from conftest import ServerHandle
+
+BAD_PAYLOAD = "DUMP payload version or checksum are wrong"
+
+
+@pytest.fixture(scope="module")
+def reference():
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    handle = ServerHandle(target="redis").start()
+    yield handle
+    handle.stop()
+    handle.cleanup_files()
+
+
+@pytest.fixture
+def ref(reference):
+    client = reference.client()
+    client.flushall()
+    yield client
+    client.close()
+
+
+def content(c, key):
+    """The value of `key` as commands read it, independent of its encoding."""
+    kind = c.type(key).decode()
+    if kind == "string":
+        return kind, c.get(key)
+    if kind == "list":
+        return kind, c.lrange(key, 0, -1)
+    if kind == "hash":
+        return kind, sorted(c.hgetall(key).items())
+    if kind == "set":
+        return kind, sorted(c.smembers(key))
+    if kind == "zset":
+        return kind, c.zrange(key, 0, -1, withscores=True)
+    if kind == "stream":
+        return kind, c.xrange(key)
+    return kind, None
+
+
+def fill(c):
+    """One key of each type and encoding (as Redis 7.0 names them)."""
+    c.set("int", "12345")
+    c.set("neg", "-70000")
+    c.set("embstr", "hello")
+    c.set("raw", "x" * 100)
+    c.set("json", '{"name": "value", "list": [1, 2, 3]} ' * 40)
+    c.set("binary", bytes(range(256)) * 4)
+    c.rpush("list_small", "a", "1", "-2", "b" * 70)
+    c.rpush("list_big", *[f"element-{i}" for i in range(3000)])
+    c.hset("hash_small", mapping={"f1": "v1", "f2": "2"})
+    c.hset("hash_big", mapping={f"field{i}": f"value{i}" for i in range(600)})
+    c.hset("hash_long", mapping={"f": "v" * 100})
+    c.sadd("set_ints", 1, 2, 3, -100000)
+    c.sadd("set_strs", "a", "b", "c")
+    c.sadd("set_big", *[f"m{i}" for i in range(600)])
+    c.sadd("set_many_ints", *range(1000))
+    c.zadd("zset_small", {"a": 1, "b": 2.5, "c": float("inf")})
+    c.zadd("zset_big", {f"m{i}": i / 7 for i in range(300)})
+    for i in range(1, 260):
+        fields = {"f": i, "g": "x"} if i % 9 else {"other": i}
+        c.xadd("stream", fields, id=f"{i}-{i % 4}")
+    c.xdel("stream", "18-2")
+    return [k.decode() for k in sorted(c.keys("*"))]
+
+
+def test_dump_restore_simple_key(server):
+    c = server.client()
+    c.set("foo", "bar")
+    payload = c.dump("foo")
+    c.delete("foo")
+    assert c.restore("foo", 0, payload) == b"OK"
+    assert c.get("foo") == b"bar"
+    assert c.ttl("foo") == -1
+
+
+def test_dump_missing_key_is_nil(server):
+    assert server.client().dump("nosuchkey") is None
+
+
+def test_restore_errors(server):
+    c = server.client()
+    c.set("k", "v")
+    payload = c.dump("k")
+    with pytest.raises(redis.ResponseError, match="Target key name already exists.$"):
+        c.execute_command("RESTORE", "k", 0, payload)
+    with pytest.raises(redis.ResponseError, match="^Invalid TTL value, must be >= 0$"):
+        c.execute_command("RESTORE", "n", -1, payload)
+    with pytest.raises(redis.ResponseError, match="^value is not an integer or out of range$"):
+        c.execute_command("RESTORE", "n", "abc", payload)
+    with pytest.raises(redis.ResponseError, match="^syntax error$"):
+        c.execute_command("RESTORE", "n", 0, payload, "BLAH")
+    with pytest.raises(redis.ResponseError, match="^syntax error$"):
+        c.execute_command("RESTORE", "n", 0, payload, "IDLETIME")
+    with pytest.raises(redis.ResponseError, match="^syntax error$"):
+        c.execute_command("RESTORE", "n", 0, payload, "IDLETIME", 1, "FREQ", 1)
+    with pytest.raises(redis.ResponseError, match="^Invalid IDLETIME value, must be >= 0$"):
+        c.execute_command("RESTORE", "n", 0, payload, "IDLETIME", -5)
+    with pytest.raises(redis.ResponseError, match="^Invalid FREQ value, must be >= 0 and <= 255$"):
+        c.execute_command("RESTORE", "n", 0, payload, "FREQ", 300)
+    with pytest.raises(redis.ResponseError, match=f"^{BAD_PAYLOAD}$"):
+        c.execute_command("RESTORE", "n", 0, b"not a payload")
+    with pytest.raises(redis.ResponseError, match=f"^{BAD_PAYLOAD}$"):
+        c.execute_command("RESTORE", "n", 0, payload[:-1] + bytes([payload[-1] ^ 1]))
+    with pytest.raises(redis.ResponseError, match="^wrong number of arguments for 'restore' command$"):
+        c.execute_command("RESTORE", "n", 0)
+    with pytest.raises(redis.ResponseError, match="^wrong number of arguments for 'dump' command$"):
+        c.execute_command("DUMP")
+    assert c.exists("n") == 0
+
+
+def test_restore_bad_data_format(server, ref):
+    # A payload redis-server accepts the footer of, holding a value type 99.
+    c = server.client()
+    ref.set("k", "v")
+    good = ref.dump("k")
+    bad = crc_fixed(b"\x63" + good[1:-10])
+    for client in (c, ref):
+        with pytest.raises(redis.ResponseError, match="^Bad data format$"):
+            client.execute_command("RESTORE", "n", 0, bad)
+
+
+def crc_fixed(value):
+    """value + version 10 + Redis's CRC64 (Jones, reflected), as DUMP ends a payload."""
+    body = value + b"\x0a\x00"
+    crc = 0
+    for byte in body:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x95AC9329AC4BC9B5 if crc & 1 else 0)
+    return body + crc.to_bytes(8, "little")
+
+
+def test_restore_ttl_options(server):
+    c = server.client()
+    c.set("k", "v")
+    payload = c.dump("k")
+    assert c.restore("t", 3000, payload)
+    assert 2000 <= c.pttl("t") <= 3000
+    assert c.restore("big", 2569591501000, payload)  # beyond 32 bits
+    assert 2569591501000 - 1000 <= c.pttl("big") <= 2569591501000
+    deadline = int(time.time() * 1000) + 3000
+    assert c.restore("abs", deadline, payload, absttl=True)
+    assert 2000 <= c.pttl("abs") <= 3100
+    assert c.execute_command("PEXPIRETIME", "abs") == deadline
+    # A deadline in the past: OK and no key; with REPLACE the existing key is deleted.
+    assert c.restore("past", 1000, payload, absttl=True)
+    assert c.exists("past") == 0
+    assert c.restore("k", 1000, payload, absttl=True, replace=True)
+    assert c.exists("k") == 0
+
+
+def test_restore_replace(server):
+    c = server.client()
+    c.set("a", "one")
+    c.rpush("b", "x")
+    payload = c.dump("a")
+    with pytest.raises(redis.ResponseError, match="Target key name already exists.$"):
+        c.restore("b", 0, payload)
+    assert c.restore("b", 0, payload, replace=True)
+    assert c.type("b") == b"string" and c.get("b") == b"one"
+    c.expire("b", 100)
+    assert c.restore("b", 0, payload, replace=True)
+    assert c.ttl("b") == -1
+
+
+def test_restore_idletime(server):
+    c = server.client()
+    c.set("k", "v")
+    payload = c.dump("k")
+    assert c.restore("i", 0, payload, idletime=1000)
+    assert 1000 <= c.object("idletime", "i") <= 1010
+    assert c.restore("f", 0, payload, frequency=100)
+    assert c.get("f") == b"v"
+
+
+def test_dump_restore_every_type_in_place(server):
+    c = server.client()
+    keys = fill(c)
+    expected = {k: content(c, k) for k in keys}
+    encodings = {k: c.object("encoding", k) for k in keys}
+    payloads = {k: c.dump(k) for k in keys}
+    c.flushall()
+    for k in keys:
+        assert c.restore(k, 0, payloads[k]), k
+        assert content(c, k) == expected[k], k
+        assert c.object("encoding", k) == encodings[k], k
+
+
+@pytest.mark.parametrize("direction", ["from_redis", "to_redis"])
+def test_payloads_cross_servers(server, ref, direction):
+    c = server.client()
+    source, target = (ref, c) if direction == "from_redis" else (c, ref)
+    keys = fill(source)
+    for k in keys:
+        payload = source.dump(k)
+        assert target.restore(k, 0, payload), k
+        assert content(target, k) == content(source, k), k
+
+
+def test_small_payloads_are_byte_identical(server, ref):
+    """Where both servers keep the same encoding, damselfly's payload is Redis's."""
+    c = server.client()
+    for client in (c, ref):
+        client.set("s", "hello")
+        client.set("i", "-12345")
+        client.rpush("l", "a", "1", "bb")
+        client.hset("h", mapping={"f": "v", "n": "5"})
+        client.sadd("si", 3, 1, 2)
+        client.zadd("z", {"a": 1, "b": 2.5})
+        client.xadd("x", {"f": "v"}, id="1-1")
+        client.xadd("x", {"f": "w"}, id="1-2")
+        client.xadd("x", {"g": "1"}, id="2-0")
+    # (The stream's 56-byte node is not in the list: LZF saves 4 bytes of it with our
+    # compressor and less with Redis's, so the two payloads differ, both valid.)
+    for k in ("s", "i", "l", "h", "si", "z"):
+        assert c.dump(k) == ref.dump(k), k
+
+
+def test_restore_rejects_corrupt_payloads_from_redis(server, ref):
+    """Mutations of a real payload, with a valid checksum, never crash the server."""
+    c = server.client()
+    ref.hset("h", mapping={f"f{i}": f"v{i}" for i in range(10)})
+    ref.rpush("l", *range(50))
+    ref.zadd("z", {f"m{i}": i for i in range(20)})
+    for key in ("h", "l", "z"):
+        value = ref.dump(key)[:-10]
+        for i in range(1, len(value), 3):
+            mutated = value[:i] + bytes([value[i] ^ 0x5A]) + value[i + 1:]
+            try:
+                c.restore("m", 0, crc_fixed(mutated), replace=True)
+            except redis.ResponseError as e:
+                assert str(e) == "Bad data format"
+    assert c.ping()
+
+
+@pytest.mark.damselfly_only
+def test_dump_refuses_stream_with_groups(server):
+    """The codec does not carry consumer groups yet: DUMP refuses rather than drop them."""
+    c = server.client()
+    c.xadd("s", {"f": "v"}, id="1-1")
+    assert c.dump("s") is not None
+    c.xgroup_create("s", "g", id="0")
+    with pytest.raises(redis.ResponseError, match="consumer groups"):
+        c.dump("s")
+
+
+@pytest.mark.damselfly_only
+def test_restore_refuses_stream_with_groups(server, ref):
+    ref.xadd("s", {"f": "v"}, id="1-1")
+    ref.xgroup_create("s", "g", id="0")
+    with pytest.raises(redis.ResponseError, match="^Bad data format$"):
+        server.client().restore("s", 0, ref.dump("s"))
