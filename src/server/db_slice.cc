@@ -284,7 +284,7 @@ void DbSlice::HookEveryBucket(DbIndex index) {
 uint64_t DbSlice::TraverseBuckets(DbIndex index, uint64_t cursor,
                                   absl::FunctionRef<void(BucketRef)> fn) {
   Db* d = db(index);
-  return d ? d->main.TraverseBuckets(cursor, fn) : 0;
+  return d ? d->main.TraverseBlocks(cursor, fn) : 0;
 }
 
 void DbSlice::ForEachInBucket(

@@ -252,8 +252,9 @@ class DbSlice {
   // whole databases at once, first call it with every bucket of the databases they
   // change.
   void SetPreUpdateHook(PreUpdateHook hook);
-  // Snapshots: walks `db`'s main-table buckets, one segment per call, from `cursor` (0
-  // starts), returning the next cursor (0: done); see core/dash_table.h "Snapshots".
+  // Snapshots: walks `db`'s main-table buckets, one block of a segment per call (about
+  // 700 entries), from `cursor` (0 starts), returning the next cursor (0: done); see
+  // core/dash_table.h "Snapshots".
   uint64_t TraverseBuckets(DbIndex db, uint64_t cursor, absl::FunctionRef<void(BucketRef)> fn);
   // Snapshots: calls fn for each entry of a main-table bucket of `db`, expired or not, with
   // its deadline (unix ms, 0: none) and memcached metadata (nullptr: none).

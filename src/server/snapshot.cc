@@ -123,7 +123,7 @@ class ShardSnapshot {
         if (serializer_.buffer().size() >= kChunkBytes) {
           status = WriteChunk();  // the fiber waits for the disk; the thread serves
         } else {
-          boost::this_fiber::yield();  // a segment at a time, between other work
+          boost::this_fiber::yield();  // a block at a time, between other work
         }
       } while (cursor != 0 && status.ok());
     }
