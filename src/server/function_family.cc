@@ -639,6 +639,27 @@ size_t FunctionFamily::FunctionCount() { return CurrentSet()->functions.size(); 
 
 size_t FunctionFamily::LibraryCount() { return CurrentSet()->libraries.size(); }
 
+std::vector<std::string> FunctionFamily::LibraryCodes() {
+  std::vector<std::string> codes;
+  for (const auto& [name, library] : CurrentSet()->libraries) codes.push_back(library->code);
+  return codes;
+}
+
+std::string FunctionFamily::ReplaceLibraries(const std::vector<std::string>& codes) {
+  LibrarySet loaded;
+  std::string error;
+  for (const std::string& code : codes) {
+    auto library = MakeLibrary(code, false, loaded, &error);
+    if (library == nullptr || !Link(&loaded, std::move(library), &error)) return error;
+  }
+  UpdateSet([&](LibrarySet* set) {
+    set->libraries = std::move(loaded.libraries);
+    set->functions = std::move(loaded.functions);
+    return true;
+  });
+  return "";
+}
+
 void FunctionFamily::Register(facade::CommandRegistry* r) {
   using namespace facade;
   registry = r;

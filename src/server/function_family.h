@@ -17,6 +17,9 @@
 // by any thread without a lock and replaced under the mutex.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "src/facade/command_registry.h"
 
 namespace damselfly {
@@ -27,6 +30,10 @@ class FunctionFamily {
   // INFO memory's number_of_functions and number_of_libraries.
   static size_t FunctionCount();
   static size_t LibraryCount();
+  // Snapshots: every library's code, and replacing every library with those of `codes`
+  // (all or none: "" or Redis's error for the first that does not load).
+  static std::vector<std::string> LibraryCodes();
+  static std::string ReplaceLibraries(const std::vector<std::string>& codes);
 };
 
 }  // namespace damselfly

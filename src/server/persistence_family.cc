@@ -17,6 +17,7 @@
 #include "helio/base/strings.h"
 #include "src/facade/error.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/function_family.h"
 #include "helio/fibers/fiber.h"
 #include "helio/fibers/sync.h"
 #include "helio/io/proactor.h"
@@ -248,10 +249,10 @@ bool StartPersistence() {
       LOG(ERROR) << "Unrecoverable error loading the snapshot, aborting now";
       _exit(1);
     }
-    if (!loaded.functions.empty()) {
-      LOG(WARNING) << FLAGS_dbfilename << " holds " << loaded.functions.size()
-                   << " function libraries; snapshots do not load them yet (FUNCTION RESTORE "
-                      "a FUNCTION DUMP instead)";
+    if (std::string error = FunctionFamily::ReplaceLibraries(loaded.functions); !error.empty()) {
+      LOG(ERROR) << "Failed loading the function libraries of " << FLAGS_dbfilename << ": "
+                 << error;
+      _exit(1);
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     LOG(INFO) << "DB loaded from disk: " << loaded.keys << " keys (" << loaded.expired
@@ -327,6 +328,10 @@ std::string DebugReload(bool save, bool flush, facade::ConnectionContext* cntx) 
   status = LoadSnapshot(GetDbFilename(), &loaded);
   if (!status.ok()) {
     LOG(ERROR) << "DEBUG RELOAD: " << status.message();
+    return "ERR Error trying to load the RDB dump, check server logs.";
+  }
+  if (std::string error = FunctionFamily::ReplaceLibraries(loaded.functions); !error.empty()) {
+    LOG(ERROR) << "DEBUG RELOAD: " << error;
     return "ERR Error trying to load the RDB dump, check server logs.";
   }
   return "";

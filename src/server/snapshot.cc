@@ -21,6 +21,7 @@
 #include "src/server/connection_family.h"
 #include "src/server/db_slice.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/function_family.h"
 #include "src/server/rdb_save.h"
 #include "src/server/transaction.h"
 
@@ -177,6 +178,7 @@ absl::StatusOr<uint64_t> WriteSnapshot(int fd, const SnapshotOptions& options, u
   SnapshotFile file(fd, num_shards, options.checksum);
   RdbSerializer header(options.compression);
   header.SaveHeader(kRedisCompatVersion, int64_t(time(nullptr)), shard_set->UsedMemory());
+  header.SaveFunctions(FunctionFamily::LibraryCodes());
   if (absl::Status status = file.WriteHeader(header.TakeBuffer()); !status.ok()) return status;
 
   std::vector<std::unique_ptr<ShardSnapshot>> shards(num_shards);

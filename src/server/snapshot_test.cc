@@ -83,6 +83,25 @@ TEST_P(SnapshotTest, EveryTypeSurvivesSaveAndLoad) {
   EXPECT_THAT(Run({"lastsave"}).integer, testing::Gt(0));
 }
 
+TEST_P(SnapshotTest, DebugReloadKeepsKeysAndFunctions) {
+  EXPECT_EQ(Run({"function", "load",
+                 "#!lua name=lib\nredis.register_function('hello', function() return 'hi' end)"}),
+            "lib");
+  Run({"set", "k", "v"});
+  EXPECT_EQ(Run({"debug", "reload"}), "OK");
+  EXPECT_EQ(Run({"get", "k"}), "v");
+  EXPECT_EQ(Run({"fcall", "hello", "0"}), "hi");
+  // NOSAVE loads the file as it is: the key set since is gone, the function is back.
+  Run({"set", "later", "x"});
+  Run({"function", "flush"});
+  EXPECT_EQ(Run({"debug", "reload", "nosave"}), "OK");
+  EXPECT_THAT(Run({"exists", "later"}), IntArg(0));
+  EXPECT_EQ(Run({"fcall", "hello", "0"}), "hi");
+  EXPECT_THAT(Run({"debug", "reload", "bogus"}),
+              ErrArg("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."));
+  Run({"function", "flush"});
+}
+
 TEST_P(SnapshotTest, ExpiredKeysAreDroppedOnLoad) {
   Run({"set", "gone", "v", "px", "50"});
   Run({"set", "kept", "v"});
