@@ -645,7 +645,8 @@ std::vector<std::string> FunctionFamily::LibraryCodes() {
   return codes;
 }
 
-std::string FunctionFamily::ReplaceLibraries(const std::vector<std::string>& codes) {
+std::string FunctionFamily::LoadLibraries(const std::vector<std::string>& codes,
+                                          bool keep_others, bool replace) {
   LibrarySet loaded;
   std::string error;
   for (const std::string& code : codes) {
@@ -653,11 +654,25 @@ std::string FunctionFamily::ReplaceLibraries(const std::vector<std::string>& cod
     if (library == nullptr || !Link(&loaded, std::move(library), &error)) return error;
   }
   UpdateSet([&](LibrarySet* set) {
-    set->libraries = std::move(loaded.libraries);
-    set->functions = std::move(loaded.functions);
+    if (!keep_others) {
+      set->libraries = std::move(loaded.libraries);
+      set->functions = std::move(loaded.functions);
+      return true;
+    }
+    for (const auto& [name, library] : loaded.libraries) {
+      if (!set->libraries.contains(name)) continue;
+      if (!replace) {
+        error = helio::StrCat("ERR Library ", name, " already exists");
+        return false;
+      }
+      Unlink(set, name);
+    }
+    for (const auto& [name, library] : loaded.libraries) {
+      if (!Link(set, library, &error)) return false;
+    }
     return true;
   });
-  return "";
+  return error;
 }
 
 void FunctionFamily::Register(facade::CommandRegistry* r) {

@@ -249,7 +249,8 @@ bool StartPersistence() {
       LOG(ERROR) << "Unrecoverable error loading the snapshot, aborting now";
       _exit(1);
     }
-    if (std::string error = FunctionFamily::ReplaceLibraries(loaded.functions); !error.empty()) {
+    if (std::string error = FunctionFamily::LoadLibraries(loaded.functions, false, false);
+        !error.empty()) {
       LOG(ERROR) << "Failed loading the function libraries of " << FLAGS_dbfilename << ": "
                  << error;
       _exit(1);
@@ -312,7 +313,7 @@ bool SaveBeforeShutdown(std::string_view mode) {
   return true;
 }
 
-std::string DebugReload(bool save, bool flush, facade::ConnectionContext* cntx) {
+std::string DebugReload(bool save, bool flush, bool merge, facade::ConnectionContext* cntx) {
   if (save) {
     absl::Status status = SaveNow(false);
     if (absl::IsFailedPrecondition(status)) return "ERR Background save already in progress";
@@ -325,12 +326,13 @@ std::string DebugReload(bool save, bool flush, facade::ConnectionContext* cntx) 
       for (DbIndex db = 0; db < shard->db_slice().dbnum(); ++db) shard->db_slice().FlushDb(db);
     }
   });
-  status = LoadSnapshot(GetDbFilename(), &loaded);
+  status = LoadSnapshot(GetDbFilename(), &loaded, flush || merge);
   if (!status.ok()) {
     LOG(ERROR) << "DEBUG RELOAD: " << status.message();
     return "ERR Error trying to load the RDB dump, check server logs.";
   }
-  if (std::string error = FunctionFamily::ReplaceLibraries(loaded.functions); !error.empty()) {
+  if (std::string error = FunctionFamily::LoadLibraries(loaded.functions, !flush, merge);
+      !error.empty()) {
     LOG(ERROR) << "DEBUG RELOAD: " << error;
     return "ERR Error trying to load the RDB dump, check server logs.";
   }

@@ -39,7 +39,9 @@ void StopPersistence();
 // DEBUG RELOAD: saves (unless !save), empties every database in a whole-shard transaction
 // (unless !flush) and loads dir/dbfilename (not isolated from other clients' writes, as
 // Redis's is). "" or Redis's error text.
-std::string DebugReload(bool save, bool flush, facade::ConnectionContext* cntx);
+// MERGE (`merge`): with NOFLUSH, keys and libraries in the file replace those that exist
+// (without it, one that exists fails the load).
+std::string DebugReload(bool save, bool flush, bool merge, facade::ConnectionContext* cntx);
 
 // INFO persistence's lines ("field:value\r\n").
 std::string PersistenceInfo();

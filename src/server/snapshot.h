@@ -68,6 +68,8 @@ struct LoadResult {
 // needs to decode the file. Fails on a missing, truncated or corrupt file (checksum
 // included) with the loader's reason; the shards may then hold part of it.
 // REQUIRES: not on a shard thread's dispatcher (it waits for the shards).
-absl::Status LoadSnapshot(const std::string& path, LoadResult* result);
+// With `replace` false, a key that exists already fails the load (DEBUG RELOAD NOFLUSH
+// without MERGE), as a duplicated key does in Redis.
+absl::Status LoadSnapshot(const std::string& path, LoadResult* result, bool replace = true);
 
 }  // namespace damselfly

@@ -34,7 +34,7 @@ class FileSource final : public RdbSource {
 };
 
 // One shard's pass over the file: keeps the keys it owns.
-absl::Status LoadShard(int fd, EngineShard* shard, LoadResult* result) {
+absl::Status LoadShard(int fd, EngineShard* shard, bool replace, LoadResult* result) {
   FileSource source(fd);
   RdbLoader loader(&source);
   if (!loader.LoadHeader()) {
@@ -49,6 +49,10 @@ absl::Status LoadShard(int fd, EngineShard* shard, LoadResult* result) {
       return absl::InvalidArgumentError(
           helio::StrCat("FATAL: Data file was created with a Redis server configured to handle "
                         "more than ", slice.dbnum(), " databases"));
+    }
+    if (!replace && slice.Find(entry.db, entry.key) != nullptr) {
+      return absl::AlreadyExistsError(
+          helio::StrCat("RDB has duplicated key '", entry.key, "' in DB ", entry.db));
     }
     if (entry.expire_ms != 0 && entry.expire_ms <= now_ms) {
       ++result->expired;
@@ -69,7 +73,7 @@ absl::Status LoadShard(int fd, EngineShard* shard, LoadResult* result) {
 
 }  // namespace
 
-absl::Status LoadSnapshot(const std::string& path, LoadResult* result) {
+absl::Status LoadSnapshot(const std::string& path, LoadResult* result, bool replace) {
   const size_t num_shards = shard_set->size();
   std::vector<int> fds(num_shards, -1);
   for (int& fd : fds) {
@@ -86,7 +90,7 @@ absl::Status LoadSnapshot(const std::string& path, LoadResult* result) {
   std::vector<absl::Status> statuses(num_shards);
   shard_set->RunOnAll([&](EngineShard* shard) {
     const ShardId id = shard->shard_id();
-    statuses[id] = LoadShard(fds[id], shard, &parts[id]);
+    statuses[id] = LoadShard(fds[id], shard, replace, &parts[id]);
   });
   for (int fd : fds) close(fd);
   for (ShardId id = 0; id < num_shards; ++id) {

@@ -97,6 +97,11 @@ TEST_P(SnapshotTest, DebugReloadKeepsKeysAndFunctions) {
   EXPECT_EQ(Run({"debug", "reload", "nosave"}), "OK");
   EXPECT_THAT(Run({"exists", "later"}), IntArg(0));
   EXPECT_EQ(Run({"fcall", "hello", "0"}), "hi");
+  // NOFLUSH loads on top: an existing key (or library) fails it, unless MERGE.
+  EXPECT_THAT(Run({"debug", "reload", "noflush"}),
+              ErrArg("ERR Error trying to load the RDB dump, check server logs."));
+  EXPECT_EQ(Run({"debug", "reload", "noflush", "merge"}), "OK");
+  EXPECT_EQ(Run({"fcall", "hello", "0"}), "hi");
   EXPECT_THAT(Run({"debug", "reload", "bogus"}),
               ErrArg("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."));
   Run({"function", "flush"});
