@@ -506,9 +506,38 @@ void FunctionStats(ReplyBuilder* rb) {
   rb->SendLong(set->functions.size());
 }
 
+// How libraries coming in (FUNCTION RESTORE, a snapshot) join those there are.
+enum class Policy {
+  kAppend,   // a library of the same name is an error
+  kReplace,  // a library of the same name is replaced
+  kFlush,    // the incoming ones replace all
+};
+
+// Puts `incoming`'s libraries into `set`; false with Redis's error when kAppend meets one
+// that exists (nothing changed then: the caller's UpdateSet drops the edit).
+bool MergeLibraries(LibrarySet* set, LibrarySet incoming, Policy policy, std::string* error) {
+  if (policy == Policy::kFlush) {
+    set->libraries = std::move(incoming.libraries);
+    set->functions = std::move(incoming.functions);
+    return true;
+  }
+  for (const auto& [name, library] : incoming.libraries) {
+    if (!set->libraries.contains(name)) continue;
+    if (policy == Policy::kAppend) {
+      *error = helio::StrCat("ERR Library ", name, " already exists");
+      return false;
+    }
+    Unlink(set, name);
+  }
+  for (const auto& [name, library] : incoming.libraries) {
+    if (!Link(set, library, error)) return false;
+  }
+  return true;
+}
+
 void FunctionRestore(CmdArgList args, ReplyBuilder* rb) {
   if (args.size() > 4) return rb->SendError(SubcommandSyntaxError(args[1]));
-  enum class Policy { kAppend, kReplace, kFlush } policy = Policy::kAppend;
+  Policy policy = Policy::kAppend;
   if (args.size() == 4) {
     if (ArgIs(args[3], "APPEND")) {
       policy = Policy::kAppend;
@@ -525,23 +554,7 @@ void FunctionRestore(CmdArgList args, ReplyBuilder* rb) {
   std::string error;
   if (!ReadPayload(args[2], &restored, &error)) return rb->SendError(error);
   bool stored = UpdateSet([&](LibrarySet* set) {
-    if (policy == Policy::kFlush) {
-      set->libraries = std::move(restored.libraries);
-      set->functions = std::move(restored.functions);
-      return true;
-    }
-    for (const auto& [name, library] : restored.libraries) {
-      if (!set->libraries.contains(name)) continue;
-      if (policy == Policy::kAppend) {
-        error = helio::StrCat("ERR Library ", name, " already exists");
-        return false;
-      }
-      Unlink(set, name);
-    }
-    for (const auto& [name, library] : restored.libraries) {
-      if (!Link(set, library, &error)) return false;
-    }
-    return true;
+    return MergeLibraries(set, std::move(restored), policy, &error);
   });
   stored ? rb->SendOk() : rb->SendError(error);
 }
@@ -653,25 +666,8 @@ std::string FunctionFamily::LoadLibraries(const std::vector<std::string>& codes,
     auto library = MakeLibrary(code, false, loaded, &error);
     if (library == nullptr || !Link(&loaded, std::move(library), &error)) return error;
   }
-  UpdateSet([&](LibrarySet* set) {
-    if (!keep_others) {
-      set->libraries = std::move(loaded.libraries);
-      set->functions = std::move(loaded.functions);
-      return true;
-    }
-    for (const auto& [name, library] : loaded.libraries) {
-      if (!set->libraries.contains(name)) continue;
-      if (!replace) {
-        error = helio::StrCat("ERR Library ", name, " already exists");
-        return false;
-      }
-      Unlink(set, name);
-    }
-    for (const auto& [name, library] : loaded.libraries) {
-      if (!Link(set, library, &error)) return false;
-    }
-    return true;
-  });
+  const Policy policy = !keep_others ? Policy::kFlush : replace ? Policy::kReplace : Policy::kAppend;
+  UpdateSet([&](LibrarySet* set) { return MergeLibraries(set, std::move(loaded), policy, &error); });
   return error;
 }
 
