@@ -126,7 +126,7 @@ def free_port():
 
 def redis_args(extra):
     """Translates damselfly-style flags (--name=value, --flag) to redis-server arguments."""
-    renames = {"dbnum": "databases"}
+    renames = {"dbnum": "databases", "enable_protected_configs": "enable-protected-configs"}
     out = []
     for arg in extra:
         if not arg.startswith("--"):

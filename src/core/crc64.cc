@@ -33,6 +33,25 @@ constexpr Tables MakeTables() {
 
 constexpr Tables kTables = MakeTables();
 
+// A CRC is linear in its input (initial value 0, no final xor), so appending n zero
+// bytes is a linear map of the 64 CRC bits: a 64x64 matrix over GF(2), column i the
+// image of bit i. Squaring the one-zero-bit matrix doubles the zeros it appends.
+using Matrix = std::array<uint64_t, 64>;
+
+uint64_t Times(const Matrix& matrix, uint64_t vector) {
+  uint64_t sum = 0;
+  for (int i = 0; vector != 0; ++i, vector >>= 1) {
+    if (vector & 1) sum ^= matrix[i];
+  }
+  return sum;
+}
+
+Matrix Square(const Matrix& matrix) {
+  Matrix square;
+  for (int i = 0; i < 64; ++i) square[i] = Times(matrix, matrix[i]);
+  return square;
+}
+
 }  // namespace
 
 uint64_t Crc64(uint64_t crc, std::string_view data) {
@@ -49,6 +68,22 @@ uint64_t Crc64(uint64_t crc, std::string_view data) {
   }
   for (; n > 0; ++p, --n) crc = kTables[0][(crc ^ uint8_t(*p)) & 0xff] ^ (crc >> 8);
   return crc;
+}
+
+uint64_t Crc64Combine(uint64_t crc_a, uint64_t crc_b, uint64_t length_b) {
+  if (length_b == 0) return crc_a;
+  // One zero bit: the low bit shifts out, and when it was set the polynomial comes in.
+  Matrix zeros;
+  zeros[0] = kReflectedPoly;
+  for (int i = 1; i < 64; ++i) zeros[i] = uint64_t(1) << (i - 1);
+  zeros = Square(Square(Square(zeros)));  // one zero byte
+  // crc_a followed by length_b zero bytes: the byte matrix's powers of two, by the bits
+  // of length_b.
+  for (; length_b != 0; length_b >>= 1) {
+    if (length_b & 1) crc_a = Times(zeros, crc_a);
+    if (length_b > 1) zeros = Square(zeros);
+  }
+  return crc_a ^ crc_b;
 }
 
 }  // namespace damselfly::core

@@ -16,4 +16,9 @@ namespace damselfly::core {
 // Extends `crc` (0 to start) with `data`: Crc64(Crc64(0, a), b) == Crc64(0, a + b).
 uint64_t Crc64(uint64_t crc, std::string_view data);
 
+// The CRC of a + b from crc_a = Crc64(0, a), crc_b = Crc64(0, b) and b's length, in
+// O(log length) 64x64 bit-matrix steps: pieces of a file checksummed by different threads
+// combine into the file's CRC in file order.
+uint64_t Crc64Combine(uint64_t crc_a, uint64_t crc_b, uint64_t length_b);
+
 }  // namespace damselfly::core

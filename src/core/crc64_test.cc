@@ -23,6 +23,21 @@ TEST(Crc64Test, Incremental) {
   }
 }
 
+TEST(Crc64Test, CombineEqualsTheCrcOfTheConcatenation) {
+  std::string data;
+  for (int i = 0; i < 5000; ++i) data.push_back(char(i * 7919 % 251));
+  for (size_t split : {size_t(0), size_t(1), size_t(7), size_t(8), size_t(1000), data.size()}) {
+    std::string_view a = std::string_view(data).substr(0, split);
+    std::string_view b = std::string_view(data).substr(split);
+    EXPECT_EQ(Crc64Combine(Crc64(0, a), Crc64(0, b), b.size()), Crc64(0, data)) << split;
+  }
+  // Three pieces, combined left to right.
+  std::string_view all(data), a = all.substr(0, 100), b = all.substr(100, 2000),
+                              c = all.substr(2100);
+  uint64_t ab = Crc64Combine(Crc64(0, a), Crc64(0, b), b.size());
+  EXPECT_EQ(Crc64Combine(ab, Crc64(0, c), c.size()), Crc64(0, data));
+}
+
 TEST(Crc64Test, RedisFunctionDump) {
   // FUNCTION DUMP from redis-server 7.0.15 of an empty function set is the version
   // (10, little endian) followed by the CRC64 of those two bytes.

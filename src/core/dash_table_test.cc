@@ -338,7 +338,8 @@ TEST(DashTableTest, RandomEntryAndClear) {
 // snapshot must hold exactly the entries present at its start, with their values then,
 // each once.
 TEST(DashTableTest, SnapshotThroughPreChangeHookIsPointInTime) {
-  for (uint64_t seed : {1u, 2u, 3u}) {
+  for (uint64_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
+    const bool by_block = seed > 3;  // TraverseBlocks, with fewer writes per step
     StringTable table;
     std::mt19937_64 rng(seed);
     std::map<std::string, std::string> at_start;
@@ -363,8 +364,9 @@ TEST(DashTableTest, SnapshotThroughPreChangeHookIsPointInTime) {
     int next_key = 20'000;
     uint64_t cursor = 0;
     do {
-      cursor = table.TraverseBuckets(cursor, serialize);
-      for (int w = 0; w < 4000; ++w) {
+      cursor = by_block ? table.TraverseBlocks(cursor, serialize)
+                        : table.TraverseBuckets(cursor, serialize);
+      for (int w = 0; w < (by_block ? 400 : 4000); ++w) {
         const uint64_t pick = rng() % 100;
         if (pick < 60) {  // inserts: the table grows by rebuilds and splits meanwhile
           table.Insert("n" + std::to_string(next_key++), "new");

@@ -21,6 +21,7 @@
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/keyspace_events.h"
+#include "src/server/persistence_family.h"
 #include "src/server/latency_monitor.h"
 #include "src/server/cgroup_limits.h"
 #include "src/server/collection_limits.h"
@@ -71,6 +72,16 @@ struct ConfigParam {
 
 std::string RangeError(int64_t min, int64_t max) {
   return helio::StrCat("argument must be between ", min, " and ", max, " inclusive");
+}
+
+// A yes/no parameter; `store` applies it.
+Setter YesNoSetter(std::function<void(bool)> store) {
+  return [=](std::string_view value, bool apply) -> std::string {
+    const bool yes = helio::EqualsIgnoreCase(value, "yes");
+    if (!yes && !helio::EqualsIgnoreCase(value, "no")) return "argument must be 'yes' or 'no'";
+    if (apply) store(yes);
+    return "";
+  };
 }
 
 // An integer parameter within [min, max]; `store` applies it.
@@ -231,17 +242,17 @@ const std::vector<ConfigParam>& Params() {
       {"databases", [] { return helio::StrCat(FLAGS_dbnum); }, nullptr},
       {"tcp-backlog", [] { return helio::StrCat(FLAGS_tcp_backlog); }, nullptr},
       {"proto-max-bulk-len", [] { return helio::StrCat(FLAGS_proto_max_bulk_len); }, nullptr},
+      // Snapshots (persistence_family.h).
       {"dir", [] {
          char buf[4096];
          return std::string(getcwd(buf, sizeof(buf)) ? buf : "");
-       }, nullptr},
-      {"dbfilename", [] { return std::string("dump.rdb"); }, nullptr},
-      // No snapshots yet: "no save points" is the one value there is to set (Redis's
-      // test suite sets it before its list tests).
-      {"save", [] { return std::string(); },
-       [](std::string_view value, bool) -> std::string {
-         return value.empty() ? "" : "snapshots are not supported yet";
-       }},
+       }, SetDir},
+      {"dbfilename", GetDbFilename, SetDbFilename},
+      {"save", GetSaveRules, SetSaveRules},
+      {"rdbcompression", [] { return std::string(RdbCompression() ? "yes" : "no"); },
+       YesNoSetter(SetRdbCompression)},
+      {"rdbchecksum", [] { return std::string(RdbChecksum() ? "yes" : "no"); },
+       YesNoSetter(SetRdbChecksum)},
       {"appendonly", [] { return std::string("no"); }, nullptr},
       {"timeout", [] { return helio::StrCat(facade::ClientConnection::IdleTimeoutSeconds()); },
        IntegerSetter(0, std::numeric_limits<int32_t>::max(),

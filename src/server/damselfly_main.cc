@@ -25,6 +25,7 @@
 #include "src/server/script_runner.h"
 #include "src/server/memcache_service.h"
 #include "src/server/metrics.h"
+#include "src/server/persistence_family.h"
 
 DEFINE_uint32(memcached_port, 0,
               "TCP port for memcached text-protocol clients (database 0); 0: no such port");
@@ -147,6 +148,12 @@ int main(int argc, char** argv) {
 
   damselfly::Service service(&pool);
   service.RegisterCommands();
+  // The snapshot is loaded before any client can connect.
+  if (!damselfly::StartPersistence()) {
+    shards.Shutdown();
+    pool.Stop();
+    return 1;
+  }
   damselfly::MemcacheService memcache_service(&pool);
   damselfly::facade::HttpRouter http_router;
   damselfly::RegisterHttpRoutes(&service, &http_router);
@@ -181,6 +188,9 @@ int main(int argc, char** argv) {
   damselfly::ClientPause::Unpause();  // parked connections must see their sockets close
   damselfly::StopAllScripts();         // a busy script's connection must end too
   server.Stop();
+  // SIGTERM with save rules set saves (SHUTDOWN did already, or was told not to).
+  if (!damselfly::SaveBeforeShutdown("")) LOG(ERROR) << "the snapshot at shutdown failed";
+  damselfly::StopPersistence();
   shards.Shutdown();
   damselfly::shard_set = nullptr;
   pool.Stop();

@@ -49,6 +49,7 @@ DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64
 }
 
 void DbSlice::EraseEntry(Db& d, MainTable::Handle handle, std::string_view key) {
+  ++changes_;
   if (handle.value().has_expire()) d.expire.Erase(key);
   EraseMain(d, handle, key);
 }
@@ -271,14 +272,49 @@ size_t DbSlice::ExpireSize(DbIndex index) const {
   return d ? d->expire.size() : 0;
 }
 
+void DbSlice::HookEveryBucket(DbIndex index) {
+  if (!pre_update_hook_ || !dbs_[index]) return;
+  uint64_t cursor = 0;
+  do {
+    cursor = dbs_[index]->main.TraverseBuckets(
+        cursor, [&](BucketRef bucket) { pre_update_hook_(index, bucket); });
+  } while (cursor != 0);
+}
+
+uint64_t DbSlice::TraverseBuckets(DbIndex index, uint64_t cursor,
+                                  absl::FunctionRef<void(BucketRef)> fn) {
+  Db* d = db(index);
+  return d ? d->main.TraverseBlocks(cursor, fn) : 0;
+}
+
+void DbSlice::ForEachInBucket(
+    DbIndex index, BucketRef bucket,
+    absl::FunctionRef<void(std::string_view, const PrimeValue&, int64_t, const McMeta*)> fn) {
+  Db* d = db(index);
+  std::string scratch;
+  bucket.ForEachEntry([&](const CompactObj& key_obj, const PrimeValue& value) {
+    std::string_view key = key_obj.GetSlice(&scratch);
+    int64_t expire_ms = 0;
+    if (value.has_expire()) {
+      ExpireTable::Handle deadline = d->expire.Find(key);
+      DCHECK(deadline);
+      expire_ms = base_ms_ + deadline.value();
+    }
+    fn(key, value, expire_ms, FindMcMeta(index, key, value));
+  });
+}
+
 void DbSlice::FlushDb(DbIndex index) {
   if (!dbs_[index]) return;
+  HookEveryBucket(index);
   Report(KeyChangeKind::kFlushDb, index, {}, "flushdb");
   dbs_[index].reset();
 }
 
 void DbSlice::SwapDb(DbIndex a, DbIndex b) {
   if (a == b) return;
+  HookEveryBucket(a);
+  HookEveryBucket(b);
   Report(KeyChangeKind::kSwapDb, a, {}, "swapdb", b);
   Report(KeyChangeKind::kSwapDb, b, {}, "swapdb", a);
   std::swap(dbs_[a], dbs_[b]);

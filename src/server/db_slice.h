@@ -248,9 +248,20 @@ class DbSlice {
   // The pre-update hook: called with a main-table bucket of database `db` before any
   // change alters it (an Update of an entry, an insert, an erase, entries moving while a
   // segment grows), on every database, present and future; nullptr removes it. A
-  // point-in-time snapshot serializes the bucket there. FlushDb and SwapDb change whole
-  // databases without calling it: a snapshot cuts them as whole-shard transactions.
+  // point-in-time snapshot serializes the bucket there. FlushDb and SwapDb, which change
+  // whole databases at once, first call it with every bucket of the databases they
+  // change.
   void SetPreUpdateHook(PreUpdateHook hook);
+  // Snapshots: walks `db`'s main-table buckets, one block of a segment per call (about
+  // 700 entries), from `cursor` (0 starts), returning the next cursor (0: done); see
+  // core/dash_table.h "Snapshots".
+  uint64_t TraverseBuckets(DbIndex db, uint64_t cursor, absl::FunctionRef<void(BucketRef)> fn);
+  // Snapshots: calls fn for each entry of a main-table bucket of `db`, expired or not, with
+  // its deadline (unix ms, 0: none) and memcached metadata (nullptr: none).
+  void ForEachInBucket(DbIndex db, BucketRef bucket,
+                       absl::FunctionRef<void(std::string_view key, const PrimeValue& value,
+                                              int64_t expire_ms, const McMeta* mc)>
+                           fn);
 
   // Listeners of the write path (see ChangeListener). Returns an id for
   // RemoveChangeListener. Reporting costs one branch while there are none.
@@ -332,6 +343,10 @@ class DbSlice {
   uint64_t NextCas() { return std::exchange(next_cas_, next_cas_ + cas_stride_); }
 
   const Stats& stats() const { return stats_; }
+  // Keys changed (an Update that recorded an event) or erased since the slice began
+  // (not reset by CONFIG RESETSTAT): what INFO persistence's rdb_changes_since_last_save
+  // and the save rules count.
+  uint64_t changes() const { return changes_; }
   void ResetStats() { stats_ = Stats{}; }  // CONFIG RESETSTAT
   TableStats table_stats() const;
 
@@ -361,6 +376,8 @@ class DbSlice {
   Db& CreateDb(DbIndex index);
   // Points `d`'s main table at pre_update_hook_ (or clears its hook).
   void InstallHook(Db& d);
+  // Calls the pre-update hook with every bucket of the database, if both exist.
+  void HookEveryBucket(DbIndex index);
   // Records a use of the entry now (its access stamp: 8 bits in the key's flags, 5 in
   // the value's spare bits).
   void Touch(MainTable::Handle handle) {
@@ -412,6 +429,7 @@ class DbSlice {
   int64_t keep_expired_until_ms_ = 0;
   static thread_local int64_t frozen_now_ms_;  // FrozenClock
   Stats stats_;
+  uint64_t changes_ = 0;
   uint64_t next_cas_ = 1;
   uint64_t cas_stride_ = 1;
 };
@@ -464,6 +482,7 @@ class DbSlice::Update {
   // changed. Idempotent.
   void Finish() {
     if (value_ == nullptr) return;
+    slice_->changes_ += num_events_ != 0;
     if (num_events_ != 0 && slice_->listeners_.empty()) {  // the common case, inline
       value_ = nullptr;
       return;

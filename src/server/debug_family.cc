@@ -15,6 +15,7 @@
 #include "src/server/arg_parsing.h"
 #include "src/server/collection_limits.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/persistence_family.h"
 #include "src/server/family_utils.h"
 #include "src/server/hash_object.h"
 #include "src/server/list_object.h"
@@ -360,6 +361,24 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
     return rb->SendOk();
   }
   if (ArgIs(sub, "PROTOCOL") && args.size() == 3) return SendProtocolSample(args[2], rb);
+  if (ArgIs(sub, "RELOAD")) {
+    bool save = true, flush = true, merge = false;
+    for (size_t i = 2; i < args.size(); ++i) {
+      if (ArgIs(args[i], "NOSAVE")) {
+        save = false;
+      } else if (ArgIs(args[i], "NOFLUSH")) {
+        flush = false;
+      } else if (ArgIs(args[i], "MERGE")) {
+        merge = true;
+      } else {
+        return rb->SendError("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+      }
+    }
+    if (std::string error = DebugReload(save, flush, merge, cntx); !error.empty()) {
+      return rb->SendError(error);
+    }
+    return rb->SendOk();
+  }
   if (ArgIs(sub, "KEYSHARD") && args.size() == 3) {
     return rb->SendLong(shard_set->ShardOf(args[2]));
   }
@@ -368,6 +387,10 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "DIGEST-VALUE <key> [<key> ...]",
         "    Output a hash of the value of each key (all zeros for a missing key).",
+        "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
+        "    Save the RDB on disk and reload it back to memory. NOSAVE: load the file as it is;",
+        "    NOFLUSH: load on top of what exists (an existing key or library is an error,",
+        "    unless MERGE, which replaces it).",
         "OBJECT <key>",
         "    Show low level info about the key and associated value.",
         "POPULATE <count> [<prefix>] [<size>] [TYPE <type>] [ELEMENTS <n>]",

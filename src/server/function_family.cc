@@ -506,9 +506,38 @@ void FunctionStats(ReplyBuilder* rb) {
   rb->SendLong(set->functions.size());
 }
 
+// How libraries coming in (FUNCTION RESTORE, a snapshot) join those there are.
+enum class Policy {
+  kAppend,   // a library of the same name is an error
+  kReplace,  // a library of the same name is replaced
+  kFlush,    // the incoming ones replace all
+};
+
+// Puts `incoming`'s libraries into `set`; false with Redis's error when kAppend meets one
+// that exists (nothing changed then: the caller's UpdateSet drops the edit).
+bool MergeLibraries(LibrarySet* set, LibrarySet incoming, Policy policy, std::string* error) {
+  if (policy == Policy::kFlush) {
+    set->libraries = std::move(incoming.libraries);
+    set->functions = std::move(incoming.functions);
+    return true;
+  }
+  for (const auto& [name, library] : incoming.libraries) {
+    if (!set->libraries.contains(name)) continue;
+    if (policy == Policy::kAppend) {
+      *error = helio::StrCat("ERR Library ", name, " already exists");
+      return false;
+    }
+    Unlink(set, name);
+  }
+  for (const auto& [name, library] : incoming.libraries) {
+    if (!Link(set, library, error)) return false;
+  }
+  return true;
+}
+
 void FunctionRestore(CmdArgList args, ReplyBuilder* rb) {
   if (args.size() > 4) return rb->SendError(SubcommandSyntaxError(args[1]));
-  enum class Policy { kAppend, kReplace, kFlush } policy = Policy::kAppend;
+  Policy policy = Policy::kAppend;
   if (args.size() == 4) {
     if (ArgIs(args[3], "APPEND")) {
       policy = Policy::kAppend;
@@ -525,23 +554,7 @@ void FunctionRestore(CmdArgList args, ReplyBuilder* rb) {
   std::string error;
   if (!ReadPayload(args[2], &restored, &error)) return rb->SendError(error);
   bool stored = UpdateSet([&](LibrarySet* set) {
-    if (policy == Policy::kFlush) {
-      set->libraries = std::move(restored.libraries);
-      set->functions = std::move(restored.functions);
-      return true;
-    }
-    for (const auto& [name, library] : restored.libraries) {
-      if (!set->libraries.contains(name)) continue;
-      if (policy == Policy::kAppend) {
-        error = helio::StrCat("ERR Library ", name, " already exists");
-        return false;
-      }
-      Unlink(set, name);
-    }
-    for (const auto& [name, library] : restored.libraries) {
-      if (!Link(set, library, &error)) return false;
-    }
-    return true;
+    return MergeLibraries(set, std::move(restored), policy, &error);
   });
   stored ? rb->SendOk() : rb->SendError(error);
 }
@@ -638,6 +651,25 @@ void CmdFunction(CmdArgList args, ConnectionContext* cntx) {
 size_t FunctionFamily::FunctionCount() { return CurrentSet()->functions.size(); }
 
 size_t FunctionFamily::LibraryCount() { return CurrentSet()->libraries.size(); }
+
+std::vector<std::string> FunctionFamily::LibraryCodes() {
+  std::vector<std::string> codes;
+  for (const auto& [name, library] : CurrentSet()->libraries) codes.push_back(library->code);
+  return codes;
+}
+
+std::string FunctionFamily::LoadLibraries(const std::vector<std::string>& codes,
+                                          bool keep_others, bool replace) {
+  LibrarySet loaded;
+  std::string error;
+  for (const std::string& code : codes) {
+    auto library = MakeLibrary(code, false, loaded, &error);
+    if (library == nullptr || !Link(&loaded, std::move(library), &error)) return error;
+  }
+  const Policy policy = !keep_others ? Policy::kFlush : replace ? Policy::kReplace : Policy::kAppend;
+  UpdateSet([&](LibrarySet* set) { return MergeLibraries(set, std::move(loaded), policy, &error); });
+  return error;
+}
 
 void FunctionFamily::Register(facade::CommandRegistry* r) {
   using namespace facade;

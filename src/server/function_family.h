@@ -17,6 +17,9 @@
 // by any thread without a lock and replaced under the mutex.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "src/facade/command_registry.h"
 
 namespace damselfly {
@@ -27,6 +30,13 @@ class FunctionFamily {
   // INFO memory's number_of_functions and number_of_libraries.
   static size_t FunctionCount();
   static size_t LibraryCount();
+  // Snapshots: every library's code, and loading the libraries of `codes` (all or none:
+  // "" or Redis's error for the first that does not load). `keep_others`: the libraries
+  // not in `codes` stay; then one of the same name is replaced when `replace`, else an
+  // error.
+  static std::vector<std::string> LibraryCodes();
+  static std::string LoadLibraries(const std::vector<std::string>& codes, bool keep_others,
+                                   bool replace);
 };
 
 }  // namespace damselfly

@@ -23,6 +23,7 @@
 #include "src/server/lookup_prefetcher.h"
 #include "src/server/monitor.h"
 #include "src/server/multi_exec.h"
+#include "src/server/persistence_family.h"
 #include "src/server/pubsub_family.h"
 #include "src/server/script_family.h"
 #include "src/server/script_runner.h"
@@ -74,6 +75,7 @@ void Service::RegisterCommands() {
   PubSubFamily::Register(&registry_);
   ScriptFamily::Register(&registry_);
   FunctionFamily::Register(&registry_);
+  PersistenceFamily::Register(&registry_);
   registry_.CheckEveryDocUsed();
 }
 

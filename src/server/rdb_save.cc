@@ -133,6 +133,13 @@ void RdbSerializer::SaveAux(std::string_view key, std::string_view value) {
   SaveString(value);
 }
 
+void RdbSerializer::SaveFunctions(const std::vector<std::string>& codes) {
+  for (const std::string& code : codes) {
+    buf_.push_back(char(rdb::kOpFunction2));
+    SaveString(code);
+  }
+}
+
 void RdbSerializer::SaveSelectDb(DbIndex db, uint64_t db_size, uint64_t expires_size) {
   buf_.push_back(char(rdb::kOpSelectDb));
   SaveLength(db);

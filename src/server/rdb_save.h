@@ -38,6 +38,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/server/db_slice.h"
 #include "src/server/prime_value.h"
@@ -59,6 +60,8 @@ class RdbSerializer {
   // "REDIS0010" and the AUX fields redis-ver, redis-bits, ctime and used-mem.
   void SaveHeader(std::string_view redis_ver, int64_t ctime_s, uint64_t used_mem);
   void SaveAux(std::string_view key, std::string_view value);
+  // A FUNCTION2 record per library (its code), as Redis 7.0 writes after the AUX fields.
+  void SaveFunctions(const std::vector<std::string>& codes);
   // SELECTDB db, then RESIZEDB with the database's key and deadline counts.
   void SaveSelectDb(DbIndex db, uint64_t db_size, uint64_t expires_size);
   // One key: its memcached flags AUX when `mc` is given, EXPIRETIME_MS when

@@ -18,6 +18,7 @@
 #include "src/server/config_family.h"
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/persistence_family.h"
 #include "src/server/main_service.h"
 #include "src/server/function_family.h"
 #include "src/server/script_family.h"
@@ -171,12 +172,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
   }
   if (show("persistence")) {
     header("Persistence");
-    field("loading", 0);
-    field("async_loading", 0);
-    field("rdb_changes_since_last_save", 0);
-    field("rdb_bgsave_in_progress", 0);
-    field("rdb_last_save_time", UnixTimeMs() / 1000 - uptime_s);
-    field("rdb_last_bgsave_status", "ok");
+    out.append(PersistenceInfo());
     field("aof_enabled", 0);
     field("aof_rewrite_in_progress", 0);
   }
@@ -315,21 +311,30 @@ void CmdTime(CmdArgList args, ConnectionContext* cntx) {
   rb->SendBulk(helio::StrCat(ts.tv_nsec / 1000));
 }
 
-// SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]. Nothing is persisted yet, so the
-// modifiers only need validating. On success the client gets no reply, as with Redis.
+// SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]: with SAVE, or with save rules set and
+// neither, the snapshot is written first (persistence_family.h); if it fails the server
+// goes on, unless FORCE. On success the client gets no reply, as with Redis.
 void CmdShutdown(Service* service, CmdArgList args, ConnectionContext* cntx) {
-  bool abort = false;
+  bool abort = false, force = false;
+  std::string_view mode;
   for (size_t i = 1; i < args.size(); ++i) {
     if (ArgIs(args[i], "ABORT")) {
       abort = true;
-    } else if (!ArgIs(args[i], "NOSAVE") && !ArgIs(args[i], "SAVE") && !ArgIs(args[i], "NOW") &&
-               !ArgIs(args[i], "FORCE")) {
+    } else if (ArgIs(args[i], "NOSAVE") || ArgIs(args[i], "SAVE")) {
+      if (!mode.empty()) return cntx->reply_builder()->SendError(facade::kSyntaxErr);
+      mode = ArgIs(args[i], "SAVE") ? "save" : "nosave";
+    } else if (ArgIs(args[i], "FORCE")) {
+      force = true;
+    } else if (!ArgIs(args[i], "NOW")) {
       return cntx->reply_builder()->SendError(facade::kSyntaxErr);
     }
   }
   if (abort) {
     if (args.size() > 2) return cntx->reply_builder()->SendError(facade::kSyntaxErr);
     return cntx->reply_builder()->SendError("ERR No shutdown in progress.");
+  }
+  if (!SaveBeforeShutdown(mode) && !force) {
+    return cntx->reply_builder()->SendError("ERR Errors trying to SHUTDOWN. Check logs.");
   }
   LOG(INFO) << "SHUTDOWN requested by client " << cntx->id();
   cntx->close_after_reply = true;

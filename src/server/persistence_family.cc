@@ -1,0 +1,424 @@
+#include "src/server/persistence_family.h"
+
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/fiber/operations.hpp>
+#include <chrono>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "helio/base/strings.h"
+#include "src/facade/error.h"
+#include "src/server/engine_shard_set.h"
+#include "src/server/function_family.h"
+#include "helio/fibers/fiber.h"
+#include "helio/fibers/sync.h"
+#include "helio/io/proactor.h"
+#include "src/server/snapshot.h"
+#include "src/server/transaction.h"
+
+DEFINE_string(dir, "", "The directory snapshots are written to and loaded from (Redis's dir); "
+              "the process changes into it at start. Empty: the current directory");
+DEFINE_string(dbfilename, "dump.rdb", "The snapshot file's name, in --dir (Redis's dbfilename)");
+DEFINE_string(save, "",
+              "Redis's save rules: pairs of seconds and changes, \"3600 1 300 100\" saves after "
+              "3600 s when at least 1 key changed or after 300 s when 100 did. Empty: no "
+              "automatic snapshots (SAVE, BGSAVE and SHUTDOWN SAVE still write them)");
+DEFINE_bool(rdbcompression, true, "Compress long strings with LZF in snapshots");
+DEFINE_bool(rdbchecksum, true, "End snapshots with a CRC64 of their bytes");
+DEFINE_bool(enable_protected_configs, false,
+            "Allow CONFIG SET of dir and dbfilename (Redis 7's enable-protected-configs; off "
+            "by default there too)");
+
+namespace damselfly {
+namespace {
+
+using facade::CmdArgList;
+using facade::ConnectionContext;
+using facade::ReplyBuilder;
+
+struct SaveRule {
+  int64_t seconds;
+  int64_t changes;
+};
+
+struct State {
+  std::mutex mu;
+  std::string dbfilename = FLAGS_dbfilename;
+  std::vector<SaveRule> rules;  // from --save, in StartPersistence
+  bool compression = FLAGS_rdbcompression;
+  bool checksum = FLAGS_rdbchecksum;
+  int64_t last_save_s = 0;        // unix time of the last successful save (or start)
+  bool last_bgsave_ok = true;
+  int64_t last_bgsave_secs = -1;  // duration of the last background save
+  int64_t bgsave_started_s = -1;  // while one runs
+  bool bgsave_scheduled = false;  // BGSAVE SCHEDULE while another save ran
+  uint64_t changes_at_last_save = 0;
+  uint64_t saves = 0;
+  uint64_t last_load_keys = 0, last_load_expired = 0;
+  bool shutdown_handled = false;  // SaveBeforeShutdown ran
+  boost::fibers::fiber rules_fiber;  // SaveRulesLoop, on proactor 0
+  helio::fibers::Done stop_rules;
+};
+
+State& state() {
+  static State* s = new State;  // never destroyed: fibers may use it during shutdown
+  return *s;
+}
+
+int64_t NowS() { return int64_t(time(nullptr)); }
+
+// The keys changed or deleted on every shard since start (DbSlice::changes()).
+uint64_t TotalChanges() {
+  std::atomic<uint64_t> total{0};
+  shard_set->RunOnAll([&](EngineShard* shard) { total += shard->db_slice().changes(); });
+  return total.load();
+}
+
+std::optional<std::vector<SaveRule>> ParseSaveRules(std::string_view text) {
+  std::vector<std::string_view> parts = helio::SplitAny(text, " ");
+  std::vector<SaveRule> rules;
+  if (parts.size() % 2 != 0) return std::nullopt;
+  for (size_t i = 0; i < parts.size(); i += 2) {
+    SaveRule rule;
+    if (!helio::SimpleAtoi(parts[i], &rule.seconds) || !helio::SimpleAtoi(parts[i + 1], &rule.changes) ||
+        rule.seconds < 1 || rule.changes < 0) {
+      return std::nullopt;
+    }
+    rules.push_back(rule);
+  }
+  return rules;
+}
+
+// Writes dir/dbfilename now, from a proactor fiber; records the outcome.
+absl::Status SaveNow(bool background) {
+  State& s = state();
+  SnapshotOptions options;
+  uint64_t changes_before = TotalChanges();
+  {
+    std::lock_guard lock(s.mu);
+    options.path = s.dbfilename;
+    options.compression = s.compression;
+    options.checksum = s.checksum;
+    if (background) s.bgsave_started_s = NowS();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  SnapshotResult result;
+  absl::Status status = SaveSnapshot(options, &result);
+  const int64_t secs =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (status.ok()) {
+    LOG(INFO) << (background ? "Background saving" : "DB saved on disk") << ": " << result.keys
+              << " keys, " << result.bytes << " bytes in " << secs << " s";
+  } else if (!absl::IsFailedPrecondition(status)) {
+    LOG(ERROR) << "Error saving DB on disk: " << status.message();
+  }
+  std::lock_guard lock(s.mu);
+  if (background) {
+    s.bgsave_started_s = -1;
+    s.last_bgsave_secs = secs;
+    if (!absl::IsFailedPrecondition(status)) s.last_bgsave_ok = status.ok();
+  }
+  if (status.ok()) {
+    s.last_save_s = NowS();
+    s.changes_at_last_save = changes_before;
+    ++s.saves;
+  }
+  return status;
+}
+
+// BGSAVE: the save runs on a fiber of proactor 0; false when one already runs.
+bool StartBackgroundSave() {
+  if (SnapshotRunning()) return false;
+  shard_set->pool()->at(0)->LaunchFiber([] { (void)SaveNow(true); });
+  return true;
+}
+
+// Once a second: a save rule that is due, or a scheduled BGSAVE, starts a background save.
+void SaveRulesLoop() {
+  State& s = state();
+  while (!s.stop_rules.WaitFor(std::chrono::seconds(1))) {
+    bool due = false;
+    {
+      std::lock_guard lock(s.mu);
+      due = s.bgsave_scheduled;
+    }
+    if (!due) {
+      std::vector<SaveRule> rules;
+      int64_t since;
+      uint64_t at_last;
+      {
+        std::lock_guard lock(s.mu);
+        rules = s.rules;
+        since = NowS() - s.last_save_s;
+        at_last = s.changes_at_last_save;
+      }
+      if (rules.empty()) continue;
+      const uint64_t changes = TotalChanges() - at_last;
+      for (const SaveRule& rule : rules) {
+        due |= since >= rule.seconds && changes >= uint64_t(rule.changes);
+      }
+    }
+    if (due && StartBackgroundSave()) {
+      std::lock_guard lock(s.mu);
+      s.bgsave_scheduled = false;
+    }
+  }
+}
+
+void CmdSave(CmdArgList, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  if (SnapshotRunning()) return rb->SendError("ERR Background save already in progress");
+  absl::Status status = SaveNow(false);
+  if (absl::IsFailedPrecondition(status)) {
+    return rb->SendError("ERR Background save already in progress");
+  }
+  if (!status.ok()) return rb->SendError("ERR");
+  rb->SendOk();
+}
+
+void CmdBgSave(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  bool schedule = false;
+  if (args.size() == 2) {
+    if (!helio::EqualsIgnoreCase(args[1], "SCHEDULE")) return rb->SendError(facade::kSyntaxErr);
+    schedule = true;
+  } else if (args.size() > 2) {
+    return rb->SendError(facade::kSyntaxErr);
+  }
+  if (StartBackgroundSave()) return rb->SendSimpleString("Background saving started");
+  if (!schedule) return rb->SendError("ERR Background save already in progress");
+  {
+    std::lock_guard lock(state().mu);
+    state().bgsave_scheduled = true;
+  }
+  rb->SendSimpleString("Background saving scheduled");
+}
+
+void CmdLastSave(CmdArgList, ConnectionContext* cntx) {
+  std::lock_guard lock(state().mu);
+  cntx->reply_builder()->SendLong(state().last_save_s);
+}
+
+}  // namespace
+
+void PersistenceFamily::Register(facade::CommandRegistry* registry) {
+  using namespace facade;
+  constexpr uint32_t kAdmin = kCmdAdmin | kCmdNoScript;
+  constexpr uint32_t kAcl = kAclAdmin | kAclSlow | kAclDangerous;
+  registry->Add("SAVE", 1, kAdmin | kCmdNoMulti, kNoKeys, kAcl, CmdSave);
+  registry->Add("BGSAVE", -1, kAdmin, kNoKeys, kAcl, CmdBgSave);
+  registry->Add("LASTSAVE", 1, kCmdLoading | kCmdStale | kCmdFast, kNoKeys,
+                kAclAdmin | kAclFast | kAclDangerous, CmdLastSave);
+}
+
+bool StartPersistence() {
+  State& s = state();
+  if (!FLAGS_dir.empty() && chdir(FLAGS_dir.c_str()) != 0) {
+    LOG(ERROR) << "Can't chdir to '" << FLAGS_dir << "': " << strerror(errno);
+    return false;
+  }
+  std::optional<std::vector<SaveRule>> rules = ParseSaveRules(FLAGS_save);
+  if (!rules) {
+    LOG(ERROR) << "Invalid --save rules '" << FLAGS_save << "'";
+    return false;
+  }
+  {
+    std::lock_guard lock(s.mu);
+    s.dbfilename = FLAGS_dbfilename;
+    s.rules = std::move(*rules);
+    s.compression = FLAGS_rdbcompression;
+    s.checksum = FLAGS_rdbchecksum;
+    s.last_save_s = NowS();
+  }
+  struct stat file;
+  if (stat(FLAGS_dbfilename.c_str(), &file) == 0) {
+    const auto start = std::chrono::steady_clock::now();
+    LoadResult loaded;
+    absl::Status status = LoadSnapshot(FLAGS_dbfilename, &loaded);
+    if (!status.ok()) {
+      LOG(ERROR) << "Failed loading " << FLAGS_dbfilename << ": " << status.message();
+      LOG(ERROR) << "Unrecoverable error loading the snapshot, aborting now";
+      _exit(1);
+    }
+    if (std::string error = FunctionFamily::LoadLibraries(loaded.functions, false, false);
+        !error.empty()) {
+      LOG(ERROR) << "Failed loading the function libraries of " << FLAGS_dbfilename << ": "
+                 << error;
+      _exit(1);
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    LOG(INFO) << "DB loaded from disk: " << loaded.keys << " keys (" << loaded.expired
+              << " expired keys dropped) in " << secs << " s";
+    std::lock_guard lock(s.mu);
+    s.last_load_keys = loaded.keys;
+    s.last_load_expired = loaded.expired;
+  }
+  s.changes_at_last_save = TotalChanges();
+  shard_set->pool()->at(0)->Await([&s] { s.rules_fiber = helio::fibers::Launch(SaveRulesLoop); });
+  return true;
+}
+
+void StopPersistence() {
+  State& s = state();
+  s.stop_rules.Notify();
+  // Joined from a fiber (the loop's thread), and a BGSAVE still running finishes first:
+  // the shards must outlive both.
+  helio::fibers::Done stopped;
+  shard_set->pool()->at(0)->LaunchFiber([&] {
+    if (s.rules_fiber.joinable()) s.rules_fiber.join();
+    while (SnapshotRunning()) boost::this_fiber::sleep_for(std::chrono::milliseconds(1));
+    stopped.Notify();
+  });
+  stopped.Wait();
+}
+
+bool SaveBeforeShutdown(std::string_view mode) {
+  State& s = state();
+  bool save = mode == "save";
+  {
+    std::lock_guard lock(s.mu);
+    if (s.shutdown_handled) return true;
+    if (mode.empty()) save = !s.rules.empty();
+  }
+  absl::Status status;
+  if (save) {
+    // A save that runs is waited for, then the final one is written, on a proactor fiber.
+    auto save_now = [&status] {
+      while (SnapshotRunning()) boost::this_fiber::sleep_for(std::chrono::milliseconds(1));
+      status = SaveNow(false);
+    };
+    if (helio::io::Proactor::me() != nullptr) {
+      save_now();
+    } else {
+      helio::fibers::Done done;
+      shard_set->pool()->at(0)->LaunchFiber([&] {
+        save_now();
+        done.Notify();
+      });
+      done.Wait();
+    }
+  }
+  if (!status.ok()) return false;
+  std::lock_guard lock(s.mu);
+  s.shutdown_handled = true;
+  return true;
+}
+
+std::string DebugReload(bool save, bool flush, bool merge, facade::ConnectionContext* cntx) {
+  if (save) {
+    absl::Status status = SaveNow(false);
+    if (absl::IsFailedPrecondition(status)) return "ERR Background save already in progress";
+    if (!status.ok()) return "ERR Error trying to save the DB";
+  }
+  absl::Status status;
+  LoadResult loaded;
+  RunWholeShard(cntx, [&](EngineShard* shard) {
+    if (flush) {
+      for (DbIndex db = 0; db < shard->db_slice().dbnum(); ++db) shard->db_slice().FlushDb(db);
+    }
+  });
+  status = LoadSnapshot(GetDbFilename(), &loaded, flush || merge);
+  if (!status.ok()) {
+    LOG(ERROR) << "DEBUG RELOAD: " << status.message();
+    return "ERR Error trying to load the RDB dump, check server logs.";
+  }
+  if (std::string error = FunctionFamily::LoadLibraries(loaded.functions, !flush, merge);
+      !error.empty()) {
+    LOG(ERROR) << "DEBUG RELOAD: " << error;
+    return "ERR Error trying to load the RDB dump, check server logs.";
+  }
+  return "";
+}
+
+std::string PersistenceInfo() {
+  const uint64_t changes = TotalChanges();
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  const int64_t now = NowS();
+  return helio::StrCat(
+      "loading:0\r\nasync_loading:0\r\n",
+      "rdb_changes_since_last_save:", changes - s.changes_at_last_save, "\r\n",
+      "rdb_bgsave_in_progress:", s.bgsave_started_s >= 0 ? 1 : 0, "\r\n",
+      "rdb_last_save_time:", s.last_save_s, "\r\n",
+      "rdb_last_bgsave_status:", s.last_bgsave_ok ? "ok" : "err", "\r\n",
+      "rdb_last_bgsave_time_sec:", s.last_bgsave_secs, "\r\n",
+      "rdb_current_bgsave_time_sec:", s.bgsave_started_s >= 0 ? now - s.bgsave_started_s : -1,
+      "\r\n", "rdb_saves:", s.saves, "\r\n",
+      "rdb_last_load_keys_expired:", s.last_load_expired, "\r\n",
+      "rdb_last_load_keys_loaded:", s.last_load_keys, "\r\n");
+}
+
+std::string GetSaveRules() {
+  std::lock_guard lock(state().mu);
+  std::string out;
+  for (const SaveRule& rule : state().rules) {
+    helio::StrAppend(&out, out.empty() ? "" : " ", rule.seconds, " ", rule.changes);
+  }
+  return out;
+}
+
+std::string SetSaveRules(std::string_view text, bool apply) {
+  std::optional<std::vector<SaveRule>> rules = ParseSaveRules(text);
+  if (!rules) return "Invalid save parameters";
+  if (apply) {
+    std::lock_guard lock(state().mu);
+    state().rules = std::move(*rules);
+  }
+  return "";
+}
+
+std::string GetDbFilename() {
+  std::lock_guard lock(state().mu);
+  return state().dbfilename;
+}
+
+std::string SetDbFilename(std::string_view name, bool apply) {
+  if (!FLAGS_enable_protected_configs) return "can't set protected config";
+  if (name.empty() || name.find('/') != std::string_view::npos) {
+    return "dbfilename can't be a path, just a filename";
+  }
+  if (apply) {
+    std::lock_guard lock(state().mu);
+    state().dbfilename = std::string(name);
+  }
+  return "";
+}
+
+std::string SetDir(std::string_view dir, bool apply) {
+  if (!FLAGS_enable_protected_configs) return "can't set protected config";
+  std::string path(dir);
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return helio::StrCat("No such file or directory");
+  }
+  if (apply && chdir(path.c_str()) != 0) return strerror(errno);
+  return "";
+}
+
+bool RdbCompression() {
+  std::lock_guard lock(state().mu);
+  return state().compression;
+}
+void SetRdbCompression(bool on) {
+  std::lock_guard lock(state().mu);
+  state().compression = on;
+}
+bool RdbChecksum() {
+  std::lock_guard lock(state().mu);
+  return state().checksum;
+}
+void SetRdbChecksum(bool on) {
+  std::lock_guard lock(state().mu);
+  state().checksum = on;
+}
+
+}  // namespace damselfly

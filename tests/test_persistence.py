@@ -1,0 +1,248 @@
+"""Snapshots over the wire: SAVE, BGSAVE, LASTSAVE, restarts that load dump.rdb, files that
+move between damselfly and redis-server 7.0 both ways, SHUTDOWN SAVE/NOSAVE, SIGTERM with
+save rules, CONFIG of dir/dbfilename/save, kill -9 during a save, corrupt files.
+
+Validated against redis-server 7.0 (DAMSELFLY_TEST_TARGET=redis) where the behaviour is
+Redis's; the cross-server tests need redis-server and are skipped without it.
+"""
+
+import os
+import shutil
+import signal
+import time
+
+import pytest
+
+from conftest import ServerHandle, TARGET
+from helpers import wait_for
+
+
+def fill_every_type(c):
+    c.set("str", "hello")
+    c.set("int", 12345)
+    c.set("big", "x" * 5000)
+    c.set("ttl", "v", ex=1000)
+    c.rpush("list", *[f"e{i}" for i in range(300)])
+    c.rpush("smalllist", "a", "b")
+    c.hset("hash", mapping={f"f{i}": f"v{i}" for i in range(5)})
+    c.hset("bighash", mapping={f"f{i}": f"v{i}" * 20 for i in range(300)})
+    c.sadd("intset", 1, 2, 3)
+    c.sadd("strset", "x", "y")
+    c.sadd("bigset", *[f"m{i}" for i in range(300)])
+    c.zadd("zset", {"a": 1.5, "b": -2})
+    c.zadd("bigzset", {f"m{i}": i / 3 for i in range(300)})
+    c.xadd("stream", {"f": "v"}, id="1-1")
+    c.xadd("stream", {"f": "w", "g": "x"}, id="2-0")
+    c.execute_command("SELECT", 5)
+    c.set("db5", "five")
+    c.execute_command("SELECT", 0)
+
+
+def check_every_type(c):
+    assert c.get("str") == b"hello"
+    assert c.get("int") == b"12345"
+    assert c.get("big") == b"x" * 5000
+    assert 990 < c.ttl("ttl") <= 1000
+    assert c.lrange("list", 0, -1) == [f"e{i}".encode() for i in range(300)]
+    assert c.lrange("smalllist", 0, -1) == [b"a", b"b"]
+    assert c.hgetall("hash") == {f"f{i}".encode(): f"v{i}".encode() for i in range(5)}
+    assert c.hlen("bighash") == 300 and c.hget("bighash", "f7") == b"v7" * 20
+    assert c.smembers("intset") == {b"1", b"2", b"3"}
+    assert c.smembers("strset") == {b"x", b"y"}
+    assert c.scard("bigset") == 300
+    assert c.zrange("zset", 0, -1, withscores=True) == [(b"b", -2.0), (b"a", 1.5)]
+    assert c.zscore("bigzset", "m7") == pytest.approx(7 / 3)
+    assert c.xrange("stream") == [(b"1-1", {b"f": b"v"}), (b"2-0", {b"f": b"w", b"g": b"x"})]
+    c.execute_command("SELECT", 5)
+    assert c.get("db5") == b"five"
+    c.execute_command("SELECT", 0)
+    assert c.dbsize() == 14
+
+
+def restart(srv):
+    assert srv.stop() is None
+    return srv.start()
+
+
+def test_save_then_restart_loads_every_type(server_factory):
+    srv = server_factory()
+    c = srv.client()
+    fill_every_type(c)
+    assert c.save() is True
+    assert os.path.exists(os.path.join(srv.workdir, "dump.rdb"))
+    srv = restart(srv)
+    check_every_type(srv.client())
+
+
+def test_bgsave_and_lastsave(server_factory):
+    srv = server_factory()
+    c = srv.client()
+    before = c.lastsave()
+    time.sleep(1.1)
+    c.set("k", "v")
+    assert c.info("persistence")["rdb_changes_since_last_save"] >= 1
+    assert c.execute_command("BGSAVE") in (b"Background saving started", "Background saving started",
+                                           True)
+    wait_for(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0)
+    info = c.info("persistence")
+    assert info["rdb_last_bgsave_status"] == "ok"
+    assert info["rdb_changes_since_last_save"] == 0
+    assert c.lastsave() > before
+    with pytest.raises(Exception, match="syntax error"):
+        c.execute_command("BGSAVE", "NOW")
+
+
+def test_config_of_dir_dbfilename_and_save(server_factory, tmp_path):
+    c = server_factory().client()
+    with pytest.raises(Exception, match="can't set protected config"):
+        c.config_set("dir", str(tmp_path))
+    with pytest.raises(Exception, match="can't set protected config"):
+        c.config_set("dbfilename", "x.rdb")
+    srv = server_factory("--enable_protected_configs")
+    c = srv.client()
+    assert c.config_set("dbfilename", "other.rdb")
+    assert c.config_get("dbfilename") == {"dbfilename": "other.rdb"}
+    with pytest.raises(Exception, match="dbfilename can't be a path, just a filename"):
+        c.config_set("dbfilename", "a/b.rdb")
+    assert c.config_set("dir", str(tmp_path))
+    assert c.config_get("dir") == {"dir": str(tmp_path)}
+    with pytest.raises(Exception, match="No such file or directory"):
+        c.config_set("dir", str(tmp_path / "missing"))
+    c.set("k", "v")
+    assert c.save()
+    assert (tmp_path / "other.rdb").exists()
+    assert c.config_set("save", "3600 1 300 100")
+    assert c.config_get("save") == {"save": "3600 1 300 100"}
+    with pytest.raises(Exception, match="Invalid save parameters"):
+        c.config_set("save", "3600")
+    assert c.config_set("save", "")
+    assert c.config_get("save") == {"save": ""}
+    assert c.config_set("rdbcompression", "no")
+    assert c.config_get("rdbcompression") == {"rdbcompression": "no"}
+
+
+def test_save_rules_save_by_themselves(server_factory):
+    srv = server_factory("--save=1 1")
+    c = srv.client()
+    c.set("k", "v")
+    wait_for(lambda: c.info("persistence")["rdb_changes_since_last_save"] == 0, timeout=5)
+    assert os.path.exists(os.path.join(srv.workdir, "dump.rdb"))
+
+
+@pytest.mark.damselfly_only
+def test_shutdown_save_nosave_and_sigterm(server_factory):
+    srv = server_factory()
+    c = srv.client()
+    c.set("k", "v1")
+    srv.expect_exit = True
+    try:
+        c.shutdown(save=True)
+    except Exception:  # noqa: BLE001 - the connection closes
+        pass
+    srv.proc.wait(timeout=10)
+    srv.start()
+    c = srv.client()
+    assert c.get("k") == b"v1"
+    c.set("k", "v2")
+    try:
+        c.shutdown(nosave=True)
+    except Exception:  # noqa: BLE001
+        pass
+    srv.proc.wait(timeout=10)
+    srv.start()
+    assert srv.client().get("k") == b"v1"
+    # SIGTERM saves when save rules are set.
+    srv.stop()
+    srv.extra_args = ["--save=3600 1"]
+    srv.start()
+    c = srv.client()
+    c.set("k", "v3")
+    srv.stop()
+    srv.start()
+    assert srv.client().get("k") == b"v3"
+
+
+needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None or TARGET != "damselfly",
+                                 reason="needs redis-server, and damselfly as the target")
+
+
+@needs_redis
+def test_redis_server_loads_damselfly_snapshot(server_factory, request):
+    srv = server_factory()
+    c = srv.client()
+    fill_every_type(c)
+    assert c.save()
+    redis_srv = ServerHandle(target="redis")
+    shutil.copy(os.path.join(srv.workdir, "dump.rdb"), os.path.join(redis_srv.workdir, "dump.rdb"))
+    redis_srv.extra_args = ["--dbfilename=dump.rdb"]
+    try:
+        redis_srv.start()
+        check_every_type(redis_srv.client())
+    finally:
+        redis_srv.stop()
+        redis_srv.cleanup_files()
+
+
+@needs_redis
+def test_damselfly_loads_redis_server_snapshot(server_factory):
+    redis_srv = ServerHandle(target="redis")
+    try:
+        redis_srv.start()
+        c = redis_srv.client()
+        fill_every_type(c)
+        assert c.save()
+        redis_file = os.path.join(redis_srv.workdir, "dump.rdb")
+        srv = server_factory()
+        assert srv.stop() is None
+        shutil.copy(redis_file, os.path.join(srv.workdir, "dump.rdb"))
+        srv.start()
+        check_every_type(srv.client())
+    finally:
+        redis_srv.stop()
+        redis_srv.cleanup_files()
+
+
+@pytest.mark.damselfly_only
+def test_kill_during_bgsave_keeps_the_previous_file(server_factory):
+    srv = server_factory()
+    c = srv.client()
+    c.set("first", "1")
+    assert c.save()
+    dump = os.path.join(srv.workdir, "dump.rdb")
+    before = open(dump, "rb").read()
+    pipe = c.pipeline(transaction=False)
+    for i in range(200000):
+        pipe.set(f"k{i}", "v" * 100)
+    pipe.execute()
+    c.execute_command("BGSAVE")
+    srv.proc.send_signal(signal.SIGKILL)
+    srv.proc.wait(timeout=10)
+    assert open(dump, "rb").read() == before or open(dump, "rb").read()[:9] == b"REDIS0010"
+    srv.start()
+    c = srv.client()
+    assert c.get("first") == b"1"
+
+
+@pytest.mark.damselfly_only
+def test_corrupt_or_truncated_file_refuses_to_start(server_factory):
+    srv = server_factory()
+    c = srv.client()
+    c.set("k", "v" * 100)
+    c.rpush("l", *range(100))
+    assert c.save()
+    assert srv.stop() is None
+    dump = os.path.join(srv.workdir, "dump.rdb")
+    good = open(dump, "rb").read()
+    for bad in (good[: len(good) // 2],                                  # truncated
+                good[:20] + bytes([good[20] ^ 0xFF]) + good[21:],         # flipped byte
+                b"NOTREDIS" + good[8:]):                                  # bad magic
+        open(dump, "wb").write(bad)
+        srv.expect_exit = True
+        with pytest.raises(RuntimeError, match="server did not start"):
+            srv.start()
+        assert srv.proc.returncode == 1
+        assert "Failed loading" in srv.log_text() or "Wrong signature" in srv.log_text()
+    open(dump, "wb").write(good)
+    srv.expect_exit = False
+    srv.start()
+    assert srv.client().get("k") == b"v" * 100
