@@ -581,7 +581,7 @@ constexpr CommandDoc kGeoDocs[] = {
     {"GEOPOS", "geo", "Returns longitude and latitude of members of a geospatial index", "3.2.0",
      "key member [member ...]"},
     {"GEOHASH", "geo", "Returns members of a geospatial index as standard geohash strings",
-     "3.2.0", "key [member [member ...]]"},
+     "3.2.0", "key member [member ...]"},
     {"GEODIST", "geo", "Returns the distance between two members of a geospatial index", "3.2.0",
      "key member1 member2 [M | KM | FT | MI]"},
     {"GEORADIUS", "geo",
