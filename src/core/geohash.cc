@@ -101,6 +101,37 @@ void BoundingBox(Shape* shape) {
   shape->bounds[3] = shape->lat + lat_delta;
 }
 
+// Distance from the centre of a prefiltered circle: Distance(shape.lon, shape.lat, lon, lat)
+// with the centre's cosine computed once (the same value, so the same result).
+double DistanceFromCenter(const Shape& shape, double lon, double lat) {
+  const double v = std::sin((DegToRad(lon) - DegToRad(shape.lon)) / 2);
+  if (v == 0.0) return LatDistance(shape.lat, lat);
+  const double lat1r = DegToRad(shape.lat), lat2r = DegToRad(lat);
+  const double u = std::sin((lat2r - lat1r) / 2);
+  const double a = u * u + shape.cos_lat * std::cos(lat2r) * v * v;
+  return 2.0 * kEarthRadiusMeters * std::asin(std::sqrt(a));
+}
+
+// Fills the circle's prefilter. A point at angular distance d <= r from the centre is at
+// most r away in latitude, and (when no pole lies within r) at most
+// asin(sin r / cos(lat)) away in longitude, the longitude of the circle's tangent
+// meridians. Both bounds get a relative margin far above the rounding of the
+// haversine, so only points clearly outside are rejected early.
+void PrepareCircle(Shape* shape) {
+  constexpr double kMargin = 1e-9;
+  const double radius_m = shape->radius * shape->conversion;
+  const double angle = radius_m / kEarthRadiusMeters;
+  const double lat_r = DegToRad(shape->lat);
+  shape->cos_lat = std::cos(lat_r);
+  shape->max_lat_distance = radius_m * (1 + kMargin) + 1e-6;
+  shape->max_long_delta = 360;  // no bound
+  if (angle < M_PI / 2 - std::fabs(lat_r) - 1e-6) {
+    const double ratio = std::sin(angle) / shape->cos_lat;
+    if (ratio < 1) shape->max_long_delta = RadToDeg(std::asin(ratio)) * (1 + kMargin) + 1e-9;
+  }
+  shape->prefiltered = true;
+}
+
 }  // namespace
 
 bool Encode(Range long_range, Range lat_range, double lon, double lat, uint8_t step,
@@ -237,6 +268,8 @@ SearchBoxes SearchAreas(Shape* shape) {
     compute();
   }
 
+  if (shape->type == Shape::kCircle) PrepareCircle(shape);
+
   // Leave out the neighbours on a side the area does not reach beyond the centre cell.
   if (steps >= 2) {
     Neighbors& n = out.neighbors;
@@ -252,7 +285,15 @@ bool WithinShape(const Shape& shape, double score, double* lon, double* lat,
                  double* distance_meters) {
   DecodeScore(score, lon, lat);
   if (shape.type == Shape::kCircle) {
-    *distance_meters = Distance(shape.lon, shape.lat, *lon, *lat);
+    if (!shape.prefiltered) {
+      *distance_meters = Distance(shape.lon, shape.lat, *lon, *lat);
+      return *distance_meters <= shape.radius * shape.conversion;
+    }
+    if (LatDistance(*lat, shape.lat) > shape.max_lat_distance) return false;
+    double long_delta = std::fabs(*lon - shape.lon);
+    if (long_delta > 180) long_delta = 360 - long_delta;
+    if (long_delta > shape.max_long_delta) return false;
+    *distance_meters = DistanceFromCenter(shape, *lon, *lat);
     return *distance_meters <= shape.radius * shape.conversion;
   }
   // In the box when within half its height along the meridian and half its width along

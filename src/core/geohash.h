@@ -96,6 +96,13 @@ struct Shape {
   double conversion = 1;
   // Set by SearchAreas: min lon, min lat, max lon, max lat of the area.
   double bounds[4] = {0, 0, 0, 0};
+  // Set by SearchAreas for a circle, so that WithinShape rejects most candidates of the
+  // nine cells without the haversine: the largest latitude distance (meters) and
+  // longitude difference (degrees) a point in the circle can have, with a margin so
+  // that no point the haversine would accept is rejected; the cosine of the centre's
+  // latitude, which every distance from the centre uses.
+  bool prefiltered = false;
+  double max_lat_distance = 0, max_long_delta = 0, cos_lat = 1;
 };
 
 // The cells a search reads: the centre's cell and those of its neighbours the area

@@ -1,7 +1,9 @@
 #include "src/core/geohash.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -160,6 +162,45 @@ TEST(GeohashTest, SearchAreasCoverTheShape) {
   EXPECT_TRUE(WithinShape(box, 3479099956230698, &lon, &lat, &dist));
   box.height = 200;  // Palermo is 124 km north of 37
   EXPECT_FALSE(WithinShape(box, 3479099956230698, &lon, &lat, &dist));
+}
+
+// The circle's prefilter (SearchAreas) only skips the haversine of points it would reject:
+// every point gets the same answer and distance as without it, near the poles, across the
+// antimeridian and on the circle's edge included.
+TEST(GeohashTest, PrefilterKeepsEveryAnswer) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (int round = 0; round < 2000; ++round) {
+    Shape plain;
+    plain.lon = -180 + 360 * unit(rng);
+    plain.lat = (round % 10 == 0 ? 80 + 5 * unit(rng) : -85 + 170 * unit(rng));
+    plain.radius = std::pow(10, 7 * unit(rng));
+    plain.conversion = 1;
+    Shape filtered = plain;
+    SearchAreas(&filtered);
+    ASSERT_TRUE(filtered.prefiltered);
+    for (int i = 0; i < 200; ++i) {
+      // Points around the centre at up to twice the radius, some exactly on its edge.
+      const double spread = 2 * plain.radius / kEarthRadiusMeters * 180 / M_PI;
+      double lon = plain.lon + spread * (2 * unit(rng) - 1) * (i % 2 ? 1 : 10);
+      double lat = plain.lat + spread * (2 * unit(rng) - 1);
+      lon = std::fmod(lon + 540, 360) - 180;
+      lat = std::clamp(lat, kLatMin, kLatMax);
+      const double score = double(ScoreOf(lon, lat));
+      double l1, a1, d1 = -1, l2, a2, d2 = -1;
+      const bool in_plain = WithinShape(plain, score, &l1, &a1, &d1);
+      if (i % 5 == 0) {
+        // The circle through this point: on the edge, to the last bit.
+        filtered.radius = plain.radius = d1;
+        SearchAreas(&filtered);
+      }
+      const bool in_plain_again = WithinShape(plain, score, &l1, &a1, &d1);
+      const bool in_filtered = WithinShape(filtered, score, &l2, &a2, &d2);
+      ASSERT_EQ(in_plain_again, in_filtered) << round << " " << i;
+      if (in_filtered) ASSERT_EQ(d1, d2);
+      (void)in_plain;
+    }
+  }
 }
 
 }  // namespace
