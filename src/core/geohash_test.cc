@@ -62,6 +62,21 @@ TEST(GeohashTest, ScoresPositionsAndHashesAsRedis) {
   }
 }
 
+// DecodeScore's fast path is Decode's cell centre, clamped, to the bit (53-bit values:
+// exact as scores, past the 52 bits GEOADD makes).
+TEST(GeohashTest, DecodeScoreIsTheCellCentre) {
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 100000; ++i) {
+    const uint64_t bits = rng() >> 11;
+    Area area;
+    ASSERT_TRUE(Decode(LongRange(), LatRange(), HashBits{bits, kStepMax}, &area));
+    double lon, lat;
+    DecodeScore(double(bits), &lon, &lat);
+    ASSERT_EQ(lon, std::clamp((area.longitude.min + area.longitude.max) / 2, kLongMin, kLongMax));
+    ASSERT_EQ(lat, std::clamp((area.latitude.min + area.latitude.max) / 2, kLatMin, kLatMax));
+  }
+}
+
 TEST(GeohashTest, EncodeRefusesPointsOutsideTheLimits) {
   HashBits hash;
   EXPECT_FALSE(Encode(LongRange(), LatRange(), 180.000001, 0, kStepMax, &hash));
