@@ -1,5 +1,6 @@
 #include "src/core/geohash.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace damselfly::core::geo {
@@ -278,7 +279,14 @@ SearchBoxes SearchAreas(Shape* shape) {
     compute();
   }
 
-  if (shape->type == Shape::kCircle) PrepareCircle(shape);
+  if (shape->type == Shape::kCircle) {
+    PrepareCircle(shape);
+    shape->lat_reach = RadToDeg(shape->max_lat_distance / kEarthRadiusMeters) * (1 + 1e-9) + 1e-9;
+  } else {
+    shape->max_long_delta = 360;
+    shape->lat_reach =
+        RadToDeg(shape->height * shape->conversion / 2 / kEarthRadiusMeters) * (1 + 1e-9) + 1e-9;
+  }
 
   // Leave out the neighbours on a side the area does not reach beyond the centre cell.
   if (steps >= 2) {
@@ -289,6 +297,23 @@ SearchBoxes SearchAreas(Shape* shape) {
     if (out.area.longitude.max > max_lon) n.east = n.south_east = n.north_east = HashBits{};
   }
   return out;
+}
+
+bool CellMayHold(const Shape& shape, HashBits hash) {
+  Area area;
+  Decode(LongRange(), LatRange(), hash, &area);
+  // A stored score of the cell decodes to a point of its area (the centres of its step-26
+  // cells; the rounding is monotonic, so not even by a bit outside it).
+  if (area.latitude.min > shape.lat + shape.lat_reach) return false;
+  if (area.latitude.max < shape.lat - shape.lat_reach) return false;
+  if (shape.max_long_delta >= 180) return true;
+  if (shape.lon >= area.longitude.min && shape.lon <= area.longitude.max) return true;
+  auto gap = [&](double lon) {
+    const double d = std::fabs(lon - shape.lon);
+    return d > 180 ? 360 - d : d;
+  };
+  const double nearest = std::min(gap(area.longitude.min), gap(area.longitude.max));
+  return nearest <= shape.max_long_delta * (1 + 1e-9) + 1e-9;
 }
 
 bool WithinShape(const Shape& shape, double score, double* lon, double* lat,

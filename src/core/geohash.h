@@ -103,6 +103,10 @@ struct Shape {
   // latitude, which every distance from the centre uses.
   bool prefiltered = false;
   double max_lat_distance = 0, max_long_delta = 0, cos_lat = 1;
+  // Set by SearchAreas for both shapes: how far in latitude degrees (and, for a circle, in
+  // longitude degrees: max_long_delta) a point of the shape can be from its centre, with
+  // the same kind of margin; CellMayHold's bounds.
+  double lat_reach = 90;
 };
 
 // The cells a search reads: the centre's cell and those of its neighbours the area
@@ -115,6 +119,12 @@ struct SearchBoxes {
 // The cells that cover `shape` (and fills shape->bounds), as Redis's
 // geohashCalculateAreasByShapeWGS84.
 SearchBoxes SearchAreas(Shape* shape);
+
+// Whether a point the shape holds may have its score in the cell `hash` (of any step):
+// false only when WithinShape rejects every score of the cell (its range, as
+// Align52Bits gives it, within 52 bits). A search skips such parts of its nine cells.
+// REQUIRES: SearchAreas(shape) ran.
+bool CellMayHold(const Shape& shape, HashBits hash);
 
 // Whether the point of a stored score lies in `shape`; then *lon, *lat are its decoded
 // coordinates and *distance_meters its distance from the shape's centre.

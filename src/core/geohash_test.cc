@@ -218,5 +218,43 @@ TEST(GeohashTest, PrefilterKeepsEveryAnswer) {
   }
 }
 
+// CellMayHold never refuses a cell holding a point the shape accepts: every cell (of any
+// step) around every accepted point, for circles and boxes, near the poles and across
+// the antimeridian too.
+TEST(GeohashTest, CellMayHoldKeepsEveryAcceptedPoint) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> unit(0, 1);
+  size_t accepted = 0, refused_cells = 0;
+  for (int round = 0; round < 1000; ++round) {
+    Shape shape;
+    shape.type = round % 2 ? Shape::kBox : Shape::kCircle;
+    shape.lon = round % 7 == 0 ? 179.9 + 0.1 * unit(rng) : -180 + 360 * unit(rng);
+    shape.lat = round % 10 == 0 ? 80 + 5 * unit(rng) : -85 + 170 * unit(rng);
+    shape.radius = std::pow(10, 6.5 * unit(rng));
+    shape.width = std::pow(10, 6.5 * unit(rng));
+    shape.height = shape.width * (0.2 + 3 * unit(rng));
+    SearchAreas(&shape);
+    const double reach =
+        2 * std::max({shape.radius, shape.width, shape.height}) / kEarthRadiusMeters * 180 / M_PI;
+    for (int i = 0; i < 200; ++i) {
+      double lon = shape.lon + reach * (2 * unit(rng) - 1) * (i % 2 ? 1 : 4);
+      double lat = std::clamp(shape.lat + reach * (2 * unit(rng) - 1), kLatMin, kLatMax);
+      lon = std::fmod(lon + 540, 360) - 180;
+      const uint64_t score = ScoreOf(lon, lat);
+      double l, a, d;
+      const bool in = WithinShape(shape, double(score), &l, &a, &d);
+      for (uint8_t step = 1; step <= kStepMax; ++step) {
+        const HashBits cell{score >> (52 - 2 * step), step};
+        const bool may = CellMayHold(shape, cell);
+        if (in) ASSERT_TRUE(may) << round << " " << i << " step " << int(step);
+        refused_cells += !may;
+      }
+      accepted += in;
+    }
+  }
+  EXPECT_GT(accepted, 10000u);
+  EXPECT_GT(refused_cells, 100000u);  // and it does refuse cells
+}
+
 }  // namespace
 }  // namespace damselfly::core::geo

@@ -154,23 +154,69 @@ struct SearchOutcome {
   std::vector<GeoPoint> points;
 };
 
-// Appends the members whose scores fall in the cell `hash` and that lie in the shape,
-// stopping once there are `limit` points (0: no limit).
-void CollectCell(const ZSetObject& zset, geo::HashBits hash, const geo::Shape& shape, size_t limit,
-                 std::vector<GeoPoint>* points) {
-  // The cell's members have scores in [its hash, the next hash) at 52 bits.
-  const double min = double(geo::Align52Bits(hash));
-  const double max = double(geo::Align52Bits({hash.bits + 1, hash.step}));
-  const size_t first = zset.CountScoreBelow({min, false});
-  const size_t last = zset.CountScoreBelow({max, false});
-  if (first >= last) return;
+// Appends the members with scores in ranks [first, last) that lie in the shape, stopping
+// once there are `limit` points (0: no limit). Returns false when it stopped there.
+bool CollectRanks(const ZSetObject& zset, size_t first, size_t last, const geo::Shape& shape,
+                  size_t limit, std::vector<GeoPoint>* points) {
+  bool more = true;
   zset.Walk(first, last, false, [&](std::string_view member, double score) {
     double lon, lat, distance;
     if (geo::WithinShape(shape, score, &lon, &lat, &distance)) {
       points->push_back({std::string(member), score, distance, lon, lat});
     }
-    return !(limit && points->size() >= limit);
+    more = !(limit && points->size() >= limit);
+    return more;
   });
+  return more;
+}
+
+size_t RankOf(const ZSetObject& zset, uint64_t score) {
+  return zset.CountScoreBelow({double(score), false});
+}
+
+// Appends the members whose scores fall in the cell `hash` (scores in [its hash, the next
+// hash) at 52 bits) and that lie in the shape, in score order, stopping once there are
+// `limit` points. A cell that holds many members is read by its 16 sub-cells (two steps
+// finer, contiguous score ranges in the same order), skipping those no point of the
+// shape can fall in: the same points, in the same order, as reading all of it, with a
+// fraction of the candidates.
+void CollectCell(const ZSetObject& zset, geo::HashBits hash, const geo::Shape& shape, size_t limit,
+                 std::vector<GeoPoint>* points) {
+  // Fewer members than this are cheaper to test than 16 sub-cells.
+  constexpr size_t kRefineAbove = 48;
+  constexpr uint8_t kSubSteps = 2;
+  const uint64_t low = geo::Align52Bits(hash);
+  const uint64_t high = geo::Align52Bits({hash.bits + 1, hash.step});
+  const size_t first = RankOf(zset, low), last = RankOf(zset, high);
+  if (first >= last) return;
+  // Refine only within the 52 bits (an edge cell's range can pass them: its sub-cells'
+  // areas would lie past the limits its points are clamped to).
+  if (last - first <= kRefineAbove || hash.step + kSubSteps > geo::kStepMax ||
+      high > (uint64_t{1} << 52)) {
+    CollectRanks(zset, first, last, shape, limit, points);
+    return;
+  }
+  const uint8_t sub_step = hash.step + kSubSteps;
+  // A run of consecutive sub-cells to read, as a score range [run_low, run_high).
+  uint64_t run_low = 0, run_high = 0;
+  auto flush = [&] {
+    if (run_low == run_high) return true;
+    const size_t from = run_low == low ? first : RankOf(zset, run_low);
+    const size_t to = run_high == high ? last : RankOf(zset, run_high);
+    run_low = run_high = 0;
+    return from >= to || CollectRanks(zset, from, to, shape, limit, points);
+  };
+  for (uint64_t i = 0; i < (uint64_t{1} << (2 * kSubSteps)); ++i) {
+    const geo::HashBits sub{(hash.bits << (2 * kSubSteps)) | i, sub_step};
+    if (!geo::CellMayHold(shape, sub)) {
+      if (!flush()) return;
+      continue;
+    }
+    const uint64_t sub_low = geo::Align52Bits(sub);
+    if (run_low == run_high) run_low = sub_low;
+    run_high = geo::Align52Bits({sub.bits + 1, sub_step});
+  }
+  flush();
 }
 
 // The members in the shape, from the centre cell and the neighbours the area reaches, in
