@@ -146,11 +146,10 @@ struct SearchQuery {
 };
 
 // What a search's read found: an error to reply, or the query and its points (sorted and
-// cut to COUNT); source_missing when the key does not exist.
+// cut to COUNT; none when the key does not exist).
 struct SearchOutcome {
   std::string error;
   SearchQuery query;
-  bool source_missing = false;
   std::vector<GeoPoint> points;
 };
 
@@ -364,10 +363,7 @@ SearchOutcome OpSearch(DbIndex db, CmdArgList args, unsigned flags) {
     out.error = "ERR the ANY argument requires COUNT argument";
     return out;
   }
-  if (!zset) {
-    out.source_missing = true;
-    return out;
-  }
+  if (!zset) return out;
 
   // COUNT keeps the nearest ones, unless ANY asked for the first found.
   if (q.count && q.sort == SearchQuery::kNone && !q.any) q.sort = SearchQuery::kAsc;
