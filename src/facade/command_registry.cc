@@ -254,6 +254,7 @@ std::vector<std::string> CommandRegistry::AclNames(uint32_t acl) {
       {kAclSet, "set"},           {kAclSortedSet, "sortedset"}, {kAclList, "list"},
       {kAclHash, "hash"},         {kAclString, "string"},     {kAclBitmap, "bitmap"},
       {kAclHyperLogLog, "hyperloglog"},
+      {kAclGeo, "geo"},
       {kAclStream, "stream"},
       {kAclPubSub, "pubsub"},
       {kAclAdmin, "admin"},

@@ -161,6 +161,7 @@ enum AclCategory : uint32_t {
   kAclStream = 1 << 16,
   kAclBitmap = 1 << 17,
   kAclHyperLogLog = 1 << 18,
+  kAclGeo = 1 << 19,
   kAclScripting = 1 << 20,
 };
 

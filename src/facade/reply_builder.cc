@@ -161,6 +161,14 @@ void ReplyBuilder::SendDouble(double value) {
   buffer_.append(line.view());
 }
 
+void ReplyBuilder::SendDoubleText(std::string_view text) {
+  if (protocol_ == RespVersion::kResp3) {
+    AppendLine(buffer_, ',', text);
+  } else {
+    AppendBulk(buffer_, text);
+  }
+}
+
 void ReplyBuilder::SendBigNumber(std::string_view digits) {
   if (protocol_ == RespVersion::kResp3) {
     AppendLine(buffer_, '(', digits);

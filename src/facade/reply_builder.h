@@ -38,6 +38,8 @@ class ReplyBuilder {
   void SendNullArray();                       // RESP2 *-1, RESP3 _
   void SendDouble(double value);              // RESP3 ,value; RESP2 bulk (%.17g, inf/-inf/nan)
   void SendBigNumber(std::string_view digits);          // RESP3 (digits; RESP2 bulk
+  // A double its caller formatted (GEOPOS's 17-decimal coordinates): RESP3 ,text; RESP2 bulk.
+  void SendDoubleText(std::string_view text);
   void SendVerbatim(std::string_view text, std::string_view format = "txt");  // =len\r\ntxt:...
   void SendBool(bool value);                  // RESP3 #t/#f; RESP2 :1/:0
 

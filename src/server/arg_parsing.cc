@@ -1,9 +1,11 @@
 #include "src/server/arg_parsing.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include "src/facade/error.h"
@@ -103,6 +105,29 @@ std::optional<long double> ParseLongDouble(std::string_view text) {
   long double value = strtold(buf.c_str(), &end);
   if (end != buf.c_str() + buf.size() || std::isnan(value)) return std::nullopt;
   if (errno == ERANGE && (value == HUGE_VALL || value == -HUGE_VALL || value == 0)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<double> ParseDouble(std::string_view text) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return std::nullopt;
+  // strtod needs a terminator: coordinates and radii fit the stack buffer.
+  char small[64];
+  std::string large;
+  const char* c = small;
+  if (text.size() < sizeof(small)) {
+    memcpy(small, text.data(), text.size());
+    small[text.size()] = '\0';
+  } else {
+    large.assign(text);
+    c = large.c_str();
+  }
+  char* end = nullptr;
+  errno = 0;
+  double value = strtod(c, &end);
+  if (size_t(end - c) != text.size() || std::isnan(value)) return std::nullopt;
+  if (errno == ERANGE && (value == HUGE_VAL || value == -HUGE_VAL || value == 0)) {
     return std::nullopt;
   }
   return value;

@@ -43,6 +43,11 @@ std::optional<uint32_t> ParseDbIndex(std::string_view text, uint32_t dbnum,
 // (infinities are accepted), at most 5 KiB.
 std::optional<long double> ParseLongDouble(std::string_view text);
 
+// A double as Redis's getDoubleFromObject reads it: strtod over the whole text (a NUL
+// byte inside fails), no leading space, not NaN, no overflow or underflow to
+// zero (infinities are accepted).
+std::optional<double> ParseDouble(std::string_view text);
+
 // Formats a long double as Redis does for INCRBYFLOAT (17 decimals, trailing zeros and
 // a trailing point removed; integral values without exponent).
 std::string FormatLongDouble(long double value);

@@ -573,6 +573,51 @@ constexpr CommandDoc kZSetDocs[] = {
      "6.2.0", "destination numkeys key [key ...]"},
 };
 
+// geo_family.cc
+constexpr CommandDoc kGeoDocs[] = {
+    {"GEOADD", "geo",
+     "Add one or more geospatial items in the geospatial index represented using a sorted set",
+     "3.2.0", "key [NX | XX] [CH] longitude latitude member [longitude latitude member ...]"},
+    {"GEOPOS", "geo", "Returns longitude and latitude of members of a geospatial index", "3.2.0",
+     "key member [member ...]"},
+    {"GEOHASH", "geo", "Returns members of a geospatial index as standard geohash strings",
+     "3.2.0", "key member [member ...]"},
+    {"GEODIST", "geo", "Returns the distance between two members of a geospatial index", "3.2.0",
+     "key member1 member2 [M | KM | FT | MI]"},
+    {"GEORADIUS", "geo",
+     "Query a sorted set representing a geospatial index to fetch members matching a given "
+     "maximum distance from a point",
+     "3.2.0",
+     "key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] "
+     "[COUNT count [ANY]] [ASC | DESC] [STORE key] [STOREDIST key]"},
+    {"GEORADIUS_RO", "geo", "A read-only variant for GEORADIUS", "3.2.10",
+     "key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] "
+     "[COUNT count [ANY]] [ASC | DESC]"},
+    {"GEORADIUSBYMEMBER", "geo",
+     "Query a sorted set representing a geospatial index to fetch members matching a given "
+     "maximum distance from a member",
+     "3.2.0",
+     "key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] "
+     "[COUNT count [ANY]] [ASC | DESC] [STORE key] [STOREDIST key]"},
+    {"GEORADIUSBYMEMBER_RO", "geo", "A read-only variant for GEORADIUSBYMEMBER", "3.2.10",
+     "key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] "
+     "[COUNT count [ANY]] [ASC | DESC]"},
+    {"GEOSEARCH", "geo",
+     "Query a sorted set representing a geospatial index to fetch members inside an area of a "
+     "box or a circle.",
+     "6.2.0",
+     "key <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS radius <M | KM | FT | "
+     "MI> | BYBOX width height <M | KM | FT | MI>> [ASC | DESC] [COUNT count [ANY]] "
+     "[WITHCOORD] [WITHDIST] [WITHHASH]"},
+    {"GEOSEARCHSTORE", "geo",
+     "Query a sorted set representing a geospatial index to fetch members inside an area of a "
+     "box or a circle, and store the result in another key.",
+     "6.2.0",
+     "destination source <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS radius "
+     "<M | KM | FT | MI> | BYBOX width height <M | KM | FT | MI>> [ASC | DESC] "
+     "[COUNT count [ANY]] [STOREDIST]"},
+};
+
 }  // namespace
 
 void AddCommandDocs(facade::CommandRegistry* registry) {
@@ -592,6 +637,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kDebugDocs);
   registry->AddDocs(kTransactionDocs);
   registry->AddDocs(kZSetDocs);
+  registry->AddDocs(kGeoDocs);
   registry->AddDocs(kPubSubDocs);
   registry->AddDocs(kStreamDocs);
   registry->AddDocs(kHllDocs);

@@ -134,6 +134,8 @@ uint32_t KeyspaceEventClass(std::string_view event) {
       {"zinterstore", kZSet},
       {"zdiffstore", kZSet},
       {"zrangestore", kZSet},
+      {"georadiusstore", kZSet},
+      {"geosearchstore", kZSet},
   };
   auto it = classes->find(event);
   return it == classes->end() ? 0 : it->second;

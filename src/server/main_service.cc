@@ -16,6 +16,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/function_family.h"
 #include "src/server/generic_family.h"
+#include "src/server/geo_family.h"
 #include "src/server/hash_family.h"
 #include "src/server/hll_family.h"
 #include "src/server/latency_family.h"
@@ -61,6 +62,7 @@ void Service::RegisterCommands() {
   LatencyFamily::Register(&registry_);
   StringFamily::Register(&registry_);
   ZSetFamily::Register(&registry_);
+  GeoFamily::Register(&registry_);
   GenericFamily::Register(&registry_);
   DumpFamily::Register(&registry_);
   HashFamily::Register(&registry_);

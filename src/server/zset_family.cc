@@ -216,17 +216,9 @@ OpResult<SortedPairs> OpRange(DbIndex db, std::string_view key, const RangeSpec&
 
 // --- Shard code: writes.
 
-struct AddFlags {
-  bool nx = false, xx = false, gt = false, lt = false, ch = false, incr = false;
-};
-
-struct AddOutcome {
-  size_t added = 0, updated = 0, processed = 0;
-  double last_score = 0;  // INCR: the member's new score when processed
-  bool nan = false;       // INCR made the score NaN: nothing changed
-};
-
-using ScoreMembers = absl::InlinedVector<std::pair<double, std::string_view>, 4>;
+using AddFlags = ZSetFamily::AddFlags;
+using AddOutcome = ZSetFamily::AddOutcome;
+using ScoreMembers = ZSetFamily::ScoreMembers;
 
 // ZADD's and ZINCRBY's shard code (Redis's zsetAdd for each pair).
 OpResult<AddOutcome> OpAdd(DbIndex db, std::string_view key, const AddFlags& flags,
@@ -1183,6 +1175,16 @@ void CmdZInterCard(CmdArgList args, ConnectionContext* cntx) {
 }
 
 }  // namespace
+
+OpResult<ZSetFamily::AddOutcome> ZSetFamily::Add(DbIndex db, std::string_view key,
+                                                 const AddFlags& flags, const ScoreMembers& pairs) {
+  return OpAdd(db, key, flags, pairs);
+}
+
+void ZSetFamily::Store(DbIndex db, std::string_view key, const SortedPairs& pairs,
+                       std::string_view event) {
+  StoreResult(db, key, pairs, event);
+}
 
 void ZSetFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
