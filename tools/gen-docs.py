@@ -27,11 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTES = {
     "dump": "Redis 7.0's payload (RDB 10 + CRC64), byte for byte where both servers keep the "
             "same encoding; a small set of strings (listpack, as Redis 7.2) is written as a "
-            "plain SET, which Redis 7.0 can load; a stream with consumer groups is refused "
-            "(the codec does not write groups yet).",
+            "plain SET, which Redis 7.0 can load.",
     "restore": "Payloads of Redis 7.0 and 6.x (RDB 9 encodings) load; FREQ is checked and then "
-               "ignored (no LFU counters); a stream with consumer groups is refused (the codec "
-               "does not read groups yet).",
+               "ignored (no LFU counters).",
     "debug": "POPULATE, OBJECT, SLEEP (stops the thread running it, not the whole server) and "
              "HELP; no RELOAD before snapshots exist.",
     "latency": "Events recorded: command, fast-command, expire-cycle (each thread keeps its "

@@ -3,7 +3,6 @@
 #include <optional>
 #include <string>
 
-#include "src/core/stream.h"
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
@@ -25,11 +24,6 @@ void CmdDump(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   const PrimeValue* value = Slice().FindRead(cntx->db_index, args[1]);
   if (value == nullptr) return rb->SendNull();
-  // The codec writes no consumer groups yet (RdbSerializer::SaveStreamGroups): refuse
-  // rather than hand out a payload that silently lost them.
-  if (value->type() == ObjType::kStream && value->GetObjectAs<core::Stream>()->NumGroups() != 0) {
-    return rb->SendError("ERR DUMP of a stream with consumer groups is not supported yet");
-  }
   rb->SendBulk(MakeDumpPayload(*value));
 }
 

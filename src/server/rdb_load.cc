@@ -7,6 +7,7 @@
 #include <deque>
 #include <vector>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "helio/base/strings.h"
 #include "src/core/crc64.h"
@@ -44,6 +45,16 @@ constexpr char kBadPayload[] = "ERR DUMP payload version or checksum are wrong";
 std::string ValueText(const Listpack::Value& v) { return v.ToString(); }
 std::string ValueText(const core::ZiplistValue& v) {
   return v.is_int ? std::to_string(v.ival) : std::string(v.sval);
+}
+
+// A 16-byte stream ID (a node key, a PEL entry): ms then seq, big endian.
+core::StreamID ParseRawStreamId(std::string_view raw) {
+  core::StreamID id;
+  for (int i = 0; i < 8; ++i) {
+    id.ms = id.ms << 8 | uint8_t(raw[i]);
+    id.seq = id.seq << 8 | uint8_t(raw[8 + i]);
+  }
+  return id;
 }
 
 // Redis reads a score written as text with strtod; here the whole text must parse.
@@ -726,11 +737,7 @@ bool RdbLoader::LoadStream(PrimeValue* value, uint8_t type) {
   for (uint64_t n = 0; n < nodes; ++n) {
     if (!ReadString(&key) || !ReadString(&blob)) return false;
     if (key.size() != rdb::kStreamIdBytes) return Fail("bad stream node key");
-    StreamID master;
-    for (int i = 0; i < 8; ++i) {
-      master.ms = master.ms << 8 | uint8_t(key[i]);
-      master.seq = master.seq << 8 | uint8_t(key[8 + i]);
-    }
+    const StreamID master = ParseRawStreamId(key);
     if (!Listpack::Validate(blob)) return Fail("bad stream listpack");
     Listpack lp = Listpack::FromBytes(blob);
     items.clear();
@@ -807,17 +814,75 @@ bool RdbLoader::LoadStream(PrimeValue* value, uint8_t type) {
   stream->SetLastId(last_id);
   stream->SetMaxDeletedId({words[4], words[5]});
   stream->SetEntriesAdded(words[6]);
-  if (!LoadStreamGroups(type)) return false;
+  if (!LoadStreamGroups(type, stream)) return false;
   *value = std::move(built);
   return true;
 }
 
-// The consumer groups' count, then each group (see SaveStreamGroups). The codec reads no
-// groups yet: a stream with groups is refused rather than loaded without them.
-bool RdbLoader::LoadStreamGroups(uint8_t) {
+// The consumer groups (see SaveStreamGroups). Refused as Redis 7.0 refuses them:
+// duplicate groups, consumers or PEL entries, a consumer's ID missing from its group's
+// PEL; and a PEL entry that no consumer owns, which Redis refuses only under deep
+// sanitization but which would break our invariant (a PendingEntry always has an owner).
+// STREAM_LISTPACKS has no entries read: it is estimated from the group's last ID, as
+// Redis 7.0 does.
+bool RdbLoader::LoadStreamGroups(uint8_t type, core::Stream* stream) {
+  using core::StreamID;
+  struct Delivery {
+    int64_t time_ms;
+    uint64_t count;
+  };
   uint64_t groups;
   if (!ReadLength(&groups)) return false;
-  return groups == 0 || Fail("stream consumer groups are not read yet");
+  std::string name, raw;
+  absl::btree_map<StreamID, Delivery> pel;
+  for (uint64_t g = 0; g < groups; ++g) {
+    StreamID last_id;
+    if (!ReadString(&name) || !ReadLength(&last_id.ms) || !ReadLength(&last_id.seq)) {
+      return false;
+    }
+    uint64_t entries_read;
+    if (type == rdb::kTypeStreamListpacks2) {
+      if (!ReadLength(&entries_read)) return false;
+    } else {
+      entries_read = uint64_t(stream->EstimateEntriesRead(last_id));
+    }
+    core::StreamGroup* group = stream->CreateGroup(name, last_id, int64_t(entries_read));
+    if (group == nullptr) return Fail("duplicate stream consumer group");
+    uint64_t pending;
+    if (!ReadLength(&pending)) return false;
+    pel.clear();
+    for (uint64_t p = 0; p < pending; ++p) {
+      uint64_t time_ms, count;
+      if (!ReadBytes(rdb::kStreamIdBytes, &raw) || !ReadLe(8, &time_ms) || !ReadLength(&count)) {
+        return false;
+      }
+      if (!pel.emplace(ParseRawStreamId(raw), Delivery{int64_t(time_ms), count}).second) {
+        return Fail("duplicate stream PEL entry");
+      }
+    }
+    uint64_t consumers;
+    if (!ReadLength(&consumers)) return false;
+    for (uint64_t c = 0; c < consumers; ++c) {
+      uint64_t seen_ms, owned;
+      if (!ReadString(&name) || !ReadLe(8, &seen_ms)) return false;
+      bool created;
+      core::StreamConsumer* consumer = group->FindOrAddConsumer(name, int64_t(seen_ms), &created);
+      if (!created) return Fail("duplicate stream consumer");
+      if (!ReadLength(&owned)) return false;
+      for (uint64_t o = 0; o < owned; ++o) {
+        if (!ReadBytes(rdb::kStreamIdBytes, &raw)) return false;
+        const StreamID id = ParseRawStreamId(raw);
+        auto it = pel.find(id);
+        if (it == pel.end()) return Fail("stream consumer PEL entry not in its group's PEL");
+        if (group->FindPending(id) != nullptr) return Fail("duplicate stream consumer PEL entry");
+        core::PendingEntry& entry = group->AddPending(id, consumer);
+        entry.delivery_time_ms = it->second.time_ms;
+        entry.delivery_count = it->second.count;
+      }
+    }
+    if (group->pel().size() != pel.size()) return Fail("stream PEL entry without consumer");
+  }
+  return true;
 }
 
 bool DecodeDumpPayload(std::string_view payload, PrimeValue* value, std::string* error) {

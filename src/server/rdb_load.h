@@ -14,7 +14,8 @@
 // grows as its bytes are read, so a lying length costs no allocation beyond the input);
 // listpacks, ziplists, zipmaps and intsets are validated whole before use; duplicate set
 // members or hash fields, NaN scores, odd pair counts, empty collections, malformed stream
-// nodes and unknown types are refused. A refused value is destroyed whole: the caller
+// nodes, inconsistent consumer groups (duplicates, a consumer's ID missing from its
+// group's PEL, a PEL entry without a consumer) and unknown types are refused. A refused value is destroyed whole: the caller
 // gets an error, never a partial object.
 //
 // Thread contract: not thread-safe; the values are built in the calling thread's heap
@@ -32,6 +33,10 @@
 #include "src/server/prime_value.h"
 
 namespace damselfly {
+
+namespace core {
+class Stream;
+}  // namespace core
 
 // Where the loader's bytes come from: a file, a socket, a string.
 class RdbSource {
@@ -125,7 +130,7 @@ class RdbLoader {
   bool LoadHashListpack(std::string_view blob, PrimeValue* value);
   bool BuildHash(const std::vector<std::string>& pairs, PrimeValue* value);
   bool LoadStream(PrimeValue* value, uint8_t type);
-  bool LoadStreamGroups(uint8_t type);
+  bool LoadStreamGroups(uint8_t type, core::Stream* stream);
 
   RdbSource* source_ = nullptr;
   std::string buf_;        // what was read from the source

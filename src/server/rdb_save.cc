@@ -33,6 +33,16 @@ void PutLe(uint64_t value, size_t bytes, std::string* out) {
 // The text of an integer, as a listpack value or a stream field stores it.
 std::string IntText(int64_t value) { return std::to_string(value); }
 
+// A stream ID as Redis writes node keys and PEL entries: ms then seq, 8 bytes big endian.
+std::string RawStreamId(const core::StreamID& id) {
+  std::string raw(rdb::kStreamIdBytes, '\0');
+  for (int i = 0; i < 8; ++i) {
+    raw[i] = char(id.ms >> (56 - 8 * i));
+    raw[8 + i] = char(id.seq >> (56 - 8 * i));
+  }
+  return raw;
+}
+
 }  // namespace
 
 RdbSerializer::RdbSerializer(bool compression) : compression_(compression) {}
@@ -356,12 +366,7 @@ void RdbSerializer::SaveStream(const PrimeValue& value) {
 
   SaveLength(nodes.size());
   for (const Node& node : nodes) {
-    char key[rdb::kStreamIdBytes];
-    for (int i = 0; i < 8; ++i) {
-      key[i] = char(node.master.ms >> (56 - 8 * i));
-      key[8 + i] = char(node.master.seq >> (56 - 8 * i));
-    }
-    SaveString(std::string_view(key, sizeof(key)));
+    SaveString(RawStreamId(node.master));
     SaveString(node.lp.bytes());
     MaybeFlush();
   }
@@ -374,10 +379,39 @@ void RdbSerializer::SaveStream(const PrimeValue& value) {
   SaveStreamGroups(value);
 }
 
-// The consumer groups: their count, then per group its name, last ID, entries read, PEL
-// and consumers (Redis 7.0's STREAM_LISTPACKS_2). Not written yet: the count is 0, and
-// DUMP refuses a stream that has groups (dump_family.cc).
-void RdbSerializer::SaveStreamGroups(const PrimeValue&) { SaveLength(0); }
+// The consumer groups as Redis 7.0 writes them in STREAM_LISTPACKS_2: their count, then
+// per group its name, last ID (ms, seq), entries read (-1, "unknown", as a 64-bit
+// length), its PEL (count; per entry the raw ID, the delivery time as 8 bytes little
+// endian and the delivery count) and its consumers (count; per consumer its name, seen
+// time, and the raw IDs it owns, which refer to the group's PEL).
+void RdbSerializer::SaveStreamGroups(const PrimeValue& value) {
+  const core::Stream::GroupMap* groups = value.GetObjectAs<core::Stream>()->groups();
+  if (groups == nullptr) return SaveLength(0);
+  SaveLength(groups->size());
+  for (const auto& [name, group] : *groups) {
+    SaveString(name);
+    SaveLength(group->last_id.ms);
+    SaveLength(group->last_id.seq);
+    SaveLength(uint64_t(group->entries_read));
+    SaveLength(group->pel().size());
+    for (const auto& [id, entry] : group->pel()) {
+      buf_.append(RawStreamId(id));
+      PutLe(uint64_t(entry.delivery_time_ms), 8, &buf_);
+      SaveLength(entry.delivery_count);
+      MaybeFlush();
+    }
+    SaveLength(group->consumers().size());
+    for (const auto& [consumer_name, consumer] : group->consumers()) {
+      SaveString(consumer_name);
+      PutLe(uint64_t(consumer->seen_time_ms), 8, &buf_);
+      SaveLength(consumer->pending.size());
+      for (const core::StreamID& id : consumer->pending) {
+        buf_.append(RawStreamId(id));
+        MaybeFlush();
+      }
+    }
+  }
+}
 
 std::string MakeDumpPayload(const PrimeValue& value) {
   RdbSerializer serializer(/*compression=*/true);

@@ -19,8 +19,9 @@
 //   streams      STREAM_LISTPACKS_2: nodes rebuilt in Redis's node format (master entry,
 //                same-fields flag, lp-count) from the entries, split by the
 //                stream-node-max-* limits, then length, last ID, first ID, max deleted
-//                ID, entries added and the consumer groups (none yet: SaveStreamGroups
-//                is where they go).
+//                ID, entries added and the consumer groups (name, last ID, entries
+//                read, PEL with delivery times and counts, consumers with seen times
+//                and their IDs), byte for byte Redis 7.0's.
 // Memcached client flags travel as an AUX field right before their key (rdb_format.h
 // kAuxMcFlags), which redis-server skips.
 //

@@ -88,6 +88,21 @@ std::string Describe(const PrimeValue& value) {
       for (const auto& e : s->Range(core::StreamID::Min(), core::StreamID::Max(), 0, false)) {
         items.push_back(helio::StrCat(e.id.ToString(), ":", absl::StrJoin(e.pairs, ",")));
       }
+      if (s->groups() == nullptr) break;
+      for (const auto& [name, group] : *s->groups()) {
+        items.push_back(helio::StrCat("group ", name, " last=", group->last_id.ToString(),
+                                      " read=", group->entries_read));
+        for (const auto& [id, entry] : group->pel()) {
+          items.push_back(helio::StrCat(" pel ", id.ToString(), " t=", entry.delivery_time_ms,
+                                        " n=", entry.delivery_count, " ", entry.consumer->name));
+        }
+        for (const auto& [consumer_name, consumer] : group->consumers()) {
+          std::vector<std::string> ids;
+          for (const core::StreamID& id : consumer->pending) ids.push_back(id.ToString());
+          items.push_back(helio::StrCat(" consumer ", consumer_name, " seen=",
+                                        consumer->seen_time_ms, " ", absl::StrJoin(ids, ",")));
+        }
+      }
       break;
     }
   }
@@ -240,6 +255,33 @@ TEST(RdbCodecTest, StreamAsRedisWritesIt) {
   RoundTrip(value);
 }
 
+// The same stream after, in redis-server 7.0.15: XGROUP CREATE s g1 0, g2 $, g3 1-2;
+// XREADGROUP GROUP g1 alice COUNT 2 and bob COUNT 1; XACK s g1 1-2; XCLAIM s g1 bob 0 1-1;
+// XGROUP CREATECONSUMER s g2 carol. (g2 and g3's entries read are unknown: -1.)
+constexpr char kRedisStreamGroups[] =
+    "130110000000000000000100000000000000013838000000160003010001010181660200010201000100018176"
+    "020401020100010101817702040100010101dfff02010181670201010601ff0302000101000003030267310200"
+    "0302000000000000000100000000000000014796ec15a201000002000000000000000200000000000000001396"
+    "ec15a2010000010205616c696365f795ec15a20100000003626f624796ec15a201000002000000000000000100"
+    "0000000000000100000000000000020000000000000000026732020081ffffffffffffffff0001056361726f6c"
+    "7b96ec15a201000000026733010281ffffffffffffffff00000a002ae58933f63ee8b6";
+
+TEST(RdbCodecTest, StreamGroupsAsRedisWritesThem) {
+  PrimeValue value = Restore(Hex(kRedisStreamGroups));
+  EXPECT_EQ(Describe(value),
+            "stream:len=3 last=2-0 first=1-1 maxdel=0-0 added=3|1-1:f,v|1-2:f,w|2-0:g,1|"
+            "group g1 last=2-0 read=3| pel 1-1 t=1795664156231 n=2 bob|"
+            " pel 2-0 t=1795664156179 n=1 bob| consumer alice seen=1795664156151 |"
+            " consumer bob seen=1795664156231 1-1,2-0|group g2 last=2-0 read=-1|"
+            " consumer carol seen=1795664156283 |group g3 last=1-2 read=-1");
+  RdbSerializer plain(false);
+  plain.SaveValue(value);
+  const std::string redis_value =
+      Hex(kRedisStreamGroups).substr(0, sizeof(kRedisStreamGroups) / 2 - 10);
+  EXPECT_EQ(absl::BytesToHexString(plain.TakeBuffer()), absl::BytesToHexString(redis_value));
+  RoundTrip(value);
+}
+
 TEST(RdbCodecTest, SmallCollectionsAsRedisWritesThem) {
   // The same listpacks and intsets as Redis's: the payloads are byte for byte Redis's.
   for (const char* hex : {"12010210100000000300816102010182626203ff0a00df0af310be9d9e9d",
@@ -348,6 +390,40 @@ TEST(RdbCodecTest, StreamRoundTrips) {
   RoundTrip(empty);
 }
 
+PrimeValue StreamWithGroups() {
+  PrimeValue value;
+  core::Stream* stream = core::Stream::Make();
+  value.SetObject(ObjType::kStream, ObjEncoding::kStream, stream);
+  for (uint64_t i = 1; i <= 300; ++i) {
+    stream->Add({i, 0}, std::vector<std::string_view>{"f", "v"}, 4096, 100);
+  }
+  core::StreamGroup* group = stream->CreateGroup("readers", {250, 0}, 250);
+  bool created;
+  core::StreamConsumer* a = group->FindOrAddConsumer("a", 1700000000123, &created);
+  core::StreamConsumer* b = group->FindOrAddConsumer(std::string(100, 'b'), 5, &created);
+  group->FindOrAddConsumer("idle", 0, &created);
+  for (uint64_t i = 1; i <= 250; ++i) group->Deliver({i, 0}, i % 3 ? a : b, 1700000000000 + i);
+  group->FindPending({7, 0})->delivery_count = 1ull << 40;
+  group->Ack({8, 0});
+  group->AddPending({1000, 0}, b);  // XCLAIM FORCE of an ID the stream does not hold
+  stream->CreateGroup("unknown", {3, 5}, core::StreamGroup::kInvalidEntriesRead);
+  stream->CreateGroup("", {0, 0}, 0);
+  return value;
+}
+
+TEST(RdbCodecTest, StreamGroupsRoundTrip) {
+  PrimeValue value = StreamWithGroups();
+  RoundTrip(value);
+  // Flushed to a sink in small pieces (between PEL entries too), the bytes are the same.
+  RdbSerializer whole(true), pieces(true);
+  std::string sunk;
+  pieces.SetSink(16, [&](std::string_view bytes) { sunk.append(bytes); });
+  whole.SaveValue(value);
+  pieces.SaveValue(value);
+  sunk += pieces.TakeBuffer();
+  EXPECT_EQ(sunk, whole.TakeBuffer());
+}
+
 // --- Redis 6.x (RDB 9) encodings, from hand-made blobs.
 
 // A ziplist of `entries` (each: encoding and data bytes, without prevlen).
@@ -377,6 +453,92 @@ std::string RdbString(std::string_view s) {
   RdbSerializer ser(false);
   ser.SaveString(s);
   return ser.TakeBuffer();
+}
+
+// Hand-made consumer groups, appended to kRedisStream's value (entries 1-1 1-2 2-0).
+std::string Len(uint64_t n) {
+  RdbSerializer ser(false);
+  ser.SaveLength(n);
+  return ser.TakeBuffer();
+}
+
+std::string RawId(uint64_t ms, uint64_t seq) {
+  std::string raw;
+  for (uint64_t word : {ms, seq}) {
+    for (int i = 7; i >= 0; --i) raw.push_back(char(word >> (8 * i)));
+  }
+  return raw;
+}
+
+std::string Le8(uint64_t v) {
+  std::string out;
+  for (int i = 0; i < 8; ++i) out.push_back(char(v >> (8 * i)));
+  return out;
+}
+
+// A PEL of `ids` (delivered at 9, once), or a consumer's list of them.
+std::string Pel(const std::vector<std::pair<uint64_t, uint64_t>>& ids, bool global = true) {
+  std::string out = Len(ids.size());
+  for (const auto& [ms, seq] : ids) out += RawId(ms, seq) + (global ? Le8(9) + Len(1) : "");
+  return out;
+}
+
+std::string Consumer(std::string_view name, const std::vector<std::pair<uint64_t, uint64_t>>& ids) {
+  return RdbString(name) + Le8(7) + Pel(ids, false);
+}
+
+// A group of STREAM_LISTPACKS_2 (with entries read 3) or, with `old`, of STREAM_LISTPACKS.
+std::string Group(std::string_view name, uint64_t ms, uint64_t seq, std::string pel,
+                  std::string consumers, bool old = false) {
+  return RdbString(name) + Len(ms) + Len(seq) + (old ? "" : Len(3)) + pel + consumers;
+}
+
+// kRedisStream's value without its group count.
+std::string StreamWithoutGroups() {
+  std::string value = Hex(kRedisStream);
+  return value.substr(0, value.size() - 11);
+}
+
+TEST(RdbCodecTest, OldStreamGroupsEstimateEntriesRead) {
+  // STREAM_LISTPACKS (Redis 6.x): no first ID, max deleted ID, entries added nor entries
+  // read. Entries read is estimated as Redis 7.0 does: known at the first and last IDs.
+  std::string old = StreamWithoutGroups();
+  ASSERT_EQ(absl::BytesToHexString(old.substr(old.size() - 8)), "0302000101000003");
+  old = char(rdb::kTypeStreamListpacks) + old.substr(1, old.size() - 6);
+  old += Len(3) + Group("end", 2, 0, Pel({{1, 1}}), Len(1) + Consumer("c", {{1, 1}}), true) +
+         Group("start", 0, 0, Len(0), Len(0), true) + Group("mid", 1, 2, Len(0), Len(0), true);
+  PrimeValue value = Restore(WithFooter(old));
+  const core::Stream* stream = value.GetObjectAs<core::Stream>();
+  ASSERT_EQ(stream->NumGroups(), 3u);
+  EXPECT_EQ(stream->FindGroup("end")->entries_read, 3);
+  EXPECT_EQ(stream->FindGroup("start")->entries_read, 0);
+  EXPECT_EQ(stream->FindGroup("mid")->entries_read, core::StreamGroup::kInvalidEntriesRead);
+  EXPECT_EQ(stream->FindGroup("end")->pel().at({1, 1}).consumer->name, "c");
+  EXPECT_EQ(stream->entries_added(), 3u);
+}
+
+TEST(RdbCodecTest, MalformedStreamGroupsAreRefused) {
+  const std::string base = StreamWithoutGroups();
+  const std::string c = Consumer("c", {{1, 1}, {1, 2}});
+  const std::string good = base + Len(1) + Group("g", 2, 0, Pel({{1, 1}, {1, 2}}), Len(1) + c);
+  EXPECT_NE(Describe(Restore(WithFooter(good))).find("pel 1-2 t=9 n=1 c"), std::string::npos);
+  auto bad = [](const std::string& value) {
+    EXPECT_EQ(RestoreError(WithFooter(value)), "ERR Bad data format")
+        << absl::BytesToHexString(value);
+  };
+  bad(good.substr(0, good.size() - 1));
+  // A consumer's ID missing from the group's PEL (Redis's deep sanitization refuses it).
+  bad(base + Len(1) + Group("g", 2, 0, Pel({{1, 1}}), Len(1) + c));
+  // A PEL entry no consumer owns.
+  bad(base + Len(1) + Group("g", 2, 0, Pel({{1, 1}, {1, 2}, {2, 0}}), Len(1) + c));
+  // Duplicates: groups, consumers, PEL entries, an ID owned twice.
+  const std::string g = Group("g", 2, 0, Pel({{1, 1}, {1, 2}}), Len(1) + c);
+  bad(base + Len(2) + g + g);
+  bad(base + Len(1) + Group("g", 2, 0, Pel({{1, 1}, {1, 2}}), Len(2) + c + c));
+  bad(base + Len(1) + Group("g", 2, 0, Pel({{1, 1}, {1, 1}}), Len(1) + Consumer("c", {{1, 1}})));
+  bad(base + Len(1) +
+      Group("g", 2, 0, Pel({{1, 1}}), Len(2) + Consumer("c", {{1, 1}}) + Consumer("d", {{1, 1}})));
+  bad(base + Len(1) + Group("g", 2, 0, Pel({{1, 1}}), Len(1) + Consumer("c", {{1, 1}, {1, 1}})));
 }
 
 TEST(RdbCodecTest, ZiplistEntriesDecode) {
@@ -512,6 +674,7 @@ TEST(RdbCodecTest, FuzzMutatedPayloads) {
     seeds.push_back(payload.substr(0, payload.size() - 10));
   }
   seeds.push_back(Hex(kRedisStream).substr(0, Hex(kRedisStream).size() - 10));
+  seeds.push_back(Hex(kRedisStreamGroups).substr(0, Hex(kRedisStreamGroups).size() - 10));
   std::mt19937 rng(20261126);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   size_t runs = 0, accepted = 0;
@@ -620,6 +783,33 @@ TEST_P(DumpFamilyTest, DumpRestoreEveryType) {
   }
   EXPECT_THAT(Run({"lrange", "l-copy", "0", "-1"}), RespArray(ElementsAre("a", "b")));
   EXPECT_THAT(Run({"dump", "missing"}), IsNil());
+}
+
+TEST_P(DumpFamilyTest, DumpRestoreStreamWithGroups) {
+  Run({"xadd", "s", "1-1", "f", "v"});
+  Run({"xadd", "s", "1-2", "f", "w"});
+  Run({"xadd", "s", "2-0", "g", "1"});
+  Run({"xgroup", "create", "s", "g1", "0"});
+  Run({"xgroup", "create", "s", "g2", "1-2"});
+  Run({"xreadgroup", "group", "g1", "alice", "count", "2", "streams", "s", ">"});
+  Run({"xreadgroup", "group", "g1", "bob", "streams", "s", ">"});
+  Run({"xack", "s", "g1", "1-2"});
+  Run({"xclaim", "s", "g1", "bob", "0", "1-1"});
+  Run({"xgroup", "createconsumer", "s", "g2", "carol"});
+  const std::string payload = Run({"dump", "s"}).str;
+  EXPECT_EQ(Run({"restore", "copy", "0", payload}), "OK");
+  EXPECT_EQ(Run({"dump", "copy"}), payload);
+  for (const char* key : {"s", "copy"}) {
+    const RespValue summary = Run({"xpending", key, "g1"});
+    EXPECT_THAT(summary,
+                RespArray(ElementsAre(IntArg(2), "1-1", "2-0",
+                                      RespArray(ElementsAre(RespArray(ElementsAre("bob", "2")))))))
+        << key;
+  }
+  EXPECT_EQ(testing::PrintToString(Run({"xinfo", "stream", "copy", "full"})),
+            testing::PrintToString(Run({"xinfo", "stream", "s", "full"})));
+  EXPECT_EQ(testing::PrintToString(Run({"xinfo", "groups", "copy"})),
+            testing::PrintToString(Run({"xinfo", "groups", "s"})));
 }
 
 TEST_P(DumpFamilyTest, RestoreOptionsAndErrors) {
