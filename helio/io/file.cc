@@ -21,9 +21,7 @@ UringProactor* RingHere() {
   return static_cast<UringProactor*>(proactor);
 }
 
-absl::Status ErrnoStatus(const char* what, int error) {
-  return absl::ErrnoToStatus(error, what);
-}
+absl::Status ErrnoStatus(const char* what, int error) { return absl::ErrnoToStatus(error, what); }
 
 }  // namespace
 

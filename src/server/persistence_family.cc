@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <boost/fiber/operations.hpp>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -15,16 +15,17 @@
 #include <vector>
 
 #include "helio/base/strings.h"
-#include "src/facade/error.h"
-#include "src/server/engine_shard_set.h"
-#include "src/server/function_family.h"
 #include "helio/fibers/fiber.h"
 #include "helio/fibers/sync.h"
 #include "helio/io/proactor.h"
+#include "src/facade/error.h"
+#include "src/server/engine_shard_set.h"
+#include "src/server/function_family.h"
 #include "src/server/snapshot.h"
 #include "src/server/transaction.h"
 
-DEFINE_string(dir, "", "The directory snapshots are written to and loaded from (Redis's dir); "
+DEFINE_string(dir, "",
+              "The directory snapshots are written to and loaded from (Redis's dir); "
               "the process changes into it at start. Empty: the current directory");
 DEFINE_string(dbfilename, "dump.rdb", "The snapshot file's name, in --dir (Redis's dbfilename)");
 DEFINE_string(save, "",
@@ -55,7 +56,7 @@ struct State {
   std::vector<SaveRule> rules;  // from --save, in StartPersistence
   bool compression = FLAGS_rdbcompression;
   bool checksum = FLAGS_rdbchecksum;
-  int64_t last_save_s = 0;        // unix time of the last successful save (or start)
+  int64_t last_save_s = 0;  // unix time of the last successful save (or start)
   bool last_bgsave_ok = true;
   int64_t last_bgsave_secs = -1;  // duration of the last background save
   int64_t bgsave_started_s = -1;  // while one runs
@@ -63,7 +64,7 @@ struct State {
   uint64_t changes_at_last_save = 0;
   uint64_t saves = 0;
   uint64_t last_load_keys = 0, last_load_expired = 0;
-  bool shutdown_handled = false;  // SaveBeforeShutdown ran
+  bool shutdown_handled = false;     // SaveBeforeShutdown ran
   boost::fibers::fiber rules_fiber;  // SaveRulesLoop, on proactor 0
   helio::fibers::Done stop_rules;
 };
@@ -88,8 +89,8 @@ std::optional<std::vector<SaveRule>> ParseSaveRules(std::string_view text) {
   if (parts.size() % 2 != 0) return std::nullopt;
   for (size_t i = 0; i < parts.size(); i += 2) {
     SaveRule rule;
-    if (!helio::SimpleAtoi(parts[i], &rule.seconds) || !helio::SimpleAtoi(parts[i + 1], &rule.changes) ||
-        rule.seconds < 1 || rule.changes < 0) {
+    if (!helio::SimpleAtoi(parts[i], &rule.seconds) ||
+        !helio::SimpleAtoi(parts[i + 1], &rule.changes) || rule.seconds < 1 || rule.changes < 0) {
       return std::nullopt;
     }
     rules.push_back(rule);
@@ -255,7 +256,8 @@ bool StartPersistence() {
                  << error;
       _exit(1);
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     LOG(INFO) << "DB loaded from disk: " << loaded.keys << " keys (" << loaded.expired
               << " expired keys dropped) in " << secs << " s";
     std::lock_guard lock(s.mu);
@@ -352,9 +354,8 @@ std::string PersistenceInfo() {
       "rdb_last_bgsave_status:", s.last_bgsave_ok ? "ok" : "err", "\r\n",
       "rdb_last_bgsave_time_sec:", s.last_bgsave_secs, "\r\n",
       "rdb_current_bgsave_time_sec:", s.bgsave_started_s >= 0 ? now - s.bgsave_started_s : -1,
-      "\r\n", "rdb_saves:", s.saves, "\r\n",
-      "rdb_last_load_keys_expired:", s.last_load_expired, "\r\n",
-      "rdb_last_load_keys_loaded:", s.last_load_keys, "\r\n");
+      "\r\n", "rdb_saves:", s.saves, "\r\n", "rdb_last_load_keys_expired:", s.last_load_expired,
+      "\r\n", "rdb_last_load_keys_loaded:", s.last_load_keys, "\r\n");
 }
 
 std::string GetSaveRules() {
@@ -398,7 +399,7 @@ std::string SetDir(std::string_view dir, bool apply) {
   std::string path(dir);
   struct stat info;
   if (stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-    return helio::StrCat("No such file or directory");
+    return "No such file or directory";
   }
   if (apply && chdir(path.c_str()) != 0) return strerror(errno);
   return "";

@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <boost/fiber/operations.hpp>
 #include <algorithm>
 #include <atomic>
+#include <boost/fiber/operations.hpp>
 #include <cerrno>
 #include <ctime>
 #include <memory>
@@ -100,7 +100,9 @@ class SnapshotFile {
 class ShardSnapshot {
  public:
   ShardSnapshot(EngineShard* shard, SnapshotFile* file, bool compression)
-      : slice_(shard->db_slice()), shard_id_(shard->shard_id()), file_(file),
+      : slice_(shard->db_slice()),
+        shard_id_(shard->shard_id()),
+        file_(file),
         serializer_(compression) {}
 
   // In the cut's hop: from now on a bucket is serialized before it changes.
@@ -138,18 +140,18 @@ class ShardSnapshot {
  private:
   void SerializeBucket(DbIndex db, DbSlice::BucketRef bucket) {
     if (bucket.version() >= epoch_) return;
-    slice_.ForEachInBucket(db, bucket,
-                           [&](std::string_view key, const PrimeValue& value, int64_t expire_ms,
-                               const McMeta* mc) {
-                             if (chunk_db_ != db) {
-                               // Each chunk says its database: chunks land in any order.
-                               const auto& [keys, expires] = sizes_[db];
-                               serializer_.SaveSelectDb(db, keys, expires);
-                               chunk_db_ = db;
-                             }
-                             serializer_.SaveEntry(key, value, expire_ms, mc);
-                             ++keys_;
-                           });
+    slice_.ForEachInBucket(
+        db, bucket,
+        [&](std::string_view key, const PrimeValue& value, int64_t expire_ms, const McMeta* mc) {
+          if (chunk_db_ != db) {
+            // Each chunk says its database: chunks land in any order.
+            const auto& [keys, expires] = sizes_[db];
+            serializer_.SaveSelectDb(db, keys, expires);
+            chunk_db_ = db;
+          }
+          serializer_.SaveEntry(key, value, expire_ms, mc);
+          ++keys_;
+        });
     bucket.set_version(epoch_);
   }
 
@@ -223,8 +225,8 @@ absl::Status SaveSnapshot(const SnapshotOptions& options, SnapshotResult* result
   // Redis's temp-<pid>.rdb, next to the target so that the rename stays on one file system.
   const size_t slash = options.path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : options.path.substr(0, slash + 1);
-  const std::string temp = helio::StrCat(slash == std::string::npos ? "" : dir, "temp-",
-                                         getpid(), ".rdb");
+  const std::string temp =
+      helio::StrCat(slash == std::string::npos ? "" : dir, "temp-", getpid(), ".rdb");
   int fd = open(temp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("Failed opening the temp RDB file", temp);
 

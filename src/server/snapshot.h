@@ -38,9 +38,9 @@
 namespace damselfly {
 
 struct SnapshotOptions {
-  std::string path;          // the file to (re)place
-  bool compression = true;   // rdbcompression: LZF for long strings
-  bool checksum = true;      // rdbchecksum: the CRC64 at the end (else 0)
+  std::string path;         // the file to (re)place
+  bool compression = true;  // rdbcompression: LZF for long strings
+  bool checksum = true;     // rdbchecksum: the CRC64 at the end (else 0)
 };
 
 struct SnapshotResult {
@@ -56,8 +56,8 @@ absl::Status SaveSnapshot(const SnapshotOptions& options, SnapshotResult* result
 bool SnapshotRunning();
 
 struct LoadResult {
-  uint64_t keys = 0;     // keys loaded
-  uint64_t expired = 0;  // keys dropped because their deadline had passed
+  uint64_t keys = 0;                   // keys loaded
+  uint64_t expired = 0;                // keys dropped because their deadline had passed
   std::vector<std::string> functions;  // the FUNCTION libraries' code, for FUNCTION LOAD
 };
 

@@ -48,7 +48,8 @@ absl::Status LoadShard(int fd, EngineShard* shard, bool replace, LoadResult* res
     if (entry.db >= slice.dbnum()) {
       return absl::InvalidArgumentError(
           helio::StrCat("FATAL: Data file was created with a Redis server configured to handle "
-                        "more than ", slice.dbnum(), " databases"));
+                        "more than ",
+                        slice.dbnum(), " databases"));
     }
     if (!replace && slice.Find(entry.db, entry.key) != nullptr) {
       return absl::AlreadyExistsError(

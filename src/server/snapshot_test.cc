@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "helio/base/strings.h"
 #include "gflags/gflags.h"
+#include "helio/base/strings.h"
 #include "src/server/test_utils.h"
 
 DECLARE_bool(enable_protected_configs);
@@ -65,8 +65,8 @@ TEST_P(SnapshotTest, EveryTypeSurvivesSaveAndLoad) {
   Run({"select", "3"});
   Run({"set", "db3key", "in db 3"});
   Run({"select", "0"});
-  const std::vector<std::string_view> keys = {"str", "int", "big", "ttl", "list", "hash",
-                                              "set", "sset", "zset", "stream"};
+  const std::vector<std::string_view> keys = {"str",  "int", "big",  "ttl",  "list",
+                                              "hash", "set", "sset", "zset", "stream"};
   std::vector<std::string_view> digest_args = {"debug", "digest-value"};
   digest_args.insert(digest_args.end(), keys.begin(), keys.end());
   RespValue before = Run(digest_args);
@@ -184,7 +184,8 @@ TEST_P(SnapshotTest, CutIsPointInTimeUnderConcurrentWrites) {
     std::vector<std::string_view> mget = {"mget"};
     mget.insert(mget.end(), keys.begin(), keys.end());
     std::vector<bool> out;
-    for (const RespValue& value : Run(mget).elements) out.push_back(value.type != RespValue::Type::kNull);
+    for (const RespValue& value : Run(mget).elements)
+      out.push_back(value.type != RespValue::Type::kNull);
     return out;
   };
   int present_pairs = 0;
@@ -200,12 +201,14 @@ TEST_P(SnapshotTest, CutIsPointInTimeUnderConcurrentWrites) {
   for (int j = 0; j < created.load(); ++j) names.push_back(helio::StrCat("c:", j));
   std::vector<bool> created_present = exist(names);
   const int created_in_file = int(std::count(created_present.begin(), created_present.end(), true));
-  for (int j = 0; j < created_in_file; ++j) ASSERT_TRUE(created_present[j]) << "c:" << j << " missing";
+  for (int j = 0; j < created_in_file; ++j)
+    ASSERT_TRUE(created_present[j]) << "c:" << j << " missing";
   names.clear();
   for (int j = 0; j < kDeletes; ++j) names.push_back(helio::StrCat("d:", j));
   std::vector<bool> kept = exist(names);
   const int kept_in_file = int(std::count(kept.begin(), kept.end(), true));
-  for (int j = kDeletes - kept_in_file; j < kDeletes; ++j) ASSERT_TRUE(kept[j]) << "d:" << j << " missing";
+  for (int j = kDeletes - kept_in_file; j < kDeletes; ++j)
+    ASSERT_TRUE(kept[j]) << "d:" << j << " missing";
   EXPECT_EQ(loaded.keys, uint64_t(2 * present_pairs + created_in_file + kept_in_file + 30000))
       << "a key written twice or one missing";
 }
