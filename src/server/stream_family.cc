@@ -118,6 +118,52 @@ OpResult<const Stream*> FindStream(DbIndex db, std::string_view key) {
   return (*found)->GetObjectAs<const Stream>();
 }
 
+std::string_view ParseReadArgs(facade::CmdArgList args, bool group_read, ReadArgs* out) {
+  bool group_given = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const size_t more = args.size() - 1 - i;
+    if (ArgIs(args[i], "BLOCK") && more > 0) {
+      std::optional<int64_t> ms = ParseInt64(args[++i]);
+      if (!ms) return "ERR timeout is not an integer or out of range";
+      if (*ms < 0) return "ERR timeout is negative";
+      out->block_ms = *ms;
+    } else if (ArgIs(args[i], "COUNT") && more > 0) {
+      std::optional<int64_t> n = ParseInt64(args[++i]);
+      if (!n) return facade::kInvalidIntErr;
+      out->count = *n < 0 ? 0 : size_t(*n);
+    } else if (ArgIs(args[i], "STREAMS") && more > 0) {
+      out->first_key = i + 1;
+      const size_t rest = args.size() - out->first_key;
+      if (rest % 2 != 0) {
+        return "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must "
+               "be specified.";
+      }
+      out->num_keys = rest / 2;
+      break;
+    } else if (ArgIs(args[i], "GROUP") && more >= 2) {
+      if (!group_read) {
+        return "ERR The GROUP option is only supported by XREADGROUP. You called XREAD "
+               "instead.";
+      }
+      out->group = args[i + 1];
+      out->consumer = args[i + 2];
+      group_given = true;
+      i += 2;
+    } else if (ArgIs(args[i], "NOACK")) {
+      if (!group_read) {
+        return "ERR The NOACK option is only supported by XREADGROUP. You called XREAD "
+               "instead.";
+      }
+      out->noack = true;
+    } else {
+      return facade::kSyntaxErr;
+    }
+  }
+  if (out->first_key == 0) return facade::kSyntaxErr;
+  if (group_read && !group_given) return "ERR Missing GROUP option for XREADGROUP";
+  return "";
+}
+
 }  // namespace stream_internal
 
 namespace {
@@ -427,45 +473,6 @@ void CmdXSetId(CmdArgList args, ConnectionContext* cntx) {
 
 // --- XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
 
-struct ReadArgs {
-  size_t count = 0;  // 0: all
-  std::optional<int64_t> block_ms;
-  size_t first_key = 0;
-  size_t num_keys = 0;
-};
-
-std::string_view ParseRead(CmdArgList args, ReadArgs* out) {
-  for (size_t i = 1; i < args.size(); ++i) {
-    const size_t more = args.size() - 1 - i;
-    if (ArgIs(args[i], "BLOCK") && more > 0) {
-      std::optional<int64_t> ms = ParseInt64(args[++i]);
-      if (!ms) return "ERR timeout is not an integer or out of range";
-      if (*ms < 0) return "ERR timeout is negative";
-      out->block_ms = *ms;
-    } else if (ArgIs(args[i], "COUNT") && more > 0) {
-      std::optional<int64_t> n = ParseInt64(args[++i]);
-      if (!n) return facade::kInvalidIntErr;
-      out->count = *n < 0 ? 0 : size_t(*n);
-    } else if (ArgIs(args[i], "STREAMS") && more > 0) {
-      out->first_key = i + 1;
-      const size_t rest = args.size() - out->first_key;
-      if (rest % 2 != 0) {
-        return "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must "
-               "be specified.";
-      }
-      out->num_keys = rest / 2;
-      return "";
-    } else if (ArgIs(args[i], "GROUP") && more >= 2) {
-      return "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
-    } else if (ArgIs(args[i], "NOACK")) {
-      return "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.";
-    } else {
-      return facade::kSyntaxErr;
-    }
-  }
-  return facade::kSyntaxErr;
-}
-
 // What XREAD reads after, per key in argument order: the ID given, or for "$" the
 // stream's last ID, resolved by the read hop on the key's shard. A blocked XREAD's serve
 // reads it on the key's shard too (each shard only its own keys' elements), after the
@@ -525,7 +532,7 @@ void SendServedRead(ReplyBuilder* rb, const Waiter::Result& result) {
 void CmdXRead(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   ReadArgs read;
-  std::string_view error = ParseRead(args, &read);
+  std::string_view error = ParseReadArgs(args, false, &read);
   if (!error.empty()) return rb->SendError(error);
   auto points = std::make_shared<ReadPoints>();
   points->after.resize(read.num_keys);

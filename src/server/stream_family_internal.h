@@ -44,4 +44,16 @@ OpResult<const core::Stream*> FindStream(DbIndex db, std::string_view key);
 // Registers XGROUP XREADGROUP XACK XPENDING XCLAIM XAUTOCLAIM XINFO (stream_groups.cc).
 void RegisterGroupCommands(facade::CommandRegistry* registry);
 
+// XREAD's and XREADGROUP's options, as Redis's xreadCommand parses both.
+struct ReadArgs {
+  size_t count = 0;  // 0: all
+  std::optional<int64_t> block_ms;
+  size_t first_key = 0;  // the keys follow STREAMS; their IDs follow them
+  size_t num_keys = 0;
+  std::string_view group, consumer;  // XREADGROUP
+  bool noack = false;                // XREADGROUP
+};
+// Parses XREAD's (`group_read` false) or XREADGROUP's options; "" or Redis's error text.
+std::string_view ParseReadArgs(facade::CmdArgList args, bool group_read, ReadArgs* out);
+
 }  // namespace damselfly::stream_internal

@@ -217,55 +217,6 @@ void CmdXGroup(CmdArgList args, ConnectionContext* cntx) {
 
 // --- XREADGROUP GROUP group consumer [COUNT count] [BLOCK ms] [NOACK] STREAMS key... id...
 
-struct GroupReadArgs {
-  std::string_view group;
-  std::string_view consumer;
-  size_t count = 0;  // 0: all
-  std::optional<int64_t> block_ms;
-  bool noack = false;
-  size_t first_key = 0;
-  size_t num_keys = 0;
-};
-
-// Parses as Redis's xreadCommand does for XREADGROUP; returns an error text or "".
-std::string_view ParseGroupRead(CmdArgList args, GroupReadArgs* out) {
-  bool group_given = false;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const size_t more = args.size() - 1 - i;
-    if (ArgIs(args[i], "BLOCK") && more > 0) {
-      std::optional<int64_t> ms = ParseInt64(args[++i]);
-      if (!ms) return "ERR timeout is not an integer or out of range";
-      if (*ms < 0) return "ERR timeout is negative";
-      out->block_ms = *ms;
-    } else if (ArgIs(args[i], "COUNT") && more > 0) {
-      std::optional<int64_t> n = ParseInt64(args[++i]);
-      if (!n) return facade::kInvalidIntErr;
-      out->count = *n < 0 ? 0 : size_t(*n);
-    } else if (ArgIs(args[i], "STREAMS") && more > 0) {
-      out->first_key = i + 1;
-      const size_t rest = args.size() - out->first_key;
-      if (rest % 2 != 0) {
-        return "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must "
-               "be specified.";
-      }
-      out->num_keys = rest / 2;
-      break;
-    } else if (ArgIs(args[i], "GROUP") && more >= 2) {
-      out->group = args[i + 1];
-      out->consumer = args[i + 2];
-      group_given = true;
-      i += 2;
-    } else if (ArgIs(args[i], "NOACK")) {
-      out->noack = true;
-    } else {
-      return facade::kSyntaxErr;
-    }
-  }
-  if (out->first_key == 0) return facade::kSyntaxErr;
-  if (!group_given) return "ERR Missing GROUP option for XREADGROUP";
-  return "";
-}
-
 // Delivers the entries after the group's last ID (a ">" read) to `consumer`: the group
 // moves on, and unless `noack` each entry joins the PEL. At most `count` (0: all).
 std::vector<Stream::Entry> DeliverNew(const Stream& stream, StreamGroup* group,
@@ -363,8 +314,8 @@ void SendServedGroupRead(ReplyBuilder* rb, const Waiter::Result& result) {
 
 void CmdXReadGroup(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  GroupReadArgs read;
-  std::string_view parse_error = ParseGroupRead(args, &read);
+  ReadArgs read;
+  std::string_view parse_error = ParseReadArgs(args, true, &read);
   if (!parse_error.empty()) return rb->SendError(parse_error);
   const size_t n = read.num_keys;
   // Per key: nullopt for ">", else the history read's ID.
