@@ -227,11 +227,15 @@ bool Run::Execute(Interpreter* lua,
     // runs whole-shard from the start, unless they were all on its declared keys' shard;
     // one whose first run did not, with its declared keys only.
     if (reached_undeclared_) {
-      ScriptShape seen = call_.shape->load(std::memory_order_relaxed);
       if (reached_other_shard_) {
         call_.shape->store(ScriptShape::kUndeclared, std::memory_order_relaxed);
-      } else if (seen != ScriptShape::kUndeclared) {
-        call_.shape->store(ScriptShape::kUndeclaredOneShard, std::memory_order_relaxed);
+      } else {
+        // Never over a concurrent run's kUndeclared: that one is final.
+        ScriptShape seen = call_.shape->load(std::memory_order_relaxed);
+        while (seen != ScriptShape::kUndeclared &&
+               !call_.shape->compare_exchange_weak(seen, ScriptShape::kUndeclaredOneShard,
+                                                   std::memory_order_relaxed)) {
+        }
       }
     } else {
       ScriptShape unknown = ScriptShape::kUnknown;
