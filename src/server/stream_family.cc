@@ -164,6 +164,21 @@ std::string_view ParseReadArgs(facade::CmdArgList args, bool group_read, ReadArg
   return "";
 }
 
+void SendServedRead(facade::ReplyBuilder* rb, const Waiter::Result& result) {
+  std::vector<Stream::Entry> entries;
+  for (size_t i = 0; i + 1 < result.values.size();) {
+    Stream::Entry& entry = entries.emplace_back();
+    const size_t n = std::stoull(result.values[i + 1]);
+    entry.id = *ParseId(result.values[i], 0, true);
+    entry.pairs.assign(result.values.begin() + i + 2, result.values.begin() + i + 2 + n);
+    i += 2 + n;
+  }
+  StartReadReply(rb, 1);
+  StartReadKey(rb);
+  rb->SendBulk(result.key);
+  SendEntries(rb, entries);
+}
+
 }  // namespace stream_internal
 
 namespace {
@@ -511,22 +526,6 @@ Waiter::ServeFn StreamReadServe(std::shared_ptr<const ReadPoints> points, size_t
     }
     return true;
   };
-}
-
-// Replies a served waiter's result as XREAD's answer for its one key.
-void SendServedRead(ReplyBuilder* rb, const Waiter::Result& result) {
-  std::vector<Stream::Entry> entries;
-  for (size_t i = 0; i + 1 < result.values.size();) {
-    Stream::Entry& entry = entries.emplace_back();
-    const size_t n = std::stoull(result.values[i + 1]);
-    entry.id = *ParseId(result.values[i], 0, true);
-    entry.pairs.assign(result.values.begin() + i + 2, result.values.begin() + i + 2 + n);
-    i += 2 + n;
-  }
-  StartReadReply(rb, 1);
-  StartReadKey(rb);
-  rb->SendBulk(result.key);
-  SendEntries(rb, entries);
 }
 
 void CmdXRead(CmdArgList args, ConnectionContext* cntx) {

@@ -13,6 +13,7 @@
 #include "src/core/stream.h"
 #include "src/facade/command_registry.h"
 #include "src/facade/reply_builder.h"
+#include "src/server/blocking_controller.h"
 #include "src/server/db_slice.h"
 #include "src/server/op_status.h"
 
@@ -53,6 +54,10 @@ struct ReadArgs {
   std::string_view group, consumer;  // XREADGROUP
   bool noack = false;                // XREADGROUP
 };
+// A served waiter's result (a blocked XREAD or XREADGROUP) as the read's answer for its
+// one key: entries flattened as id, field count, fields and values.
+void SendServedRead(facade::ReplyBuilder* rb, const Waiter::Result& result);
+
 // Parses XREAD's (`group_read` false) or XREADGROUP's options; "" or Redis's error text.
 std::string_view ParseReadArgs(facade::CmdArgList args, bool group_read, ReadArgs* out);
 

@@ -298,18 +298,7 @@ Waiter::ServeFn GroupReadServe(std::string group_name, std::string consumer_name
 
 void SendServedGroupRead(ReplyBuilder* rb, const Waiter::Result& result) {
   if (!result.error.empty()) return rb->SendError(result.error);
-  std::vector<Stream::Entry> entries;
-  for (size_t i = 0; i + 1 < result.values.size();) {
-    Stream::Entry& entry = entries.emplace_back();
-    const size_t n = std::stoull(result.values[i + 1]);
-    entry.id = *ParseId(result.values[i], 0, true);
-    entry.pairs.assign(result.values.begin() + i + 2, result.values.begin() + i + 2 + n);
-    i += 2 + n;
-  }
-  StartReadReply(rb, 1);
-  StartReadKey(rb);
-  rb->SendBulk(result.key);
-  SendEntries(rb, entries);
+  SendServedRead(rb, result);
 }
 
 void CmdXReadGroup(CmdArgList args, ConnectionContext* cntx) {
