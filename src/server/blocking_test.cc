@@ -20,22 +20,6 @@ using testing::ElementsAre;
 
 class BlockingTest : public ServiceTest {
  protected:
-  // INFO's blocked_clients.
-  int BlockedClients() {
-    RespValue info = Run({"info", "clients"});
-    std::string_view text = info.str;
-    size_t at = text.find("blocked_clients:");
-    if (at == std::string_view::npos) return -1;
-    text.remove_prefix(at + strlen("blocked_clients:"));
-    return std::atoi(std::string(text.substr(0, text.find('\r'))).c_str());
-  }
-
-  // Waits until `count` clients are blocked (each Start returns before its command ran).
-  void WaitBlocked(int count) {
-    for (int i = 0; i < 5000 && BlockedClients() != count; ++i) usleep(1000);
-    ASSERT_EQ(BlockedClients(), count);
-  }
-
   // A new connection on thread `thread` (modulo the shard count) that starts `command`
   // and is counted as blocked before this returns.
   std::unique_ptr<TestConnection> Block(unsigned thread, std::vector<std::string> command) {

@@ -16,22 +16,7 @@ namespace {
 
 using testing::ElementsAre;
 
-class StreamFamilyTest : public ServiceTest {
- protected:
-  // INFO's blocked_clients.
-  int BlockedClients() {
-    RespValue info = Run({"info", "clients"});
-    std::string_view text = info.str;
-    size_t at = text.find("blocked_clients:");
-    if (at == std::string_view::npos) return -1;
-    text.remove_prefix(at + strlen("blocked_clients:"));
-    return std::atoi(std::string(text.substr(0, text.find('\r'))).c_str());
-  }
-  void WaitBlocked(int count) {
-    for (int i = 0; i < 5000 && BlockedClients() != count; ++i) usleep(1000);
-    ASSERT_EQ(BlockedClients(), count);
-  }
-};
+class StreamFamilyTest : public ServiceTest {};
 
 constexpr char kInvalidId[] = "Invalid stream ID specified as stream command argument";
 

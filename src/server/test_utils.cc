@@ -1,8 +1,11 @@
 #include "src/server/test_utils.h"
 
 #include <glog/logging.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <utility>
 
@@ -488,6 +491,20 @@ std::unique_ptr<TestConnection> ServiceTest::Connect(unsigned thread) {
 }
 
 void ServiceTest::FlushAll() { EXPECT_EQ(Run({"flushall"}), "OK"); }
+
+int ServiceTest::BlockedClients() {
+  RespValue info = Run({"info", "clients"});
+  std::string_view text = info.str;
+  size_t at = text.find("blocked_clients:");
+  if (at == std::string_view::npos) return -1;
+  text.remove_prefix(at + strlen("blocked_clients:"));
+  return std::atoi(std::string(text.substr(0, text.find('\r'))).c_str());
+}
+
+void ServiceTest::WaitBlocked(int count) {
+  for (int i = 0; i < 5000 && BlockedClients() != count; ++i) usleep(1000);
+  ASSERT_EQ(BlockedClients(), count);
+}
 
 std::string ServiceTest::KeyOnShard(ShardId shard, std::string_view prefix) const {
   CHECK_LT(shard, num_shards());

@@ -195,6 +195,11 @@ class ServiceTest : public testing::TestWithParam<unsigned> {
   // different shards whenever there are two or more.
   std::string KeyOnShard(ShardId shard, std::string_view prefix = "key") const;
 
+  // INFO's blocked_clients, and a wait (up to 5 s) until it is `count`: a Start returns
+  // before its blocking command ran.
+  int BlockedClients();
+  void WaitBlocked(int count);
+
  private:
   std::vector<std::unique_ptr<TestConnection>> connections_;  // index: thread
 };
