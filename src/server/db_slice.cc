@@ -41,6 +41,7 @@ DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64
   const int64_t now_ms = ExpiryNowMs();
   if (base_ms_ + deadline.value() > now_ms) return handle;
   if (now_ms < keep_expired_until_ms_ && !for_insert) return {};
+  d.main.BeforeChange(handle);  // a snapshot reads the deadline we are about to erase
   d.expire.Erase(deadline);
   EraseMain(d, handle, key);
   ++stats_.expired_keys;
@@ -50,6 +51,7 @@ DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64
 
 void DbSlice::EraseEntry(Db& d, MainTable::Handle handle, std::string_view key) {
   ++changes_;
+  d.main.BeforeChange(handle);  // a snapshot reads the deadline and metadata erased here
   if (handle.value().has_expire()) d.expire.Erase(key);
   EraseMain(d, handle, key);
 }
@@ -149,6 +151,7 @@ bool DbSlice::Erase(DbIndex index, std::string_view key, std::string_view event,
 
 std::pair<PrimeValue, int64_t> DbSlice::TakeOut(Db& d, MainTable::Handle source,
                                                 std::string_view key) {
+  d.main.BeforeChange(source);  // the value moves out: a snapshot takes it first
   const int64_t deadline_ms = source.value().has_expire() ? GetExpire(d.index, key) : 0;
   PrimeValue value = std::move(source.value());
   value.set_has_expire(false);
