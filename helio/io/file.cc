@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "helio/fibers/scheduler.h"
@@ -24,6 +25,34 @@ UringProactor* RingHere() {
 absl::Status ErrnoStatus(const char* what, int error) { return absl::ErrnoToStatus(error, what); }
 
 }  // namespace
+
+absl::StatusOr<size_t> ReadAt(int fd, char* dst, size_t size, uint64_t offset) {
+  UringProactor* ring = RingHere();
+  size_t done = 0;
+  while (done < size) {
+    ssize_t got;
+    if (ring != nullptr) {
+      io_uring_sqe* sqe = ring->GetSqe();
+      io_uring_prep_read(sqe, fd, dst + done, unsigned(std::min<size_t>(size - done, 1 << 30)),
+                         offset + done);
+      UringProactor::Request request;
+      got = ring->Execute(sqe, &request);
+      if (got < 0) {
+        if (got == -EINTR || got == -EAGAIN) continue;
+        return ErrnoStatus("read", int(-got));
+      }
+    } else {
+      got = pread(fd, dst + done, size - done, off_t(offset + done));
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus("pread", errno);
+      }
+    }
+    if (got == 0) break;  // the end of the file
+    done += size_t(got);
+  }
+  return done;
+}
 
 absl::Status WriteAt(int fd, std::string_view data, uint64_t offset) {
   UringProactor* ring = RingHere();

@@ -1,4 +1,4 @@
-// WriteAt and Fsync from proactor fibers (io_uring and epoll) and from a plain thread.
+// ReadAt, WriteAt and Fsync from proactor fibers (io_uring and epoll) and from a plain thread.
 #include "helio/io/file.h"
 
 #include <fcntl.h>
@@ -56,6 +56,31 @@ TEST_P(FileTest, FibersOfSeveralThreadsWriteDisjointRanges) {
   }
 }
 
+TEST_P(FileTest, FibersReadBackWhatTheyWroteAndStopAtTheEnd) {
+  std::string data(3 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = char(i * 131 + (i >> 12));
+  ASSERT_EQ(pwrite(fd_, data.data(), data.size(), 0), ssize_t(data.size()));
+  ProactorPool pool(2, GetParam(), 64);
+  pool.Run();
+  pool.AwaitFiberOnAll([&](unsigned index, Proactor*) {
+    // Each thread reads the whole file in odd-sized pieces, the last one short.
+    std::string read;
+    const size_t piece = 100'003 + index;
+    std::string buf(piece, '\0');
+    for (;;) {
+      absl::StatusOr<size_t> got = ReadAt(fd_, buf.data(), piece, read.size());
+      ASSERT_TRUE(got.ok()) << got.status();
+      read.append(buf, 0, *got);
+      if (*got < piece) break;
+    }
+    EXPECT_TRUE(read == data);
+    absl::StatusOr<size_t> past = ReadAt(fd_, buf.data(), piece, data.size() + 10);
+    ASSERT_TRUE(past.ok());
+    EXPECT_EQ(*past, 0u);
+  });
+  pool.Stop();
+}
+
 TEST(FileWithoutProactorTest, BlockingWritesAndErrors) {
   char path[] = "/tmp/helio_file_test_XXXXXX";
   int fd = mkstemp(path);
@@ -70,6 +95,7 @@ TEST(FileWithoutProactorTest, BlockingWritesAndErrors) {
   close(fd);
   EXPECT_FALSE(WriteAt(fd, "x", 0).ok());  // closed
   EXPECT_FALSE(Fsync(fd).ok());
+  EXPECT_FALSE(ReadAt(fd, buf, 1, 0).ok());
 }
 
 }  // namespace
