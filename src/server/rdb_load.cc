@@ -264,6 +264,36 @@ bool RdbLoader::ReadString(std::string* value) {
   }
 }
 
+bool RdbLoader::SkipBytes(uint64_t n) {
+  while (n > 0) {
+    if (pos_ == data_.size() && !Ensure(1)) return false;
+    const size_t take = size_t(std::min<uint64_t>(n, data_.size() - pos_));
+    pos_ += take;
+    n -= take;
+  }
+  return true;
+}
+
+bool RdbLoader::SkipString() {
+  uint64_t length;
+  bool encoded;
+  if (!ReadLengthOrEncoding(&length, &encoded)) return false;
+  if (!encoded) return SkipBytes(length);
+  switch (length) {
+    case rdb::kEncInt8:
+    case rdb::kEncInt16:
+    case rdb::kEncInt32:
+      return SkipBytes(uint64_t{1} << length);
+    case rdb::kEncLzf: {
+      uint64_t compressed_len, plain_len;
+      if (!ReadLength(&compressed_len) || !ReadLength(&plain_len)) return false;
+      return SkipBytes(compressed_len);
+    }
+    default:
+      return Fail("unknown string encoding");
+  }
+}
+
 bool RdbLoader::ReadTextDouble(double* value) {
   uint8_t len;
   if (!ReadByte(&len)) return false;
@@ -314,7 +344,7 @@ std::optional<std::string> RdbLoader::Aux(std::string_view key) const {
   return std::nullopt;
 }
 
-bool RdbLoader::Next(RdbEntry* entry) {
+bool RdbLoader::Next(RdbEntry* entry, absl::FunctionRef<bool(std::string_view key)> keep) {
   int64_t expire_ms = 0;
   std::optional<McMeta> mc;
   std::optional<uint64_t> idle_s;
@@ -390,6 +420,14 @@ bool RdbLoader::Next(RdbEntry* entry) {
     }
     entry->key.clear();
     if (!ReadString(&entry->key)) return false;
+    if (!keep(entry->key)) {
+      if (!SkipValue(type)) return false;
+      expire_ms = 0;
+      mc.reset();
+      idle_s.reset();
+      freq.reset();
+      continue;
+    }
     if (!LoadValue(type, &entry->value)) {
       if (!empty_value_) return false;
       expire_ms = 0;
@@ -449,6 +487,64 @@ bool RdbLoader::LoadValue(uint8_t type, PrimeValue* value) {
       return LoadStream(value, type);
   }
   return Fail(helio::StrCat("unknown value type ", int(type)));
+}
+
+bool RdbLoader::SkipValue(uint8_t type) {
+  uint64_t count;
+  switch (type) {
+    case rdb::kTypeString:
+    case rdb::kTypeListZiplist:
+    case rdb::kTypeSetIntset:
+    case rdb::kTypeSetListpack:
+    case rdb::kTypeZSetZiplist:
+    case rdb::kTypeZSetListpack:
+    case rdb::kTypeHashZipmap:
+    case rdb::kTypeHashZiplist:
+    case rdb::kTypeHashListpack:
+      return SkipString();
+    case rdb::kTypeList:
+    case rdb::kTypeSet:
+    case rdb::kTypeListQuicklist:
+      if (!ReadLength(&count)) return false;
+      for (uint64_t i = 0; i < count; ++i) {
+        if (!SkipString()) return false;
+      }
+      return true;
+    case rdb::kTypeListQuicklist2:
+      if (!ReadLength(&count)) return false;
+      for (uint64_t i = 0; i < count; ++i) {
+        uint64_t container;
+        if (!ReadLength(&container) || !SkipString()) return false;
+      }
+      return true;
+    case rdb::kTypeHash:
+      if (!ReadLength(&count)) return false;
+      for (uint64_t i = 0; i < count; ++i) {
+        if (!SkipString() || !SkipString()) return false;
+      }
+      return true;
+    case rdb::kTypeZSet2:
+      if (!ReadLength(&count)) return false;
+      for (uint64_t i = 0; i < count; ++i) {
+        if (!SkipString() || !SkipBytes(8)) return false;
+      }
+      return true;
+    case rdb::kTypeZSet:
+      if (!ReadLength(&count)) return false;
+      for (uint64_t i = 0; i < count; ++i) {
+        double score;
+        if (!SkipString() || !ReadTextDouble(&score)) return false;
+      }
+      return true;
+  }
+  // Streams (and types this loader does not know) are decoded and dropped: their framing
+  // is too intricate to walk twice.
+  PrimeValue dropped;
+  if (LoadValue(type, &dropped)) return true;
+  if (!empty_value_) return false;
+  empty_value_ = false;  // an empty collection is skipped as a kept one would be
+  error_.clear();
+  return true;
 }
 
 bool RdbLoader::LoadString(PrimeValue* value) {

@@ -82,7 +82,12 @@ class RdbLoader {
   // empty: EOF met, checksum verified when the file has one). AUX fields are kept (aux());
   // keys whose collections are empty are skipped, as Redis does. False with error()
   // set when the input is malformed or truncated.
-  bool Next(RdbEntry* entry);
+  bool Next(RdbEntry* entry) {
+    return Next(entry, [](std::string_view) { return true; });
+  }
+  // The same, for the keys `keep` accepts: the values of the others are read past
+  // without being decoded (only their framing is checked).
+  bool Next(RdbEntry* entry, absl::FunctionRef<bool(std::string_view key)> keep);
   // The value of the AUX field `key` seen so far ("redis-ver", "ctime"...), or nullopt.
   std::optional<std::string> Aux(std::string_view key) const;
   // The libraries of FUNCTION2 opcodes met so far (their code, for FUNCTION LOAD).
@@ -115,6 +120,11 @@ class RdbLoader {
   bool ReadLe(size_t bytes, uint64_t* value);
   bool ReadTextDouble(double* value);
   bool ReadBinaryDouble(double* value);
+
+  // Reads past a value of RDB type `type` (or a string) without building it.
+  bool SkipValue(uint8_t type);
+  bool SkipString();
+  bool SkipBytes(uint64_t n);
 
   bool LoadString(PrimeValue* value);
   bool LoadListElements(PrimeValue* value);

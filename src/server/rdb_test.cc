@@ -596,6 +596,78 @@ TEST(RdbCodecTest, Rdb9TypesLoad) {
             "zset:n=-inf|m=2.5|p=inf");
 }
 
+// A filtered Next reads past the values of the keys it does not keep, for every type and
+// encoding (each shard of a load keeps only its own keys), and still checks the file.
+TEST(RdbCodecTest, NextSkipsTheValuesOfKeysNotKept) {
+  RdbSerializer ser(true);
+  std::vector<std::string> raw_entries;
+  auto add = [&](std::string_view key, const PrimeValue& value) {
+    ser.SaveEntry(key, value, 0);
+    raw_entries.push_back(ser.TakeBuffer());
+  };
+  add("string", StringValue("v"));
+  add("intstring", StringValue("12345"));
+  add("lzfstring", StringValue(std::string(3000, 'z')));
+  add("smalllist", ListValue({"a", "b"}));
+  add("biglist", ListValue(Numbered(2000, "element")));
+  add("smallhash", HashValue(3));
+  add("bighash", HashValue(600));
+  add("intset", SetValue({"1", "2"}));
+  add("listpackset", SetValue({"x", "y"}));
+  add("bigset", SetValue(Numbered(600, "m")));
+  add("smallzset", ZSetValue(3));
+  add("bigzset", ZSetValue(600));
+  add("stream", StreamWithGroups());
+  const std::string pairs = Ziplist({ZlStr("f1"), ZlStr("v1"), ZlStr("f2"), "\xf3"});
+  const std::string zset = Ziplist({ZlStr("a"), ZlStr("1.5"), ZlStr("b"), "\xf3"});
+  auto rdb9 = [&](uint8_t type, std::string_view key, std::string_view payload) {
+    raw_entries.push_back(helio::StrCat(std::string(1, char(type)), RdbString(key), payload));
+  };
+  rdb9(rdb::kTypeHashZiplist, "ziphash", RdbString(pairs));
+  rdb9(rdb::kTypeListQuicklist, "ziplist", helio::StrCat("\x02", RdbString(pairs), RdbString(zset)));
+  rdb9(rdb::kTypeZSetZiplist, "zipzset", RdbString(zset));
+  rdb9(rdb::kTypeList, "plainlist", helio::StrCat("\x02", RdbString("a"), RdbString("b")));
+  rdb9(rdb::kTypeHash, "plainhash", helio::StrCat("\x01", RdbString("f"), RdbString("v")));
+  rdb9(rdb::kTypeZSet, "textzset",
+       helio::StrCat("\x03", RdbString("p"), "\xfe", RdbString("n"), "\xff", RdbString("m"),
+                     "\x03", "2.5"));
+  // Each entry twice: once kept, once skipped ("~" keys), so both paths see every kind.
+  std::string file = "REDIS0009";
+  for (const std::string& entry : raw_entries) {
+    file += entry;
+    const size_t key_at = entry[0] == char(rdb::kOpExpireTimeMs) ? 10 : 1;
+    ASSERT_LT(uint8_t(entry[key_at]), 64u);  // a short key: one length byte
+    file += helio::StrCat(entry.substr(0, key_at), std::string(1, char(entry[key_at] + 1)), "~",
+                          entry.substr(key_at + 1));
+  }
+  file += char(rdb::kOpEof);
+  file += std::string(8, '\0');  // no checksum
+  auto load = [&](bool skip_some, std::string* error) {
+    StringSource source(file);
+    RdbLoader loader(&source);
+    EXPECT_TRUE(loader.LoadHeader());
+    std::vector<std::string> seen;
+    RdbEntry entry;
+    auto keep = [&](std::string_view key) { return !skip_some || key[0] != '~'; };
+    while (loader.Next(&entry, keep)) seen.push_back(entry.key + "=" + Describe(entry.value));
+    *error = loader.error();
+    return seen;
+  };
+  std::string error;
+  std::vector<std::string> all = load(false, &error);
+  ASSERT_EQ(error, "");
+  ASSERT_EQ(all.size(), 2 * raw_entries.size());
+  std::vector<std::string> kept = load(true, &error);
+  ASSERT_EQ(error, "");
+  std::vector<std::string> expected;
+  for (size_t i = 0; i < all.size(); i += 2) expected.push_back(all[i]);
+  EXPECT_EQ(kept, expected);
+  // A truncated skipped value is an error, not the end.
+  file.resize(file.size() - 30);
+  load(true, &error);
+  EXPECT_NE(error, "");
+}
+
 TEST(RdbCodecTest, PlainHashOfFewFieldsBecomesListpack) {
   std::string payload(1, char(rdb::kTypeHash));
   payload += "\x05";
