@@ -126,7 +126,8 @@ def free_port():
 
 def redis_args(extra):
     """Translates damselfly-style flags (--name=value, --flag) to redis-server arguments."""
-    renames = {"dbnum": "databases", "enable_protected_configs": "enable-protected-configs"}
+    renames = {"dbnum": "databases", "enable_protected_configs": "enable-protected-configs",
+               "key_load_delay": "key-load-delay"}
     out = []
     for arg in extra:
         if not arg.startswith("--"):
@@ -203,8 +204,9 @@ class ServerHandle:
                     s.settimeout(1)
                     s.sendall(b"*1\r\n$4\r\nPING\r\n")
                     reply = s.recv(64)
-                    # +PONG, or -NOAUTH when a password is required: either way it serves.
-                    if reply[:1] in (b"+", b"-"):
+                    # +PONG, or -NOAUTH when a password is required: either way it serves
+                    # (-LOADING: not yet, the snapshot is being loaded).
+                    if reply[:1] in (b"+", b"-") and not reply.startswith(b"-LOADING"):
                         return
             except OSError:
                 pass

@@ -57,6 +57,16 @@ REQUIRED_FAMILIES = {
     "damselfly_memcache_connections": "counter",
     "damselfly_memcache_commands": "counter",
     "damselfly_memcache_items": "counter",
+    "damselfly_loading_dump_file": "gauge",
+    "damselfly_rdb_changes_since_last_save": "gauge",
+    "damselfly_rdb_bgsave_in_progress": "gauge",
+    "damselfly_rdb_last_save_timestamp_seconds": "gauge",
+    "damselfly_rdb_last_bgsave_status": "gauge",
+    "damselfly_rdb_last_bgsave_duration_seconds": "gauge",
+    "damselfly_rdb_current_bgsave_duration_seconds": "gauge",
+    "damselfly_rdb_saves": "counter",
+    "damselfly_rdb_last_load_loaded_keys": "gauge",
+    "damselfly_rdb_last_load_expired_keys": "gauge",
 }
 
 

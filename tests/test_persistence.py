@@ -9,11 +9,14 @@ Redis's; the cross-server tests need redis-server and are skipped without it.
 import os
 import shutil
 import signal
+import socket
+import subprocess
 import time
+import urllib.request
 
 import pytest
 
-from conftest import ServerHandle, TARGET
+from conftest import ServerHandle, TARGET, free_port
 from helpers import wait_for
 
 
@@ -246,3 +249,117 @@ def test_corrupt_or_truncated_file_refuses_to_start(server_factory):
     srv.expect_exit = False
     srv.start()
     assert srv.client().get("k") == b"v" * 100
+
+
+# --- the load at start-up: -LOADING meanwhile, progress in INFO, stopped by a shutdown.
+
+LOADING = b"-LOADING Redis is loading the dataset in memory\r\n"
+LOADED_KEYS = 3000
+
+
+def ask(port, request):
+    """One request on a fresh connection; the first reply bytes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(request)
+        return s.recv(1 << 16)
+
+
+def save_keys_and_stop(srv):
+    c = srv.client()
+    pipe = c.pipeline(transaction=False)
+    for i in range(LOADED_KEYS):
+        pipe.set(f"key:{i}", "value")
+    pipe.execute()
+    assert c.save()
+    assert srv.stop() is None
+
+
+def start_loading(srv, *extra):
+    """Restarts srv slowed down per loaded key (key-load-delay) and returns once it answers,
+    without waiting for the load to end."""
+    srv.extra_args += ["--key_load_delay=1000", *extra]
+    if srv.target == "redis":  # Redis serves clients between loaded chunks of this size
+        srv.extra_args.append("--loading-process-events-interval-bytes=1024")
+    srv._pick_ports()
+    with open(srv.log_path, "ab") as log:
+        srv.proc = subprocess.Popen(srv.command_line(srv.port), stdout=log,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    cwd=srv.workdir, env=dict(os.environ, GLOG_logtostderr="1"))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            return ask(srv.port, b"PING\r\n")
+        except OSError:
+            time.sleep(0.005)
+    raise AssertionError("the server never answered")
+
+
+def test_clients_get_loading_error_while_the_snapshot_loads(server_factory):
+    srv = server_factory()
+    save_keys_and_stop(srv)
+    assert start_loading(srv) == LOADING
+    assert ask(srv.port, b"GET key:1\r\n") == LOADING
+    assert ask(srv.port, b"LASTSAVE\r\n").startswith(b":")  # a command flagged `loading`
+    info = ask(srv.port, b"INFO persistence\r\n").decode()
+    assert "loading:1\r\n" in info
+    fields = dict(line.split(":", 1) for line in info.split("\r\n") if ":" in line)
+    assert int(fields["loading_total_bytes"]) > 0
+    assert 0 <= float(fields["loading_loaded_perc"]) <= 100
+    assert int(fields["loading_start_time"]) > 0
+    wait_for(lambda: ask(srv.port, b"PING\r\n") == b"+PONG\r\n", timeout=60)
+    c = srv.client()
+    assert c.dbsize() == LOADED_KEYS
+    assert c.info("persistence")["loading"] == 0
+
+
+def test_sigterm_during_the_load_exits_without_saving(server_factory):
+    srv = server_factory()
+    save_keys_and_stop(srv)
+    dump = os.path.join(srv.workdir, "dump.rdb")
+    before = open(dump, "rb").read()
+    assert start_loading(srv, "--save=1 1") == LOADING  # save rules would save at SIGTERM
+    srv.proc.send_signal(signal.SIGTERM)
+    assert srv.proc.wait(timeout=10) == 0
+    assert open(dump, "rb").read() == before
+    srv.start()
+    assert srv.client().dbsize() == LOADED_KEYS
+
+
+@pytest.mark.damselfly_only
+def test_memcache_and_metrics_during_the_load(server_factory):
+    srv = server_factory()
+    save_keys_and_stop(srv)
+    mc_port = free_port()
+    assert start_loading(srv, f"--memcached_port={mc_port}") == LOADING
+    assert ask(mc_port, b"get key:1\r\n") == b"SERVER_ERROR loading the dataset in memory\r\n"
+    assert ask(mc_port, b"version\r\n").startswith(b"VERSION ")
+    with urllib.request.urlopen(f"http://127.0.0.1:{srv.port}/metrics", timeout=10) as page:
+        assert "\ndamselfly_loading_dump_file 1\n" in page.read().decode()
+    assert "Loading dump.rdb" in srv.log_text()
+    wait_for(lambda: ask(srv.port, b"PING\r\n") == b"+PONG\r\n", timeout=60)
+    assert ask(mc_port, b"get key:1\r\n") == b"VALUE key:1 0 5\r\nvalue\r\nEND\r\n"
+    assert "DB loaded from disk: 3000 keys" in srv.log_text()
+
+
+@pytest.mark.damselfly_only
+def test_snapshot_cron(server_factory):
+    srv = server_factory()
+    c = srv.client()
+    assert c.config_get("snapshot_cron") == {"snapshot_cron": ""}
+    for bad in ("* * * *", "61 * * * *", "* * * * mon-"):
+        with pytest.raises(Exception, match="invalid|5 fields"):
+            c.config_set("snapshot_cron", bad)
+    # Every minute: the first save comes at the next minute's start.
+    assert c.config_set("snapshot_cron", "* * * * *")
+    assert c.config_get("snapshot_cron") == {"snapshot_cron": "* * * * *"}
+    c.set("k", "v")
+    wait_for(lambda: c.info("persistence")["rdb_saves"] >= 1, timeout=65)
+    assert os.path.exists(os.path.join(srv.workdir, "dump.rdb"))
+    assert c.config_set("snapshot_cron", "")
+    # A bad flag refuses to start.
+    bad = ServerHandle(["--snapshot_cron=0 0 31 13 *"])
+    bad.expect_exit = True
+    with pytest.raises(RuntimeError, match="server did not start"):
+        bad.start()
+    assert "Invalid --snapshot_cron" in bad.log_text()
+    bad.cleanup_files()

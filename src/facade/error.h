@@ -23,6 +23,7 @@ inline constexpr char kLongRangeErr[] =
     "9223372036854775807";
 inline constexpr char kNoAuthErr[] = "NOAUTH Authentication required.";
 inline constexpr char kOomErr[] = "OOM command not allowed when used memory > 'maxmemory'.";
+inline constexpr char kLoadingErr[] = "LOADING Redis is loading the dataset in memory";
 inline constexpr char kWrongPassErr[] =
     "WRONGPASS invalid username-password pair or user is disabled.";
 inline constexpr char kStringTooLongErr[] =

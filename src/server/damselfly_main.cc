@@ -148,8 +148,7 @@ int main(int argc, char** argv) {
 
   damselfly::Service service(&pool);
   service.RegisterCommands();
-  // The snapshot is loaded before any client can connect.
-  if (!damselfly::StartPersistence()) {
+  if (!damselfly::ConfigurePersistence()) {
     shards.Shutdown();
     pool.Stop();
     return 1;
@@ -177,8 +176,11 @@ int main(int argc, char** argv) {
     if (!waking_waiter.load()) {
       LOG(INFO) << "received " << strsignal(signal_number) << ", shutting down";
     }
+    damselfly::AbortLoading();
     service.RequestShutdown();
   });
+  // Clients connected meanwhile get -LOADING.
+  damselfly::LoadAtStartup();
 
   service.WaitForShutdownRequest();
   waking_waiter.store(true);

@@ -99,6 +99,11 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
     CountRejected(cid, args);
     return nullptr;
   }
+  if (Loading() && !(cid->flags & facade::kCmdLoading)) [[unlikely]] {
+    cntx->reply_builder()->SendError(facade::kLoadingErr);
+    CountRejected(cid, args);
+    return nullptr;
+  }
   if (IsSubscribed(cntx) && cntx->reply_builder()->protocol() == facade::RespVersion::kResp2) {
     const facade::SubcommandSpec* sub =
         cid->subcommands.empty() ? nullptr : cid->FindSubcommand(args[1]);

@@ -15,6 +15,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/lookup_prefetcher.h"
 #include "src/server/memcache_family.h"
+#include "src/server/persistence_family.h"
 #include "src/server/server_state.h"
 #include "src/server/transaction.h"
 
@@ -66,7 +67,12 @@ void MemcacheService::DispatchMemcache(absl::Span<const MemcacheCommand> command
   size_t i = 0;
   while (i < commands.size() && !cntx->close_after_reply) {
     const MemcacheCommand& command = commands[i];
-    if (!memcache::HasKeys(command.type)) {
+    if (Loading() && (memcache::HasKeys(command.type) || command.type == Type::kFlushAll))
+        [[unlikely]] {
+      // The start-up load runs (persistence_family.h): as RESP answers -LOADING.
+      if (!command.noreply) cntx->out().append("SERVER_ERROR loading the dataset in memory\r\n");
+      ++i;
+    } else if (!memcache::HasKeys(command.type)) {
       RunHere(command, cntx);
       ++i;
     } else if (memcache::AddsData(command.type) && OverMaxMemory()) {

@@ -8,6 +8,7 @@
 #include "src/server/main_service.h"
 #include "src/server/config_family.h"
 #include "src/server/connection_family.h"
+#include "src/server/persistence_family.h"
 #include "src/server/server_stats.h"
 
 namespace damselfly {
@@ -176,6 +177,28 @@ std::string RenderMetrics(Service* service) {
   for (size_t db = 0; db < stats.keyspace.size(); ++db) {
     if (db == 0 || stats.keyspace[db].first) w.Sample(Label("db", helio::StrCat("db", db)), stats.keyspace[db].second);
   }
+  // Snapshots, named as redis_exporter names INFO persistence's fields.
+  const PersistenceStats p = GetPersistenceStats();
+  w.Single("loading_dump_file", "gauge", "1 while the start-up snapshot load runs.", p.loading);
+  w.Single("rdb_changes_since_last_save", "gauge", "Keys changed since the last snapshot.",
+           p.changes_since_last_save);
+  w.Single("rdb_bgsave_in_progress", "gauge", "1 while a snapshot is being written.",
+           p.bgsave_in_progress);
+  w.Single("rdb_last_save_timestamp_seconds", "gauge",
+           "Unix time of the last successful snapshot (or of the start).", p.last_save_time);
+  w.Single("rdb_last_bgsave_status", "gauge", "1 when the last background save succeeded.",
+           p.last_bgsave_ok);
+  w.Single("rdb_last_bgsave_duration_seconds", "gauge",
+           "Seconds the last background save took (-1: none yet).", p.last_bgsave_secs);
+  w.Single("rdb_current_bgsave_duration_seconds", "gauge",
+           "Seconds the running background save has taken (-1: none runs).",
+           p.current_bgsave_secs);
+  w.Single("rdb_saves_total", "counter", "Snapshots written since the start.", p.saves);
+  w.Single("rdb_last_load_loaded_keys", "gauge", "Keys the last snapshot load loaded.",
+           p.last_load_keys);
+  w.Single("rdb_last_load_expired_keys", "gauge",
+           "Keys the last snapshot load dropped because their TTL had passed.",
+           p.last_load_expired);
   w.Single("net_input_bytes_total", "counter", "Bytes read from clients.", t.net_input_bytes);
   w.Single("net_output_bytes_total", "counter", "Bytes written to clients.", t.net_output_bytes);
   w.Single("connections_received_total", "counter", "Client connections accepted.",

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <boost/fiber/operations.hpp>
 #include <cerrno>
 #include <chrono>
@@ -14,10 +16,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "helio/base/strings.h"
 #include "helio/fibers/fiber.h"
 #include "helio/fibers/sync.h"
 #include "helio/io/proactor.h"
+#include "src/core/cron_schedule.h"
 #include "src/facade/error.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/function_family.h"
@@ -32,6 +36,13 @@ DEFINE_string(save, "",
               "Redis's save rules: pairs of seconds and changes, \"3600 1 300 100\" saves after "
               "3600 s when at least 1 key changed or after 300 s when 100 did. Empty: no "
               "automatic snapshots (SAVE, BGSAVE and SHUTDOWN SAVE still write them)");
+DEFINE_string(snapshot_cron, "",
+              "Also save a snapshot on this cron schedule: five fields, minute hour "
+              "day-of-month month day-of-week, in local time (\"*/30 * * * *\": every 30 "
+              "minutes; \"0 3 * * *\": at 03:00). Empty: none");
+DEFINE_int64(key_load_delay, 0,
+             "Testing: microseconds to wait after each key loaded from a snapshot (Redis's "
+             "key-load-delay), to observe a load in progress");
 DEFINE_bool(rdbcompression, true, "Compress long strings with LZF in snapshots");
 DEFINE_bool(rdbchecksum, true, "End snapshots with a CRC64 of their bytes");
 DEFINE_bool(enable_protected_configs, false,
@@ -53,7 +64,10 @@ struct SaveRule {
 struct State {
   std::mutex mu;
   std::string dbfilename = FLAGS_dbfilename;
-  std::vector<SaveRule> rules;  // from --save, in StartPersistence
+  std::vector<SaveRule> rules;  // from --save, in ConfigurePersistence
+  std::string cron_text;        // --snapshot_cron / CONFIG SET snapshot_cron
+  std::optional<core::CronSchedule> cron;
+  int64_t next_cron_s = -1;     // when cron next starts a save (-1: never)
   bool compression = FLAGS_rdbcompression;
   bool checksum = FLAGS_rdbchecksum;
   int64_t last_save_s = 0;  // unix time of the last successful save (or start)
@@ -65,9 +79,15 @@ struct State {
   uint64_t saves = 0;
   uint64_t last_load_keys = 0, last_load_expired = 0;
   bool shutdown_handled = false;     // SaveBeforeShutdown ran
+  int64_t loading_started_s = 0;     // while the start-up load runs
+  LoadProgress load_progress;
   boost::fibers::fiber rules_fiber;  // SaveRulesLoop, on proactor 0
   helio::fibers::Done stop_rules;
 };
+
+// The start-up load runs (atomic: read by every command's Validate).
+std::atomic<bool> loading{false};
+std::atomic<int64_t> key_load_delay_us{0};
 
 State& state() {
   static State* s = new State;  // never destroyed: fibers may use it during shutdown
@@ -151,6 +171,12 @@ void SaveRulesLoop() {
     {
       std::lock_guard lock(s.mu);
       due = s.bgsave_scheduled;
+      const int64_t now = NowS();
+      if (s.next_cron_s >= 0 && now >= s.next_cron_s) {
+        // A save that runs at that time makes this one wait for it (scheduled).
+        s.bgsave_scheduled = due = true;
+        s.next_cron_s = s.cron->Next(now).value_or(-1);
+      }
     }
     if (!due) {
       std::vector<SaveRule> rules;
@@ -221,7 +247,7 @@ void PersistenceFamily::Register(facade::CommandRegistry* registry) {
                 kAclAdmin | kAclFast | kAclDangerous, CmdLastSave);
 }
 
-bool StartPersistence() {
+bool ConfigurePersistence() {
   State& s = state();
   if (!FLAGS_dir.empty() && chdir(FLAGS_dir.c_str()) != 0) {
     LOG(ERROR) << "Can't chdir to '" << FLAGS_dir << "': " << strerror(errno);
@@ -232,19 +258,43 @@ bool StartPersistence() {
     LOG(ERROR) << "Invalid --save rules '" << FLAGS_save << "'";
     return false;
   }
-  {
-    std::lock_guard lock(s.mu);
-    s.dbfilename = FLAGS_dbfilename;
-    s.rules = std::move(*rules);
-    s.compression = FLAGS_rdbcompression;
-    s.checksum = FLAGS_rdbchecksum;
-    s.last_save_s = NowS();
+  if (std::string error = SetSnapshotCron(FLAGS_snapshot_cron, true); !error.empty()) {
+    LOG(ERROR) << "Invalid --snapshot_cron '" << FLAGS_snapshot_cron << "': " << error;
+    return false;
   }
+  SetKeyLoadDelayUs(FLAGS_key_load_delay);
+  std::lock_guard lock(s.mu);
+  s.dbfilename = FLAGS_dbfilename;
+  s.rules = std::move(*rules);
+  s.compression = FLAGS_rdbcompression;
+  s.checksum = FLAGS_rdbchecksum;
+  s.last_save_s = NowS();
+  return true;
+}
+
+bool Loading() { return loading.load(std::memory_order_relaxed); }
+
+void AbortLoading() { state().load_progress.cancel.store(true); }
+
+void LoadAtStartup() {
+  State& s = state();
   struct stat file;
   if (stat(FLAGS_dbfilename.c_str(), &file) == 0) {
+    {
+      std::lock_guard lock(s.mu);
+      s.loading_started_s = NowS();
+    }
+    loading.store(true);
+    LOG(INFO) << "Loading " << FLAGS_dbfilename << " (" << file.st_size << " bytes)";
     const auto start = std::chrono::steady_clock::now();
     LoadResult loaded;
-    absl::Status status = LoadSnapshot(FLAGS_dbfilename, &loaded);
+    absl::Status status = LoadSnapshot(FLAGS_dbfilename, &loaded, true, &s.load_progress);
+    if (absl::IsCancelled(status)) {
+      LOG(INFO) << "The load was stopped by a shutdown request";
+      std::lock_guard lock(s.mu);
+      s.shutdown_handled = true;  // a partial dataset is never saved
+      return;
+    }
     if (!status.ok()) {
       LOG(ERROR) << "Failed loading " << FLAGS_dbfilename << ": " << status.message();
       LOG(ERROR) << "Unrecoverable error loading the snapshot, aborting now";
@@ -266,7 +316,7 @@ bool StartPersistence() {
   }
   s.changes_at_last_save = TotalChanges();
   shard_set->pool()->at(0)->Await([&s] { s.rules_fiber = helio::fibers::Launch(SaveRulesLoop); });
-  return true;
+  loading.store(false);
 }
 
 void StopPersistence() {
@@ -290,6 +340,11 @@ bool SaveBeforeShutdown(std::string_view mode) {
     std::lock_guard lock(s.mu);
     if (s.shutdown_handled) return true;
     if (mode.empty()) save = !s.rules.empty();
+    if (Loading()) {
+      AbortLoading();
+      s.shutdown_handled = true;
+      return true;
+    }
   }
   absl::Status status;
   if (save) {
@@ -341,21 +396,61 @@ std::string DebugReload(bool save, bool flush, bool merge, facade::ConnectionCon
   return "";
 }
 
-std::string PersistenceInfo() {
+PersistenceStats GetPersistenceStats() {
+  PersistenceStats out;
   const uint64_t changes = TotalChanges();
   State& s = state();
   std::lock_guard lock(s.mu);
   const int64_t now = NowS();
+  out.changes_since_last_save = changes - s.changes_at_last_save;
+  out.bgsave_in_progress = s.bgsave_started_s >= 0;
+  out.last_save_time = s.last_save_s;
+  out.last_bgsave_ok = s.last_bgsave_ok;
+  out.last_bgsave_secs = s.last_bgsave_secs;
+  out.current_bgsave_secs = s.bgsave_started_s >= 0 ? now - s.bgsave_started_s : -1;
+  out.saves = s.saves;
+  out.last_load_keys = s.last_load_keys;
+  out.last_load_expired = s.last_load_expired;
+  out.loading = Loading();
+  if (out.loading) {
+    out.loading_started = s.loading_started_s;
+    out.loading_total_bytes = s.load_progress.total_bytes.load();
+    out.loading_loaded_bytes = std::min(s.load_progress.loaded_bytes.load(),
+                                        out.loading_total_bytes);
+    const uint64_t loaded = out.loading_loaded_bytes;
+    // Redis's estimate: the time so far, scaled to what is left.
+    out.loading_eta_secs =
+        loaded == 0 ? 1
+                    : int64_t(double(out.loading_total_bytes - loaded) *
+                              double(now - s.loading_started_s) / double(loaded));
+  }
+  return out;
+}
+
+std::string PersistenceInfo() {
+  const PersistenceStats p = GetPersistenceStats();
+  std::string loading_lines;
+  if (p.loading) {
+    const double perc = p.loading_total_bytes
+                            ? double(p.loading_loaded_bytes) * 100.0 / double(p.loading_total_bytes)
+                            : 0;
+    loading_lines = helio::StrCat(
+        "loading_start_time:", p.loading_started, "\r\nloading_total_bytes:",
+        p.loading_total_bytes, "\r\nloading_rdb_used_mem:0\r\nloading_loaded_bytes:",
+        p.loading_loaded_bytes, "\r\nloading_loaded_perc:", absl::StrFormat("%.2f", perc),
+        "\r\nloading_eta_seconds:", p.loading_eta_secs, "\r\n");
+  }
   return helio::StrCat(
-      "loading:0\r\nasync_loading:0\r\n",
-      "rdb_changes_since_last_save:", changes - s.changes_at_last_save, "\r\n",
-      "rdb_bgsave_in_progress:", s.bgsave_started_s >= 0 ? 1 : 0, "\r\n",
-      "rdb_last_save_time:", s.last_save_s, "\r\n",
-      "rdb_last_bgsave_status:", s.last_bgsave_ok ? "ok" : "err", "\r\n",
-      "rdb_last_bgsave_time_sec:", s.last_bgsave_secs, "\r\n",
-      "rdb_current_bgsave_time_sec:", s.bgsave_started_s >= 0 ? now - s.bgsave_started_s : -1,
-      "\r\n", "rdb_saves:", s.saves, "\r\n", "rdb_last_load_keys_expired:", s.last_load_expired,
-      "\r\n", "rdb_last_load_keys_loaded:", s.last_load_keys, "\r\n");
+      "loading:", p.loading ? 1 : 0, "\r\nasync_loading:0\r\n",
+      "rdb_changes_since_last_save:", p.changes_since_last_save, "\r\n",
+      "rdb_bgsave_in_progress:", p.bgsave_in_progress ? 1 : 0, "\r\n",
+      "rdb_last_save_time:", p.last_save_time, "\r\n",
+      "rdb_last_bgsave_status:", p.last_bgsave_ok ? "ok" : "err", "\r\n",
+      "rdb_last_bgsave_time_sec:", p.last_bgsave_secs, "\r\n",
+      "rdb_current_bgsave_time_sec:", p.current_bgsave_secs, "\r\n",
+      "rdb_saves:", p.saves, "\r\n",
+      "rdb_last_load_keys_expired:", p.last_load_expired, "\r\n",
+      "rdb_last_load_keys_loaded:", p.last_load_keys, "\r\n", loading_lines);
 }
 
 std::string GetSaveRules() {
@@ -376,6 +471,31 @@ std::string SetSaveRules(std::string_view text, bool apply) {
   }
   return "";
 }
+
+std::string GetSnapshotCron() {
+  std::lock_guard lock(state().mu);
+  return state().cron_text;
+}
+
+std::string SetSnapshotCron(std::string_view text, bool apply) {
+  std::optional<core::CronSchedule> cron;
+  if (!text.empty()) {
+    std::string error;
+    cron = core::CronSchedule::Parse(text, &error);
+    if (!cron) return error;
+  }
+  if (apply) {
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    s.cron_text = std::string(text);
+    s.cron = cron;
+    s.next_cron_s = cron ? cron->Next(NowS()).value_or(-1) : -1;
+  }
+  return "";
+}
+
+int64_t KeyLoadDelayUs() { return key_load_delay_us.load(std::memory_order_relaxed); }
+void SetKeyLoadDelayUs(int64_t us) { key_load_delay_us.store(us, std::memory_order_relaxed); }
 
 std::string GetDbFilename() {
   std::lock_guard lock(state().mu);

@@ -6,13 +6,14 @@
 // A background save runs on a fiber of proactor 0 and writes dir/dbfilename (dir is the
 // process's working directory, as in Redis: --dir and CONFIG SET dir change it). The save
 // rules ("3600 1 300 100": after 3600 s if at least 1 key changed, after 300 s if 100...)
-// are checked once a second by a fiber of proactor 0. Changes are counted by the shards'
+// and the --snapshot_cron schedule are checked once a second by a fiber of proactor 0. Changes are counted by the shards'
 // DbSlice::changes().
 //
 // Thread-safety: the state is global, behind a mutex (saves and INFO are rare); the
 // commands run on connection fibers.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -25,12 +26,21 @@ class PersistenceFamily {
   static void Register(facade::CommandRegistry* registry);
 };
 
-// Start-up, from main() after the shards exist and before clients connect: applies --dir,
+// Start-up, from main() after the shards exist and before the listeners: applies --dir
+// and the settings. False when --dir cannot be used.
+bool ConfigurePersistence();
+// Start-up, from main() once the listeners accept clients (which get -LOADING meanwhile):
 // loads dir/dbfilename when it exists (exits the process on a file it cannot load, as
-// Redis does) and starts the save-rules fiber. False when --dir cannot be used.
-bool StartPersistence();
+// Redis does) and starts the save-rules fiber. A shutdown requested during the load
+// (AbortLoading) stops it: the server then exits without saving, as Redis does.
+void LoadAtStartup();
+// Whether the start-up load runs: commands without kCmdLoading get -LOADING. Thread-safe.
+bool Loading();
+// Stops a start-up load early (SIGTERM, SHUTDOWN). Thread-safe.
+void AbortLoading();
 // Shutdown, from SHUTDOWN's fiber or main(): saves when `mode` asks for it ("save"), or,
-// by default (""), when save rules are set; "nosave" never. False when the save failed
+// by default (""), when save rules are set; "nosave" never, and never during the start-up
+// load (the dataset is partial: the load is stopped instead, as Redis does). False when the save failed
 // (the server should then go on). Once it succeeded, later calls do nothing.
 bool SaveBeforeShutdown(std::string_view mode);
 // Stops the save-rules fiber; from main(), before the shards stop.
@@ -43,14 +53,35 @@ void StopPersistence();
 // (without it, one that exists fails the load).
 std::string DebugReload(bool save, bool flush, bool merge, facade::ConnectionContext* cntx);
 
+// What INFO persistence and /metrics show.
+struct PersistenceStats {
+  uint64_t changes_since_last_save = 0;
+  bool bgsave_in_progress = false;
+  int64_t last_save_time = 0;  // unix seconds
+  bool last_bgsave_ok = true;
+  int64_t last_bgsave_secs = -1, current_bgsave_secs = -1;
+  uint64_t saves = 0;
+  uint64_t last_load_keys = 0, last_load_expired = 0;
+  bool loading = false;  // the start-up load; the fields below only while it runs
+  int64_t loading_started = 0;
+  uint64_t loading_total_bytes = 0, loading_loaded_bytes = 0;
+  int64_t loading_eta_secs = 0;
+};
+PersistenceStats GetPersistenceStats();
+
 // INFO persistence's lines ("field:value\r\n").
 std::string PersistenceInfo();
 
-// CONFIG GET/SET of dir, dbfilename, save, rdbcompression, rdbchecksum: the value, and a
+// CONFIG GET/SET of dir, dbfilename, save, snapshot_cron, rdbcompression, rdbchecksum: the value, and a
 // setter returning "" or Redis's error text. dir and dbfilename are protected, as in
 // Redis 7: settable only with --enable_protected_configs.
 std::string GetSaveRules();
 std::string SetSaveRules(std::string_view rules, bool apply);
+std::string GetSnapshotCron();
+std::string SetSnapshotCron(std::string_view cron, bool apply);
+// Redis's key-load-delay (testing): microseconds a load waits after each key.
+int64_t KeyLoadDelayUs();
+void SetKeyLoadDelayUs(int64_t us);
 std::string GetDbFilename();
 std::string SetDbFilename(std::string_view name, bool apply);
 std::string SetDir(std::string_view dir, bool apply);

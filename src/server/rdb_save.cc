@@ -122,6 +122,11 @@ size_t RdbSerializer::FlushIfLarger(size_t threshold, const Sink& sink) {
   return bytes;
 }
 
+void RdbSerializer::SwapOutBuffer(std::string* spare) {
+  spare->clear();
+  buf_.swap(*spare);
+}
+
 std::string RdbSerializer::TakeBuffer() {
   crc_ = core::Crc64(crc_, buf_);
   return std::exchange(buf_, {});

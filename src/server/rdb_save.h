@@ -84,6 +84,10 @@ class RdbSerializer {
   size_t FlushIfLarger(size_t threshold, const Sink& sink);
   // Takes the buffer (a DUMP payload, a test).
   std::string TakeBuffer();
+  // Takes the buffer for a writer that checksums what it writes itself (snapshots) by
+  // swapping it with *spare, emptied first: two buffers serve in turn and keep their
+  // capacity. SaveEof's CRC does not cover these bytes.
+  void SwapOutBuffer(std::string* spare);
 
   // --- primitives, for the file writer and tests.
   void SaveLength(uint64_t length);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <boost/fiber/operations.hpp>
 #include <cerrno>
+#include <chrono>
 #include <ctime>
 #include <memory>
 #include <vector>
@@ -28,8 +29,12 @@
 namespace damselfly {
 namespace {
 
-// About this much serialized data leaves a shard per write.
-constexpr size_t kChunkBytes = 1 << 20;
+// About this much serialized data leaves a shard per write. Each shard holds two such
+// buffers (one filling, one being written).
+constexpr size_t kChunkBytes = 256 << 10;
+// A step of the walk serializes blocks of buckets for about this long, then lets the
+// thread serve (a block is about 700 entries).
+constexpr auto kStepTime = std::chrono::microseconds(200);
 
 std::atomic<bool> running{false};
 
@@ -118,6 +123,7 @@ class ShardSnapshot {
   // Fiber: serializes every bucket the writes have not, then writes the rest.
   absl::Status Run() {
     absl::Status status;
+    auto step_end = std::chrono::steady_clock::now() + kStepTime;
     for (DbIndex db = 0; db < slice_.dbnum() && status.ok(); ++db) {
       uint64_t cursor = 0;
       do {
@@ -125,8 +131,10 @@ class ShardSnapshot {
             db, cursor, [&](DbSlice::BucketRef bucket) { SerializeBucket(db, bucket); });
         if (serializer_.buffer().size() >= kChunkBytes) {
           status = WriteChunk();  // the fiber waits for the disk; the thread serves
-        } else {
-          boost::this_fiber::yield();  // a block at a time, between other work
+          step_end = std::chrono::steady_clock::now() + kStepTime;
+        } else if (std::chrono::steady_clock::now() >= step_end) {
+          boost::this_fiber::yield();  // between other work
+          step_end = std::chrono::steady_clock::now() + kStepTime;
         }
       } while (cursor != 0 && status.ok());
     }
@@ -156,10 +164,13 @@ class ShardSnapshot {
   }
 
   absl::Status WriteChunk() {
-    // Taken first: while the write is in flight, the hook fills a new chunk.
-    std::string chunk = serializer_.TakeBuffer();
+    // Taken first: while the write is in flight, the hook fills the other buffer.
+    serializer_.SwapOutBuffer(&writing_);
     chunk_db_ = kNoDb;
-    return file_->Write(shard_id_, chunk);
+    absl::Status status = file_->Write(shard_id_, writing_);
+    // A huge value's buffer is not kept for the rest of the walk.
+    if (writing_.capacity() > 4 * kChunkBytes) writing_ = std::string();
+    return status;
   }
 
   static constexpr DbIndex kNoDb = ~DbIndex(0);
@@ -168,6 +179,7 @@ class ShardSnapshot {
   const ShardId shard_id_;
   SnapshotFile* const file_;
   RdbSerializer serializer_;
+  std::string writing_;  // the chunk being written, then the next one's buffer
   uint64_t epoch_ = 0;
   DbIndex chunk_db_ = kNoDb;  // the database of the current chunk's last SELECTDB
   std::vector<std::pair<size_t, size_t>> sizes_;  // keys and deadlines per database at the cut

@@ -29,6 +29,7 @@
 // until the file is complete. One snapshot at a time (SnapshotRunning).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -61,15 +62,25 @@ struct LoadResult {
   std::vector<std::string> functions;  // the FUNCTION libraries' code, for FUNCTION LOAD
 };
 
+// A load in progress, for INFO and the log: written by the load, read from any thread.
+struct LoadProgress {
+  std::atomic<uint64_t> total_bytes{0};
+  std::atomic<uint64_t> loaded_bytes{0};  // how far the first shard has read
+  std::atomic<bool> cancel{false};        // set from any thread to stop the load early
+};
+
 // Loads an RDB file (Redis 7.0's, Redis 6.x's, or one SaveSnapshot wrote) into the shards,
 // adding to what they hold; a key already present is replaced. Every shard reads the
-// whole file in parallel, on its own thread, and keeps its own keys: values are built in
-// the heap of the thread that owns them, and the load takes about the time one thread
-// needs to decode the file. Fails on a missing, truncated or corrupt file (checksum
-// included) with the loader's reason; the shards may then hold part of it.
+// whole file in parallel, on a fiber of its own thread, through helio's file reads, and
+// decodes only the keys it owns (skipping the others' values): values are built in the
+// heap of the thread that owns them, and the threads keep serving connections meanwhile
+// (which answer -LOADING at start-up). Fails on a missing, truncated or corrupt file
+// (checksum included) with the loader's reason, or with kCancelled when
+// `progress->cancel` was set; the shards may then hold part of it.
 // REQUIRES: not on a shard thread's dispatcher (it waits for the shards).
 // With `replace` false, a key that exists already fails the load (DEBUG RELOAD NOFLUSH
 // without MERGE), as a duplicated key does in Redis.
-absl::Status LoadSnapshot(const std::string& path, LoadResult* result, bool replace = true);
+absl::Status LoadSnapshot(const std::string& path, LoadResult* result, bool replace = true,
+                          LoadProgress* progress = nullptr);
 
 }  // namespace damselfly
