@@ -1,5 +1,6 @@
 #include "src/facade/http_parser.h"
 
+#include "absl/strings/escaping.h"
 #include "helio/base/strings.h"
 
 namespace damselfly::facade {
@@ -72,6 +73,25 @@ std::string_view HttpRequest::Header(std::string_view name) const {
     if (helio::EqualsIgnoreCase(key, name)) return value;
   }
   return {};
+}
+
+std::optional<HttpCredentials> ParseBasicCredentials(std::string_view authorization) {
+  constexpr std::string_view kScheme = "Basic";
+  authorization = TrimSpaces(authorization);
+  if (authorization.size() <= kScheme.size() || authorization[kScheme.size()] != ' ' ||
+      !helio::EqualsIgnoreCase(authorization.substr(0, kScheme.size()), kScheme)) {
+    return std::nullopt;
+  }
+  std::string decoded;
+  std::string_view encoded = TrimSpaces(authorization.substr(kScheme.size()));
+  // Debian's Abseil has its own string_view type.
+  if (!absl::Base64Unescape(absl::string_view(encoded.data(), encoded.size()), &decoded)) {
+    return std::nullopt;
+  }
+  // The user name cannot hold a colon; the password may.
+  size_t colon = decoded.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  return HttpCredentials{decoded.substr(0, colon), decoded.substr(colon + 1)};
 }
 
 HttpRequestParser::Result HttpRequestParser::Fail(int status) {

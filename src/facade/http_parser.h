@@ -11,10 +11,15 @@
 // the grammar is a 400, an unsupported version a 505, a chunked body a 501. Bodies are
 // read and discarded: the endpoints take no input.
 //
-// Thread-safety: a parser belongs to one connection; ProbeHttp is a pure function.
+// ParseBasicCredentials reads an Authorization header of the Basic scheme (RFC 7617).
+//
+// Thread-safety: a parser belongs to one connection; ProbeHttp and ParseBasicCredentials
+// are pure functions.
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -41,6 +46,14 @@ struct HttpRequest {
   // The first header of that name (case-insensitive), or an empty view.
   std::string_view Header(std::string_view name) const;
 };
+
+// The user name and password of an "Authorization: Basic <base64 of user:password>"
+// header (the scheme's name in any case); nullopt for another scheme, bad base64 or no
+// colon in what it decodes to.
+struct HttpCredentials {
+  std::string user, password;
+};
+std::optional<HttpCredentials> ParseBasicCredentials(std::string_view authorization);
 
 class HttpRequestParser {
  public:

@@ -177,5 +177,33 @@ TEST(HttpParserTest, Probe) {
   EXPECT_EQ(ProbeHttp("GET " + std::string(9000, 'a')), HttpProbe::kNotHttp);
 }
 
+TEST(HttpParserTest, BasicCredentials) {
+  // "default:secret", "Aladdin:open sesame" (RFC 7617's example), a colon in the password.
+  auto c = ParseBasicCredentials("Basic ZGVmYXVsdDpzZWNyZXQ=");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->user, "default");
+  EXPECT_EQ(c->password, "secret");
+  c = ParseBasicCredentials("basic  QWxhZGRpbjpvcGVuIHNlc2FtZQ== ");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->user, "Aladdin");
+  EXPECT_EQ(c->password, "open sesame");
+  c = ParseBasicCredentials("Basic dTpwOnE=");  // u:p:q
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->user, "u");
+  EXPECT_EQ(c->password, "p:q");
+  c = ParseBasicCredentials("Basic OnNlY3JldA==");  // an empty user name: ":secret"
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->user, "");
+  EXPECT_EQ(c->password, "secret");
+
+  EXPECT_FALSE(ParseBasicCredentials(""));
+  EXPECT_FALSE(ParseBasicCredentials("Basic"));
+  EXPECT_FALSE(ParseBasicCredentials("Basic "));
+  EXPECT_FALSE(ParseBasicCredentials("Bearer ZGVmYXVsdDpzZWNyZXQ="));
+  EXPECT_FALSE(ParseBasicCredentials("BasicZGVmYXVsdDpzZWNyZXQ="));
+  EXPECT_FALSE(ParseBasicCredentials("Basic ZGVmYXVsdA=="));  // "default": no colon
+  EXPECT_FALSE(ParseBasicCredentials("Basic !!!notbase64"));
+}
+
 }  // namespace
 }  // namespace damselfly::facade

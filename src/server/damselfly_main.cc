@@ -12,9 +12,12 @@
 
 #include "helio/base/strings.h"
 #include "helio/base/init.h"
+#include "helio/fibers/fiber.h"
+#include "helio/fibers/sync.h"
 #include "helio/io/proactor_pool.h"
 #include "helio/net/accept_server.h"
 #include "src/core/compact_object.h"
+#include "src/core/obj_malloc.h"
 #include "src/facade/memcache_connection.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/cgroup_limits.h"
@@ -44,7 +47,17 @@ DEFINE_bool(primary_port_http_enabled, true,
             "Serve HTTP (/metrics, the status page) to clients of --port that speak it");
 DEFINE_uint32(admin_port, 0, "A second port for RESP and HTTP, for operators; 0: none");
 DEFINE_string(admin_bind, "", "Address of --admin_port (empty: every address, like --bind)");
-DEFINE_bool(admin_nopass, false, "Commands on --admin_port need no AUTH even with --requirepass");
+DEFINE_bool(admin_nopass, false,
+            "Commands and HTTP (/metrics, the status page) on --admin_port need no password "
+            "even with --requirepass");
+DEFINE_bool(metrics_nopass, false,
+            "HTTP (/metrics, the status page) on --port and --admin_port needs no password even "
+            "with --requirepass; otherwise it asks for HTTP Basic authentication with any user "
+            "name and the password");
+DEFINE_uint32(memory_release_ms, 1000,
+              "Each thread hands the memory its allocator holds free back to the kernel this "
+              "often, so that RSS falls back after bursts of connections or large replies "
+              "(mimalloc does it only when a thread allocates again); 0: never");
 DEFINE_bool(compress_values, true,
             "Keep strings of 512 B to 64 KiB LZF-compressed when that saves an allocation size "
             "class: less memory for text-like values, some CPU on every write and read of them");
@@ -93,9 +106,17 @@ unsigned ProactorThreads() {
   return threads;
 }
 
+// HTTP Basic authentication against the password in force (none set: every request):
+// any user name goes, as only "default" exists and scrape configurations must name one.
+bool HttpPasswordAccepted(const std::optional<damselfly::facade::HttpCredentials>& credentials) {
+  std::string password = damselfly::RequirePass();
+  return password.empty() || (credentials && credentials->password == password);
+}
+
 bool AddAllListeners(helio::net::AcceptServer* server, damselfly::Service* service,
                      damselfly::MemcacheService* memcache_service,
-                     const damselfly::facade::HttpRouter* http) {
+                     const damselfly::facade::HttpRouter* http,
+                     const damselfly::facade::HttpRouter* admin_http) {
   using damselfly::facade::RespConnection;
   // The password can change at run time (CONFIG SET requirepass): each new connection
   // looks at the one in force.
@@ -109,7 +130,7 @@ bool AddAllListeners(helio::net::AcceptServer* server, damselfly::Service* servi
   if (FLAGS_admin_port != 0) {
     if (!AddListeners(server, FLAGS_admin_bind, FLAGS_admin_port, [=] {
           bool requires_auth = !FLAGS_admin_nopass && !damselfly::RequirePass().empty();
-          return std::make_unique<RespConnection>(service, requires_auth, http);
+          return std::make_unique<RespConnection>(service, requires_auth, admin_http);
         })) {
       return false;
     }
@@ -120,6 +141,43 @@ bool AddAllListeners(helio::net::AcceptServer* server, damselfly::Service* servi
     return std::make_unique<damselfly::facade::MemcacheConnection>(memcache_service, limits);
   });
 }
+
+// A fiber per proactor thread that calls core::ReleaseFreeMemory every
+// --memory_release_ms, from Start until Stop.
+class MemoryReleaser {
+ public:
+  explicit MemoryReleaser(helio::io::ProactorPool* pool) : pool_(pool), threads_(pool->size()) {}
+
+  void Start() {
+    if (FLAGS_memory_release_ms == 0) return;
+    const auto interval = std::chrono::milliseconds(FLAGS_memory_release_ms);
+    pool_->AwaitOnAll([&](unsigned i, helio::io::Proactor*) {
+      PerThread& t = threads_[i];
+      t.fiber = helio::fibers::Launch(
+          [&t, interval] {
+            while (!t.stop.WaitFor(interval)) damselfly::core::ReleaseFreeMemory();
+          },
+          helio::fibers::kSmallStackBytes);
+    });
+  }
+
+  void Stop() {
+    pool_->AwaitFiberOnAll([&](unsigned i, helio::io::Proactor*) {
+      PerThread& t = threads_[i];
+      if (!t.fiber.joinable()) return;
+      t.stop.Notify();
+      t.fiber.join();
+    });
+  }
+
+ private:
+  struct PerThread {
+    helio::fibers::Done stop;
+    boost::fibers::fiber fiber;
+  };
+  helio::io::ProactorPool* const pool_;
+  std::vector<PerThread> threads_;
+};
 
 }  // namespace
 
@@ -156,14 +214,21 @@ int main(int argc, char** argv) {
   damselfly::MemcacheService memcache_service(&pool);
   damselfly::facade::HttpRouter http_router;
   damselfly::RegisterHttpRoutes(&service, &http_router);
+  damselfly::facade::HttpRouter admin_http_router = http_router;
+  if (!FLAGS_metrics_nopass) http_router.set_authenticator(HttpPasswordAccepted);
+  if (!FLAGS_metrics_nopass && !FLAGS_admin_nopass) {
+    admin_http_router.set_authenticator(HttpPasswordAccepted);
+  }
   helio::net::AcceptServer server(&pool);
   server.EnableIdleSweep(damselfly::facade::ClientConnection::IdleSweepInterval());
-  if (!AddAllListeners(&server, &service, &memcache_service, &http_router)) {
+  if (!AddAllListeners(&server, &service, &memcache_service, &http_router, &admin_http_router)) {
     shards.Shutdown();
     pool.Stop();
     return 1;
   }
   server.Run();
+  MemoryReleaser memory_releaser(&pool);
+  memory_releaser.Start();
   LOG(INFO) << "damselfly " << damselfly::kDamselflyVersion << " serving on port " << FLAGS_port
             << (FLAGS_memcached_port ? helio::StrCat(" (memcached: ", FLAGS_memcached_port, ")") : "")
             << " with " << pool.size() << " " << helio::io::ProactorKindName(pool.kind())
@@ -195,6 +260,7 @@ int main(int argc, char** argv) {
   damselfly::StopPersistence();
   shards.Shutdown();
   damselfly::shard_set = nullptr;
+  memory_releaser.Stop();
   pool.Stop();
   LOG(INFO) << "damselfly stopped";
   return 0;

@@ -1,8 +1,13 @@
 #include "src/server/metrics.h"
 
+#include <gflags/gflags.h>
 #include <sys/resource.h>
 
+#include <boost/fiber/condition_variable.hpp>
+#include <boost/fiber/mutex.hpp>
 #include <cstdio>
+#include <memory>
+#include <mutex>
 
 #include "helio/base/strings.h"
 #include "src/server/main_service.h"
@@ -11,9 +16,54 @@
 #include "src/server/persistence_family.h"
 #include "src/server/server_stats.h"
 
+// 0 by default, so that a scrape always reflects every command answered before it was
+// sent (as INFO does): a pipelining client is already cheap without an interval.
+DEFINE_uint32(metrics_cache_ms, 0,
+              "A thread answers HTTP requests for /metrics and the status page with the page "
+              "it rendered less than this many milliseconds ago, so that many scrapers cost one "
+              "render per interval and thread (0: only requests that arrived before that "
+              "render started share it)");
+
 namespace damselfly {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The last page a thread rendered for one route, and the render in progress. Lives on
+// one thread; its fibers suspend on its mutex and condition variable.
+class PageCache {
+ public:
+  // A page that answers a request received at `received_at`, rendering one with
+  // `render` when the last is neither newer than the request nor younger than `max_age`.
+  template <typename Render>
+  std::shared_ptr<const std::string> Get(Clock::time_point received_at, Clock::duration max_age,
+                                         const Render& render) {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      if (page_ && (started_ >= received_at || Clock::now() - started_ < max_age)) return page_;
+      if (!rendering_) break;
+      rendered_.wait(lock);  // that render may have started after this request came
+    }
+    rendering_ = true;
+    const Clock::time_point started = Clock::now();
+    lock.unlock();
+    auto page = std::make_shared<const std::string>(render());
+    lock.lock();
+    page_ = page;
+    started_ = started;
+    rendering_ = false;
+    rendered_.notify_all();
+    return page;
+  }
+
+ private:
+  boost::fibers::mutex mutex_;
+  boost::fibers::condition_variable rendered_;
+  std::shared_ptr<const std::string> page_;
+  Clock::time_point started_;
+  bool rendering_ = false;
+};
 
 // Writes one metric family at a time in the text exposition format.
 class MetricsWriter {
@@ -273,12 +323,19 @@ std::string RenderMetrics(Service* service) {
 }
 
 void RegisterHttpRoutes(Service* service, facade::HttpRouter* router) {
-  router->Register("/metrics", [service](const facade::HttpRequest&) {
-    return facade::HttpResponse{.content_type = "text/plain; version=0.0.4; charset=utf-8",
-                                .body = RenderMetrics(service)};
+  router->Register("/metrics", [service](const facade::HttpRequest&, Clock::time_point received_at) {
+    static thread_local PageCache cache;
+    return facade::HttpResponse{
+        .content_type = "text/plain; version=0.0.4; charset=utf-8",
+        .body = cache.Get(received_at, std::chrono::milliseconds(FLAGS_metrics_cache_ms),
+                          [service] { return RenderMetrics(service); })};
   });
-  router->Register("/", [](const facade::HttpRequest&) {
-    return facade::HttpResponse{.content_type = "text/html; charset=utf-8", .body = RenderStatusPage()};
+  router->Register("/", [](const facade::HttpRequest&, Clock::time_point received_at) {
+    static thread_local PageCache cache;
+    return facade::HttpResponse{
+        .content_type = "text/html; charset=utf-8",
+        .body = cache.Get(received_at, std::chrono::milliseconds(FLAGS_metrics_cache_ms),
+                          RenderStatusPage)};
   });
 }
 
