@@ -5,9 +5,13 @@ flags that lift it, and RSS that returns after a burst. damselfly only: redis-se
 not speak HTTP."""
 
 import base64
+import os
 import resource
+import shutil
 import socket
 import struct
+import subprocess
+import tempfile
 import time
 
 import pytest
@@ -16,6 +20,7 @@ import redis
 from conftest import HOST
 from helpers import wait_for
 from test_http import connect, free_port, read_response
+from test_metrics import prometheus_query
 
 pytestmark = pytest.mark.damselfly_only
 
@@ -328,3 +333,51 @@ def test_rss_returns_after_connections_close(server_factory):
     after = settled_rss_kib(pid)
     assert peak - before > 16 * 1024, (before, peak, after)
     assert after - before <= (peak - before) * KEPT_AT_MOST, (before, peak, after)
+
+
+@pytest.mark.skipif(shutil.which("prometheus") is None, reason="prometheus not installed")
+def test_real_prometheus_scrapes_with_basic_auth(server_factory):
+    # As docs/prometheus.yml configures it: basic_auth with the password in a file.
+    srv = server_factory("--requirepass=scrape-me")
+    workdir = tempfile.mkdtemp(prefix="damselfly-prometheus-")
+    password_file = os.path.join(workdir, "damselfly.pass")
+    with open(password_file, "w") as f:
+        f.write("scrape-me")
+    config = os.path.join(workdir, "prometheus.yml")
+    with open(config, "w") as f:
+        f.write(f"""global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: damselfly
+    basic_auth:
+      username: default
+      password_file: {password_file}
+    static_configs:
+      - targets: ['127.0.0.1:{srv.port}']
+  - job_name: nopass
+    static_configs:
+      - targets: ['127.0.0.1:{srv.port}']
+""")
+    port = free_port()
+    log_path = os.path.join(workdir, "prometheus.log")
+    log = open(log_path, "wb")
+    proc = subprocess.Popen(
+        ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={workdir}/data",
+         f"--web.listen-address=127.0.0.1:{port}"],
+        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        def up(job, value):
+            return len(prometheus_query(port, f'up{{job="{job}"}} == {value}')) == 1
+        assert wait_for(lambda: up("damselfly", 1), timeout=60, interval=0.2), \
+            open(log_path).read()[-3000:]
+        assert wait_for(lambda: up("nopass", 0), timeout=30, interval=0.2)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        shutil.rmtree(workdir, ignore_errors=True)
