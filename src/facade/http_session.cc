@@ -113,7 +113,8 @@ class PendingOutput {
   static constexpr size_t kMaxPieces = 64;
 
   void Append(const HttpResponse& response, bool close, bool head_only) {
-    size_t body_bytes = response.body ? response.body->size() : 0;
+    const size_t body_bytes = response.body ? response.body->size() : 0;
+    const size_t text_before = text_.size();
     helio::StrAppend(&text_, "HTTP/1.1 ", response.status, " ", HttpReason(response.status),
                      "\r\nServer: damselfly\r\nContent-Type: ", response.content_type,
                      "\r\nContent-Length: ", body_bytes, "\r\n");
@@ -121,19 +122,16 @@ class PendingOutput {
     if (response.status == 405) text_ += "Allow: GET, HEAD\r\n";
     if (close) text_ += "Connection: close\r\n";
     text_ += "\r\n";
-    bytes_ += text_.size() - text_before_;
-    text_before_ = text_.size();
+    bytes_ += text_.size() - text_before;
     if (head_only || body_bytes == 0) return;
     bytes_ += body_bytes;
     if (body_bytes < kShareBodyBytes) {
       text_ += *response.body;
-      text_before_ = text_.size();
       return;
     }
     pieces_.push_back(std::make_shared<const std::string>(std::move(text_)));
     pieces_.push_back(response.body);
     text_.clear();
-    text_before_ = 0;
   }
 
   // Whether the session should send before answering more: past the RESP path's bound.
@@ -156,15 +154,14 @@ class PendingOutput {
     if (!ec) FacadeStats::tlocal()->net_output_bytes += bytes_;
     pieces_.clear();
     text_.clear();
-    text_before_ = bytes_ = 0;
+    bytes_ = 0;
     return !ec;
   }
 
  private:
   std::vector<std::shared_ptr<const std::string>> pieces_;
-  std::string text_;        // after the last piece
-  size_t text_before_ = 0;  // text_'s size before the response being appended
-  size_t bytes_ = 0;        // in pieces_ and text_
+  std::string text_;  // after the last piece
+  size_t bytes_ = 0;  // in pieces_ and text_
 };
 
 // Reads up to kReadBytes more into *buffer; false when the peer closed or the read failed.
