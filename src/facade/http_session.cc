@@ -80,17 +80,16 @@ class SocketWatchdog {
 };
 
 HttpResponse ErrorResponse(int status) {
-  return HttpResponse{
-      .status = status,
-      .body = std::make_shared<const std::string>(helio::StrCat(status, " ", HttpReason(status), "\n"))};
+  return HttpResponse{.status = status,
+                      .body = std::make_shared<const std::string>(
+                          helio::StrCat(status, " ", HttpReason(status), "\n"))};
 }
 
 bool Authorized(const HttpRouter& router, const HttpRequest& request) {
   const HttpAuthenticator& authenticator = router.authenticator();
   if (!authenticator) return true;
   std::string_view authorization = request.Header("Authorization");
-  return authenticator(authorization.empty() ? std::nullopt
-                                             : ParseBasicCredentials(authorization));
+  return authenticator(authorization.empty() ? std::nullopt : ParseBasicCredentials(authorization));
 }
 
 HttpResponse Respond(const HttpRouter& router, const HttpRequest& request,

@@ -323,13 +323,14 @@ std::string RenderMetrics(Service* service) {
 }
 
 void RegisterHttpRoutes(Service* service, facade::HttpRouter* router) {
-  router->Register("/metrics", [service](const facade::HttpRequest&, Clock::time_point received_at) {
-    static thread_local PageCache cache;
-    return facade::HttpResponse{
-        .content_type = "text/plain; version=0.0.4; charset=utf-8",
-        .body = cache.Get(received_at, std::chrono::milliseconds(FLAGS_metrics_cache_ms),
-                          [service] { return RenderMetrics(service); })};
-  });
+  router->Register(
+      "/metrics", [service](const facade::HttpRequest&, Clock::time_point received_at) {
+        static thread_local PageCache cache;
+        return facade::HttpResponse{
+            .content_type = "text/plain; version=0.0.4; charset=utf-8",
+            .body = cache.Get(received_at, std::chrono::milliseconds(FLAGS_metrics_cache_ms),
+                              [service] { return RenderMetrics(service); })};
+      });
   router->Register("/", [](const facade::HttpRequest&, Clock::time_point received_at) {
     static thread_local PageCache cache;
     return facade::HttpResponse{
