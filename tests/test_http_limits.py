@@ -118,7 +118,8 @@ def test_pipelining_clients_that_do_not_read_hold_bounded_memory(server_factory)
     peak = rss_kib(srv.proc.pid)
     reset(socks)
     assert 50 * 200 * page > 40 * 1024 * 1024  # what answering everything would hold
-    assert (peak - before) * 1024 / 50 < 512 * 1024, (before, peak, page)
+    # 42-49 KiB measured; main before the bound held 563 KiB per connection here.
+    assert (peak - before) * 1024 / 50 < 160 * 1024, (before, peak, page)
 
 
 def test_no_work_for_clients_that_left(server_factory):
@@ -129,7 +130,8 @@ def test_no_work_for_clients_that_left(server_factory):
     socks = flood(srv.port, 50, 400)
     time.sleep(0.5)
     reset(socks)
-    wait_for(lambda: connected_clients(srv) == 0, timeout=15.0,
+    # They end within milliseconds; before, answering what was read took about 6 s.
+    wait_for(lambda: connected_clients(srv) == 0, timeout=3.0,
              what="the HTTP connections to end")
     assert srv.client().ping()
 
