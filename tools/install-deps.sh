@@ -10,6 +10,9 @@ BUILD_PKGS=(
   libabsl-dev libmimalloc-dev libgoogle-glog-dev libgflags-dev libssl-dev
   libgtest-dev libgmock-dev
   liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
+  # The fuzz flavour (tools/build.sh fuzz): clang, and its runtime libraries, which hold
+  # libFuzzer (-fsanitize=fuzzer) and clang's ASAN/UBSan.
+  clang-14 libclang-rt-14-dev
 )
 # Peers and clients the tests and benchmarks drive (RQ 1.13 and Celery 5.2 are Debian 12's:
 # tests/test_apps.py runs their workers; Sidekiq 6.4 too: tests/test_script_apps.py).

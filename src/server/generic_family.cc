@@ -351,7 +351,11 @@ void CmdScan(CmdArgList args, ConnectionContext* cntx) {
   ScanOptions options;
   std::string_view error = ParseScanOptions(args.subspan(2), /*allow_type=*/true, &options);
   if (!error.empty()) return rb->SendError(error);
-  const auto& [pattern, count, type] = options;
+  // Named members rather than a structured binding: clang before 16 cannot capture
+  // bindings in lambdas, and the fuzz build (tools/build.sh fuzz) uses Debian 12's clang 14.
+  const std::optional<std::string_view>& pattern = options.pattern;
+  const int64_t count = options.count;
+  const std::optional<std::string_view>& type = options.type;
   constexpr unsigned kShardShift = 48;
   // A cursor this server did not hand out may name no shard: the scan is then over.
   ShardId shard = *cursor >> kShardShift;

@@ -286,7 +286,10 @@ void CmdSScan(CmdArgList args, ConnectionContext* cntx) {
   ScanOptions options;
   std::string_view error = ParseScanOptions(args.subspan(3), false, &options);
   if (!error.empty()) return rb->SendError(error);
-  const auto& [pattern, count, type] = options;
+  // Named members rather than a structured binding: clang before 16 cannot capture
+  // bindings in lambdas, and the fuzz build (tools/build.sh fuzz) uses Debian 12's clang 14.
+  const std::optional<std::string_view>& pattern = options.pattern;
+  const int64_t count = options.count;
   std::vector<std::string> members;
   uint64_t next = (*found)->Scan(*cursor, count, [&](std::string_view member) {
     if (!pattern || core::GlobMatch(*pattern, member)) members.emplace_back(member);

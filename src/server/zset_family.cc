@@ -709,7 +709,10 @@ void CmdZScan(CmdArgList args, ConnectionContext* cntx) {
     std::string_view error = ParseScanOptions(args.subspan(3), false, &options);
     if (!error.empty()) return rb->SendError(error);
   }
-  const auto& [pattern, count, type] = options;
+  // Named members rather than a structured binding: clang before 16 cannot capture
+  // bindings in lambdas, and the fuzz build (tools/build.sh fuzz) uses Debian 12's clang 14.
+  const std::optional<std::string_view>& pattern = options.pattern;
+  const int64_t count = options.count;
   std::vector<std::string> items;
   uint64_t next = 0;
   if (zset) {
