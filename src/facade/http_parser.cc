@@ -131,6 +131,11 @@ HttpRequestParser::Result HttpRequestParser::Parse(std::string_view input, size_
       return Result::kNeedMore;
     }
     if (!ParseHead(input.substr(0, head_bytes_))) return Result::kError;
+  } else if (input.size() >= head_bytes_ + request_.content_length) {
+    // The head was parsed by an earlier call, into bytes the caller has since moved (its
+    // buffer grows and shifts while the body arrives): parse it again where it is now, so
+    // that the request's views point into `input`. The same bytes, so it succeeds again.
+    ParseHead(input.substr(0, head_bytes_));
   }
   size_t total = head_bytes_ + request_.content_length;
   if (input.size() < total) return Result::kNeedMore;

@@ -31,8 +31,8 @@ enum class HttpProbe { kHttp, kNotHttp, kNeedMore };
 // Looks at the first bytes a connection sent (at least one).
 HttpProbe ProbeHttp(std::string_view first_bytes);
 
-// A parsed request. The views point into the input given to Parse and stay valid while
-// the caller keeps those bytes.
+// A parsed request. The views point into the input given to the Parse call that
+// returned kDone and stay valid while the caller keeps those bytes where they are.
 struct HttpRequest {
   std::string_view method;  // as sent, case-sensitive ("GET")
   std::string_view target;  // "/metrics?x=1"
