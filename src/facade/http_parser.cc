@@ -54,9 +54,13 @@ bool ListHas(std::string_view list, std::string_view word) {
 }  // namespace
 
 HttpProbe ProbeHttp(std::string_view first_bytes) {
+  // A method is 1 to kMaxMethodBytes capitals and a space. Scan one capital past the
+  // bound, so that the answer for a method of exactly kMaxMethodBytes does not depend on
+  // whether its space arrived in the same read.
   size_t i = 0;
-  while (i < first_bytes.size() && i < kMaxMethodBytes && IsUpper(first_bytes[i])) ++i;
-  if (i == first_bytes.size()) return i < kMaxMethodBytes ? HttpProbe::kNeedMore : HttpProbe::kNotHttp;
+  while (i < first_bytes.size() && i <= kMaxMethodBytes && IsUpper(first_bytes[i])) ++i;
+  if (i > kMaxMethodBytes) return HttpProbe::kNotHttp;
+  if (i == first_bytes.size()) return HttpProbe::kNeedMore;
   if (i == 0 || first_bytes[i] != ' ') return HttpProbe::kNotHttp;
   size_t eol = first_bytes.find('\n');
   if (eol == std::string_view::npos) {

@@ -228,5 +228,15 @@ TEST(HttpParserTest, BasicCredentials) {
   EXPECT_FALSE(ParseBasicCredentials("Basic !!!notbase64"));
 }
 
+// Found by tests/fuzz/http_parser_fuzz: a method of exactly 16 capitals was not HTTP when
+// the first read ended right after it, and HTTP when its space came in the same read.
+TEST(HttpParserTest, ProbeDoesNotDependOnTheFirstReadsSize) {
+  const std::string request = std::string(16, 'M') + " / HTTP/1.1\r\n\r\n";
+  EXPECT_EQ(ProbeHttp(request.substr(0, 16)), HttpProbe::kNeedMore);
+  EXPECT_EQ(ProbeHttp(request), HttpProbe::kHttp);
+  EXPECT_EQ(ProbeHttp(std::string(17, 'M')), HttpProbe::kNotHttp);
+  EXPECT_EQ(ProbeHttp(std::string(17, 'M') + " / HTTP/1.1\r\n"), HttpProbe::kNotHttp);
+}
+
 }  // namespace
 }  // namespace damselfly::facade
