@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: unit tests (CTest) in the
 # release and the ASAN+UBSan builds, then the integration tests (pytest) when present.
-# Usage: tools/test.sh [--quick]   (--quick: release build only, no sanitizers, no container)
-# Without --quick it ends with tools/docker-test.sh (the Docker image built and checked
-# with podman) when ../shared/tools/docker-check is there (or DOCKER_CHECK names it).
+# Usage: tools/test.sh [--quick]   (--quick: release build only, no sanitizers, no fuzzing,
+#                                   no container)
+# Without --quick it also runs each libFuzzer target for FUZZ_SECONDS (default 60) from the
+# committed seeds (tools/fuzz.sh: a clang build in build-fuzz/; a crash fails the run), and
+# ends with tools/docker-test.sh (the Docker image built and checked with podman) when
+# ../shared/tools/docker-check is there (or DOCKER_CHECK names it).
 # A sanitizer report fails the run (halt_on_error, and UBSan without recovery).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +42,8 @@ if compgen -G "tests/*_test.py" >/dev/null || compgen -G "tests/test_*.py" >/dev
 fi
 
 if [[ $quick -eq 0 ]]; then
+  echo "=== fuzz smoke run ==="
+  tools/fuzz.sh all "${FUZZ_SECONDS:-60}"
   echo "=== container test ==="
   if [[ -x "${DOCKER_CHECK:-../shared/tools/docker-check/check.sh}" ]]; then
     tools/docker-test.sh
