@@ -37,9 +37,10 @@ for t in "${selected[@]}"; do
   esac
   mkdir -p "build-fuzz/corpus/$t"
   echo "=== fuzz $t (${seconds}s) ==="
-  # -timeout: an input that takes 10 s is a hang; -rss_limit_mb: one that needs 2 GiB is
+  # -timeout: an input that takes a minute is a hang (inputs take milliseconds, but a
+  # machine busy with builds stalled one for 13 s); -rss_limit_mb: one that needs 2 GiB is
   # a memory bomb (the loaders must not allocate what the input only claims).
-  "build-fuzz/fuzz/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  "build-fuzz/fuzz/$t" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=2048 \
     -dict="$dict" -artifact_prefix="build-fuzz/artifacts/$t-" -print_final_stats=1 "$@" \
     "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t"
 done

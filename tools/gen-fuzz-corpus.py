@@ -171,7 +171,8 @@ def http_seeds():
     # What the fuzzer found (src/facade/http_parser_test.cc has their tests): a body in a
     # later read (reads of 8 bytes), a 16-capital method whose first read ends before its
     # space (reads of 16 bytes).
-    seeds["found-body-later"] = bytes([7 << 1]) + b"POST /m HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
+    seeds["found-body-later"] = (bytes([7 << 1]) +
+                                 b"POST /m HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc")
     seeds["found-method-16"] = bytes([15 << 1]) + b"M" * 16 + b" / HTTP/1.1\r\n\r\n"
     write_seeds("http_parser_fuzz", seeds)
 
@@ -186,8 +187,10 @@ def free_port():
 # thresholds so that the big encodings (hash tables, skiplists, several quicklist and
 # stream nodes) appear with a few elements.
 DATASETS = [
-    ("string-int", [["SET", "k", "12345"], ["SET", "n", "-7"], ["SET", "big", "9223372036854775807"]]),
-    ("string-raw", [["SET", "k", "hello world"], ["SET", "e", ""], ["SET", "bin", b"\x00\xff\r\n"]]),
+    ("string-int", [["SET", "k", "12345"], ["SET", "n", "-7"],
+                    ["SET", "big", "9223372036854775807"]]),
+    ("string-raw", [["SET", "k", "hello world"], ["SET", "e", ""],
+                    ["SET", "bin", b"\x00\xff\r\n"]]),
     ("string-lzf", [["SET", "k", "abcabcabc" * 20]]),
     ("list-listpack", [["RPUSH", "k", "a", "1", "-300", "70000", "b" * 40]]),
     ("list-quicklist", [["RPUSH", "k"] + [f"e{i}" for i in range(12)]]),
