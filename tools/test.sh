@@ -3,7 +3,7 @@
 # release and the ASAN+UBSan builds, then the integration tests (pytest) when present.
 # Usage: tools/test.sh [--quick]   (--quick: release build only, no sanitizers, no fuzzing,
 #                                   no container)
-# Without --quick it also runs each libFuzzer target for FUZZ_SECONDS (default 60) from the
+# Without --quick it also runs each libFuzzer target for FUZZ_SECONDS (default 30) from the
 # committed seeds (tools/fuzz.sh: a clang build in build-fuzz/; a crash fails the run), and
 # ends with tools/docker-test.sh (the Docker image built and checked with podman) when
 # ../shared/tools/docker-check is there (or DOCKER_CHECK names it).
@@ -43,7 +43,7 @@ fi
 
 if [[ $quick -eq 0 ]]; then
   echo "=== fuzz smoke run ==="
-  tools/fuzz.sh all "${FUZZ_SECONDS:-60}"
+  tools/fuzz.sh all "${FUZZ_SECONDS:-30}"
   echo "=== container test ==="
   if [[ -x "${DOCKER_CHECK:-../shared/tools/docker-check/check.sh}" ]]; then
     tools/docker-test.sh
