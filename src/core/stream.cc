@@ -197,8 +197,7 @@ Stream::~Stream() {
 }
 
 template <typename F>
-void Stream::ForEachEntry(const StreamID& master, const Node& node, std::vector<std::string>* pairs,
-                          F&& f) {
+void Stream::ForEachEntry(const StreamID& master, const Node& node, F&& f) {
   const Listpack& lp = node.lp;
   int64_t nmaster;
   Listpack::Pos master_fields;
@@ -211,31 +210,36 @@ void Stream::ForEachEntry(const StreamID& master, const Node& node, std::vector<
     pos = lp.Next(pos);
     const StreamID id = FromDiffs(master, ms_diff, IntAt(lp, pos));
     pos = lp.Next(pos);
-    size_t elements = 4;  // flags, the diffs, lp-count
-    if (pairs != nullptr) pairs->clear();
-    if (flags & kFlagSameFields) {
-      Listpack::Pos field = master_fields;
-      for (int64_t i = 0; i < nmaster; ++i) {
-        if (pairs != nullptr) {
-          pairs->push_back(Text(lp.Get(field)));
-          pairs->push_back(Text(lp.Get(pos)));
-        }
-        field = lp.Next(field);
-        pos = lp.Next(pos);
-      }
-      elements += nmaster;
-    } else {
-      const int64_t npairs = IntAt(lp, pos);
+    // Past the values (and fields), to the lp-count.
+    int64_t skip = nmaster;
+    if (!(flags & kFlagSameFields)) {
+      skip = 2 * IntAt(lp, pos);
       pos = lp.Next(pos);
-      for (int64_t i = 0; i < 2 * npairs; ++i) {
-        if (pairs != nullptr) pairs->push_back(Text(lp.Get(pos)));
-        pos = lp.Next(pos);
-      }
-      elements += 1 + 2 * npairs;
     }
-    pos = lp.Next(pos);  // lp-count
+    for (int64_t i = 0; i < skip; ++i) pos = lp.Next(pos);
+    const size_t elements = (flags & kFlagSameFields ? 4 : 5) + skip;
+    pos = lp.Next(pos);
     if (!f(id, start, elements)) return;
   }
+}
+
+void Stream::EntryPairs(const Listpack& lp, Listpack::Pos start, std::vector<std::string>* pairs) {
+  pairs->clear();
+  const bool same = IntAt(lp, start) & kFlagSameFields;
+  Listpack::Pos pos = lp.Next(lp.Next(lp.Next(start)));  // past flags and the diffs
+  if (same) {
+    int64_t nmaster;
+    Listpack::Pos field;
+    FirstEntryOfNode(lp, &nmaster, &field);
+    for (int64_t i = 0; i < nmaster; ++i, field = lp.Next(field), pos = lp.Next(pos)) {
+      pairs->push_back(Text(lp.Get(field)));
+      pairs->push_back(Text(lp.Get(pos)));
+    }
+    return;
+  }
+  const int64_t n = 2 * IntAt(lp, pos);
+  pos = lp.Next(pos);
+  for (int64_t i = 0; i < n; ++i, pos = lp.Next(pos)) pairs->push_back(Text(lp.Get(pos)));
 }
 
 void Stream::SetNodeCount(Node* node) {
@@ -308,9 +312,13 @@ std::vector<Stream::Entry> Stream::Range(StreamID start, StreamID end, size_t co
     if (it != nodes_.begin()) --it;
     for (; it != nodes_.end() && it->first <= end && !full(); ++it) {
       bool past_end = false;
-      ForEachEntry(it->first, it->second, &pairs, [&](const StreamID& id, Listpack::Pos, size_t) {
+      const Listpack& lp = it->second.lp;
+      ForEachEntry(it->first, it->second, [&](const StreamID& id, Listpack::Pos pos, size_t) {
         if (id > end) return !(past_end = true);
-        if (id >= start) result.push_back({id, pairs});
+        if (id >= start) {
+          EntryPairs(lp, pos, &pairs);
+          result.push_back({id, pairs});
+        }
         return !full();
       });
       if (past_end) break;
@@ -320,14 +328,16 @@ std::vector<Stream::Entry> Stream::Range(StreamID start, StreamID end, size_t co
   auto it = nodes_.upper_bound(end);
   while (it != nodes_.begin() && !full()) {
     --it;
-    std::vector<Entry> node_entries;
-    ForEachEntry(it->first, it->second, &pairs, [&](const StreamID& id, Listpack::Pos, size_t) {
+    // The node's entries in range, then their pairs from the last one back.
+    std::vector<std::pair<StreamID, Listpack::Pos>> in_range;
+    ForEachEntry(it->first, it->second, [&](const StreamID& id, Listpack::Pos pos, size_t) {
       if (id > end) return false;
-      if (id >= start) node_entries.push_back({id, pairs});
+      if (id >= start) in_range.push_back({id, pos});
       return true;
     });
-    for (auto e = node_entries.rbegin(); e != node_entries.rend() && !full(); ++e) {
-      result.push_back(std::move(*e));
+    for (auto e = in_range.rbegin(); e != in_range.rend() && !full(); ++e) {
+      EntryPairs(it->second.lp, e->second, &pairs);
+      result.push_back({e->first, pairs});
     }
     if (it->first < start) break;
   }
@@ -340,7 +350,7 @@ bool Stream::Delete(StreamID id) {
   --it;
   Listpack::Pos found = Listpack::kNoPos;
   size_t found_elements = 0;
-  ForEachEntry(it->first, it->second, nullptr,
+  ForEachEntry(it->first, it->second,
                [&](const StreamID& entry_id, Listpack::Pos start, size_t elements) {
                  if (entry_id < id) return true;
                  if (entry_id == id) found = start, found_elements = elements;
@@ -370,7 +380,7 @@ StreamID Stream::EraseFirstOfNode(NodeMap::iterator it) {
   StreamID first;
   Listpack::Pos start = Listpack::kNoPos;
   size_t count = 0;
-  ForEachEntry(it->first, node, nullptr, [&](const StreamID& id, Listpack::Pos pos, size_t n) {
+  ForEachEntry(it->first, node, [&](const StreamID& id, Listpack::Pos pos, size_t n) {
     first = id, start = pos, count = n;
     return false;
   });
@@ -385,19 +395,21 @@ StreamID Stream::EraseFirstOfNode(NodeMap::iterator it) {
 }
 
 StreamID Stream::LastIdOfNode(const StreamID& master, const Node& node) {
-  StreamID last;
-  ForEachEntry(master, node, nullptr, [&](const StreamID& id, Listpack::Pos, size_t) {
-    last = id;
-    return true;
-  });
-  return last;
+  // From the end: the last entry's lp-count says how far back its flags are (Redis's
+  // lpGetEdgeStreamID), so this costs a few elements, not a walk of the node.
+  const Listpack& lp = node.lp;
+  Listpack::Pos pos = lp.Last();
+  for (int64_t back = IntAt(lp, pos); back > 0; --back) pos = lp.Prev(pos);
+  pos = lp.Next(pos);  // past flags
+  const int64_t ms_diff = IntAt(lp, pos);
+  return FromDiffs(master, ms_diff, IntAt(lp, lp.Next(pos)));
 }
 
 void Stream::RefreshFirstId() {
   first_id_ = StreamID::Min();
   if (nodes_.empty()) return;
   const auto& [master, node] = *nodes_.begin();
-  ForEachEntry(master, node, nullptr, [&](const StreamID& id, Listpack::Pos, size_t) {
+  ForEachEntry(master, node, [&](const StreamID& id, Listpack::Pos, size_t) {
     first_id_ = id;
     return false;
   });
@@ -630,7 +642,7 @@ void Stream::AppendNode(StreamID master, Listpack lp, const NodeInfo& info) {
   }
   auto it = nodes_.try_emplace(nodes_.end(), master, std::move(node));
   if (length_ == 0) {
-    ForEachEntry(it->first, it->second, nullptr, [&](const StreamID& id, Listpack::Pos, size_t) {
+    ForEachEntry(it->first, it->second, [&](const StreamID& id, Listpack::Pos, size_t) {
       first_id_ = id;
       return false;
     });

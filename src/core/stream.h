@@ -266,18 +266,19 @@ class Stream : public TypedObject {
   using NodeMap = absl::btree_map<StreamID, Node, std::less<StreamID>,
                                   ObjAllocator<std::pair<const StreamID, Node>>>;
 
-  // Decodes the entries of a node in order: f(id, first element's position, element
-  // count) returns false to stop. With `pairs`, also fills it with the entry's strings.
+  // Walks the entries of a node in order: f(id, position of its flags, element count,
+  // lp-count included) returns false to stop.
   template <typename F>
-  static void ForEachEntry(const StreamID& master, const Node& node,
-                           std::vector<std::string>* pairs, F&& f);
+  static void ForEachEntry(const StreamID& master, const Node& node, F&& f);
+  // The field, value... strings of the entry whose flags are at `start`, into *pairs.
+  static void EntryPairs(const Listpack& lp, Listpack::Pos start, std::vector<std::string>* pairs);
   // Writes node.live into the node's master entry (its count).
   static void SetNodeCount(Node* node);
   // Drops node `it` entirely; returns the next one.
   NodeMap::iterator EraseNode(NodeMap::iterator it);
   // Removes the first live entry of node `it` (which must have one). Returns its ID.
   StreamID EraseFirstOfNode(NodeMap::iterator it);
-  // The ID of the last entry of a node with live entries.
+  // The ID of the last entry of a node (which always has one), read from its end.
   static StreamID LastIdOfNode(const StreamID& master, const Node& node);
   void RefreshFirstId();
 
