@@ -690,7 +690,7 @@ run_mem() {
   echo
   echo "| dataset | keys x entries | ${names[0]} RSS delta, MiB | redis RSS delta, MiB" \
     "| RSS ratio | target | ${names[0]} used_memory delta, MiB | redis used_memory delta, MiB" \
-    "| used_memory ratio | RSS bytes/member (${names[0]}; redis) | fill s (${names[0]}; redis)" \
+    "| used_memory ratio | RSS bytes/entry (${names[0]}; redis) | fill s (${names[0]}; redis)" \
     "| other CPU % (${names[0]}; redis) |"
   echo "|---|---|---:|---:|---:|---|---:|---:|---:|---|---|---|"
   for d in $datasets; do
