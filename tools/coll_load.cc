@@ -13,6 +13,8 @@
 // --per-command of them per command:
 //   --type hash  HSET key field value ...   --type set   SADD key member ...
 //   --type zset  ZADD key score member ...  --type list  RPUSH key element ...
+//   --type stream  XADD key <id> f1 v1 ... f5 v5  (one entry per command: a member is an
+//                entry; the ID is "*", or with --style element <j+1>-0)
 // Member j of a key is, by --style:
 //   short    hash field "f<j>" with value "v<j>"; set, sorted-set and list member "m<j>";
 //            sorted-set score a pseudo-random integer in [0, 1000000) (so that inserts are
@@ -23,7 +25,7 @@
 //
 //   commands=N members=M seconds=S
 //
-// Every reply must be an integer. On an error reply it stops sending, drains what is in
+// Every reply must be an integer (XADD's: a bulk string, the new ID). On an error reply it stops sending, drains what is in
 // flight, prints "coll_load: server error: <text>" on stderr and exits 3 (so that a server
 // without the command is told apart from a broken one); any other failure exits 1.
 #include <netdb.h>
@@ -105,12 +107,15 @@ class Loader {
       verb_ = "ZADD";
     } else if (o.type == "list") {
       verb_ = "RPUSH";
+    } else if (o.type == "stream") {
+      verb_ = "XADD";
     } else {
-      Die("unknown --type " + o.type + " (hash, set, zset, list)");
+      Die("unknown --type " + o.type + " (hash, set, zset, list, stream)");
     }
     if (o.style != "short" && o.style != "element") Die("unknown --style " + o.style);
     words_per_member_ = (o.type == "hash" || o.type == "zset") ? 2 : 1;
-    commands_per_key_ = (o.members + o.per_command - 1) / o.per_command;
+    per_command_ = o.type == "stream" ? 1 : o.per_command;
+    commands_per_key_ = (o.members + per_command_ - 1) / per_command_;
   }
 
   // Sends every command and checks every reply; returns the number of commands sent.
@@ -141,8 +146,19 @@ class Loader {
  private:
   void AppendCommand(int64_t c, std::string* out) {
     int64_t key = o_.first + c / commands_per_key_;
-    int64_t from = (c % commands_per_key_) * o_.per_command;
-    int64_t to = std::min(o_.members, from + o_.per_command);
+    int64_t from = (c % commands_per_key_) * per_command_;
+    int64_t to = std::min(o_.members, from + per_command_);
+    if (o_.type == "stream") {
+      out->append("*13\r\n");
+      AppendBulk(out, verb_);
+      AppendBulk(out, o_.key.empty() ? o_.prefix + std::to_string(key) : o_.key);
+      AppendBulk(out, o_.style == "element" ? std::to_string(from + 1) + "-0" : "*");
+      for (const char* word : {"f1", "v1", "f2", "v2", "f3", "v3", "f4", "v4", "f5", "v5"}) {
+        AppendBulk(out, word);
+      }
+      members_sent_ += 1;
+      return;
+    }
     char head[32];
     int n = snprintf(head, sizeof(head), "*%ld\r\n", long(2 + (to - from) * words_per_member_));
     out->append(head, n);
@@ -182,7 +198,16 @@ class Loader {
     size_t start = 0;
     for (size_t pos; (pos = pending_.find("\r\n", start)) != std::string::npos; start = pos + 2) {
       std::string_view line(pending_.data() + start, pos - start);
-      if (line.empty() || (line[0] != ':' && line[0] != '-')) {
+      if (bulk_next_) {  // the body of a bulk reply
+        bulk_next_ = false;
+        --in_flight_;
+        continue;
+      }
+      if (!line.empty() && line[0] == '$' && line != "$-1") {
+        bulk_next_ = true;
+        continue;
+      }
+      if (line.empty() || (line[0] != ':' && line[0] != '-' && line[0] != '$')) {
         Die("unexpected reply '" + std::string(line.substr(0, 80)) + "'");
       }
       if (line[0] == '-' && error_.empty()) error_ = std::string(line.substr(1));
@@ -194,7 +219,9 @@ class Loader {
   const Options& o_;
   std::string verb_;
   int words_per_member_;
+  int64_t per_command_;
   int64_t commands_per_key_;
+  bool bulk_next_ = false;  // the next line is the body of a bulk reply
   int fd_ = -1;
   int64_t in_flight_ = 0;
   int64_t members_sent_ = 0;

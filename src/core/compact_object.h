@@ -292,16 +292,16 @@ class alignas(8) CompactObj {
   // any content while the raw mark is set.
   const char* RedisEncodingName() const;
 
-  // Returns the string's bytes for writing in place (SETBIT, BITFIELD), first making the
-  // string at least `min_len` bytes long with zero bytes. A string stored packed,
-  // compressed or as an int is decoded once into plain bytes and marked raw (MarkRaw); it
-  // then stays plain bytes, so later calls write where the bytes are, until SetString or
-  // SetInt stores a new string. Up to kInlineLen bytes stay inline. An empty string gets
-  // a block of exactly `min_len`; a longer one grows as Redis grows a string (to twice the
-  // length below 1 MiB, by 1 MiB above), so a bitmap filled from its start is not copied
-  // once per byte. The pointer is valid until the object next changes. Such a string is
-  // off the canonical form (plain bytes where SetString would store an int or pack);
-  // TryGetInt and operator== allow for it.
+  // Returns the string's bytes for writing in place (SETBIT, BITFIELD, a dense
+  // HyperLogLog's registers), first making the string at least `min_len` bytes long with
+  // zero bytes. A string stored packed, compressed or as an int is decoded once into plain
+  // bytes and marked raw (MarkRaw); it then stays plain bytes, so later calls write where
+  // the bytes are, until SetString or SetInt stores a new string. Up to kInlineLen bytes
+  // stay inline. An empty string gets a block of exactly `min_len`; a longer one grows as
+  // Redis grows a string (to twice the length below 1 MiB, by 1 MiB above), so a bitmap
+  // filled from its start is not copied once per byte. The pointer is valid until the
+  // object next changes. Such a string is off the canonical form (plain bytes where
+  // SetString would store an int or pack); TryGetInt and operator== allow for it.
   // REQUIRES: !IsObject(); min_len < 2^48.
   char* GetMutableBytes(size_t min_len);
 
@@ -309,15 +309,6 @@ class alignas(8) CompactObj {
   // as "raw" whatever its length, so the server marks those; SetString/SetInt clear it.
   void MarkRaw(bool raw) { SetFlag(kRawFlag, raw); }
   bool IsMarkedRaw() const { return flags_ & kRawFlag; }
-
-  // The bytes of a string stored plain on the heap (kHeapRaw), to change in place without
-  // a copy (HyperLogLog registers); nullptr for any other encoding. Writes keep the
-  // length, and must leave content that SetUncompressedString would store as kHeapRaw too
-  // (longer than kMaxHeapPackedLen, or with a byte >= 0x80), so the canonical form holds
-  // with SetUncompressedString's one exception.
-  char* MutableHeapBytes() {
-    return encoding() == kHeapRaw ? static_cast<char*>(HeapPtr()) : nullptr;
-  }
 
   // Bits the holder keeps in the object for its own purposes (the server: part of a
   // key's access stamp); moves, SetString and SetObject keep them. Any object has the 5

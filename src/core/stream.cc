@@ -10,7 +10,8 @@ namespace damselfly::core {
 
 namespace {
 
-enum : int64_t { kOwnFields = 0, kMasterFields = 1 };
+// Redis's entry flags (STREAM_ITEM_FLAG_*).
+enum : int64_t { kFlagDeleted = 1, kFlagSameFields = 2 };
 
 std::string Text(const Listpack::Value& value) { return value.ToString(); }
 
@@ -19,13 +20,23 @@ int64_t IntAt(const Listpack& lp, Listpack::Pos pos) {
   return value.is_int ? value.ival : 0;
 }
 
-// IDs above INT64_MAX are stored as strings (the listpack's integers are signed).
-uint64_t U64At(const Listpack& lp, Listpack::Pos pos) {
-  Listpack::Value value = lp.Get(pos);
-  return value.is_int ? uint64_t(value.ival) : std::stoull(std::string(value.sval));
+void AppendInt(Listpack* lp, int64_t value) { lp->Append(absl::StrCat(value)); }
+
+// An ID as master + diffs; the diffs wrap as Redis's (uint64 arithmetic on int64 deltas).
+StreamID FromDiffs(const StreamID& master, int64_t ms_diff, int64_t seq_diff) {
+  return {master.ms + uint64_t(ms_diff), master.seq + uint64_t(seq_diff)};
 }
 
-void AppendInt(Listpack* lp, uint64_t value) { lp->Append(absl::StrCat(value)); }
+// The position of a node's first entry: past count, deleted, nfields, the master fields and
+// the master entry's terminator. *master_fields gets the first master field's position.
+Listpack::Pos FirstEntryOfNode(const Listpack& lp, int64_t* nmaster, Listpack::Pos* master_fields) {
+  Listpack::Pos pos = lp.Next(lp.Next(lp.First()));  // nfields
+  *nmaster = IntAt(lp, pos);
+  pos = lp.Next(pos);
+  *master_fields = pos;
+  for (int64_t i = 0; i < *nmaster; ++i) pos = lp.Next(pos);
+  return lp.Next(pos);
+}
 
 void PutWord(std::string* out, uint64_t word) {
   char buf[8];
@@ -186,86 +197,104 @@ Stream::~Stream() {
 }
 
 template <typename F>
-void Stream::ForEachEntry(const StreamID& master, const Node& node, std::vector<std::string>* pairs,
-                          F&& f) {
+void Stream::ForEachEntry(const StreamID& master, const Node& node, F&& f) {
   const Listpack& lp = node.lp;
-  Listpack::Pos pos = lp.First();
-  const int64_t nmaster = IntAt(lp, pos);
-  Listpack::Pos master_fields = lp.Next(pos);
-  pos = master_fields;
-  for (int64_t i = 0; i < nmaster; ++i) pos = lp.Next(pos);
+  int64_t nmaster;
+  Listpack::Pos master_fields;
+  Listpack::Pos pos = FirstEntryOfNode(lp, &nmaster, &master_fields);
   while (pos != Listpack::kNoPos) {
     const Listpack::Pos start = pos;
     const int64_t flags = IntAt(lp, pos);
     pos = lp.Next(pos);
-    StreamID id{master.ms + U64At(lp, pos), 0};
+    const int64_t ms_diff = IntAt(lp, pos);
     pos = lp.Next(pos);
-    id.seq = U64At(lp, pos);
+    const StreamID id = FromDiffs(master, ms_diff, IntAt(lp, pos));
     pos = lp.Next(pos);
-    size_t elements = 3;
-    if (pairs != nullptr) pairs->clear();
-    if (flags == kMasterFields) {
-      Listpack::Pos field = master_fields;
-      for (int64_t i = 0; i < nmaster; ++i) {
-        if (pairs != nullptr) {
-          pairs->push_back(Text(lp.Get(field)));
-          pairs->push_back(Text(lp.Get(pos)));
-        }
-        field = lp.Next(field);
-        pos = lp.Next(pos);
-      }
-      elements += nmaster;
-    } else {
-      const int64_t npairs = IntAt(lp, pos);
+    // Past the values (and fields), to the lp-count.
+    int64_t skip = nmaster;
+    if (!(flags & kFlagSameFields)) {
+      skip = 2 * IntAt(lp, pos);
       pos = lp.Next(pos);
-      for (int64_t i = 0; i < 2 * npairs; ++i) {
-        if (pairs != nullptr) pairs->push_back(Text(lp.Get(pos)));
-        pos = lp.Next(pos);
-      }
-      elements += 1 + 2 * npairs;
     }
+    for (int64_t i = 0; i < skip; ++i) pos = lp.Next(pos);
+    const size_t elements = (flags & kFlagSameFields ? 4 : 5) + skip;
+    pos = lp.Next(pos);
     if (!f(id, start, elements)) return;
   }
+}
+
+void Stream::EntryPairs(const Listpack& lp, Listpack::Pos start, std::vector<std::string>* pairs) {
+  pairs->clear();
+  const bool same = IntAt(lp, start) & kFlagSameFields;
+  Listpack::Pos pos = lp.Next(lp.Next(lp.Next(start)));  // past flags and the diffs
+  if (same) {
+    int64_t nmaster;
+    Listpack::Pos field;
+    FirstEntryOfNode(lp, &nmaster, &field);
+    for (int64_t i = 0; i < nmaster; ++i, field = lp.Next(field), pos = lp.Next(pos)) {
+      pairs->push_back(Text(lp.Get(field)));
+      pairs->push_back(Text(lp.Get(pos)));
+    }
+    return;
+  }
+  const int64_t n = 2 * IntAt(lp, pos);
+  pos = lp.Next(pos);
+  for (int64_t i = 0; i < n; ++i, pos = lp.Next(pos)) pairs->push_back(Text(lp.Get(pos)));
+}
+
+void Stream::SetNodeCount(Node* node) {
+  node->lp.Replace(node->lp.First(), absl::StrCat(node->live));
 }
 
 void Stream::Add(StreamID id, absl::Span<const std::string_view> pairs, size_t node_max_bytes,
                  size_t node_max_entries) {
   size_t added_bytes = 0;
   for (std::string_view s : pairs) added_bytes += s.size();
+  // As Redis: no byte limit means the listpack's safe maximum.
+  if (node_max_bytes == 0 || node_max_bytes > Listpack::kMaxSafeBytes) {
+    node_max_bytes = Listpack::kMaxSafeBytes;
+  }
   auto it = nodes_.empty() ? nodes_.end() : std::prev(nodes_.end());
   if (it != nodes_.end()) {
     const Node& last = it->second;
-    if ((node_max_bytes != 0 && last.lp.ByteSize() + added_bytes >= node_max_bytes) ||
+    if (last.lp.ByteSize() + added_bytes >= node_max_bytes ||
         (node_max_entries != 0 && last.added >= node_max_entries)) {
       it = nodes_.end();
     }
   }
+  const int64_t nfields = pairs.size() / 2;
   if (it == nodes_.end()) {
     it = nodes_.try_emplace(id).first;
     Listpack& lp = it->second.lp;
-    AppendInt(&lp, pairs.size() / 2);
+    AppendInt(&lp, 0);  // count, set below
+    AppendInt(&lp, 0);  // deleted: always 0 here
+    AppendInt(&lp, nfields);
     for (size_t i = 0; i < pairs.size(); i += 2) lp.Append(pairs[i]);
+    AppendInt(&lp, 0);  // the master entry's terminator
   }
   Node& node = it->second;
   const StreamID& master = it->first;
   // Whether the entry's fields are the master's, in order.
-  const int64_t nmaster = IntAt(node.lp, node.lp.First());
-  bool same = size_t(nmaster) == pairs.size() / 2;
-  Listpack::Pos field = node.lp.Next(node.lp.First());
+  int64_t nmaster;
+  Listpack::Pos field;
+  FirstEntryOfNode(node.lp, &nmaster, &field);
+  bool same = nmaster == nfields;
   for (size_t i = 0; same && i < pairs.size(); i += 2, field = node.lp.Next(field)) {
     same = node.lp.Get(field).Equals(pairs[i]);
   }
-  AppendInt(&node.lp, same ? kMasterFields : kOwnFields);
-  AppendInt(&node.lp, id.ms - master.ms);
-  AppendInt(&node.lp, id.seq);
+  AppendInt(&node.lp, same ? kFlagSameFields : 0);
+  AppendInt(&node.lp, int64_t(id.ms - master.ms));
+  AppendInt(&node.lp, int64_t(id.seq - master.seq));
   if (same) {
     for (size_t i = 1; i < pairs.size(); i += 2) node.lp.Append(pairs[i]);
   } else {
-    AppendInt(&node.lp, pairs.size() / 2);
+    AppendInt(&node.lp, nfields);
     for (std::string_view s : pairs) node.lp.Append(s);
   }
+  AppendInt(&node.lp, 3 + (same ? nfields : 1 + 2 * nfields));
   ++node.live;
   ++node.added;
+  SetNodeCount(&node);
   if (length_ == 0) first_id_ = id;
   ++length_;
   ++entries_added_;
@@ -283,9 +312,13 @@ std::vector<Stream::Entry> Stream::Range(StreamID start, StreamID end, size_t co
     if (it != nodes_.begin()) --it;
     for (; it != nodes_.end() && it->first <= end && !full(); ++it) {
       bool past_end = false;
-      ForEachEntry(it->first, it->second, &pairs, [&](const StreamID& id, Listpack::Pos, size_t) {
+      const Listpack& lp = it->second.lp;
+      ForEachEntry(it->first, it->second, [&](const StreamID& id, Listpack::Pos pos, size_t) {
         if (id > end) return !(past_end = true);
-        if (id >= start) result.push_back({id, pairs});
+        if (id >= start) {
+          EntryPairs(lp, pos, &pairs);
+          result.push_back({id, pairs});
+        }
         return !full();
       });
       if (past_end) break;
@@ -295,14 +328,16 @@ std::vector<Stream::Entry> Stream::Range(StreamID start, StreamID end, size_t co
   auto it = nodes_.upper_bound(end);
   while (it != nodes_.begin() && !full()) {
     --it;
-    std::vector<Entry> node_entries;
-    ForEachEntry(it->first, it->second, &pairs, [&](const StreamID& id, Listpack::Pos, size_t) {
+    // The node's entries in range, then their pairs from the last one back.
+    std::vector<std::pair<StreamID, Listpack::Pos>> in_range;
+    ForEachEntry(it->first, it->second, [&](const StreamID& id, Listpack::Pos pos, size_t) {
       if (id > end) return false;
-      if (id >= start) node_entries.push_back({id, pairs});
+      if (id >= start) in_range.push_back({id, pos});
       return true;
     });
-    for (auto e = node_entries.rbegin(); e != node_entries.rend() && !full(); ++e) {
-      result.push_back(std::move(*e));
+    for (auto e = in_range.rbegin(); e != in_range.rend() && !full(); ++e) {
+      EntryPairs(it->second.lp, e->second, &pairs);
+      result.push_back({e->first, pairs});
     }
     if (it->first < start) break;
   }
@@ -315,7 +350,7 @@ bool Stream::Delete(StreamID id) {
   --it;
   Listpack::Pos found = Listpack::kNoPos;
   size_t found_elements = 0;
-  ForEachEntry(it->first, it->second, nullptr,
+  ForEachEntry(it->first, it->second,
                [&](const StreamID& entry_id, Listpack::Pos start, size_t elements) {
                  if (entry_id < id) return true;
                  if (entry_id == id) found = start, found_elements = elements;
@@ -325,7 +360,11 @@ bool Stream::Delete(StreamID id) {
   Node& node = it->second;
   for (size_t i = 0; i < found_elements; ++i) found = node.lp.Delete(found);
   --length_;
-  if (--node.live == 0) EraseNode(it);
+  if (--node.live == 0) {
+    nodes_.erase(it);
+  } else {
+    SetNodeCount(&node);
+  }
   if (id > max_deleted_id_) max_deleted_id_ = id;
   if (id == first_id_) RefreshFirstId();
   return true;
@@ -341,30 +380,36 @@ StreamID Stream::EraseFirstOfNode(NodeMap::iterator it) {
   StreamID first;
   Listpack::Pos start = Listpack::kNoPos;
   size_t count = 0;
-  ForEachEntry(it->first, node, nullptr, [&](const StreamID& id, Listpack::Pos pos, size_t n) {
+  ForEachEntry(it->first, node, [&](const StreamID& id, Listpack::Pos pos, size_t n) {
     first = id, start = pos, count = n;
     return false;
   });
   for (size_t i = 0; i < count; ++i) start = node.lp.Delete(start);
   --length_;
-  if (--node.live == 0) nodes_.erase(it);
+  if (--node.live == 0) {
+    nodes_.erase(it);
+  } else {
+    SetNodeCount(&node);
+  }
   return first;
 }
 
 StreamID Stream::LastIdOfNode(const StreamID& master, const Node& node) {
-  StreamID last;
-  ForEachEntry(master, node, nullptr, [&](const StreamID& id, Listpack::Pos, size_t) {
-    last = id;
-    return true;
-  });
-  return last;
+  // From the end: the last entry's lp-count says how far back its flags are (Redis's
+  // lpGetEdgeStreamID), so this costs a few elements, not a walk of the node.
+  const Listpack& lp = node.lp;
+  Listpack::Pos pos = lp.Last();
+  for (int64_t back = IntAt(lp, pos); back > 0; --back) pos = lp.Prev(pos);
+  pos = lp.Next(pos);  // past flags
+  const int64_t ms_diff = IntAt(lp, pos);
+  return FromDiffs(master, ms_diff, IntAt(lp, lp.Next(pos)));
 }
 
 void Stream::RefreshFirstId() {
   first_id_ = StreamID::Min();
   if (nodes_.empty()) return;
   const auto& [master, node] = *nodes_.begin();
-  ForEachEntry(master, node, nullptr, [&](const StreamID& id, Listpack::Pos, size_t) {
+  ForEachEntry(master, node, [&](const StreamID& id, Listpack::Pos, size_t) {
     first_id_ = id;
     return false;
   });
@@ -519,17 +564,102 @@ size_t Stream::MallocUsed() const {
   return used;
 }
 
+bool Stream::CheckNode(StreamID master, const Listpack& lp, const StreamID* after, NodeInfo* info) {
+  // Reads the element at *pos as an integer and steps past it.
+  auto next_int = [&lp](Listpack::Pos* pos, int64_t* out) {
+    if (*pos == Listpack::kNoPos) return false;
+    Listpack::Value value = lp.Get(*pos);
+    *pos = lp.Next(*pos);
+    *out = value.ival;
+    return value.is_int;
+  };
+  auto skip = [&lp](Listpack::Pos* pos, int64_t n) {
+    for (; n > 0; --n) {
+      if (*pos == Listpack::kNoPos) return false;
+      *pos = lp.Next(*pos);
+    }
+    return true;
+  };
+  Listpack::Pos pos = lp.First();
+  int64_t count, deleted, nmaster, terminator;
+  if ((after != nullptr && master <= *after) || !next_int(&pos, &count) ||
+      !next_int(&pos, &deleted) || !next_int(&pos, &nmaster) || count < 0 || deleted < 0 ||
+      nmaster <= 0 || !skip(&pos, nmaster) || !next_int(&pos, &terminator) || terminator != 0 ||
+      pos == Listpack::kNoPos) {
+    return false;
+  }
+  *info = NodeInfo{};
+  StreamID previous = after != nullptr ? *after : master;
+  bool first = after == nullptr;
+  while (pos != Listpack::kNoPos) {
+    int64_t flags, ms_diff, seq_diff, npairs, lp_count;
+    if (!next_int(&pos, &flags) || !next_int(&pos, &ms_diff) || !next_int(&pos, &seq_diff) ||
+        (flags & ~(kFlagDeleted | kFlagSameFields)) != 0) {
+      return false;
+    }
+    int64_t elements;
+    if (flags & kFlagSameFields) {
+      elements = nmaster;
+    } else {
+      if (!next_int(&pos, &npairs) || npairs <= 0) return false;
+      elements = 1 + 2 * npairs;
+    }
+    if (!skip(&pos, elements - (flags & kFlagSameFields ? 0 : 1)) || !next_int(&pos, &lp_count) ||
+        lp_count != 3 + elements) {
+      return false;
+    }
+    const StreamID id = FromDiffs(master, ms_diff, seq_diff);
+    if (id < master || (first ? id < previous : id <= previous)) return false;
+    first = false;
+    previous = id;
+    ++(flags & kFlagDeleted ? info->deleted : info->live);
+  }
+  info->last = previous;
+  return info->live == size_t(count) && info->deleted == size_t(deleted);
+}
+
+void Stream::AppendNode(StreamID master, Listpack lp, const NodeInfo& info) {
+  if (info.live == 0) return;
+  Node node{std::move(lp), uint32_t(info.live), uint32_t(info.live + info.deleted)};
+  if (info.deleted != 0) {
+    // Take the flagged entries out, each with its lp-count.
+    Listpack& nlp = node.lp;
+    int64_t nmaster;
+    Listpack::Pos fields;
+    Listpack::Pos pos = FirstEntryOfNode(nlp, &nmaster, &fields);
+    while (pos != Listpack::kNoPos) {
+      const int64_t flags = IntAt(nlp, pos);
+      int64_t elements = 4 + nmaster;
+      if (!(flags & kFlagSameFields)) {
+        const Listpack::Pos npairs = nlp.Next(nlp.Next(nlp.Next(pos)));
+        elements = 5 + 2 * IntAt(nlp, npairs);
+      }
+      for (int64_t i = 0; i < elements; ++i) {
+        pos = flags & kFlagDeleted ? nlp.Delete(pos) : nlp.Next(pos);
+      }
+    }
+    nlp.Replace(nlp.Next(nlp.First()), "0");  // the master entry's deleted count
+  }
+  auto it = nodes_.try_emplace(nodes_.end(), master, std::move(node));
+  if (length_ == 0) {
+    ForEachEntry(it->first, it->second, [&](const StreamID& id, Listpack::Pos, size_t) {
+      first_id_ = id;
+      return false;
+    });
+  }
+  length_ += info.live;
+}
+
 void Stream::Serialize(std::string* out) const {
   for (uint64_t word : {last_id_.ms, last_id_.seq, max_deleted_id_.ms, max_deleted_id_.seq,
                         entries_added_, uint64_t(length_)}) {
     PutWord(out, word);
   }
-  std::vector<Entry> entries = Range(StreamID::Min(), StreamID::Max(), 0, false);
-  for (const Entry& entry : entries) {
-    PutWord(out, entry.id.ms);
-    PutWord(out, entry.id.seq);
-    PutWord(out, entry.pairs.size());
-    for (const std::string& s : entry.pairs) PutString(out, s);
+  PutWord(out, nodes_.size());
+  for (const auto& [master, node] : nodes_) {
+    PutId(out, master);
+    PutWord(out, node.added);
+    PutString(out, node.lp.bytes());
   }
   if (groups_ != nullptr) SerializeGroups(out);
 }
@@ -596,32 +726,36 @@ bool Stream::DeserializeGroups(std::string_view form) {
 }
 
 Stream* Stream::Deserialize(std::string_view form) {
-  uint64_t words[6];
+  uint64_t words[7];
   for (uint64_t& word : words) {
     if (!GetWord(&form, &word)) return nullptr;
   }
   Stream* stream = Make();
-  std::vector<std::string_view> pairs;
-  for (uint64_t i = 0; i < words[5]; ++i) {
-    StreamID id;
-    uint64_t n;
-    if (!GetWord(&form, &id.ms) || !GetWord(&form, &id.seq) || !GetWord(&form, &n) || n == 0 ||
-        n % 2 != 0 || n > form.size() || (stream->length_ > 0 && id <= stream->last_id_)) {
-      Destroy(stream);
-      return nullptr;
-    }
-    pairs.resize(n);
-    for (std::string_view& s : pairs) {
-      if (!GetString(&form, &s)) {
-        Destroy(stream);
-        return nullptr;
-      }
-    }
-    stream->Add(id, pairs, kDefaultNodeMaxBytes, kDefaultNodeMaxEntries);
-  }
-  if (!form.empty() && !stream->DeserializeGroups(form)) {
+  auto fail = [stream]() -> Stream* {
     Destroy(stream);
     return nullptr;
+  };
+  StreamID last;
+  NodeInfo info;
+  for (uint64_t n = 0; n < words[6]; ++n) {
+    StreamID master;
+    uint64_t added;
+    std::string_view bytes;
+    if (!GetId(&form, &master) || !GetWord(&form, &added) || !GetString(&form, &bytes) ||
+        !Listpack::Validate(bytes)) {
+      return fail();
+    }
+    Listpack lp = Listpack::FromBytes(bytes);
+    if (!CheckNode(master, lp, n > 0 ? &last : nullptr, &info) || info.live == 0 ||
+        info.deleted != 0 || added < info.live || added > UINT32_MAX) {
+      return fail();
+    }
+    stream->AppendNode(master, std::move(lp), info);
+    stream->nodes_.rbegin()->second.added = uint32_t(added);
+    last = info.last;
+  }
+  if (stream->length_ != words[5] || (!form.empty() && !stream->DeserializeGroups(form))) {
+    return fail();
   }
   stream->last_id_ = {words[0], words[1]};
   stream->max_deleted_id_ = {words[2], words[3]};

@@ -2,23 +2,32 @@
 //
 // Redis stores a stream as a radix tree of listpacks keyed by each node's first ID, each
 // listpack starting with a "master entry" whose fields the node's entries reuse. We keep
-// the same idea with a B-tree (absl::btree_map) instead of the radix tree:
+// the same nodes, byte for byte, in a B-tree (absl::btree_map) instead of the radix tree:
 //   key    the node's master ID: the ID of the first entry ever added to it. Every entry
 //          of the node is >= it and < the next node's key, so finding an ID is one
 //          upper_bound; deleting entries never re-keys a node.
-//   value  one core::Listpack:  nfields f1 .. fn  (the master fields: the fields of the
-//          node's first entry), then per entry
-//            flags ms-delta seq  v1 .. vn                  (flags 1: the master fields)
-//            flags ms-delta seq  npairs f1 v1 .. fk vk     (flags 0: its own fields)
-//          ms-delta is the entry's ms minus the master's, so it is a small integer.
+//   value  one core::Listpack in Redis's stream node format:
+//            count deleted nfields f1 .. fn 0           (the master entry)
+//          then per entry
+//            flags ms-diff seq-diff v1 .. vn lp-count                (flags 2: SAMEFIELDS)
+//            flags ms-diff seq-diff npairs f1 v1 .. fk vk lp-count   (flags 0)
+//          the diffs against the master ID (int64, wrapping as Redis's), lp-count the
+//          entry's element count before it (for walks from the end).
+// Why Redis's bytes and not a leaner form of our own: RDB snapshots and DUMP write a node
+// as the block it is, and RDB loads and RESTORE keep a checked node as sent, instead of
+// rebuilding every entry both ways (a DUMP of 1000 entries was 7x redis-server's time when
+// nodes were rebuilt). The 2 bytes of lp-count per entry are the price.
 // A node takes entries until it holds node_max_entries (deleted ones count, as in Redis)
 // or node_max_bytes: Redis's stream-node-max-entries / -bytes, so "~" trimming removes
 // the same whole nodes Redis would. Deleted entries are taken out of the listpack at once
-// (Redis flags them and leaves them), and an emptied node is dropped.
+// (Redis flags them and leaves them), so `deleted` is always 0 and `count` is the node's
+// live entries; an emptied node is dropped.
 //
-// Memory, 100k entries of 3 small fields ("a" "1" "b" "2" "c" "3"), measured over the
-// wire: MEMORY USAGE 1.33 MB and used_memory +1.37 MB here; Redis 7.0.15 answers MEMORY
-// USAGE 2.14 MB and its used_memory grows by 1.57 MB (about 13 bytes per entry here).
+// Memory: the same listpack bytes as Redis's, in the same size classes (mimalloc's and
+// jemalloc's agree near a full node's 2-3 KiB), under a B-tree slot of 40 bytes per node.
+// Measured over the wire, 100k entries of 3 small fields ("a" "1" "b" "2" "c" "3"):
+// used_memory +1.63 MB here, +1.62 MB in Redis 7.0.15 (MEMORY USAGE 1.58 MB here, 2.00
+// MB there); 1M entries of 5 fields (tools/types-bench.sh): 29.8 MiB both.
 //
 // Consumer groups (StreamGroup, below) hang off the stream in a B-tree by name, absent
 // while the stream has none (most streams), so a stream without groups pays one pointer.
@@ -194,6 +203,30 @@ class Stream : public TypedObject {
   // Nodes of the B-tree (XINFO STREAM's radix-tree-keys).
   size_t NumNodes() const { return nodes_.size(); }
 
+  // --- nodes in Redis's format, as RDB and DUMP carry them
+
+  // What CheckNode found in a node.
+  struct NodeInfo {
+    size_t live = 0;     // entries present
+    size_t deleted = 0;  // entries flagged deleted (Redis leaves them in their node)
+    StreamID last;       // the ID of its last entry, deleted or not
+  };
+  // Returns true, filling *info, when `lp` is a stream node in Redis's format under the
+  // master ID `master`: a master entry with at least one field, then entries whose
+  // element counts, flags and lp-counts agree, at least one of them, their IDs ascending,
+  // at or above `master` and above *after (no bound when null), and as many live and
+  // deleted ones as the master entry says. Reads only inside the listpack.
+  static bool CheckNode(StreamID master, const Listpack& lp, const StreamID* after, NodeInfo* info);
+  // Appends a node CheckNode accepted whose master ID is above every entry of the stream;
+  // takes its flagged entries out and drops it when none is left. Length and first_id
+  // follow; last_id, entries_added and max_deleted_id are the caller's to set.
+  void AppendNode(StreamID master, Listpack lp, const NodeInfo& info);
+  // Calls f(master ID, node bytes) for every node, in order: Redis's RDB form.
+  template <typename F>
+  void ForEachNode(F&& f) const {
+    for (const auto& [master, node] : nodes_) f(master, node.lp.bytes());
+  }
+
   // --- consumer groups
 
   // nullptr when the stream has no group.
@@ -219,9 +252,9 @@ class Stream : public TypedObject {
   void AdvanceGroup(StreamGroup* group, StreamID id) const;
 
   size_t MallocUsed() const override;
-  // Form: the metadata (IDs and counts as fixed 8-byte words), then every entry as
-  // id, pair count and length-prefixed strings, then, when there are groups, each group
-  // with its consumers and PEL.
+  // Form: the metadata (IDs and counts as fixed 8-byte words), the number of nodes, then
+  // every node as its master ID, its count of entries ever added and its listpack's bytes,
+  // then, when there are groups, each group with its consumers and PEL.
   void Serialize(std::string* out) const override;
   // Rebuilds a stream from Serialize's form, or returns nullptr when it is malformed.
   static Stream* Deserialize(std::string_view form);
@@ -235,16 +268,19 @@ class Stream : public TypedObject {
   using NodeMap = absl::btree_map<StreamID, Node, std::less<StreamID>,
                                   ObjAllocator<std::pair<const StreamID, Node>>>;
 
-  // Decodes the entries of a node in order: f(id, first element's position, element
-  // count) returns false to stop. With `pairs`, also fills it with the entry's strings.
+  // Walks the entries of a node in order: f(id, position of its flags, element count,
+  // lp-count included) returns false to stop.
   template <typename F>
-  static void ForEachEntry(const StreamID& master, const Node& node,
-                           std::vector<std::string>* pairs, F&& f);
+  static void ForEachEntry(const StreamID& master, const Node& node, F&& f);
+  // The field, value... strings of the entry whose flags are at `start`, into *pairs.
+  static void EntryPairs(const Listpack& lp, Listpack::Pos start, std::vector<std::string>* pairs);
+  // Writes node.live into the node's master entry (its count).
+  static void SetNodeCount(Node* node);
   // Drops node `it` entirely; returns the next one.
   NodeMap::iterator EraseNode(NodeMap::iterator it);
   // Removes the first live entry of node `it` (which must have one). Returns its ID.
   StreamID EraseFirstOfNode(NodeMap::iterator it);
-  // The ID of the last entry of a node with live entries.
+  // The ID of the last entry of a node (which always has one), read from its end.
   static StreamID LastIdOfNode(const StreamID& master, const Node& node);
   void RefreshFirstId();
 

@@ -145,6 +145,106 @@ TEST(StreamTest, RandomOperationsMatchModel) {
   TypedObject::Destroy(s);
 }
 
+// --- nodes in Redis's format
+
+// The elements of a listpack as text.
+std::vector<std::string> Elements(std::string_view bytes) {
+  Listpack lp = Listpack::FromBytes(bytes);
+  std::vector<std::string> out;
+  for (Listpack::Pos p = lp.First(); p != Listpack::kNoPos; p = lp.Next(p)) {
+    out.push_back(lp.Get(p).ToString());
+  }
+  return out;
+}
+
+Listpack MakeListpack(const std::vector<std::string>& elements) {
+  Listpack lp;
+  for (const std::string& e : elements) lp.Append(e);
+  return lp;
+}
+
+TEST(StreamTest, NodesAreRedisNodes) {
+  Stream* s = Stream::Make();
+  const std::vector<std::string_view> same = {"a", "1", "b", "2"}, other = {"c", "x"};
+  s->Add({10, 5}, same, Stream::kDefaultNodeMaxBytes, 2);
+  s->Add({11, 0}, other, Stream::kDefaultNodeMaxBytes, 2);
+  s->Add({12, 0}, same, Stream::kDefaultNodeMaxBytes, 2);  // a new node: 2 entries per node
+  std::vector<std::pair<StreamID, std::vector<std::string>>> nodes;
+  s->ForEachNode([&](const StreamID& master, std::string_view bytes) {
+    nodes.push_back({master, Elements(bytes)});
+  });
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].first, (StreamID{10, 5}));
+  // count deleted nfields fields 0 | flags ms-diff seq-diff values lp-count | flags ms-diff
+  // seq-diff (-5: wraps as Redis's) npairs pairs lp-count
+  EXPECT_EQ(nodes[0].second,
+            (std::vector<std::string>{"2", "0", "2", "a", "b", "0", "2", "0", "0", "1", "2", "5",
+                                      "0", "1", "-5", "1", "c", "x", "6"}));
+  EXPECT_TRUE(s->Delete({10, 5}));
+  nodes.clear();
+  s->ForEachNode([&](const StreamID& master, std::string_view bytes) {
+    nodes.push_back({master, Elements(bytes)});
+  });
+  // The entry is gone from the node, its master entry stays; count follows, deleted stays 0.
+  EXPECT_EQ(nodes[0].second, (std::vector<std::string>{"1", "0", "2", "a", "b", "0", "0", "1", "-5",
+                                                       "1", "c", "x", "6"}));
+  TypedObject::Destroy(s);
+}
+
+TEST(StreamTest, CheckNodeAndAppendNode) {
+  const StreamID master{100, 0};
+  // Entries 100-0 (deleted), 100-1, 101-0 (own fields).
+  const std::vector<std::string> good = {"2", "1", "1", "f", "0", "3", "0", "0", "a", "4", "2",
+                                         "0", "1", "b", "4", "0", "1", "0", "1", "g", "c", "6"};
+  Stream::NodeInfo info;
+  Listpack lp = MakeListpack(good);
+  ASSERT_TRUE(Stream::CheckNode(master, lp, nullptr, &info));
+  EXPECT_EQ(info.live, 2u);
+  EXPECT_EQ(info.deleted, 1u);
+  EXPECT_EQ(info.last, (StreamID{101, 0}));
+  const StreamID before{99, 0}, at{100, 0};
+  EXPECT_TRUE(Stream::CheckNode(master, lp, &before, &info));
+  EXPECT_FALSE(Stream::CheckNode(master, lp, &at, &info));  // not above the previous node
+  // Broken nodes: each change below breaks one rule.
+  auto broken = [&](size_t index, std::string value) {
+    std::vector<std::string> elements = good;
+    elements[index] = std::move(value);
+    Listpack bad = MakeListpack(elements);
+    return !Stream::CheckNode(master, bad, nullptr, &info);
+  };
+  EXPECT_TRUE(broken(0, "3"));   // count
+  EXPECT_TRUE(broken(1, "0"));   // deleted
+  EXPECT_TRUE(broken(2, "0"));   // no master field
+  EXPECT_TRUE(broken(4, "x"));   // master terminator
+  EXPECT_TRUE(broken(5, "9"));   // unknown flag
+  EXPECT_TRUE(broken(9, "5"));   // lp-count
+  EXPECT_TRUE(broken(12, "0"));  // 100-0 again: IDs must ascend
+  EXPECT_TRUE(broken(10, "z"));  // flags not an integer
+  Listpack master_only = MakeListpack({"0", "0", "1", "f", "0"});
+  EXPECT_FALSE(Stream::CheckNode(master, master_only, nullptr, &info));
+
+  Stream* s = Stream::Make();
+  ASSERT_TRUE(Stream::CheckNode(master, lp, nullptr, &info));
+  s->AppendNode(master, std::move(lp), info);
+  EXPECT_EQ(s->Length(), 2u);
+  EXPECT_EQ(s->first_id(), (StreamID{100, 1}));
+  std::vector<Stream::Entry> all = s->Range(StreamID::Min(), StreamID::Max(), 0, false);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].pairs, (std::vector<std::string>{"f", "b"}));
+  EXPECT_EQ(all[1].pairs, (std::vector<std::string>{"g", "c"}));
+  std::vector<std::string> kept;
+  s->ForEachNode([&](const StreamID&, std::string_view bytes) { kept = Elements(bytes); });
+  EXPECT_EQ(kept, (std::vector<std::string>{"2", "0", "1", "f", "0", "2", "0", "1", "b", "4", "0",
+                                            "1", "0", "1", "g", "c", "6"}));
+  // Appending goes on in the adopted node.
+  s->SetLastId({101, 0});
+  s->Add({102, 0}, std::vector<std::string_view>{"f", "d"}, Stream::kDefaultNodeMaxBytes, 100);
+  EXPECT_EQ(s->NumNodes(), 1u);
+  EXPECT_EQ(s->Range({102, 0}, {102, 0}, 0, false).at(0).pairs,
+            (std::vector<std::string>{"f", "d"}));
+  TypedObject::Destroy(s);
+}
+
 // --- consumer groups against a model: the group PEL and the consumers' PELs agree
 
 struct PelModel {

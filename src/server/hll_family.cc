@@ -63,8 +63,8 @@ OpResult<bool> OpPfAdd(DbIndex db, std::string_view key, CmdArgList elements) {
   if (!current) return current.status();
 
   bool changed = false;
-  char* in_place = entry->MutableBuiltBytes();
-  if (in_place && hll::EncodingOf(*current) == hll::Encoding::kDense) {
+  if (hll::EncodingOf(*current) == hll::Encoding::kDense) {
+    char* in_place = entry->GetMutableBytes(0);
     for (std::string_view element : elements) {
       changed |= hll::DenseAdd(in_place, element) == hll::Change::kChanged;
     }
@@ -122,9 +122,8 @@ OpResult<uint64_t> OpPfCountOne(DbIndex db, std::string_view key) {
   std::string_view bytes = entry->GetString(&Scratch());
   std::optional<uint64_t> count = hll::Count(bytes);
   if (!count) return OpStatus::kCorruptHll;
-  char* in_place = entry->MutableBuiltBytes();
-  if (in_place && hll::EncodingOf(bytes) == hll::Encoding::kDense) {
-    hll::SetCachedCardinality(in_place, *count);
+  if (hll::EncodingOf(bytes) == hll::Encoding::kDense) {
+    hll::SetCachedCardinality(entry->GetMutableBytes(0), *count);
   } else {
     std::string copy(bytes);
     hll::SetCachedCardinality(copy.data(), *count);
@@ -209,9 +208,8 @@ void CmdPfCount(CmdArgList args, ConnectionContext* cntx) {
 
 OpStatus OpStoreMerge(DbIndex db, std::string_view key, const ShardMerge& merge) {
   DbSlice::Update entry = Slice().AddOrFind(db, key);
-  char* in_place = entry.inserted() ? nullptr : entry->MutableBuiltBytes();
-  if (in_place &&
-      hll::EncodingOf(std::string_view(in_place, hll::kHeaderBytes)) == hll::Encoding::kDense) {
+  if (!entry.inserted() && hll::EncodingOf(entry->GetString(&Scratch())) == hll::Encoding::kDense) {
+    char* in_place = entry->GetMutableBytes(0);
     for (uint32_t i = 0; i < hll::kRegisters; ++i) {
       if (merge.max[i] != 0) hll::DenseSet(in_place, i, merge.max[i]);
     }

@@ -80,10 +80,11 @@ class PrimeValue {
     obj_.SetMcFlags(false);
   }
 
-  // The string's bytes to change in place (SETBIT, BITFIELD), grown with zero bytes to
-  // at least `min_len`: see CompactObj::GetMutableBytes (the string then reads "raw", as
-  // Redis's). Valid until the value next changes. Like the setters, it makes the value a
-  // new item for memcached.
+  // The string's bytes to change in place (SETBIT, BITFIELD; a dense HyperLogLog's
+  // registers with min_len 0), grown with zero bytes to at least `min_len`: see
+  // CompactObj::GetMutableBytes (the string then reads "raw", as Redis's, and is_built()).
+  // Valid until the value next changes. Like the setters, it makes the value a new item
+  // for memcached.
   char* GetMutableBytes(size_t min_len) {
     obj_.SetMcFlags(false);
     return obj_.GetMutableBytes(min_len);
@@ -91,11 +92,6 @@ class PrimeValue {
 
   // Whether the string was last stored by SetBuiltString or changed in place.
   bool is_built() const { return obj_.IsMarkedRaw(); }
-
-  // The bytes of a string stored by SetBuiltString as plain heap bytes, to change in
-  // place (same length, see CompactObj::MutableHeapBytes); nullptr otherwise, when the
-  // caller rebuilds the string instead.
-  char* MutableBuiltBytes() { return obj_.IsMarkedRaw() ? obj_.MutableHeapBytes() : nullptr; }
 
   // --- typed values.
 

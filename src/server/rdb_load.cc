@@ -822,78 +822,22 @@ bool RdbLoader::LoadStream(PrimeValue* value, uint8_t type) {
   PrimeValue built;
   core::Stream* stream = core::Stream::Make();
   built.SetObject(ObjType::kStream, ObjEncoding::kStream, stream);
-  const size_t max_bytes = CollectionLimits::StreamNodeMaxBytes();
-  const size_t max_entries = CollectionLimits::StreamNodeMaxEntries();
   std::string key, blob;
-  std::vector<Listpack::Value> items;
-  std::vector<std::string> texts;
-  std::vector<std::string_view> pairs;
   std::optional<StreamID> last_added;
   uint64_t live_total = 0;
   for (uint64_t n = 0; n < nodes; ++n) {
     if (!ReadString(&key) || !ReadString(&blob)) return false;
     if (key.size() != rdb::kStreamIdBytes) return Fail("bad stream node key");
-    const StreamID master = ParseRawStreamId(key);
     if (!Listpack::Validate(blob)) return Fail("bad stream listpack");
+    const StreamID master = ParseRawStreamId(key);
     Listpack lp = Listpack::FromBytes(blob);
-    items.clear();
-    for (Listpack::Pos pos = lp.First(); pos != Listpack::kNoPos; pos = lp.Next(pos)) {
-      items.push_back(lp.Get(pos));
+    core::Stream::NodeInfo info;
+    if (!core::Stream::CheckNode(master, lp, last_added ? &*last_added : nullptr, &info)) {
+      return Fail("bad stream node");
     }
-    size_t at = 0;
-    auto next_int = [&](int64_t* out) {
-      if (at >= items.size() || !items[at].is_int) return false;
-      *out = items[at++].ival;
-      return true;
-    };
-    int64_t count, deleted, num_fields, terminator;
-    if (!next_int(&count) || !next_int(&deleted) || !next_int(&num_fields) || count < 0 ||
-        deleted < 0 || num_fields <= 0 || uint64_t(num_fields) > items.size() - at) {
-      return Fail("bad stream master entry");
-    }
-    std::vector<std::string> master_fields;
-    for (int64_t i = 0; i < num_fields; ++i) master_fields.push_back(ValueText(items[at++]));
-    if (!next_int(&terminator) || terminator != 0) return Fail("bad stream master entry");
-    int64_t live = 0, dead = 0;
-    while (at < items.size()) {
-      int64_t flags, ms_diff, seq_diff, fields, lp_count;
-      if (!next_int(&flags) || !next_int(&ms_diff) || !next_int(&seq_diff)) {
-        return Fail("bad stream entry");
-      }
-      const bool same = flags & rdb::kStreamItemSameFields;
-      if (same) {
-        fields = num_fields;
-      } else if (!next_int(&fields) || fields <= 0) {
-        return Fail("bad stream entry");
-      }
-      const size_t elements = same ? size_t(fields) : 2 * size_t(fields);
-      if (elements > items.size() - at) return Fail("bad stream entry");
-      texts.clear();
-      for (size_t i = 0; i < size_t(fields); ++i) {
-        if (same) {
-          texts.push_back(master_fields[i]);
-        } else {
-          texts.push_back(ValueText(items[at++]));
-        }
-        texts.push_back(ValueText(items[at++]));
-      }
-      if (!next_int(&lp_count) || uint64_t(lp_count) != 3 + elements + (same ? 0 : 1)) {
-        return Fail("bad stream entry count");
-      }
-      const StreamID id{master.ms + uint64_t(ms_diff), master.seq + uint64_t(seq_diff)};
-      if (flags & rdb::kStreamItemDeleted) {
-        ++dead;
-        continue;
-      }
-      if (!(last_added.value_or(StreamID::Min()) < id)) return Fail("stream IDs out of order");
-      pairs.assign(texts.begin(), texts.end());
-      stream->Add(id, pairs, max_bytes, max_entries);
-      last_added = id;
-      ++live;
-    }
-    if (live != count || dead != deleted) return Fail("bad stream node counts");
-    if (live == 0 && dead == 0) return Fail("empty stream node");
-    live_total += live;
+    stream->AppendNode(master, std::move(lp), info);
+    last_added = info.last;
+    live_total += info.live;
   }
   uint64_t length, words[7] = {};
   if (!ReadLength(&length) || !ReadLength(&words[0]) || !ReadLength(&words[1])) return false;

@@ -10,7 +10,6 @@
 #include "src/core/rdb_format.h"
 #include "src/core/set_object.h"
 #include "src/core/stream.h"
-#include "src/server/collection_limits.h"
 #include "src/server/hash_object.h"
 #include "src/server/list_object.h"
 #include "src/server/zset_object.h"
@@ -29,9 +28,6 @@ constexpr size_t kMinCompressedLen = 20;
 void PutLe(uint64_t value, size_t bytes, std::string* out) {
   for (size_t i = 0; i < bytes; ++i) out->push_back(char(value >> (8 * i)));
 }
-
-// The text of an integer, as a listpack value or a stream field stores it.
-std::string IntText(int64_t value) { return std::to_string(value); }
 
 // A stream ID as Redis writes node keys and PEL entries: ms then seq, 8 bytes big endian.
 std::string RawStreamId(const core::StreamID& id) {
@@ -138,7 +134,7 @@ void RdbSerializer::SaveHeader(std::string_view redis_ver, int64_t ctime_s, uint
   helio::StrAppend(&buf_, rdb::kMagic, "00", rdb::kVersion);  // "REDIS0010"
   SaveAux("redis-ver", redis_ver);
   SaveAux("redis-bits", "64");
-  SaveAux("ctime", IntText(ctime_s));
+  SaveAux("ctime", helio::StrCat(ctime_s));
   SaveAux("used-mem", helio::StrCat(used_mem));
 }
 
@@ -310,71 +306,17 @@ void RdbSerializer::SaveZSet(const PrimeValue& value) {
   });
 }
 
-// Redis's stream node: a listpack holding the master entry
-//   count deleted num-fields field_1 .. field_N 0
-// then per entry
-//   flags ms-diff seq-diff [num-fields field_1 value_1 ..] | [value_1 .. value_N] lp-count
-// where SAMEFIELDS entries (the master's fields, in order) keep only their values, the
-// diffs are against the node's master ID (its key) and lp-count is the number of
-// elements of the entry before it.
+// A stream's nodes are kept in Redis's node format (see core/stream.h), so each is written
+// as it is: its master ID, then its listpack as a string.
 void RdbSerializer::SaveStream(const PrimeValue& value) {
   using core::StreamID;
   const core::Stream* stream = value.GetObjectAs<core::Stream>();
-  const std::vector<core::Stream::Entry> entries =
-      stream->Range(StreamID::Min(), StreamID::Max(), 0, false);
-  const size_t max_bytes = CollectionLimits::StreamNodeMaxBytes();
-  const size_t max_entries = CollectionLimits::StreamNodeMaxEntries();
-
-  struct Node {
-    StreamID master;
-    core::Listpack lp;
-  };
-  std::vector<Node> nodes;
-  size_t in_node = 0;
-  std::vector<std::string_view> master_fields;
-  for (const core::Stream::Entry& entry : entries) {
-    const size_t num_fields = entry.pairs.size() / 2;
-    if (nodes.empty() || (max_entries != 0 && in_node >= max_entries) ||
-        (max_bytes != 0 && nodes.back().lp.ByteSize() >= max_bytes)) {
-      if (!nodes.empty()) nodes.back().lp.Replace(nodes.back().lp.First(), IntText(in_node));
-      nodes.push_back({entry.id, core::Listpack()});
-      in_node = 0;
-      master_fields.clear();
-      core::Listpack& lp = nodes.back().lp;
-      lp.Append("0");  // count, set when the node is complete
-      lp.Append("0");  // deleted
-      lp.Append(IntText(num_fields));
-      for (size_t i = 0; i < num_fields; ++i) {
-        lp.Append(entry.pairs[2 * i]);
-        master_fields.push_back(entry.pairs[2 * i]);
-      }
-      lp.Append("0");  // the master entry's terminator
-    }
-    Node& node = nodes.back();
-    bool same_fields = num_fields == master_fields.size();
-    for (size_t i = 0; same_fields && i < num_fields; ++i) {
-      same_fields = entry.pairs[2 * i] == master_fields[i];
-    }
-    node.lp.Append(IntText(same_fields ? rdb::kStreamItemSameFields : 0));
-    node.lp.Append(IntText(int64_t(entry.id.ms - node.master.ms)));
-    node.lp.Append(IntText(int64_t(entry.id.seq - node.master.seq)));
-    if (same_fields) {
-      for (size_t i = 0; i < num_fields; ++i) node.lp.Append(entry.pairs[2 * i + 1]);
-    } else {
-      node.lp.Append(IntText(num_fields));
-      for (const std::string& s : entry.pairs) node.lp.Append(s);
-    }
-    node.lp.Append(IntText(3 + (same_fields ? num_fields : 2 * num_fields + 1)));
-    ++in_node;
-  }
-  if (!nodes.empty()) nodes.back().lp.Replace(nodes.back().lp.First(), IntText(in_node));
-
-  SaveLength(nodes.size());
-  for (const Node& node : nodes) {
-    SaveString(RawStreamId(node.master));
-    SaveString(node.lp.bytes());
+  SaveLength(stream->NumNodes());
+  stream->ForEachNode([&](const StreamID& master, std::string_view bytes) {
+    SaveString(RawStreamId(master));
+    SaveString(bytes);
     MaybeFlush();
-  }
+  });
   SaveLength(stream->Length());
   for (const StreamID& id : {stream->last_id(), stream->first_id(), stream->max_deleted_id()}) {
     SaveLength(id.ms);

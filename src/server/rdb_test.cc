@@ -253,6 +253,16 @@ TEST(RdbCodecTest, StreamAsRedisWritesIt) {
   const std::string redis_value = Hex(kRedisStream).substr(0, sizeof(kRedisStream) / 2 - 10);
   EXPECT_EQ(absl::BytesToHexString(plain.TakeBuffer()), absl::BytesToHexString(redis_value));
   RoundTrip(value);
+  // The same entries added here make the same node, byte for byte.
+  PrimeValue built;
+  core::Stream* stream = core::Stream::Make();
+  built.SetObject(ObjType::kStream, ObjEncoding::kStream, stream);
+  stream->Add({1, 1}, std::vector<std::string_view>{"f", "v"}, 4096, 100);
+  stream->Add({1, 2}, std::vector<std::string_view>{"f", "w"}, 4096, 100);
+  stream->Add({2, 0}, std::vector<std::string_view>{"g", "1"}, 4096, 100);
+  RdbSerializer ours(false);
+  ours.SaveValue(built);
+  EXPECT_EQ(absl::BytesToHexString(ours.TakeBuffer()), absl::BytesToHexString(redis_value));
 }
 
 // The same stream after, in redis-server 7.0.15: XGROUP CREATE s g1 0, g2 $, g3 1-2;

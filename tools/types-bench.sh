@@ -1,0 +1,729 @@
+#!/usr/bin/env bash
+# Streams, HyperLogLog, bitmaps and geo (issue #20's benchmarks): damselfly against
+# redis-server, side by side in one run, each server on one thread pinned to CPU 0, the load
+# pinned to CPU 1, only one server running at a time and every server started fresh. Built on
+# tools/collections-bench.sh (same measurement, checks and tables). Two parts:
+#
+# tput  Throughput per core with redis-benchmark, ROUNDS rounds (the starting server
+#       alternates per round), each command unpipelined and at -P 32, -c CLIENTS, one
+#       redis-benchmark invocation per command:
+#         XADD        XADD bench:xadd * f1 v1 f2 v2 f3 v3 f4 v4 f5 v5
+#         XREAD       XREAD COUNT 10 STREAMS bench:stream 0-0 (a prepared stream of MEMBERS
+#                     entries of 5 fields: the first 10 entries each time)
+#         XREADGROUP  XREADGROUP GROUP g alice COUNT 1 STREAMS bench:group > (a stream
+#                     prepared with more entries than sent: each call delivers a new one)
+#         XACK        XACK bench:acks g <rand>-0 -r MEMBERS (a stream of IDs 1-0 ..
+#                     MEMBERS-0, all delivered to the group first: each call acknowledges a
+#                     random pending ID, or finds it acknowledged)
+#         PFADD       PFADD bench:pfadd element:<rand> -r MEMBERS
+#         PFCOUNT     PFCOUNT bench:hll (a prepared HyperLogLog of MEMBERS elements)
+#         SETBIT      SETBIT bench:setbit:<rand> 8191 1 -r MEMBERS (redis-benchmark's <rand>
+#                     has leading zeros, which a bit offset may not have: the bitmaps are
+#                     many, of 1 KiB, and each call sets or sets again their last bit)
+#         BITCOUNT    BITCOUNT bench:bits (a prepared bitmap of BITS bits)
+#         GEOADD      GEOADD bench:geoadd 13.<rand> 52.<rand> element:<rand> -r MEMBERS
+#         GEOSEARCH   GEOSEARCH bench:geo FROMLONLAT 13.4 52.5 BYRADIUS 10 km COUNT 10 ASC (a
+#                     prepared geo set of MEMBERS points in a 1 x 1 degree box around it);
+#                     N/4 requests
+#       After each run a check with redis-cli confirms that the command did its work. Prints
+#       a markdown table of the medians, the ratio damselfly / redis-server, and the server's
+#       CPU time per request (ns/request: where to look for hot spots) per command and
+#       pipeline depth; targets >= 1.0x unpipelined and >= 1.5x at -P 32.
+# mem   Memory of streams: per dataset, each server in turn is started, filled by
+#       tools/coll_load (XADD key * f1 v1 ... f5 v5, one pipelined connection), checked (DBSIZE
+#       and XLEN of the first and last key), and measured: RSS delta and used_memory delta.
+#       Datasets (keys x entries; SCALE multiplies the entries of stream1m, the keys of
+#       stream1k):
+#         stream1m  one stream of 1M entries
+#         stream1k  1000 streams of 1000 entries
+#       Target: at most redis-server's (ratio <= 1.0).
+#
+# A command the server does not know (or any error reply) is reported as n/a with the
+# server's error text, not as a failure. A server that dies or hangs is reported (and
+# restarted for the rest); the script then exits non-zero at the end and keeps its logs.
+#
+# Usage: tools/types-bench.sh
+# Environment (defaults in brackets):
+#   PARTS [tput mem]    which parts to run, in this order
+#   TESTS [XADD XREAD XREADGROUP XACK PFADD PFCOUNT SETBIT BITCOUNT GEOADD GEOSEARCH]
+#   PIPELINES [1 32]    pipeline depths for tput
+#   DATASETS [stream1m stream1k]
+#   QUICK               1: a smoke test: SCALE=0.1 ROUNDS=1 N1=10000 N32=100000 unless set
+#   ROUNDS [3]          tput rounds
+#   N1 [100000]         requests per command unpipelined (-n; N1/4 for GEOSEARCH)
+#   N32 [1000000]       requests per command at the deeper pipeline (likewise)
+#   CLIENTS [50]        redis-benchmark connections (-c)
+#   MEMBERS [10000]     member space for tput (-r) and size of the prepared keys
+#   BITS [1000000]      the size of BITCOUNT's bitmap
+#   SCALE [1]           multiplies the mem datasets (see above)
+#   BASE_PORT [6740]    damselfly listens on BASE_PORT, redis-server on BASE_PORT + 1
+#   REDIS_SERVER [redis-server], REDIS_BENCHMARK [redis-benchmark], REDIS_CLI [redis-cli]
+#   DAMSELFLY_FLAGS []  extra flags for damselfly
+#   DAMSELFLY_BIN [build-opt/damselfly]  the damselfly binary (SKIP_BUILD=1 is then implied
+#                       for it)
+#   DRY_RUN             1: a second redis-server in damselfly's place (checks the script;
+#                       ratios should come out near 1.00)
+#   SKIP_BUILD          1: use the existing build-opt/damselfly and build-opt/tools/coll_load
+#   QUIET_MAX [10], QUIET_BUDGET [60]  as in tools/redis-bench.sh
+#   TPUT_TIME_LIMIT [420]  seconds for the tput part; no round starts that would likely end
+#                       after it
+#   TIME_LIMIT [1500]   seconds for the whole run (build included); a mem dataset that would
+#                       start after it is skipped, and a fill that runs past it is stopped
+#
+# Times on the test machine (2 vCPUs): the full run takes about 10 minutes when the CPUs are
+# quiet; QUICK=1 about 2.
+set -euo pipefail
+source "$(dirname "$0")/bench-lib.sh"
+
+quick="${QUICK:-0}"
+if [[ "$quick" == 1 ]]; then
+  q_scale=0.1 q_rounds=1 q_n1=10000 q_n32=100000
+else
+  q_scale=1 q_rounds=3 q_n1=100000 q_n32=1000000
+fi
+parts="${PARTS:-tput mem}"
+tests="${TESTS:-XADD XREAD XREADGROUP XACK PFADD PFCOUNT SETBIT BITCOUNT GEOADD GEOSEARCH}"
+pipelines="${PIPELINES:-1 32}"
+datasets="${DATASETS:-stream1m stream1k}"
+rounds="${ROUNDS:-$q_rounds}"
+n1="${N1:-$q_n1}"
+n32="${N32:-$q_n32}"
+clients="${CLIENTS:-50}"
+members="${MEMBERS:-10000}"
+bits="${BITS:-1000000}"
+scale="${SCALE:-$q_scale}"
+base_port="${BASE_PORT:-6740}"
+quiet_max="${QUIET_MAX:-10}"
+quiet_budget="${QUIET_BUDGET:-60}"
+tput_time_limit="${TPUT_TIME_LIMIT:-420}"
+time_limit="${TIME_LIMIT:-1500}"
+dry_run="${DRY_RUN:-0}"
+redis_server="${REDIS_SERVER:-redis-server}"
+redis_benchmark="${REDIS_BENCHMARK:-redis-benchmark}"
+redis_cli="${REDIS_CLI:-redis-cli}"
+damselfly_flags="${DAMSELFLY_FLAGS:-}"
+# Hard bound on one redis-benchmark invocation; a run that takes longer counts as a hang.
+load_timeout="${LOAD_TIMEOUT:-120}"
+
+require_counts "$rounds" "$n1" "$n32" "$clients" "$members" "$bits" "$base_port" "$quiet_max" \
+  "$tput_time_limit" "$time_limit" $pipelines
+require_quiet_budget
+[[ "$scale" =~ ^[0-9]*\.?[0-9]+$ ]] || die_usage "bad SCALE '$scale'"
+all_tests="XADD XREAD XREADGROUP XACK PFADD PFCOUNT SETBIT BITCOUNT GEOADD GEOSEARCH"
+all_datasets="stream1m stream1k"
+for p in $parts; do [[ " tput mem " == *" $p "* ]] || die_usage "unknown part '$p' (tput, mem)"; done
+for t in $tests; do [[ " $all_tests " == *" $t "* ]] || die_usage "unknown test '$t' ($all_tests)"; done
+for d in $datasets; do
+  [[ " $all_datasets " == *" $d "* ]] || die_usage "unknown dataset '$d' ($all_datasets)"
+done
+[[ -n "${parts// /}" ]] || die_usage "PARTS is empty"
+require_two_cpus "the load"
+require_commands "$redis_server" "$redis_benchmark" "$redis_cli"
+
+cd "$(dirname "$0")/.."
+bin="$PWD/build-opt"
+loader="$bin/tools/coll_load"
+damselfly_bin="${DAMSELFLY_BIN:-$bin/damselfly}"
+SECONDS=0  # bash's elapsed-time counter, for the time limits
+
+# The servers, in table order; the second one is the baseline.
+names=("damselfly" "redis-server")
+ports=("$base_port" "$((base_port + 1))")
+cmds=(
+  "$damselfly_bin --proactor_threads=1 --port=${ports[0]} --bind=127.0.0.1 --logtostderr $damselfly_flags"
+  "$redis_server --port ${ports[1]} --bind 127.0.0.1 --save '' --appendonly no"
+)
+if [[ "$dry_run" == 1 ]]; then
+  names[0]="redis-server (dry run)"
+  cmds[0]="$redis_server --port ${ports[0]} --bind 127.0.0.1 --save '' --appendonly no"
+fi
+
+init_logdir  # logdir, keep_logs (set when something failed), server_pid, load_pid
+require_ports_free 1 "${ports[@]}"
+if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+  if [[ "$dry_run" == 1 || -n "${DAMSELFLY_BIN:-}" ]]; then
+    build_release coll_load coll_load
+  else
+    build_release "damselfly and coll_load" damselfly coll_load
+  fi
+fi
+[[ -x "$loader" ]] || die_usage "$loader is missing (build it, or unset SKIP_BUILD)"
+if [[ "$dry_run" != 1 ]]; then
+  [[ -x "$damselfly_bin" ]] || die_usage "$damselfly_bin is missing (build it, or unset SKIP_BUILD)"
+fi
+commit="$(built_commit)"
+if [[ -n "${DAMSELFLY_BIN:-}" && "$dry_run" != 1 ]]; then commit="damselfly from $damselfly_bin"; fi
+unclean=0
+declare -A notes=()  # problems and n/a reasons to print under the tables, deduplicated
+
+# note <text>: remembers a line for the notes under the tables.
+note() { notes["$1"]=1; }
+
+# cli <port> <args...>: one redis-cli command (10 s at most); prints the reply without CRs,
+# or redis-cli's complaint (never fails: the callers check what it printed).
+cli() {
+  local port=$1
+  shift
+  timeout 10 "$redis_cli" -p "$port" "$@" 2>&1 | tr -d '\r' || true
+}
+
+# probe <port> <test>: the number the test's check looks at (see check), or "?".
+probe() {
+  local port=$1 v=""
+  case "$2" in
+    XADD) v="$(cli "$port" xlen bench:xadd)" ;;
+    XREAD) v="$(cli "$port" xlen bench:stream)" ;;
+    XREADGROUP) v="$(cli "$port" xpending bench:group g | head -n 1)" ;;
+    XACK) v="$(cli "$port" xpending bench:acks g | head -n 1)" ;;
+    PFADD) v="$(cli "$port" pfcount bench:pfadd)" ;;
+    PFCOUNT) v="$(cli "$port" pfcount bench:hll)" ;;
+    SETBIT) v="$(cli "$port" dbsize)" ;;
+    BITCOUNT) v="$(cli "$port" strlen bench:bits)" ;;
+    GEOADD) v="$(cli "$port" zcard bench:geoadd)" ;;
+    GEOSEARCH) v="$(cli "$port" zcard bench:geo)" ;;
+  esac
+  if [[ "$v" =~ ^[0-9]+$ ]]; then echo "$v"; else echo "?"; fi
+}
+
+# pipe <port>: sends the commands on stdin (one per line, words split on spaces) with
+# redis-cli --pipe; false unless every reply came back without an error.
+pipe() {
+  awk '{ printf "*%d\r\n", NF; for (i = 1; i <= NF; i++) printf "$%d\r\n%s\r\n", length($i), $i }' |
+    timeout 120 "$redis_cli" -p "$1" --pipe >"$logdir/pipe.out" 2>&1 || true
+  grep -q 'errors: 0, replies:' "$logdir/pipe.out"
+}
+
+# load <port> <time limit s> <coll_load args...>: runs tools/coll_load pinned to CPU 1 in the
+# background (so that a signal to this script is acted on at once). Returns its exit status
+# (3: an error reply, whose text is in $logdir/load.err; 124: the time limit).
+load() {
+  local port=$1 secs=$2 rc=0
+  shift 2
+  timeout "$secs" taskset -c 1 "$loader" --port="$port" "$@" >"$logdir/load.out" \
+    2>"$logdir/load.err" &
+  load_pid=$!
+  wait "$load_pid" || rc=$?
+  load_pid=""
+  return "$rc"
+}
+
+# The first error the loader met, without the arguments Redis quotes after an unknown
+# command (they differ per run and would repeat the note).
+load_error() { sed -n 's/^coll_load: //p' "$logdir/load.err" | head -n 1 | sed 's/, with args beginning with:.*//'; }
+
+# start <server index> <log>: starts the server and waits until it listens; false if it
+# does not (then server_pid is cleared and the log shown).
+start() {
+  require_ports_free 1 "${ports[$1]}"
+  start_server "${cmds[$1]}" "$2"
+  if ! wait_listening "${ports[$1]}" 100; then
+    echo "$bench_name: ${names[$1]} did not start listening on port ${ports[$1]}" >&2
+    show_server_log "$2"
+    kill -KILL "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+    unclean=1
+    keep_logs=1
+    return 1
+  fi
+}
+
+# server_gone <server index> <log> <what>: if the server has died, reports it, marks the run
+# unclean, clears server_pid and returns true.
+server_gone() {
+  local rc=0
+  if kill -0 "$server_pid" 2>/dev/null; then return 1; fi
+  wait "$server_pid" 2>/dev/null || rc=$?
+  server_pid=""
+  echo "$bench_name: ${names[$1]} died during $3 (exit status $rc)" >&2
+  show_server_log "$2"
+  note "${names[$1]} died during $3 (exit status $rc; log $2)"
+  unclean=1
+  keep_logs=1
+  return 0
+}
+
+########################################################################################
+# tput
+
+# The redis-benchmark options of a test, and its command: redis-benchmark takes the first
+# word that is not an option as the start of the command, so the command goes last.
+test_opts() {
+  case "$1" in
+    XACK | PFADD | GEOADD) echo "-r $members" ;;
+    SETBIT) echo "-r $members" ;;
+  esac
+}
+test_cmd() {
+  case "$1" in
+    XADD) echo "XADD bench:xadd * f1 v1 f2 v2 f3 v3 f4 v4 f5 v5" ;;
+    XREAD) echo "XREAD COUNT 10 STREAMS bench:stream 0-0" ;;
+    XREADGROUP) echo "XREADGROUP GROUP g alice COUNT 1 STREAMS bench:group >" ;;
+    XACK) echo "XACK bench:acks g __rand_int__-0" ;;
+    PFADD) echo "PFADD bench:pfadd element:__rand_int__" ;;
+    PFCOUNT) echo "PFCOUNT bench:hll" ;;
+    SETBIT) echo "SETBIT bench:setbit:__rand_int__ 8191 1" ;;
+    BITCOUNT) echo "BITCOUNT bench:bits" ;;
+    GEOADD) echo "GEOADD bench:geoadd 13.__rand_int__ 52.__rand_int__ element:__rand_int__" ;;
+    GEOSEARCH) echo "GEOSEARCH bench:geo FROMLONLAT 13.4 52.5 BYRADIUS 10 km COUNT 10 ASC" ;;
+  esac
+}
+
+# The requests of a test at pipeline depth $2: N1 or N32 (N32 for any depth above 1), a
+# quarter of it for GEOSEARCH (hundreds of candidates per call).
+test_n() {
+  local n=$n1
+  if (($2 > 1)); then n=$n32; fi
+  case "$1" in GEOSEARCH) n=$((n / 4)) ;; esac
+  echo "$n"
+}
+
+# prepare <server index> <test> <n> <pipeline>: gives the test the data it reads. Returns 0
+# when ready, 3 when the server refused (p_reason says why), 1 on a failure.
+prepare() {
+  local i=$1 t=$2 n=$3 slack=$((clients * $4)) port=${ports[$1]} rc=0
+  p_reason=""
+  case "$t" in
+    XREAD | PFCOUNT | BITCOUNT | GEOSEARCH)
+      # Prepared once per server start.
+      if [[ -n "${prepared[$t]:-}" ]]; then return 0; fi
+      case "$t" in
+        XREAD) load "$port" 120 --type=stream --key=bench:stream --members="$members" || rc=$? ;;
+        PFCOUNT)
+          seq 0 $((members - 1)) | awk '{ printf " e%d", $1 } NR % 100 == 0 { print "" }' |
+            sed 's/^/PFADD bench:hll/' | pipe "$port" || rc=3
+          ;;
+        BITCOUNT) [[ "$(cli "$port" setbit bench:bits $((bits - 1)) 1)" == 0 ]] || rc=3 ;;
+        GEOSEARCH)
+          # Points in a 1 x 1 degree box around the search's centre.
+          awk -v m="$members" 'BEGIN { srand(7); for (j = 0; j < m; j++)
+            printf "GEOADD bench:geo %.6f %.6f m%d\n", 12.9 + rand(), 52.0 + rand(), j }' |
+            pipe "$port" || rc=3
+          ;;
+      esac
+      if ((rc == 3)); then p_reason="$(head -c 200 "$logdir/pipe.out" 2>/dev/null)"; fi
+      if ((rc == 0)); then prepared[$t]=1; fi
+      ;;
+    XREADGROUP)
+      # Every call delivers one new entry: more entries than calls (each client rounds its
+      # requests up to a whole pipeline).
+      cli "$port" del bench:group >/dev/null
+      load "$port" 300 --type=stream --key=bench:group --members=$((n + slack)) || rc=$?
+      if ((rc == 0)) && [[ "$(cli "$port" xgroup create bench:group g 0)" != OK ]]; then
+        rc=3 p_reason="XGROUP CREATE failed"
+      fi
+      ;;
+    XACK)
+      # IDs 1-0 .. MEMBERS-0, every one pending in group g.
+      cli "$port" del bench:acks >/dev/null
+      load "$port" 120 --type=stream --style=element --key=bench:acks --members="$members" ||
+        rc=$?
+      if ((rc == 0)) && ! [[ "$(cli "$port" xgroup create bench:acks g 0)" == OK &&
+        "$(cli "$port" xreadgroup group g alice count "$members" streams bench:acks '>' |
+          wc -l)" -gt "$members" ]]; then
+        rc=3 p_reason="XGROUP CREATE or XREADGROUP failed"
+      fi
+      ;;
+  esac
+  if ((rc == 3)) && [[ -z "$p_reason" ]]; then p_reason="$(load_error)"; fi
+  return "$rc"
+}
+
+# check <server index> <test> <n> <pipeline> <probe before>: true if the key the test
+# worked on shows the work (see probe); otherwise says what it found.
+check() {
+  local t=$2 n=$3 slack=$((clients * $4)) before=$5 now ok=0
+  now="$(probe "${ports[$1]}" "$t")"
+  if [[ "$now" =~ ^[0-9]+$ ]]; then
+    case "$t" in
+      XADD | XREADGROUP) ((now >= before + n && now <= before + n + slack)) && ok=1 ;;
+      XREAD | PFCOUNT | BITCOUNT | GEOSEARCH) ((now == before && now > 0)) && ok=1 ;;
+      XACK) ((now < before)) && ok=1 ;;
+      PFADD) ((now >= 1 && now <= members + members / 20)) && ok=1 ;;
+      GEOADD) ((now >= 1 && now <= members)) && ok=1 ;;
+      SETBIT) ((now > before)) && ok=1 ;;
+    esac
+  fi
+  if ((ok)); then return 0; fi
+  c_found="$t: probe gave '$now' after -n $n (before: $before)"
+  return 1
+}
+
+# measure <server index> <test> <pipeline> <n> <log prefix> <server log>: one
+# redis-benchmark invocation. Sets m_status (ok, n/a, failed), m_reason, m_rps, m_cpu,
+# m_ns, m_noise, m_secs.
+measure() {
+  local i=$1 t=$2 p=$3 n=$4 out="$5.out" err="$5.err" p0 b0 c0 t0 dt rc=0 server_ticks client_ticks
+  local args
+  args="$(test_opts "$t") -c $clients -n $n -P $p --csv $(test_cmd "$t")"
+  m_status=ok m_reason="" m_rps="" m_cpu="" m_ns="" m_noise="" m_secs=0
+  # The server may have died since the last test (or die now): 0 then, and server_gone
+  # below tells.
+  p0=$(proc_ticks "$server_pid" 2>/dev/null) || p0=0
+  c0=$(child_ticks)
+  b0=$(cpu01_busy)
+  t0=$(now_ns)
+  # args is a word list on purpose, and XADD's "*" must stay a word: no globbing here.
+  local -
+  set -f
+  # shellcheck disable=SC2086
+  timeout "$load_timeout" taskset -c 1 "$redis_benchmark" -p "${ports[$i]}" $args \
+    >"$out" 2>"$err" &
+  load_pid=$!
+  wait "$load_pid" || rc=$?
+  load_pid=""
+  dt=$(($(now_ns) - t0))
+  m_secs=$(((dt + 999999999) / 1000000000))
+  if server_gone "$i" "$6" "$t -P $p"; then
+    m_status=failed m_reason="server died"
+    note "reproduce: taskset -c 0 ${cmds[$i]} & taskset -c 1 $redis_benchmark -p ${ports[$i]} $args"
+    return
+  fi
+  server_ticks=$(proc_ticks "$server_pid" 2>/dev/null) || server_ticks=$p0
+  server_ticks=$((server_ticks - p0))
+  client_ticks=$(($(child_ticks) - c0))
+  if ((rc == 124)); then
+    m_status=failed m_reason="redis-benchmark did not finish in ${load_timeout}s (hang?)"
+    note "${names[$i]}: $t -P $p: $m_reason; reproduce: taskset -c 0 ${cmds[$i]} &" \
+      "taskset -c 1 $redis_benchmark -p ${ports[$i]} $args"
+    unclean=1
+    keep_logs=1
+    return
+  fi
+  # redis-benchmark stops at the first error reply, saying "Error from server: ...".
+  if grep -q '^Error from server: ' "$err"; then
+    m_status=n/a
+    m_reason="$(sed -n 's/^Error from server: //p' "$err" | head -n 1 |
+      sed 's/, with args beginning with:.*//; s/ *$//')"
+    return
+  fi
+  # It warns when CONFIG GET is not supported; anything else on stderr is an error.
+  if ((rc != 0)) || grep -qv '^WARNING: Could not fetch server CONFIG' "$err"; then
+    m_status=failed m_reason="redis-benchmark failed (exit status $rc): $(head -c 200 "$err")"
+    note "${names[$i]}: $t -P $p: $m_reason"
+    unclean=1
+    keep_logs=1
+    return
+  fi
+  m_rps=$(tail -n 1 "$out" | awk -F'"' '{ printf "%.0f", $4 }')
+  if ! [[ "$m_rps" =~ ^[1-9][0-9]*$ ]]; then
+    m_status=failed m_reason="no result in the redis-benchmark output"
+    note "${names[$i]}: $t -P $p: $m_reason ($out)"
+    unclean=1
+    keep_logs=1
+    return
+  fi
+  m_cpu=$(pct "$server_ticks" "$dt" 1)
+  # Server CPU time per request.
+  m_ns=$(awk -v t="$server_ticks" -v hz="$clk_tck" -v n="$n" \
+    'BEGIN { printf "%.0f", t / hz * 1e9 / n }')
+  m_noise=$(pct $(($(cpu01_busy) - b0 - server_ticks - client_ticks)) "$dt" 2)
+}
+
+# Results per server, pipeline and test: space-separated per-round values (rps, or n/a or
+# failed), server CPU %, server ns/request, other CPU %.
+declare -A rps=() cpu=() nsreq=() noise=() prepared=()
+
+# run_server <server index> <round>: starts the server, runs every test at every pipeline
+# depth against it (a disturbed run again, a test after a crash on a restarted server),
+# stops it.
+run_server() {
+  local i=$1 r=$2 prefix="$logdir/${names[$1]// /_}.round$2" starts=0
+  local log="$prefix.server.log" p t n attempt before rc
+  for p in $pipelines; do
+    for t in $tests; do
+      n=$(test_n "$t" "$p")
+      if [[ -n "$server_pid" ]]; then server_gone "$i" "$log" "the runs before $t -P $p" || true; fi
+      if [[ -z "$server_pid" ]]; then
+        starts=$((starts + 1))
+        log="$prefix.start$starts.server.log"
+        prepared=()
+        if ! start "$i" "$log"; then
+          rps[$i,$p,$t]+="failed "
+          note "${names[$i]}: did not start (log $log)"
+          continue
+        fi
+      fi
+      for attempt in 1 2 3; do
+        rc=0
+        prepare "$i" "$t" "$n" "$p" || rc=$?
+        if ((rc != 0)); then
+          if ((rc == 3)); then
+            m_status=n/a m_reason="preparing: $p_reason"
+          else
+            m_status=failed m_reason="preparing failed: $(load_error)"
+            note "${names[$i]}: $t -P $p: $m_reason"
+            unclean=1
+            keep_logs=1
+            server_gone "$i" "$log" "preparing $t" || true
+          fi
+          break
+        fi
+        before="$(probe "${ports[$i]}" "$t")"
+        [[ "$before" =~ ^[0-9]+$ ]] || before=0
+        wait_quiet
+        measure "$i" "$t" "$p" "$n" "$prefix.$t.P$p.$attempt" "$log"
+        if [[ "$m_status" != ok ]]; then break; fi
+        if remeasure "$m_noise" "$attempt" "$m_secs"; then continue; fi
+        break
+      done
+      if [[ "$m_status" == ok ]] && ! check "$i" "$t" "$n" "$p" "$before"; then
+        note "${names[$i]}: $t -P $p, round $r: check failed: $c_found"
+        echo "$bench_name: ${names[$i]}: $t -P $p: check failed: $c_found" >&2
+        unclean=1
+      fi
+      if [[ "$m_status" == ok ]]; then
+        rps[$i,$p,$t]+="$m_rps "
+        cpu[$i,$p,$t]+="$m_cpu "
+        nsreq[$i,$p,$t]+="$m_ns "
+        noise[$i,$p,$t]+="$m_noise "
+        echo "    ${names[$i]} $t -P $p: $m_rps rps, CPU %: server $m_cpu, other $m_noise;" \
+          "server ns/request $m_ns" >&2
+      else
+        rps[$i,$p,$t]+="$m_status "
+        if [[ "$m_status" == n/a ]]; then note "${names[$i]}: $t: n/a: $m_reason"; fi
+        echo "    ${names[$i]} $t -P $p: $m_status: $m_reason" >&2
+      fi
+    done
+  done
+  if [[ -n "$server_pid" ]]; then stop_server "${names[$i]}" "$log" 100; fi
+}
+
+# A median that says n/a when no round produced a number.
+median_or() {
+  local m
+  m="$(median <<<"$1")"
+  if [[ -n "$m" ]]; then echo "$m"; elif [[ "$1" == *failed* ]]; then echo failed; else echo n/a; fi
+}
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b == 0) print "n/a"; else printf "%.2f", a / b }'
+}
+# verdict <ratio> <op> <target>: met, missed or "-" (no ratio).
+verdict() {
+  awk -v r="$1" -v op="$2" -v t="$3" 'BEGIN {
+    if (r !~ /^[0-9.]+$/) print "-";
+    else if ((op == ">=" && r >= t) || (op == "<=" && r <= t)) print "met"; else print "missed" }'
+}
+
+run_tput() {
+  local i p t
+  for ((i = 0; i < 2; i++)); do
+    for p in $pipelines; do
+      for t in $tests; do rps[$i,$p,$t]="" cpu[$i,$p,$t]="" nsreq[$i,$p,$t]="" noise[$i,$p,$t]=""; done
+    done
+  done
+  echo "$bench_name: tput: up to $rounds rounds x 2 servers; tests: $tests; pipelines: $pipelines;" \
+    "-c $clients -r $members, BITCOUNT of $bits bits, -n $n1 unpipelined, -n $n32 pipelined" >&2
+  run_rounds "$rounds" "$((SECONDS + tput_time_limit))" 2
+
+  local a b ma mb rt target op na nb
+  echo
+  echo "Throughput: redis-benchmark -c $clients -r $members; BITCOUNT of $bits bits; -n $n1" \
+    "unpipelined, -n $n32 pipelined (a quarter for GEOSEARCH); $done_rounds rounds;" \
+    "$(machine_desc), commit $commit"
+  echo
+  echo "| command | pipeline | ${names[0]} rps (median) | redis rps (median) | ratio | target" \
+    "| per-round ratios | ${names[0]} runs | redis runs | server ns/request, median (${names[0]}; redis)" \
+    "| ns/request ratio | server CPU % (${names[0]}; redis) | other CPU % (${names[0]}; redis) |"
+  echo "|---|---:|---:|---:|---:|---|---|---|---|---|---:|---|---|"
+  for p in $pipelines; do
+    if ((p == 1)); then op=">=" target=1.0; else op=">=" target=1.5; fi
+    for t in $tests; do
+      a="${rps[0,$p,$t]}"
+      b="${rps[1,$p,$t]}"
+      ma="$(median_or "$a")"
+      mb="$(median_or "$b")"
+      rt="$(ratio "$ma" "$mb")"
+      na="$(median_or "${nsreq[0,$p,$t]}")"
+      nb="$(median_or "${nsreq[1,$p,$t]}")"
+      echo "| $t | $p | $ma | $mb | **$rt** | $op $target: $(verdict "$rt" "$op" "$target")" \
+        "| $(round_ratios "$a" "$b") | $(as_list "$a") | $(as_list "$b")" \
+        "| $na; $nb | $(ratio "$na" "$nb")" \
+        "| $(as_list "${cpu[0,$p,$t]}"); $(as_list "${cpu[1,$p,$t]}")" \
+        "| $(as_list "${noise[0,$p,$t]}"); $(as_list "${noise[1,$p,$t]}") |"
+    done
+  done
+}
+
+########################################################################################
+# mem
+
+# Per dataset: type, keys, entries per key, entries per command (always 1 for streams), key
+# prefix, and a rough upper estimate of redis-server's bytes per entry (about 1.5x what it
+# took here), to refuse a dataset the machine's free memory cannot hold.
+declare -A ds_type=() ds_keys=() ds_members=() ds_per=() ds_prefix=() ds_est=()
+add_dataset() {
+  ds_type[$1]=$2 ds_keys[$1]=$3 ds_members[$1]=$4 ds_per[$1]=$5 ds_prefix[$1]=$6 ds_est[$1]=$7
+}
+add_dataset stream1m stream 1 1000000 1 x: 60
+add_dataset stream1k stream 1000 1000 1 X: 60
+for d in $all_datasets; do
+  # SCALE shrinks the one stream's length, the many streams' count.
+  if ((ds_keys[$d] == 1)); then
+    ds_members[$d]="$(awk -v c="${ds_members[$d]}" -v s="$scale" 'BEGIN { printf "%d", c * s + 0.5 }')"
+  else
+    ds_keys[$d]="$(awk -v c="${ds_keys[$d]}" -v s="$scale" 'BEGIN { printf "%d", c * s + 0.5 }')"
+  fi
+  if ((ds_keys[$d] < 1 || ds_members[$d] < 1)); then die_usage "SCALE=$scale leaves dataset $d empty"; fi
+done
+
+proc_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+used_memory() {
+  cli "$1" info memory | awk -F: '$1 == "used_memory" { v = $2 } END { print v == "" ? "-" : v }'
+}
+
+# Results per server index and dataset: status (ok, n/a, skipped, failed, wrong), RSS
+# before/after (kB), used_memory before/after (bytes), fill seconds, other CPU % of the fill.
+declare -A r_status=() r_rss0=() r_rss1=() r_used0=() r_used1=() r_secs=() r_noise=()
+
+# mem_server <server index> <dataset>: starts the server, fills and checks it, records the
+# results, stops it.
+mem_server() {
+  local i=$1 d=$2 port=${ports[$1]} log="$logdir/mem.$2.$1.server.log"
+  local keys=${ds_keys[$d]} m=${ds_members[$d]} total need_kb avail_kb budget
+  total=$((keys * m))
+  r_status[$i,$d]=skipped
+  if ((SECONDS >= time_limit)); then
+    note "$d: ${names[$i]}: skipped: TIME_LIMIT=${time_limit}s reached"
+    return
+  fi
+  need_kb=$((total * ds_est[$d] / 1024 + keys / 4 + 1048576))
+  avail_kb=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)
+  if ((avail_kb < need_kb)); then
+    note "$d: ${names[$i]}: skipped: needs up to $((need_kb / 1024)) MiB, only $((avail_kb / 1024)) MiB available"
+    return
+  fi
+  echo "  $d: ${names[$i]}: $keys ${ds_type[$d]} keys x $m members" >&2
+  r_status[$i,$d]=failed
+  start "$i" "$log" || { note "$d: ${names[$i]} did not start (log $log)"; return; }
+  sleep 1  # let start-up allocations settle
+  if server_gone "$i" "$log" "its start"; then return; fi
+  r_rss0[$i,$d]=$(proc_kb "$server_pid" VmRSS)
+  r_used0[$i,$d]=$(used_memory "$port")
+
+  wait_quiet filling
+  local p0 c0 b0 t0 dt rc=0 server_ticks client_ticks
+  p0=$(proc_ticks "$server_pid")
+  c0=$(child_ticks)
+  b0=$(cpu01_busy)
+  t0=$(now_ns)
+  budget=$((time_limit - SECONDS))
+  ((budget > 10)) || budget=10
+  load "$port" "$budget" --type="${ds_type[$d]}" --prefix="${ds_prefix[$d]}" --keys="$keys" \
+    --members="$m" --per-command="${ds_per[$d]}" || rc=$?
+  dt=$(($(now_ns) - t0))
+  if server_gone "$i" "$log" "the fill of $d"; then
+    note "reproduce: taskset -c 0 ${cmds[$i]} & $loader --port=$port --type=${ds_type[$d]} --prefix=${ds_prefix[$d]} --keys=$keys --members=$m --per-command=${ds_per[$d]}"
+    return
+  fi
+  server_ticks=$(proc_ticks "$server_pid" 2>/dev/null) || server_ticks=$p0
+  server_ticks=$((server_ticks - p0))
+  client_ticks=$(($(child_ticks) - c0))
+  r_secs[$i,$d]=$(awk -v ns="$dt" 'BEGIN { printf "%.1f", ns / 1e9 }')
+  r_noise[$i,$d]=$(pct $(($(cpu01_busy) - b0 - server_ticks - client_ticks)) "$dt" 2)
+  if ((rc == 3)); then
+    r_status[$i,$d]=n/a
+    note "$d: ${names[$i]}: n/a: $(load_error)"
+  elif ((rc == 124)); then
+    r_status[$i,$d]="time limit"
+    note "$d: ${names[$i]}: the fill was stopped at TIME_LIMIT=${time_limit}s, after ${r_secs[$i,$d]} s (raise TIME_LIMIT, or the server hung)"
+    unclean=1
+    keep_logs=1
+  elif ((rc != 0)); then
+    note "$d: ${names[$i]}: the fill failed (exit status $rc): $(head -c 200 "$logdir/load.err")"
+    unclean=1
+    keep_logs=1
+  else
+    # The server kept what it acknowledged: every key, with every member.
+    local dbsize first last
+    dbsize="$(cli "$port" dbsize)"
+    first="$(cli "$port" xlen "${ds_prefix[$d]}0")"
+    last="$(cli "$port" xlen "${ds_prefix[$d]}$((keys - 1))")"
+    if [[ "$dbsize" == "$keys" && "$first" == "$m" && "$last" == "$m" ]]; then
+      r_status[$i,$d]=ok
+    else
+      r_status[$i,$d]=wrong
+      note "$d: ${names[$i]}: DBSIZE '$dbsize' (expected $keys), first and last key's size '$first', '$last' (expected $m)"
+      unclean=1
+      keep_logs=1
+    fi
+    sleep 1  # the final numbers after a moment's rest (e.g. incremental rehashing)
+    if server_gone "$i" "$log" "the checks after the fill of $d"; then
+      r_status[$i,$d]=failed
+      return
+    fi
+    r_rss1[$i,$d]=$(proc_kb "$server_pid" VmRSS)
+    r_used1[$i,$d]=$(used_memory "$port")
+    echo "    filled in ${r_secs[$i,$d]} s; RSS +$(((r_rss1[$i,$d] - r_rss0[$i,$d]) / 1024)) MiB" >&2
+  fi
+  # Freeing gigabytes can take a while.
+  stop_server "${names[$i]}" "$log" 600
+}
+
+# delta <status> <after> <before> <unit bytes>: (after - before) * unit in MiB, or the status.
+delta_mib() {
+  if [[ "$1" != ok ]]; then echo "$1"; return; fi
+  awk -v a="$2" -v b="$3" -v u="$4" 'BEGIN {
+    if (a !~ /^[0-9]+$/ || b !~ /^[0-9]+$/) print "-"; else printf "%.1f", (a - b) * u / 1048576 }'
+}
+per_member() {
+  awk -v m="$1" -v n="$2" 'BEGIN { if (m !~ /^[0-9.]+$/) print "-"; else printf "%.1f", m * 1048576 / n }'
+}
+
+# if_ok <server index> <dataset> <value>: the value if the server's fill succeeded, else "-".
+if_ok() { if [[ "${r_status[$1,$2]}" == ok ]]; then echo "$3"; else echo "-"; fi; }
+
+run_mem() {
+  local d k=0 s
+  echo "$bench_name: mem: datasets $datasets, SCALE=$scale" >&2
+  for d in $datasets; do
+    for ((s = 0; s < 2; s++)); do mem_server $(((k + s) % 2)) "$d"; done
+    k=$((k + 1))
+  done
+
+  local scaled="" total rd rr ud ur rt ut
+  if [[ "$scale" != 1 ]]; then scaled=" SCALE=$scale: the target is stated for the full datasets."; fi
+  echo
+  echo "Memory: each dataset loaded into a fresh server by tools/coll_load (XADD key * f1 v1" \
+    "... f5 v5, one connection, pipelined); $(machine_desc), commit $commit.$scaled"
+  echo
+  echo "| dataset | keys x entries | ${names[0]} RSS delta, MiB | redis RSS delta, MiB" \
+    "| RSS ratio | target | ${names[0]} used_memory delta, MiB | redis used_memory delta, MiB" \
+    "| used_memory ratio | RSS bytes/entry (${names[0]}; redis) | fill s (${names[0]}; redis)" \
+    "| other CPU % (${names[0]}; redis) |"
+  echo "|---|---|---:|---:|---:|---|---:|---:|---:|---|---|---|"
+  for d in $datasets; do
+    total=$((ds_keys[$d] * ds_members[$d]))
+    rd="$(delta_mib "${r_status[0,$d]}" "${r_rss1[0,$d]:-}" "${r_rss0[0,$d]:-}" 1024)"
+    rr="$(delta_mib "${r_status[1,$d]}" "${r_rss1[1,$d]:-}" "${r_rss0[1,$d]:-}" 1024)"
+    ud="$(delta_mib "${r_status[0,$d]}" "${r_used1[0,$d]:-}" "${r_used0[0,$d]:-}" 1)"
+    ur="$(delta_mib "${r_status[1,$d]}" "${r_used1[1,$d]:-}" "${r_used0[1,$d]:-}" 1)"
+    rt="$(ratio "$rd" "$rr")"
+    ut="$(ratio "$ud" "$ur")"
+    echo "| $d | ${ds_keys[$d]} x ${ds_members[$d]} | $rd | $rr | **$rt**" \
+      "| <= 1.0: $(verdict "$rt" "<=" 1.0) | $ud | $ur | $ut" \
+      "| $(per_member "$rd" "$total"); $(per_member "$rr" "$total")" \
+      "| $(if_ok 0 "$d" "${r_secs[0,$d]:-}"); $(if_ok 1 "$d" "${r_secs[1,$d]:-}")" \
+      "| $(if_ok 0 "$d" "${r_noise[0,$d]:-}"); $(if_ok 1 "$d" "${r_noise[1,$d]:-}") |"
+  done
+}
+
+for part in $parts; do
+  case "$part" in
+    tput) run_tput ;;
+    mem) run_mem ;;
+  esac
+done
+
+if ((${#notes[@]} > 0)); then
+  echo
+  echo "Notes:"
+  echo
+  while IFS= read -r line; do echo "- $line"; done < <(printf '%s\n' "${!notes[@]}" | sort)
+fi
+if [[ "$unclean" == 1 ]]; then
+  echo "$bench_name: there were problems (see above); logs are in $logdir" >&2
+  exit 1
+fi
+echo "$bench_name: done in ${SECONDS}s" >&2
