@@ -245,6 +245,17 @@ void SendAll(int fd, std::string_view data) {
   }
 }
 
+// A value of `size` random letters and digits: damselfly compresses values (LZF), and a run of
+// one byte would shrink to a few bytes there while redis-server and memcached store it whole.
+std::string IncompressibleValue(int size) {
+  static constexpr char kAlphabet[] =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::mt19937 rng(7);
+  std::string value(size, ' ');
+  for (char& c : value) c = kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+  return value;
+}
+
 struct Pending {
   Request request;
   bool is_set;
@@ -261,7 +272,10 @@ struct Conn {
 class Replay {
  public:
   Replay(const Options& o, Trace* trace)
-      : o_(o), trace_(trace), value_(o.value_size, 'v'), phases_(trace->phases().size()) {
+      : o_(o),
+        trace_(trace),
+        value_(IncompressibleValue(o.value_size)),
+        phases_(trace->phases().size()) {
     resp_ = o.protocol == "resp";
     if (!resp_ && o.protocol != "memcache") Die("unknown --protocol " + o.protocol);
   }
