@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Write-flood benchmark (issue #19 point 6): tools/flood_load's 4 clients write 1 KiB values
-# as fast as they can over a key space of 3x maxmemory for SECONDS, against each case in
-# turn, sampling the server's RSS every 100 ms and checking that reads keep working. Prints
-# a markdown table: write rates while unfilled and once full (see tools/flood_load.cc for
-# the split), peak RSS against maxmemory, stored writes, OOM errors, failed reads, and
-# whether the case met issue #19's bounds:
+# as fast as they can over a key space of 3x maxmemory for FLOOD_SECONDS, against each case
+# in turn, sampling the server's RSS every 100 ms and checking that reads keep working.
+# Before each flood the same server runs an unfilled pass: 4x the memory limit and one pass
+# over the key space, so it never fills; its write rate is "unfilled". "full" is the rate of
+# the flood once its replies cover 1.5x maxmemory (tools/flood_load.cc). Prints a markdown
+# table: those rates, peak RSS against maxmemory, stored writes, OOM errors, failed reads,
+# the slowest read, and whether the case met issue #19's bounds:
 #   evicting cases (redis:allkeys-lru, memcached, damselfly*:cache): no failed write, peak
 #     RSS at most 1.10 x maxmemory, rate once full at least 0.8 x the unfilled rate;
 #   non-evicting cases (redis:noeviction, memcached:-M, damselfly*:noeviction): writes past
@@ -62,15 +64,18 @@ init_logdir
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then build_release "damselfly and flood_load" damselfly flood_load; fi
 [[ -x "$flood" ]] || die_usage "$flood not built"
 
-flood_args="--conns=$conns --pipeline=$pipeline --value_size=$value_size --maxmemory=$maxmemory --seconds=$seconds"
+flood_args="--conns=$conns --pipeline=$pipeline --value_size=$value_size --seconds=$seconds"
 
-# record <case> <flood output file>: appends the case's row to the results.
+# record <case> <unfilled run's output> <flood output>: appends the case's row to the results.
 record() {
-  awk -v c="$1" -v mm="$maxmemory" '
-    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[$1 "." kv[1]] = kv[2] } }
+  awk -v c="$1" '
+    FILENAME == ARGV[1] && $1 == "writes" { for (i = 2; i <= NF; i++) if ($i ~ /^per_sec=/) unfilled = substr($i, 9) }
+    FILENAME == ARGV[2] { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[$1 "." kv[1]] = kv[2] } }
     END {
       evicting = c ~ /allkeys-|:cache$|^container/ || c == "memcached"
-      ratio = v["throughput.filled_over_unfilled"]; peak = v["rss.peak_over_maxmemory"]
+      if (unfilled == "") unfilled = v["throughput.unfilled_per_sec"]  # the container case
+      full = v["throughput.filled_per_sec"]; ratio = unfilled > 0 ? full / unfilled : 0
+      peak = v["rss.peak_over_maxmemory"]
       if (evicting) {
         ok = v["writes.oom"] == 0 && v["writes.other_errors"] == 0 && v["reads.failed"] == 0
         verdict = (ok ? "no failed write" : "WRITES FAILED") ", RSS " (peak <= 1.10 ? "<=" : ">") \
@@ -79,36 +84,33 @@ record() {
         verdict = (v["writes.oom"] > 0 ? "OOM errors" : "NO OOM ERROR") ", " \
           (v["reads.failed"] == 0 ? "reads work" : "READS FAILED")
       }
-      printf "| %s | %d | %d | %.2f | %.0f | %.2f | %d | %d | %d | %d/%d | %s |\n", c,
-        v["throughput.unfilled_per_sec"], v["throughput.filled_per_sec"], ratio,
-        v["rss.peak_bytes"] / 1048576, peak, v["writes.ok"], v["writes.oom"],
-        v["reads.failed"], v["reads.first_key_hits"], v["rss.samples"], verdict
-    }' "$2" >>"$logdir/results"
+      printf "| %s | %d | %d | %.2f | %.0f | %.2f | %d | %d | %d | %d/%d | %.0f | %s |\n", c,
+        unfilled, full, ratio, v["rss.peak_bytes"] / 1048576, peak,
+        v["writes.ok"], v["writes.oom"], v["reads.failed"], v["reads.first_key_hits"],
+        v["rss.samples"], v["reads.max_latency_ms"], verdict
+    }' "$2" "$3" >>"$logdir/results"
 }
 
-# run_case <case>: starts the server, floods it, records the row, stops the server.
-run_case() {
-  local case=$1 kind=${1%%:*} policy=${1#*:} port=$base_port protocol=resp cmd log="$logdir/${1//:/_}"
+# flood_server <case> <limit MiB> <output> <flood_load arguments...>: starts the case's server
+# with that memory limit, floods it, stops it.
+flood_server() {
+  local case=$1 limit_mb=$2 out=$3 kind=${1%%:*} policy=${1#*:} port=$base_port protocol=resp cmd
+  local limit=$(($2 << 20))
+  shift 3
   case "$kind" in
     redis)
-      cmd="redis-server --port $base_port --bind 127.0.0.1 --save '' --appendonly no --dir $logdir --maxmemory $maxmemory --maxmemory-policy $policy"
+      cmd="redis-server --port $base_port --bind 127.0.0.1 --save '' --appendonly no --dir $logdir --maxmemory $limit --maxmemory-policy $policy"
       ;;
     memcached)
-      cmd="memcached -p $mc_port -U 0 -l 127.0.0.1 -t 1 -c 1024 -m $maxmemory_mb"
+      cmd="memcached -p $mc_port -U 0 -l 127.0.0.1 -t 1 -c 1024 -m $limit_mb"
       [[ "$policy" == -M ]] && cmd+=" -M"
       if ((EUID == 0)); then cmd+=" -u root"; fi
       port=$mc_port
       protocol=memcache
       ;;
     damselfly | damselfly-mc)
-      cmd="$damselfly --port=$base_port --bind=127.0.0.1 --proactor_threads=$damselfly_threads --maxmemory=$maxmemory --dbfilename="
-      if [[ "$policy" == cache ]]; then
-        if ! "$damselfly" --helpfull 2>/dev/null | grep -q -- "-cache_mode "; then
-          echo "| $case | skipped: this damselfly has no --cache_mode |" >>"$logdir/results"
-          return
-        fi
-        cmd+=" --cache_mode=true"
-      fi
+      cmd="$damselfly --port=$base_port --bind=127.0.0.1 --proactor_threads=$damselfly_threads --maxmemory=$limit --dbfilename="
+      [[ "$policy" == cache ]] && cmd+=" --cache_mode=true"
       if [[ "$kind" == damselfly-mc ]]; then
         cmd+=" --memcached_port=$mc_port"
         port=$mc_port
@@ -118,31 +120,43 @@ run_case() {
     *) die_usage "unknown case '$case'" ;;
   esac
   if [[ "$pin" == 1 && ! ("$kind" == damselfly* && "$damselfly_threads" -gt 1) ]]; then
-    start_server "$cmd" "$log.server"
+    start_server "$cmd" "$out.server"
   else
-    eval "exec $cmd" >"$log.server" 2>&1 &
+    eval "exec $cmd" >"$out.server" 2>&1 &
     server_pid=$!
   fi
   if ! wait_listening "$port" 100; then
     keep_logs=1
-    show_server_log "$log.server"
+    show_server_log "$out.server"
     echo "$bench_name: $case did not start: $cmd" >&2
     exit 1
   fi
-  echo "  $case" >&2
   $load_prefix "$flood" $flood_args --port="$port" --protocol="$protocol" --pid="$server_pid" \
-    >"$log.out" 2>"$log.err" &
+    "$@" >"$out" 2>"$out.err" &
   load_pid=$!
   if ! wait "$load_pid"; then
     keep_logs=1
-    cat "$log.err" >&2
-    show_server_log "$log.server"
+    cat "$out.err" >&2
+    show_server_log "$out.server"
     echo "$bench_name: the flood failed against $case (logs: $logdir)" >&2
     exit 1
   fi
   load_pid=""
-  stop_server "$case" "$log.server" 100
-  record "$case" "$log.out"
+  stop_server "$case" "$out.server" 100
+}
+
+# run_case <case>: the unfilled run (one pass over the key space with 4x the memory limit,
+# so the server never fills), then the flood with the limit; records the row.
+run_case() {
+  local case=$1 log="$logdir/${1//:/_}"
+  if [[ "$case" == damselfly*:cache ]] && ! "$damselfly" --helpfull 2>/dev/null | grep -q -- "-cache_mode "; then
+    echo "| $case | skipped: this damselfly has no --cache_mode |" >>"$logdir/results"
+    return
+  fi
+  echo "  $case" >&2
+  flood_server "$case" $((4 * maxmemory_mb)) "$log.unfilled" --maxmemory="$maxmemory" --passes=1
+  flood_server "$case" "$maxmemory_mb" "$log.out" --maxmemory="$maxmemory"
+  record "$case" "$log.unfilled" "$log.out"
 }
 
 # run_container: the container case (see the header).
@@ -166,7 +180,7 @@ run_container() {
     echo "$bench_name: the container case failed (logs: $logdir)" >&2
     exit 1
   fi
-  record "container (256m)" "$out"
+  record "container (256m)" /dev/null "$out"
 }
 
 echo "flood-bench: $(machine_desc); damselfly $(built_commit); load: $(uptime | sed 's/.*load/load/')" >&2
@@ -176,8 +190,8 @@ if [[ "$container" == 1 ]]; then run_container; fi
 echo
 echo "Write flood: $conns clients, $value_size-byte values over 3x maxmemory ($maxmemory_mb MiB), ${seconds} s per case. $(machine_desc)."
 echo
-echo "| case | writes/s unfilled | writes/s full | full / unfilled | peak RSS MiB | peak RSS / maxmemory | stored | OOM errors | failed reads | first key found | bounds |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+echo "| case | writes/s unfilled | writes/s full | full / unfilled | peak RSS MiB | peak RSS / maxmemory | stored | OOM errors | failed reads | first key found | max read ms | bounds |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 cat "$logdir/results"
 echo
 echo "load at the end: $(uptime | sed 's/.*load/load/')"
