@@ -7,8 +7,8 @@
 # memory figures and its request rate.
 #
 # Workloads (see tools/hitrate_load.cc): zipf99 and zipf80 (Zipf 0.99 and 0.8 over KEYS
-# keys), shift (a hot set of KEYS/20 keys taking 90% of the requests, moving every
-# SHIFT_EVERY requests), scan (zipf99 interrupted by one scan of new keys whose values
+# keys), shift (a hot set of SHIFT_EVERY/8 keys taking 90% of the requests, so each of its
+# keys is asked for about 7 times before the set moves, every SHIFT_EVERY requests), scan (zipf99 interrupted by one scan of new keys whose values
 # alone are twice the memory limit; reports the hot set's (the KEYS/100 most popular keys)
 # hit ratio before the scan, in the first WINDOW requests after it, and how many requests
 # after it the ratio was back within 0.01 of its level before). Every workload first runs
@@ -103,7 +103,7 @@ workload_args() {
   case "$1" in
     zipf99) echo "$common --workload=zipf --zipf=0.99 --hot_keys=$hot_keys" ;;
     zipf80) echo "$common --workload=zipf --zipf=0.8 --hot_keys=$hot_keys" ;;
-    shift) echo "$common --workload=shift --hot_keys=$((keys / 20)) --shift_every=$shift_every --hot_fraction=0.9" ;;
+    shift) echo "$common --workload=shift --hot_keys=$((shift_every / 8)) --shift_every=$shift_every --hot_fraction=0.9" ;;
     scan) echo "$common --workload=scan --zipf=0.99 --hot_keys=$hot_keys --after_scan=$after_scan --window=$window" ;;
     *) die_usage "unknown workload '$1'" ;;
   esac
@@ -180,13 +180,16 @@ run_one() {
   local args
   args="$(workload_args "$workload") --scan_keys=$scan_keys --protocol=$protocol --port=$port --conns=$conns --pipeline=$pipeline"
   echo "  $workload on $server (limit $((limit >> 20)) MiB)" >&2
-  if ! $load_prefix "$loader" $args >"$log.out" 2>"$log.err"; then
+  $load_prefix "$loader" $args >"$log.out" 2>"$log.err" &
+  load_pid=$!
+  if ! wait "$load_pid"; then
     keep_logs=1
     cat "$log.err" >&2
     show_server_log "$log.server"
     echo "$bench_name: failed: $load_prefix $loader $args" >&2
     exit 1
   fi
+  load_pid=""
   local held used rss
   rss=$(($(awk '/^VmRSS:/ { print $2 }' "/proc/$server_pid/status") * 1024))
   if [[ "$protocol" == memcache && "$kind" == memcached ]]; then
@@ -254,7 +257,7 @@ for server in $servers; do
     else
       row+=" $(field "$line" baseline_hot_hit_ratio) / $(field "$line" first_window_hot_hit_ratio) |"
       rec=$(field "$line" recovery_requests)
-      [[ "$rec" != never ]] && rec+=" requests ($(field "$line" hot_set_passes) hot-set sizes)"
+      [[ "$rec" != never ]] && rec+=" requests ($(field "$line" hot_set_passes) hot-set sizes, $(field "$line" scan_lengths) scans)"
       row+=" $rec |"
     fi
   fi
