@@ -162,21 +162,33 @@ run_case() {
 # run_container: the container case (see the header).
 run_container() {
   [[ -x "$check" ]] || die_usage "docker-check not found at $check (set DOCKER_CHECK)"
-  local ctx="$logdir/container"
+  local ctx="$logdir/container" out="$logdir/container.out" rc="$logdir/container.rc"
   mkdir -p "$ctx/tools"
   cp "$damselfly" "$ctx/damselfly"
   cp tools/docker-healthcheck.sh "$ctx/tools/"
   sed -n '/^FROM debian:bookworm-slim/,$p' Dockerfile |
     sed 's|^COPY --from=build /src/build-opt/damselfly |COPY damselfly |' >"$ctx/Dockerfile"
   echo "  container (--memory=256m, no flags)" >&2
-  local out="$logdir/container.out"
+  # docker-check gives each check 60 s, less than a flood and its start: the first check
+  # starts the flood in its own session, the next ones wait for its exit status (written
+  # to $rc) in steps of at most 50 s, and the last one asks podman whether the kernel
+  # OOM-killed the container.
+  local flood_cmd="$(pwd)/$flood $flood_args --maxmemory=$((256 << 20)) --port=$base_port"
+  flood_cmd+=" --pid=\$(\$DOCKER_CHECK_ENGINE inspect -f '{{.State.Pid}}' \"\$DOCKER_CHECK_CONTAINER\")"
+  local wait_rc="for i in \$(seq 50); do [ -s $rc ] && break; sleep 1; done"
+  local -a waits=()
+  local w
+  for ((w = 0; w < (seconds + 30) / 50; w++)); do waits+=(--check "$wait_rc; true"); done
   if ! "$check" "$ctx" damselfly:flood-bench --network host --run-opt --memory=256m \
     --probe "redis-cli -p $base_port PING | grep -qx PONG" \
-    --check "$flood $flood_args --maxmemory=$((256 << 20)) --port=$base_port --pid=\$(\$DOCKER_CHECK_ENGINE inspect -f '{{.State.Pid}}' \"\$DOCKER_CHECK_CONTAINER\") >$out 2>$logdir/container.err" \
+    --check "setsid bash -c \"$flood_cmd >$out 2>$logdir/container.err; echo \\\$? >$rc\" </dev/null >/dev/null 2>&1 &" \
+    "${waits[@]}" --check "$wait_rc; test \"\$(cat $rc)\" = 0" \
     --check "test \"\$(\$DOCKER_CHECK_ENGINE inspect -f '{{.State.OOMKilled}} {{.State.Running}}' \"\$DOCKER_CHECK_CONTAINER\")\" = 'false true'" \
-    --rm-image -- --port="$base_port" --memcached_port="$mc_port" >"$logdir/container.check" 2>&1; then
+    --no-healthcheck --rm-image -- --port="$base_port" --memcached_port="$mc_port" \
+    >"$logdir/container.check" 2>&1; then
     keep_logs=1
     tail -n 30 "$logdir/container.check" >&2
+    cat "$logdir/container.err" >&2 || true
     echo "$bench_name: the container case failed (logs: $logdir)" >&2
     exit 1
   fi
