@@ -362,38 +362,36 @@ class Replay {
     }
   }
 
-  void AppendKey(const Request& r) {
+  void AppendKey(const Request& r, std::string* out) {
     char key[32];
     int n = snprintf(key, sizeof(key), "%s:%ld", r.scan ? "s" : "k", long(r.id));
     if (resp_) {
       char head[16];
-      out_->append(head, snprintf(head, sizeof(head), "$%d\r\n", n));
-      out_->append(key, n);
-      out_->append("\r\n");
+      out->append(head, snprintf(head, sizeof(head), "$%d\r\n", n));
+      out->append(key, n);
+      out->append("\r\n");
     } else {
-      out_->append(key, n);
+      out->append(key, n);
     }
   }
 
   void AppendGet(Conn* c, const Request& r) {
-    out_ = &c->out;
     c->out += resp_ ? "*2\r\n$3\r\nGET\r\n" : "get ";
-    AppendKey(r);
+    AppendKey(r, &c->out);
     if (!resp_) c->out += "\r\n";
     c->pending.push_back({r, false});
     ++c->gets_in_flight;
   }
 
   void AppendSet(Conn* c, const Request& r) {
-    out_ = &c->out;
     char head[48];
     if (resp_) {
       c->out += "*3\r\n$3\r\nSET\r\n";
-      AppendKey(r);
+      AppendKey(r, &c->out);
       c->out.append(head, snprintf(head, sizeof(head), "$%d\r\n", o_.value_size));
     } else {
       c->out += "set ";
-      AppendKey(r);
+      AppendKey(r, &c->out);
       c->out.append(head, snprintf(head, sizeof(head), " 0 0 %d\r\n", o_.value_size));
     }
     c->out += value_;
@@ -474,7 +472,6 @@ class Replay {
   Trace* trace_;
   const std::string value_;
   bool resp_;
-  std::string* out_ = nullptr;  // the buffer AppendKey writes to
   std::vector<Conn> conns_;
   std::vector<Counts> phases_;
   std::vector<Counts> windows_;  // after the scan, per --window requests
