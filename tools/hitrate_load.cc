@@ -25,11 +25,18 @@
 // apart; then --requests measured requests (for scan: the ones before the scan, the
 // baseline), and for scan --after_scan requests after it.
 //
-// Output, one line each, key=value:
+// Every value is the same --value_size random letters and digits (damselfly compresses
+// values; one repeated byte would shrink there and not in the other servers).
+//
+// Output, one line each, key=value after the first word:
 //   phase=<name> requests=N hits=N hit_ratio=R hot_requests=N hot_hit_ratio=R
-//   measured ... (all phases but warmup and scan together)
-//   scan: hot_timeline=R,R,...  baseline_hot_hit_ratio=R recovery_requests=N|never ...
-//   run: seconds=S requests_per_sec=N sets=N set_errors=N [first_set_error=<text>]
+//   measured <the same fields>   (every phase but warmup and scan, together)
+//   hot_timeline window=N ratios=R,R,...   (scan only: per window after the scan)
+//   recovery baseline_hot_hit_ratio=R first_window_hot_hit_ratio=R
+//            recovery_requests=N|never hot_set_passes=R scan_lengths=R   (scan only; N is
+//            the end of the first whole window back within 0.01, so its resolution is
+//            --window)
+//   run seconds=S requests_per_sec=N sets=N set_errors=N [first_set_error=<text>]
 // --distinct prints "distinct_keys=N" (keys of the trace, scan keys excluded) without a
 // server: the driver sizes the memory limit from it. Exits non-zero with the reason on
 // stderr on a bad reply, a read error or a 10 s stall; SET errors (OOM) are counted.
