@@ -57,6 +57,11 @@ def flood(srv, port, protocol="resp"):
     return result
 
 
+def under_asan(srv):
+    with open(f"/proc/{srv.proc.pid}/maps") as maps:
+        return "libasan" in maps.read()
+
+
 def assert_reads_kept_working(r, first_key_always=False):
     assert r["reads"]["failed"] == "0"
     assert int(r["reads"]["checks"]) >= 2
@@ -97,7 +102,9 @@ def test_flood_with_eviction_never_fails_a_write(server_factory):
     assert r["writes"]["oom"] == "0" and r["writes"]["other_errors"] == "0"
     assert int(r["writes"]["ok"]) * 1024 >= 3 * MAXMEMORY - 1024
     assert_reads_kept_working(r)
-    if TARGET == "damselfly":  # redis-server's RSS runs about 20% over maxmemory here
+    # redis-server's RSS runs about 20% over maxmemory here; under AddressSanitizer RSS is
+    # its shadow memory and quarantine, and the rates are its own.
+    if TARGET == "damselfly" and not under_asan(srv):
         assert float(r["rss"]["peak_over_maxmemory"]) <= 1.10, r["rss"]
         assert float(r["throughput"]["filled_over_unfilled"]) >= 0.8, r["throughput"]
 
@@ -110,4 +117,5 @@ def test_memcache_flood_in_cache_mode_never_fails_a_store(mc_server_factory):
     r = flood(srv, srv.mc_port, "memcache")
     assert r["writes"]["oom"] == "0" and r["writes"]["other_errors"] == "0"
     assert_reads_kept_working(r)
-    assert float(r["rss"]["peak_over_maxmemory"]) <= 1.10, r["rss"]
+    if not under_asan(srv):
+        assert float(r["rss"]["peak_over_maxmemory"]) <= 1.10, r["rss"]
