@@ -38,7 +38,7 @@
 #                  damselfly:allkeys-lfu stand for its policies]
 #   WORKLOADS      [zipf99 zipf80 shift scan]
 #   SMALL          1: a CI-sized run (KEYS 200000, WARMUP/REQUESTS/AFTER_SCAN 200000,
-#                  SHIFT_EVERY 50000, WINDOW 5000), about a second per run
+#                  SHIFT_EVERY 50000, WINDOW 5000), seconds per run
 #   KEYS [10000000], WARMUP [10000000], REQUESTS [10000000], AFTER_SCAN [10000000]
 #   SHIFT_EVERY [2000000], WINDOW [100000], VALUE_SIZE [200], FIT [0.25], SEED [1]
 #   CONNS [4], PIPELINE [32]   hitrate_load's connections and GETs in flight on each
