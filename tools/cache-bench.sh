@@ -123,7 +123,12 @@ mc_stats() {
 }
 
 # damselfly_knows <flag>: true if the damselfly binary has the flag.
-damselfly_knows() { "$damselfly" --helpfull 2>/dev/null | grep -q -- "-$1 "; }
+# (--helpfull exits 1, so its output is taken whole rather than piped under pipefail.)
+damselfly_knows() {
+  local help
+  help="$("$damselfly" --helpfull 2>&1 || true)"
+  [[ "$help" == *"-$1 "* ]]
+}
 
 # run_one <workload> <server> <limit bytes> <scan keys>: starts the server, replays the
 # workload, appends "<workload> <server> key=value..." to results, stops the server.
