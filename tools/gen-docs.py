@@ -30,8 +30,10 @@ NOTES = {
             "plain SET, which Redis 7.0 can load.",
     "restore": "Payloads of Redis 7.0 and 6.x (RDB 9 encodings) load; FREQ is checked and then "
                "ignored (no LFU counters).",
-    "debug": "POPULATE, OBJECT, SLEEP (stops the thread running it, not the whole server) and "
-             "HELP; no RELOAD before snapshots exist.",
+    "debug": "POPULATE (also TYPE and ELEMENTS), OBJECT, DIGEST and DIGEST-VALUE (Redis's "
+             "digests; keys past their deadline not yet reclaimed are left out), RELOAD, "
+             "PROTOCOL, SET-ACTIVE-EXPIRE, KEYSHARD, SLEEP (stops the thread running it, not "
+             "the whole server) and HELP.",
     "latency": "Events recorded: command, fast-command, expire-cycle (each thread keeps its "
                "own samples; LATENCY merges them).",
     "latency|histogram": "Counts come from damselfly's histograms (1/32 buckets): a duration "

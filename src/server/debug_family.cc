@@ -1,24 +1,22 @@
 #include "src/server/debug_family.h"
 
 #include <boost/fiber/operations.hpp>
-#include <openssl/sha.h>
-
-#include <array>
 #include <chrono>
 #include <thread>
 
 #include "helio/base/strings.h"
+#include "src/core/set_object.h"
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
-#include "src/core/set_object.h"
-#include "src/core/stream.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/collection_limits.h"
+#include "src/server/dataset_digest.h"
 #include "src/server/engine_shard_set.h"
-#include "src/server/persistence_family.h"
 #include "src/server/family_utils.h"
 #include "src/server/hash_object.h"
 #include "src/server/list_object.h"
+#include "src/server/persistence_family.h"
+#include "src/server/transaction.h"
 #include "src/server/zset_object.h"
 
 namespace damselfly {
@@ -78,7 +76,8 @@ void FillCollection(DbSlice::Update& entry, const PopulateSpec& spec, uint64_t k
       for (uint64_t j = 0; j < spec.elements; ++j) {
         std::string field = helio::StrCat("field:", j);
         element_of(j);
-        hash->ConvertIfNeeded(std::max(field.size(), element.size()), field.size() + element.size());
+        hash->ConvertIfNeeded(std::max(field.size(), element.size()),
+                              field.size() + element.size());
         hash->Set(field, element);
       }
       entry->SetObject(ObjType::kHash, hash->encoding(), hash);
@@ -177,103 +176,33 @@ void DescribeObject(CmdArgList args, ConnectionContext* cntx) {
   if (args.size() != 3) return rb->SendError(facade::kSyntaxErr);
   DbIndex db = cntx->db_index;
   std::string_view key = args[2];
-  std::optional<std::string> line = shard_set->Await(shard_set->ShardOf(key), [&]() -> std::optional<std::string> {
-    DbSlice& slice = EngineShard::tlocal()->db_slice();
-    const PrimeValue* value = slice.Find(db, key);
-    if (!value) return std::nullopt;
-    const size_t length = value->type() == ObjType::kString ? value->Size() : value->MallocUsed();
-    return helio::StrCat("Value at:", reinterpret_cast<uintptr_t>(value),
-                         " refcount:1 encoding:", value->EncodingName(), " serializedlength:", length,
-                         " lru:0 lru_seconds_idle:", slice.IdleSeconds(db, key).value_or(0));
-  });
+  std::optional<std::string> line =
+      shard_set->Await(shard_set->ShardOf(key), [&]() -> std::optional<std::string> {
+        DbSlice& slice = EngineShard::tlocal()->db_slice();
+        const PrimeValue* value = slice.Find(db, key);
+        if (!value) return std::nullopt;
+        const size_t length =
+            value->type() == ObjType::kString ? value->Size() : value->MallocUsed();
+        return helio::StrCat("Value at:", reinterpret_cast<uintptr_t>(value),
+                             " refcount:1 encoding:", value->EncodingName(),
+                             " serializedlength:", length,
+                             " lru:0 lru_seconds_idle:", slice.IdleSeconds(db, key).value_or(0));
+      });
   if (!line) return rb->SendError(facade::kNoSuchKeyErr);
   rb->SendSimpleString(*line);
 }
 
-// DEBUG DIGEST-VALUE: a 160-bit digest of a value's content, equal for equal values
-// whatever their encoding or shard (Redis's tests compare a key and its COPY with it).
-// Ordered content (a string, a list, a sorted set by rank) is hashed as one sequence;
-// the members of a set or the pairs of a hash are hashed one by one and XORed, so their
-// order does not count. Not Redis's digest bytes: only equality is promised.
-using Digest = std::array<uint8_t, SHA_DIGEST_LENGTH>;
-
-class DigestBuilder {
- public:
-  // Adds one length-prefixed part (so "ab","c" differs from "a","bc").
-  void Add(std::string_view part) {
-    const uint64_t length = part.size();
-    buffer_.append(reinterpret_cast<const char*>(&length), sizeof(length));
-    buffer_.append(part);
-  }
-  Digest Finish() const {
-    Digest digest;
-    SHA1(reinterpret_cast<const uint8_t*>(buffer_.data()), buffer_.size(), digest.data());
-    return digest;
-  }
-
- private:
-  std::string buffer_;
-};
-
-void XorInto(Digest* into, const Digest& digest) {
-  for (size_t i = 0; i < into->size(); ++i) (*into)[i] ^= digest[i];
+// DEBUG DIGEST: Redis's digest of the whole dataset (dataset_digest.h). Each shard sums
+// its keys in one whole-shard transaction, so the digest is of one moment across shards.
+void DigestDataset(ConnectionContext* cntx) {
+  std::vector<ShardDigest> parts(shard_set->size());
+  RunWholeShard(
+      cntx, [&](EngineShard* shard) { parts[shard->shard_id()] = DigestShard(shard->db_slice()); });
+  cntx->reply_builder()->SendSimpleString(DigestHex(CombineShardDigests(parts)));
 }
 
-Digest DigestOf(const PrimeValue& value) {
-  DigestBuilder ordered;
-  ordered.Add(ObjTypeName(value.type()));
-  Digest unordered{};
-  switch (value.type()) {
-    case ObjType::kString:
-      ordered.Add(value.GetString(&Scratch()));
-      break;
-    case ObjType::kList: {
-      // Mutable for the cursor, which may decompress nodes; the content is not changed.
-      ListObject* list = value.GetObjectAs<ListObject>();
-      for (ListObject::Cursor it = list->Begin(ListObject::End::kHead); it.Valid(); it.Next()) {
-        ordered.Add(it.Get().ToString());
-      }
-      break;
-    }
-    case ObjType::kSet:
-      value.GetObjectAs<core::SetObject>()->ForEach([&](std::string_view member) {
-        DigestBuilder one;
-        one.Add(member);
-        XorInto(&unordered, one.Finish());
-      });
-      break;
-    case ObjType::kHash:
-      value.GetObjectAs<HashObject>()->ForEach([&](std::string_view field, std::string_view v) {
-        DigestBuilder one;
-        one.Add(field);
-        one.Add(v);
-        XorInto(&unordered, one.Finish());
-      });
-      break;
-    case ObjType::kZSet: {
-      const ZSetObject* zset = value.GetObjectAs<ZSetObject>();
-      zset->Walk(0, zset->Size(), false, [&](std::string_view member, double score) {
-        ordered.Add(member);
-        ordered.Add(std::string_view(reinterpret_cast<const char*>(&score), sizeof(score)));
-        return true;
-      });
-      break;
-    }
-    case ObjType::kStream:
-      for (const core::Stream::Entry& entry :
-           value.GetObjectAs<core::Stream>()->Range(core::StreamID::Min(),
-                                                    core::StreamID::Max(), 0, false)) {
-        ordered.Add(entry.id.ToString());
-        for (const std::string& s : entry.pairs) ordered.Add(s);
-      }
-      break;
-  }
-  Digest digest = ordered.Finish();
-  XorInto(&digest, unordered);
-  return digest;
-}
-
-// DEBUG DIGEST-VALUE key [key ...]: one digest per key, all zeros for a missing key.
+// DEBUG DIGEST-VALUE key [key ...]: Redis's digest of each value, all zeros for a
+// missing key.
 void DigestValues(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   DbIndex db = cntx->db_index;
@@ -282,15 +211,9 @@ void DigestValues(CmdArgList args, ConnectionContext* cntx) {
     std::string_view key = args[i];
     Digest digest = shard_set->Await(shard_set->ShardOf(key), [&]() -> Digest {
       const PrimeValue* value = EngineShard::tlocal()->db_slice().Find(db, key);
-      return value ? DigestOf(*value) : Digest{};
+      return value ? ValueDigest(*value, value->has_expire()) : Digest{};
     });
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string hex;
-    for (uint8_t byte : digest) {
-      hex += kHex[byte >> 4];
-      hex += kHex[byte & 15];
-    }
-    rb->SendBulk(hex);
+    rb->SendSimpleString(DigestHex(digest));
   }
 }
 
@@ -340,11 +263,16 @@ void SendProtocolSample(std::string_view type, ReplyBuilder* rb) {
       "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
 }
 
+// DEBUG DIGEST reads every shard at one moment, as a whole-shard transaction; EXEC
+// becomes one when it queues it.
+bool IsDebugDigest(CmdArgList args) { return args.size() == 2 && ArgIs(args[1], "DIGEST"); }
+
 void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::string_view sub = args[1];
   if (ArgIs(sub, "POPULATE")) return Populate(args, cntx);
   if (ArgIs(sub, "OBJECT")) return DescribeObject(args, cntx);
+  if (ArgIs(sub, "DIGEST") && args.size() == 2) return DigestDataset(cntx);
   if (ArgIs(sub, "DIGEST-VALUE")) return DigestValues(args, cntx);
   if (ArgIs(sub, "SLEEP") && args.size() == 3) {
     std::optional<long double> seconds = ParseLongDouble(args[2]);
@@ -371,7 +299,8 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
       } else if (ArgIs(args[i], "MERGE")) {
         merge = true;
       } else {
-        return rb->SendError("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+        return rb->SendError(
+            "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
       }
     }
     if (std::string error = DebugReload(save, flush, merge, cntx); !error.empty()) {
@@ -385,8 +314,10 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
   if (ArgIs(sub, "HELP") && args.size() == 2) {
     static constexpr std::string_view kHelp[] = {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DIGEST",
+        "    Output a hex signature representing the current DB content.",
         "DIGEST-VALUE <key> [<key> ...]",
-        "    Output a hash of the value of each key (all zeros for a missing key).",
+        "    Output a hex signature of the values of all the specified keys.",
         "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
         "    Save the RDB on disk and reload it back to memory. NOSAVE: load the file as it is;",
         "    NOFLUSH: load on top of what exists (an existing key or library is an error,",
@@ -449,7 +380,8 @@ void DebugFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   CommandRegistry& r = *registry;
   r.Add("DEBUG", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys,
-        kAclAdmin | kAclSlow | kAclDangerous, CmdDebug);
+        kAclAdmin | kAclSlow | kAclDangerous, CmdDebug)
+      .whole_shard_if = IsDebugDigest;
   r.Add("MEMORY", -2, kCmdReadOnly, Keys(2), kAclRead | kAclSlow, CmdMemory,
         {{"USAGE", -3}, {"HELP", 2}});
 }
