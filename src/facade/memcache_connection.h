@@ -57,6 +57,7 @@ class MemcacheConnection final : public ClientConnection {
   ~MemcacheConnection() override;
 
  private:
+  ClientProtocol protocol() const override { return ClientProtocol::kMemcache; }
   bool ProcessInput() override;
   size_t BytesNeeded() const override { return parser_.bytes_needed(); }
   std::string_view PendingOutput() override { return context_.out(); }

@@ -48,6 +48,7 @@ RespConnection::~RespConnection() = default;
 
 void RespConnection::ReleaseIdleMemory() {
   context_.reply_builder()->ReleaseOutput();
+  parser_.ShrinkArgs();
   batch_args_ = {};
   batch_ = {};
   batch_lists_ = {};
@@ -93,6 +94,15 @@ bool RespConnection::ProcessInput() {
     if (result == RespParser::Result::kSkipped) continue;
 
     CmdArgList args = parser_.args();
+    if (args.size() > RespParser::kRetainedArgs) {
+      // A big command (MSET of a million pairs) runs alone, from the parser's own list
+      // rather than a copy of it, which the parser then frees.
+      dispatch();
+      batch_lists_.assign(1, args);
+      service_->DispatchMany(batch_lists_, &context_);
+      parser_.ShrinkArgs();
+      continue;
+    }
     size_t begin = batch_args_.size();
     batch_args_.insert(batch_args_.end(), args.begin(), args.end());
     batch_.emplace_back(begin, batch_args_.size());

@@ -28,6 +28,7 @@
 #include "src/server/script_runner.h"
 #include "src/server/memcache_service.h"
 #include "src/server/metrics.h"
+#include "src/server/open_files_limit.h"
 #include "src/server/persistence_family.h"
 
 DEFINE_uint32(memcached_port, 0,
@@ -130,7 +131,9 @@ bool AddAllListeners(helio::net::AcceptServer* server, damselfly::Service* servi
   if (FLAGS_admin_port != 0) {
     if (!AddListeners(server, FLAGS_admin_bind, FLAGS_admin_port, [=] {
           bool requires_auth = !FLAGS_admin_nopass && !damselfly::RequirePass().empty();
-          return std::make_unique<RespConnection>(service, requires_auth, admin_http);
+          auto connection = std::make_unique<RespConnection>(service, requires_auth, admin_http);
+          connection->set_maxclients_exempt(true);  // operators can always get in
+          return connection;
         })) {
       return false;
     }
@@ -198,6 +201,7 @@ int main(int argc, char** argv) {
 
   damselfly::core::CompactObj::SetCompression(FLAGS_compress_values);  // before any key exists
   helio::io::ProactorPool pool(ProactorThreads());
+  if (!damselfly::FitMaxClientsAtStartup(pool.size())) return 1;
   pool.Run();
   unsigned num_shards = FLAGS_num_shards ? std::min(FLAGS_num_shards, pool.size()) : pool.size();
   damselfly::EngineShardSet shards(&pool);

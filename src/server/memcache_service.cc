@@ -10,6 +10,7 @@
 #include "absl/container/inlined_vector.h"
 #include "helio/base/strings.h"
 #include "helio/base/time.h"
+#include "src/facade/client_admission.h"
 #include "src/server/cgroup_limits.h"
 #include "src/server/config_family.h"
 #include "src/server/engine_shard_set.h"
@@ -216,6 +217,7 @@ void MemcacheService::RunHere(const MemcacheCommand& command, MemcacheContext* c
           stats = McStats{.curr_connections = stats.curr_connections,
                           .total_connections = stats.total_connections};
         });
+        facade::ClientAdmission::ResetRejected(facade::ClientProtocol::kMemcache);
         out.append("RESET\r\n");
       } else if (command.keys[0] == "items" || command.keys[0] == "slabs" ||
                  command.keys[0] == "sizes" || command.keys[0] == "conns") {
@@ -273,9 +275,11 @@ std::string MemcacheService::Stats() {
   stat("pointer_size", 64);
   stat("rusage_user", RusageSeconds(usage.ru_utime));
   stat("rusage_system", RusageSeconds(usage.ru_stime));
+  stat("max_connections", facade::ClientAdmission::MaxClients());
   stat("curr_connections", totals.curr_connections);
   stat("total_connections", totals.total_connections);
-  stat("rejected_connections", 0);
+  stat("rejected_connections",
+       facade::ClientAdmission::Rejected(facade::ClientProtocol::kMemcache));
   stat("cmd_get", totals.cmd_get);
   stat("cmd_set", totals.cmd_set);
   stat("cmd_flush", totals.cmd_flush);
