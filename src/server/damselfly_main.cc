@@ -32,7 +32,12 @@
 #include "src/server/persistence_family.h"
 
 DEFINE_uint32(memcached_port, 0,
-              "TCP port for memcached text-protocol clients (database 0); 0: no such port");
+              "TCP port for memcached text-protocol clients (database 0); 0: no such port. "
+              "While a password is set (requirepass), its clients must first authenticate "
+              "as memcached -Y asks: a set whose data is 'default <password>'");
+DEFINE_bool(memcached_noauth, false,
+            "Clients of --memcached_port need no authentication even with --requirepass "
+            "(for memcached clients that cannot authenticate)");
 DECLARE_uint64(max_item_size);
 // Defined in server_flags.cc: CONFIG GET and INFO report them too.
 DECLARE_uint32(port);
@@ -141,7 +146,9 @@ bool AddAllListeners(helio::net::AcceptServer* server, damselfly::Service* servi
   if (FLAGS_memcached_port == 0) return true;
   damselfly::facade::MemcacheParser::Limits limits{.max_item_size = FLAGS_max_item_size};
   return AddListeners(server, FLAGS_bind, FLAGS_memcached_port, [memcache_service, limits] {
-    return std::make_unique<damselfly::facade::MemcacheConnection>(memcache_service, limits);
+    std::string password = FLAGS_memcached_noauth ? "" : damselfly::RequirePass();
+    return std::make_unique<damselfly::facade::MemcacheConnection>(memcache_service, limits,
+                                                                   std::move(password));
   });
 }
 

@@ -299,6 +299,8 @@ std::string MemcacheService::Stats() {
   stat("cas_badval", totals.cas_badval);
   stat("touch_hits", totals.touch_hits);
   stat("touch_misses", totals.touch_misses);
+  stat("auth_cmds", totals.auth_cmds);
+  stat("auth_errors", totals.auth_errors);
   // memcached's -m: the memory the store may use, here maxmemory (which defaults to 90% of
   // a container's limit), or the machine's memory when it is 0 (no limit).
   stat("limit_maxbytes", MaxMemoryBytes() ? MaxMemoryBytes() : PhysicalMemory());
@@ -319,5 +321,11 @@ void MemcacheService::OnMemcacheOpen(MemcacheContext*) {
 }
 
 void MemcacheService::OnMemcacheClose(MemcacheContext*) { --McStats::tlocal().curr_connections; }
+
+void MemcacheService::OnMemcacheAuth(bool success) {
+  McStats& stats = McStats::tlocal();
+  ++stats.auth_cmds;
+  if (!success) ++stats.auth_errors;
+}
 
 }  // namespace damselfly
