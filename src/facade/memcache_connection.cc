@@ -20,10 +20,11 @@ MemcacheConnection::~MemcacheConnection() = default;
 
 void MemcacheConnection::ReleaseIdleMemory() {
   std::string().swap(context_.out());
-  batch_ = {};
-  batch_offsets_ = {};
-  batch_keys_ = {};
-  batch_flags_ = {};
+  // Swapped with empty vectors: `v = {}` assigns an empty list and keeps the memory.
+  decltype(batch_)().swap(batch_);
+  decltype(batch_offsets_)().swap(batch_offsets_);
+  decltype(batch_keys_)().swap(batch_keys_);
+  decltype(batch_flags_)().swap(batch_flags_);
 }
 
 bool MemcacheConnection::Authenticate() {

@@ -49,9 +49,10 @@ RespConnection::~RespConnection() = default;
 void RespConnection::ReleaseIdleMemory() {
   context_.reply_builder()->ReleaseOutput();
   parser_.ShrinkArgs();
-  batch_args_ = {};
-  batch_ = {};
-  batch_lists_ = {};
+  // Swapped with empty vectors: `v = {}` assigns an empty list and keeps the memory.
+  decltype(batch_args_)().swap(batch_args_);
+  decltype(batch_)().swap(batch_);
+  decltype(batch_lists_)().swap(batch_lists_);
 }
 
 bool RespConnection::ProcessInput() {
