@@ -317,7 +317,7 @@ def test_query_buffer_limit_closes_the_client(server_factory):
 @pytest.mark.damselfly_only
 def test_query_buffer_limit_bounds_the_whole_request(server_factory):
     """Not as Redis, which bounds only the part of a request not parsed yet: the limit
-    holds a whole request, and the parser's 32 bytes per argument count against it, so a
+    holds a whole request, and the parser's 16 bytes per argument count against it, so a
     request of many tiny arguments cannot make the server hold several times its size."""
     srv = server_factory("--max_client_query_buffer=4000000")
     c = srv.raw()

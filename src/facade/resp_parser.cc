@@ -376,6 +376,8 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view input, size_t* co
   args_.clear();
   args_.reserve(arg_refs_.size());
   for (const ArgRef& ref : arg_refs_) args_.emplace_back(p + ref.offset, ref.length);
+  // A big command's offsets are not needed while it runs: free them before it allocates.
+  if (arg_refs_.size() > kRetainedArgs) std::vector<ArgRef>().swap(arg_refs_);
   *consumed = pos_;
   ResetRequest();
   return Result::kCommand;

@@ -778,7 +778,7 @@ TEST(RespParserTest, BigCommandAndShrinkArgs) {
   EXPECT_EQ(consumed, request.size());
   EXPECT_EQ(parser.args().size(), args.size());
   EXPECT_EQ(parser.args().back(), "a");
-  EXPECT_GE(parser.bytes_held(), args.size() * 32);
+  EXPECT_GE(parser.bytes_held(), args.size() * 16);  // the views; the offsets are gone
   parser.ShrinkArgs();
   EXPECT_LT(parser.bytes_held(), 1024u * 32);
   ASSERT_EQ(parser.Parse(Multibulk({"PING"}), &consumed), RespParser::Result::kCommand);
