@@ -155,6 +155,15 @@ def test_maxclients_lowered_at_start_up_to_the_open_file_limit(tmp_path):
     assert f"maxclients has been reduced to {fitting} to compensate for low ulimit" in out
 
 
+@pytest.mark.damselfly_only
+def test_maxclients_flag_must_be_positive(tmp_path):
+    result = subprocess.run([damselfly_binary(), f"--port={free_port()}", "--bind=127.0.0.1",
+                             "--maxclients=0"], cwd=tmp_path, capture_output=True, timeout=30,
+                            env=dict(os.environ, GLOG_logtostderr="1"))
+    assert result.returncode != 0
+    assert b"--maxclients must be at least 1" in result.stderr
+
+
 def mc_limited_server(request, target, clients):
     """A memcache server refusing past about `clients` connections: damselfly with
     --maxclients, or memcached with -c (which keeps a few places for itself)."""

@@ -68,6 +68,10 @@ uint64_t FitMaxClients(uint64_t max_clients, uint64_t reserved, const FileLimitO
 
 bool FitMaxClientsAtStartup(unsigned threads) {
   const uint64_t requested = facade::ClientAdmission::MaxClients();
+  if (requested == 0) {
+    LOG(ERROR) << "--maxclients must be at least 1 (Redis's range: 1 to 4294967295)";
+    return false;
+  }
   const uint64_t reserved = ReservedFds(threads);
   const uint64_t fitting = FitMaxClients(requested, reserved);
   if (fitting == 0) {
