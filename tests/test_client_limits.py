@@ -430,6 +430,7 @@ def test_memcached_noauth_flag(mc_server_factory):
 def test_memcached_auth_follows_config_set_requirepass(mc_server_factory):
     srv = mc_server_factory()
     before = srv.mc_raw()
+    assert before.call(b"version\r\n").startswith(b"VERSION ")  # accepted before the change
     c = srv.raw()
     assert c("CONFIG", "SET", "requirepass", "s3") == "OK"
     # Connections opened before keep their state, as RESP ones do.
