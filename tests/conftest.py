@@ -535,14 +535,16 @@ class McConnection:
 
 
 def _wait_memcache_ready(proc, port, deadline):
-    """Waits until "version" on the memcache port answers "VERSION ..."."""
+    """Waits until "version" on the memcache port answers "VERSION ..." (or, when clients
+    must authenticate, "CLIENT_ERROR unauthenticated")."""
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited with code {proc.returncode}")
         try:
             with McConnection(HOST, port, timeout=1) as c:
                 c.send(b"version\r\n")
-                if c.readline().startswith(b"VERSION "):
+                line = c.readline()
+                if line.startswith(b"VERSION ") or line == b"CLIENT_ERROR unauthenticated\r\n":
                     return
         except (OSError, McClosed):
             pass

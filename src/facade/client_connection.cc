@@ -12,13 +12,16 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "helio/base/time.h"
 #include "helio/fibers/fiber.h"
 #include "helio/net/socket_address.h"
 #include "src/facade/facade_stats.h"
 
 DEFINE_uint64(max_client_query_buffer, 1ull << 30,
-              "A client whose unprocessed input grows past this many bytes is disconnected");
+              "A client whose unprocessed input grows past this many bytes is disconnected "
+              "(Redis's client-query-buffer-limit, which CONFIG SET changes); it bounds the "
+              "size of one request");
 DEFINE_uint64(conn_park_idle_ms, 1000,
               "A client connection idle this long with nothing buffered gives back its read "
               "buffer, reply buffer and fiber stack until its next request (0: never)");
@@ -32,6 +35,7 @@ namespace damselfly::facade {
 namespace {
 
 std::atomic<int64_t> idle_timeout_s{-1};  // -1: --timeout until CONFIG SET
+std::atomic<int64_t> query_buffer_limit{-1};  // -1: --max_client_query_buffer until CONFIG SET
 
 constexpr size_t kMinReadBytes = 4 << 10;
 
@@ -81,11 +85,25 @@ std::string AddressOf(int fd, bool peer) {
 
 }  // namespace
 
-ClientConnection::~ClientConnection() = default;
+ClientConnection::~ClientConnection() {
+  if (admitted_) ClientAdmission::Release();
+}
+
+bool ClientConnection::Admit() {
+  if (maxclients_exempt_) return true;
+  admitted_ = ClientAdmission::Admit(protocol());
+  if (!admitted_) {
+    // Best effort, as Redis: the refused client may have gone already.
+    std::string_view reply = ClientAdmission::RefusalReply(protocol());
+    (void)socket()->Send({reinterpret_cast<const uint8_t*>(reply.data()), reply.size()});
+  }
+  return admitted_;
+}
 
 ClientConnection::Next ClientConnection::HandleRequests() {
   parked_ = false;
   if (!std::exchange(opened_, true)) {
+    if (!Admit()) return Next::kClose;
     peer_address_ = AddressOf(socket()->fd(), true);
     local_address_ = AddressOf(socket()->fd(), false);
     created_at_ms_ = last_active_ms_ = helio::UnixTimeMs();
@@ -95,10 +113,13 @@ ClientConnection::Next ClientConnection::HandleRequests() {
   while (!killed_) {
     // Room for the rest of a big request, but at most as much again as has arrived: a
     // client must send the bytes it declares before we hold memory for them, and
-    // doubling keeps the total copying linear.
+    // doubling keeps the total copying linear. Nor more than the query-buffer limit
+    // allows: the check below closes a client just past it.
+    const uint64_t limit = QueryBufferLimit();
     size_t used = end_ - start_, needed = BytesNeeded();
     size_t missing = needed > used ? needed - used : 0;
-    EnsureSpace(std::max(kMinReadBytes, std::min(missing, used)));
+    size_t allowed = used <= limit ? limit - used + 1 : 1;
+    EnsureSpace(std::max(kMinReadBytes, std::min({missing, used, allowed})));
     receiving_ = true;
     auto received = socket()->Recv({reinterpret_cast<uint8_t*>(&buffer_[end_]), capacity_ - end_});
     receiving_ = false;
@@ -117,9 +138,15 @@ ClientConnection::Next ClientConnection::HandleRequests() {
     in_batch_ = false;
     if (!Flush() || !keep_open) break;
     CompactBuffer();
-    if (end_ - start_ > FLAGS_max_client_query_buffer) {
-      LOG(WARNING) << "closing client " << peer_address_ << ": query buffer over "
-                   << FLAGS_max_client_query_buffer << " bytes";
+    if (end_ - start_ + ParserBytes() > limit) {
+      // Redis's words, so that operators' log searches keep working.
+      constexpr size_t kShownBytes = 64;
+      LOG(WARNING) << "Closing client that reached max query buffer length: addr=" << peer_address_
+                   << " laddr=" << local_address_ << " qbuf=" << end_ - start_
+                   << " (qbuf initial bytes: \""
+                   << absl::CHexEscape(
+                          absl::string_view(input().data(), std::min(input().size(), kShownBytes)))
+                   << "\")";
       break;
     }
   }
@@ -145,6 +172,15 @@ void ClientConnection::SetIdleTimeoutSeconds(int64_t seconds) {
 int64_t ClientConnection::IdleTimeoutSeconds() {
   int64_t seconds = idle_timeout_s.load(std::memory_order_relaxed);
   return seconds < 0 ? int64_t(FLAGS_timeout) : seconds;
+}
+
+void ClientConnection::SetQueryBufferLimit(uint64_t bytes) {
+  query_buffer_limit.store(int64_t(bytes), std::memory_order_relaxed);
+}
+
+uint64_t ClientConnection::QueryBufferLimit() {
+  int64_t bytes = query_buffer_limit.load(std::memory_order_relaxed);
+  return bytes < 0 ? FLAGS_max_client_query_buffer : uint64_t(bytes);
 }
 
 void ClientConnection::OnIdleSweep() {

@@ -4,11 +4,14 @@
 // batch with one send, repeat.
 //
 // Memory bounds: the read buffer grows only as far as the request being parsed needs
-// (BytesNeeded(), at most doubling what has arrived per step, limited by
-// --max_client_query_buffer) and shrinks back when idle; protocols flush their replies
-// whenever they pass kFlushThresholdBytes, so a client that stops reading blocks its
-// own fiber instead of growing the server's memory. A connection that receives pushes
-// (StartPushes) sends through its PushQueue instead, bounded by its output buffer limit.
+// (BytesNeeded(), at most doubling what has arrived per step) and shrinks back when
+// idle. A whole request stays in the buffer until it is complete (its arguments are
+// views into it), so the query-buffer limit (client-query-buffer-limit) bounds the
+// largest request: a client whose unprocessed input passes it is closed, with a log
+// line, as Redis does. Protocols flush their replies whenever they pass
+// kFlushThresholdBytes, so a client that stops reading blocks its own fiber instead of
+// growing the server's memory. A connection that receives pushes (StartPushes) sends
+// through its PushQueue instead, bounded by its output buffer limit.
 //
 // Idle connections: one that has waited for a request for --conn_park_idle_ms with
 // nothing buffered and no push queue (pub/sub, MONITOR) parks (see
@@ -18,6 +21,9 @@
 // connections, and a parked one pays a new fiber (and page faults on its buffer) when it
 // wakes up. An idle connection then holds about 1 KiB instead of 13 KiB
 // (docs/benchmarks.md, "Idle connections").
+//
+// maxclients: a connection takes its place in ClientAdmission before it reads anything;
+// one over the limit is sent its protocol's refusal and closed (client_admission.h).
 //
 // Runs in its own fiber on one proactor thread (see helio::net::Connection).
 #pragma once
@@ -32,6 +38,7 @@
 #include <boost/fiber/fiber.hpp>
 
 #include "helio/net/connection.h"
+#include "src/facade/client_admission.h"
 #include "src/facade/push_queue.h"
 
 namespace damselfly::facade {
@@ -52,6 +59,12 @@ class ClientConnection : public helio::net::Connection {
   // this many seconds (0: never), unless it may not time out (MayTimeOut). Any thread.
   static void SetIdleTimeoutSeconds(int64_t seconds);
   static int64_t IdleTimeoutSeconds();
+  // client-query-buffer-limit: --max_client_query_buffer until set. Any thread.
+  static void SetQueryBufferLimit(uint64_t bytes);
+  static uint64_t QueryBufferLimit();
+
+  // Before the connection runs: it is outside maxclients (--admin_port).
+  void set_maxclients_exempt(bool exempt) { maxclients_exempt_ = exempt; }
 
   // Connection fiber only: sends pending replies. False when the socket failed. A
   // connection without a socket (never accepted: the in-process tests) keeps them.
@@ -103,11 +116,17 @@ class ClientConnection : public helio::net::Connection {
  protected:
   ClientConnection() = default;
 
+  // Which protocol's refusal the client gets when maxclients is reached.
+  virtual ClientProtocol protocol() const = 0;
   // Parses and executes the complete requests at the front of input(), dropping each
   // with Consume(); false when the connection must close once the replies are sent.
   virtual bool ProcessInput() = 0;
   // Total bytes the request being parsed needs, once the parser knows; 0 otherwise.
   virtual size_t BytesNeeded() const = 0;
+  // What the parser holds for the request being parsed beside its bytes (where each
+  // argument sits): counted against the query-buffer limit, so that a request of many
+  // tiny arguments cannot make the server hold several times its own size.
+  virtual size_t ParserBytes() const { return 0; }
   // The replies not sent yet, and dropping them once sent.
   virtual std::string_view PendingOutput() = 0;
   virtual size_t OutputCapacity() = 0;
@@ -153,6 +172,9 @@ class ClientConnection : public helio::net::Connection {
   // Stops the hang-up watch and waits for its fiber to end.
   void JoinHangupWatch();
   void Park();
+  // Takes the connection's place in ClientAdmission (none when exempt); false, after
+  // sending the refusal, when there is no place left.
+  bool Admit();
 
   Buffer buffer_;
   size_t capacity_ = 0, start_ = 0, end_ = 0;
@@ -163,6 +185,8 @@ class ClientConnection : public helio::net::Connection {
   int64_t created_at_ms_ = 0, last_active_ms_ = 0;
   bool killed_ = false;
   bool opened_ = false;
+  bool maxclients_exempt_ = false;
+  bool admitted_ = false;  // holds a place in ClientAdmission
   bool receiving_ = false;  // waiting in Recv
   bool parked_ = false;     // no fiber now, until bytes arrive
   std::unique_ptr<PushQueue> push_queue_;  // while the connection receives pushes

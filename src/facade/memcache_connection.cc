@@ -1,24 +1,47 @@
 #include "src/facade/memcache_connection.h"
 
+#include <utility>
+
+#include "src/facade/memcache_auth.h"
+
 namespace damselfly::facade {
 
 bool MemcacheContext::Flush() { return owner_->Flush(); }
 
 MemcacheConnection::MemcacheConnection(MemcacheServiceInterface* service,
-                                       MemcacheParser::Limits limits)
-    : service_(service), context_(this), parser_(limits) {}
+                                       MemcacheParser::Limits limits, std::string password)
+    : service_(service),
+      context_(this),
+      parser_(limits),
+      password_(std::move(password)),
+      authenticated_(password_.empty()) {}
 
 MemcacheConnection::~MemcacheConnection() = default;
 
 void MemcacheConnection::ReleaseIdleMemory() {
   std::string().swap(context_.out());
-  batch_ = {};
-  batch_offsets_ = {};
-  batch_keys_ = {};
-  batch_flags_ = {};
+  // Swapped with empty vectors: `v = {}` assigns an empty list and keeps the memory.
+  decltype(batch_)().swap(batch_);
+  decltype(batch_offsets_)().swap(batch_offsets_);
+  decltype(batch_keys_)().swap(batch_keys_);
+  decltype(batch_flags_)().swap(batch_flags_);
+}
+
+bool MemcacheConnection::Authenticate() {
+  while (!authenticated_ && !input().empty()) {
+    MemcacheAuthStep step = ParseMemcacheAuth(input(), password_);
+    if (step.kind == MemcacheAuthStep::Kind::kNeedMore) return true;
+    if (step.kind == MemcacheAuthStep::Kind::kClose) return false;
+    Consume(step.consumed);
+    context_.out().append(step.reply).append("\r\n");
+    authenticated_ = step.kind == MemcacheAuthStep::Kind::kAuthenticated;
+    if (step.attempt) service_->OnMemcacheAuth(authenticated_);
+  }
+  return true;
 }
 
 bool MemcacheConnection::ProcessInput() {
+  if (!authenticated_ && !Authenticate()) return false;
   bool keep_open = true;
   MemcacheCommand command;
   while (!input().empty() && !context_.close_after_reply) {

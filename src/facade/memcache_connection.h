@@ -49,14 +49,20 @@ class MemcacheServiceInterface {
   // Connection fiber, once each: a connection started / is about to end.
   virtual void OnMemcacheOpen(MemcacheContext* cntx) = 0;
   virtual void OnMemcacheClose(MemcacheContext* cntx) = 0;
+  // Connection fiber: a client tried to authenticate (memcached's auth_cmds, auth_errors).
+  virtual void OnMemcacheAuth(bool success) = 0;
 };
 
 class MemcacheConnection final : public ClientConnection {
  public:
-  MemcacheConnection(MemcacheServiceInterface* service, MemcacheParser::Limits limits);
+  // `password`: what the client must authenticate with before any command (see
+  // memcache_auth.h); empty: none.
+  MemcacheConnection(MemcacheServiceInterface* service, MemcacheParser::Limits limits,
+                     std::string password = {});
   ~MemcacheConnection() override;
 
  private:
+  ClientProtocol protocol() const override { return ClientProtocol::kMemcache; }
   bool ProcessInput() override;
   size_t BytesNeeded() const override { return parser_.bytes_needed(); }
   std::string_view PendingOutput() override { return context_.out(); }
@@ -70,6 +76,9 @@ class MemcacheConnection final : public ClientConnection {
   // Parse, so they are copied (as views) into the batch.
   void Enqueue(const MemcacheCommand& command);
   void DispatchBatch();
+  // Answers the requests of a client that has not authenticated, until it does; false
+  // when the connection must close.
+  bool Authenticate();
 
   MemcacheServiceInterface* const service_;
   MemcacheContext context_;
@@ -78,6 +87,8 @@ class MemcacheConnection final : public ClientConnection {
   std::vector<std::pair<size_t, size_t>> batch_offsets_;  // of its keys and flags
   std::vector<std::string_view> batch_keys_;
   std::vector<MetaFlag> batch_flags_;
+  const std::string password_;
+  bool authenticated_;
 };
 
 }  // namespace damselfly::facade

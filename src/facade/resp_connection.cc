@@ -48,9 +48,11 @@ RespConnection::~RespConnection() = default;
 
 void RespConnection::ReleaseIdleMemory() {
   context_.reply_builder()->ReleaseOutput();
-  batch_args_ = {};
-  batch_ = {};
-  batch_lists_ = {};
+  parser_.ShrinkArgs();
+  // Swapped with empty vectors: `v = {}` assigns an empty list and keeps the memory.
+  decltype(batch_args_)().swap(batch_args_);
+  decltype(batch_)().swap(batch_);
+  decltype(batch_lists_)().swap(batch_lists_);
 }
 
 bool RespConnection::ProcessInput() {
@@ -93,6 +95,15 @@ bool RespConnection::ProcessInput() {
     if (result == RespParser::Result::kSkipped) continue;
 
     CmdArgList args = parser_.args();
+    if (args.size() > RespParser::kRetainedArgs) {
+      // A big command (MSET of a million pairs) runs alone, from the parser's own list
+      // rather than a copy of it, which the parser then frees.
+      dispatch();
+      batch_lists_.assign(1, args);
+      service_->DispatchMany(batch_lists_, &context_);
+      parser_.ShrinkArgs();
+      continue;
+    }
     size_t begin = batch_args_.size();
     batch_args_.insert(batch_args_.end(), args.begin(), args.end());
     batch_.emplace_back(begin, batch_args_.size());

@@ -26,8 +26,10 @@ class RespConnection final : public ClientConnection {
   ConnectionContext* context() { return &context_; }
 
  private:
+  ClientProtocol protocol() const override { return ClientProtocol::kResp; }
   bool ProcessInput() override;
   size_t BytesNeeded() const override { return parser_.bytes_needed(); }
+  size_t ParserBytes() const override { return parser_.bytes_held(); }
   std::string_view PendingOutput() override { return context_.reply_builder()->output(); }
   size_t OutputCapacity() override { return context_.reply_builder()->output_capacity(); }
   void ClearOutput() override { context_.reply_builder()->ClearOutput(); }

@@ -228,6 +228,12 @@ void RespParser::Reset() {
   error_.clear();
 }
 
+void RespParser::ShrinkArgs() {
+  // Not `= {}`: that assigns an empty initializer list and keeps the capacity.
+  if (arg_refs_.capacity() > kRetainedArgs) std::vector<ArgRef>().swap(arg_refs_);
+  if (args_.capacity() > kRetainedArgs) std::vector<std::string_view>().swap(args_);
+}
+
 RespParser::Result RespParser::Fail(std::string message) {
   error_ = std::move(message);
   ResetRequest();
@@ -368,7 +374,10 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view input, size_t* co
   }
 
   args_.clear();
+  args_.reserve(arg_refs_.size());
   for (const ArgRef& ref : arg_refs_) args_.emplace_back(p + ref.offset, ref.length);
+  // A big command's offsets are not needed while it runs: free them before it allocates.
+  if (arg_refs_.size() > kRetainedArgs) std::vector<ArgRef>().swap(arg_refs_);
   *consumed = pos_;
   ResetRequest();
   return Result::kCommand;

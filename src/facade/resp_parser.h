@@ -16,6 +16,7 @@
 // Not thread-safe: one parser per connection.
 #pragma once
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -32,7 +33,7 @@ class RespParser {
  public:
   struct Limits {
     size_t max_bulk_len = 512u << 20;    // --proto_max_bulk_len
-    size_t max_args = 1u << 20;          // Redis: 1024*1024
+    size_t max_args = INT_MAX;           // Redis 7.0: INT_MAX (1024*1024 before 6.2)
     size_t max_inline_len = 64u << 10;   // Redis: PROTO_INLINE_MAX_SIZE
   };
 
@@ -60,13 +61,27 @@ class RespParser {
   // arrived), else 0. Lets the connection grow its buffer once for a big argument.
   size_t bytes_needed() const { return bytes_needed_; }
 
+  // Memory the argument lists hold.
+  size_t bytes_held() const {
+    return arg_refs_.capacity() * sizeof(ArgRef) + args_.capacity() * sizeof(std::string_view);
+  }
+
   // Clients that have not authenticated while a password is required get Redis's
   // tighter limits: at most 10 arguments of at most 16384 bytes
-  // ("Protocol error: unauthenticated multibulk length" / "... bulk length").
+  // ("Protocol error: unauthenticated multibulk length" / "... bulk length"). Others may
+  // send up to max_args arguments; what bounds their memory is the connection's
+  // query-buffer limit on the whole request (this parser holds 32 bytes per argument
+  // beside it: where each sits, and the views handed out).
   void set_unauthenticated(bool value) { unauthenticated_ = value; }
 
   // Forgets any partial request.
   void Reset();
+
+  // Frees the argument lists when a command of more than kRetainedArgs arguments grew
+  // them (a million-argument MSET leaves tens of MiB behind otherwise). REQUIRES: the
+  // last command's args() are no longer used.
+  static constexpr size_t kRetainedArgs = 1024;
+  void ShrinkArgs();
 
  private:
   // Implementation state: offsets relative to the start of the current request.

@@ -758,13 +758,31 @@ TEST(RespParserTest, MaxArgs) {
   CheckAllSplits(Multibulk({"a", "b", "c"}), {Cmd({"a", "b", "c"})}, limits);
   CheckAllSplits("*4\r\n", {Err(kInvalidMultibulkLen)}, limits);
   CheckAllSplits("*-4\r\n", {Skip()}, limits);
-  // Defaults.
-  CheckAllSplits("*1048576\r\n", {Pending()});
-  CheckAllSplits("*1048577\r\n", {Err(kInvalidMultibulkLen)});
-  // Redis 7.0 itself caps the count at INT_MAX.
+  // Defaults: Redis 7.0 caps the count at INT_MAX only (1024*1024 before 6.2).
+  CheckAllSplits("*1048577\r\n", {Pending()});
+  CheckAllSplits("*2147483647\r\n", {Pending()});
+  CheckAllSplits("*2147483648\r\n", {Err(kInvalidMultibulkLen)});
   limits.max_args = SIZE_MAX;
-  CheckAllSplits("*2147483647\r\n", {Pending()}, limits);
   CheckAllSplits("*2147483648\r\n", {Err(kInvalidMultibulkLen)}, limits);
+}
+
+// A command of more than kRetainedArgs arguments: its lists are freed by ShrinkArgs, and
+// what the parser holds is reported by bytes_held.
+TEST(RespParserTest, BigCommandAndShrinkArgs) {
+  RespParser parser;
+  std::vector<std::string> args(1100000, "a");
+  args[0] = "MSET";
+  std::string request = Multibulk(args);
+  size_t consumed = 0;
+  ASSERT_EQ(parser.Parse(request, &consumed), RespParser::Result::kCommand);
+  EXPECT_EQ(consumed, request.size());
+  EXPECT_EQ(parser.args().size(), args.size());
+  EXPECT_EQ(parser.args().back(), "a");
+  EXPECT_GE(parser.bytes_held(), args.size() * 16);  // the views; the offsets are gone
+  parser.ShrinkArgs();
+  EXPECT_LT(parser.bytes_held(), 1024u * 32);
+  ASSERT_EQ(parser.Parse(Multibulk({"PING"}), &consumed), RespParser::Result::kCommand);
+  EXPECT_EQ(parser.args().size(), 1u);
 }
 
 // Redis's 64KiB line limit (PROTO_INLINE_MAX_SIZE) covers inline requests and the

@@ -12,6 +12,7 @@
 
 #include "helio/base/strings.h"
 #include "src/core/glob_matcher.h"
+#include "src/facade/client_admission.h"
 #include "src/facade/client_connection.h"
 #include "src/facade/error.h"
 #include "src/facade/push_queue.h"
@@ -23,6 +24,7 @@
 #include "src/server/keyspace_events.h"
 #include "src/server/persistence_family.h"
 #include "src/server/latency_monitor.h"
+#include "src/server/open_files_limit.h"
 #include "src/server/cgroup_limits.h"
 #include "src/server/collection_limits.h"
 #include "src/server/server_stats.h"
@@ -190,8 +192,29 @@ std::string SetOutputBufferLimits(std::string_view value, bool apply) {
   return "";
 }
 
+// maxclients: a raise must fit the open-file limit (raised if it can be); lowering it
+// closes nobody, as in Redis.
+std::string SetMaxClients(std::string_view value, bool apply) {
+  std::optional<int64_t> parsed = ParseInt64(value);
+  if (!parsed) return "argument couldn't be parsed into an integer";
+  if (*parsed < 1 || *parsed > int64_t(UINT32_MAX)) return RangeError(1, UINT32_MAX);
+  const uint64_t max_clients = uint64_t(*parsed);
+  if (max_clients > facade::ClientAdmission::MaxClients()) {
+    uint64_t fitting = FitMaxClients(max_clients, ReservedFds(shard_set->pool()->size()));
+    if (fitting < max_clients) {
+      return helio::StrCat(
+          "The operating system is not able to handle the specified number of clients, try "
+          "with ",
+          fitting);
+    }
+  }
+  if (apply) facade::ClientAdmission::SetMaxClients(max_clients);
+  return "";
+}
+
 const std::vector<ConfigParam>& Params() {
   constexpr int64_t kMaxLong = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMinQueryBufferLimit = 1 << 20;  // Redis's minimum
   static std::vector<ConfigParam> params = {
       {"maxmemory", [] { return helio::StrCat(MaxMemoryBytes()); },
        [](std::string_view value, bool apply) -> std::string {
@@ -261,7 +284,19 @@ const std::vector<ConfigParam>& Params() {
       {"timeout", [] { return helio::StrCat(facade::ClientConnection::IdleTimeoutSeconds()); },
        IntegerSetter(0, std::numeric_limits<int32_t>::max(),
                      facade::ClientConnection::SetIdleTimeoutSeconds)},
-      {"maxclients", [] { return std::string("10000"); }, nullptr},
+      {"maxclients", [] { return helio::StrCat(facade::ClientAdmission::MaxClients()); },
+       SetMaxClients},
+      {"client-query-buffer-limit",
+       [] { return helio::StrCat(facade::ClientConnection::QueryBufferLimit()); },
+       [](std::string_view text, bool apply) -> std::string {
+         std::optional<uint64_t> bytes = ParseMemoryValue(text);
+         if (!bytes) return "argument must be a memory value";
+         if (*bytes < uint64_t(kMinQueryBufferLimit) || *bytes > uint64_t(kMaxLong)) {
+           return RangeError(kMinQueryBufferLimit, kMaxLong);
+         }
+         if (apply) facade::ClientConnection::SetQueryBufferLimit(*bytes);
+         return "";
+       }},
       // Scripts running longer make the server answer -BUSY (script_runner.h).
       {"busy-reply-threshold", [] { return helio::StrCat(BusyReplyThresholdMs()); },
        IntegerSetter(0, kMaxLong, SetBusyReplyThresholdMs)},

@@ -28,10 +28,16 @@
 #include "src/server/script_runner.h"
 #include "src/server/memcache_service.h"
 #include "src/server/metrics.h"
+#include "src/server/open_files_limit.h"
 #include "src/server/persistence_family.h"
 
 DEFINE_uint32(memcached_port, 0,
-              "TCP port for memcached text-protocol clients (database 0); 0: no such port");
+              "TCP port for memcached text-protocol clients (database 0); 0: no such port. "
+              "While a password is set (requirepass), its clients must first authenticate "
+              "as memcached -Y asks: a set whose data is 'default <password>'");
+DEFINE_bool(memcached_noauth, false,
+            "Clients of --memcached_port need no authentication even with --requirepass "
+            "(for memcached clients that cannot authenticate)");
 DECLARE_uint64(max_item_size);
 // Defined in server_flags.cc: CONFIG GET and INFO report them too.
 DECLARE_uint32(port);
@@ -130,7 +136,9 @@ bool AddAllListeners(helio::net::AcceptServer* server, damselfly::Service* servi
   if (FLAGS_admin_port != 0) {
     if (!AddListeners(server, FLAGS_admin_bind, FLAGS_admin_port, [=] {
           bool requires_auth = !FLAGS_admin_nopass && !damselfly::RequirePass().empty();
-          return std::make_unique<RespConnection>(service, requires_auth, admin_http);
+          auto connection = std::make_unique<RespConnection>(service, requires_auth, admin_http);
+          connection->set_maxclients_exempt(true);  // operators can always get in
+          return connection;
         })) {
       return false;
     }
@@ -138,7 +146,9 @@ bool AddAllListeners(helio::net::AcceptServer* server, damselfly::Service* servi
   if (FLAGS_memcached_port == 0) return true;
   damselfly::facade::MemcacheParser::Limits limits{.max_item_size = FLAGS_max_item_size};
   return AddListeners(server, FLAGS_bind, FLAGS_memcached_port, [memcache_service, limits] {
-    return std::make_unique<damselfly::facade::MemcacheConnection>(memcache_service, limits);
+    std::string password = FLAGS_memcached_noauth ? "" : damselfly::RequirePass();
+    return std::make_unique<damselfly::facade::MemcacheConnection>(memcache_service, limits,
+                                                                   std::move(password));
   });
 }
 
@@ -198,6 +208,7 @@ int main(int argc, char** argv) {
 
   damselfly::core::CompactObj::SetCompression(FLAGS_compress_values);  // before any key exists
   helio::io::ProactorPool pool(ProactorThreads());
+  if (!damselfly::FitMaxClientsAtStartup(pool.size())) return 1;
   pool.Run();
   unsigned num_shards = FLAGS_num_shards ? std::min(FLAGS_num_shards, pool.size()) : pool.size();
   damselfly::EngineShardSet shards(&pool);

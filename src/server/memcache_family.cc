@@ -25,6 +25,8 @@ McStats& McStats::tlocal() {
 void McStats::Add(const McStats& o) {
   curr_connections += o.curr_connections;
   total_connections += o.total_connections;
+  auth_cmds += o.auth_cmds;
+  auth_errors += o.auth_errors;
   cmd_get += o.cmd_get;
   cmd_set += o.cmd_set;
   cmd_flush += o.cmd_flush;

@@ -29,6 +29,7 @@ struct McStats {
   uint64_t incr_hits = 0, incr_misses = 0, decr_hits = 0, decr_misses = 0;
   uint64_t cas_hits = 0, cas_misses = 0, cas_badval = 0;
   uint64_t touch_hits = 0, touch_misses = 0;
+  uint64_t auth_cmds = 0, auth_errors = 0;  // authentication attempts (memcache_auth.h)
   uint64_t total_items = 0;  // items stored
 
   static McStats& tlocal();

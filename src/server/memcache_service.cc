@@ -10,6 +10,7 @@
 #include "absl/container/inlined_vector.h"
 #include "helio/base/strings.h"
 #include "helio/base/time.h"
+#include "src/facade/client_admission.h"
 #include "src/server/cgroup_limits.h"
 #include "src/server/config_family.h"
 #include "src/server/engine_shard_set.h"
@@ -216,6 +217,7 @@ void MemcacheService::RunHere(const MemcacheCommand& command, MemcacheContext* c
           stats = McStats{.curr_connections = stats.curr_connections,
                           .total_connections = stats.total_connections};
         });
+        facade::ClientAdmission::ResetRejected(facade::ClientProtocol::kMemcache);
         out.append("RESET\r\n");
       } else if (command.keys[0] == "items" || command.keys[0] == "slabs" ||
                  command.keys[0] == "sizes" || command.keys[0] == "conns") {
@@ -273,9 +275,11 @@ std::string MemcacheService::Stats() {
   stat("pointer_size", 64);
   stat("rusage_user", RusageSeconds(usage.ru_utime));
   stat("rusage_system", RusageSeconds(usage.ru_stime));
+  stat("max_connections", facade::ClientAdmission::MaxClients());
   stat("curr_connections", totals.curr_connections);
   stat("total_connections", totals.total_connections);
-  stat("rejected_connections", 0);
+  stat("rejected_connections",
+       facade::ClientAdmission::Rejected(facade::ClientProtocol::kMemcache));
   stat("cmd_get", totals.cmd_get);
   stat("cmd_set", totals.cmd_set);
   stat("cmd_flush", totals.cmd_flush);
@@ -295,6 +299,8 @@ std::string MemcacheService::Stats() {
   stat("cas_badval", totals.cas_badval);
   stat("touch_hits", totals.touch_hits);
   stat("touch_misses", totals.touch_misses);
+  stat("auth_cmds", totals.auth_cmds);
+  stat("auth_errors", totals.auth_errors);
   // memcached's -m: the memory the store may use, here maxmemory (which defaults to 90% of
   // a container's limit), or the machine's memory when it is 0 (no limit).
   stat("limit_maxbytes", MaxMemoryBytes() ? MaxMemoryBytes() : PhysicalMemory());
@@ -315,5 +321,11 @@ void MemcacheService::OnMemcacheOpen(MemcacheContext*) {
 }
 
 void MemcacheService::OnMemcacheClose(MemcacheContext*) { --McStats::tlocal().curr_connections; }
+
+void MemcacheService::OnMemcacheAuth(bool success) {
+  McStats& stats = McStats::tlocal();
+  ++stats.auth_cmds;
+  if (!success) ++stats.auth_errors;
+}
 
 }  // namespace damselfly

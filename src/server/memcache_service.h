@@ -36,6 +36,7 @@ class MemcacheService final : public facade::MemcacheServiceInterface {
                         facade::MemcacheContext* cntx) override;
   void OnMemcacheOpen(facade::MemcacheContext* cntx) override;
   void OnMemcacheClose(facade::MemcacheContext* cntx) override;
+  void OnMemcacheAuth(bool success) override;
 
  private:
   // Commands without keys.

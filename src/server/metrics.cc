@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "helio/base/strings.h"
+#include "src/facade/client_admission.h"
 #include "src/server/main_service.h"
 #include "src/server/config_family.h"
 #include "src/server/connection_family.h"
@@ -253,7 +254,9 @@ std::string RenderMetrics(Service* service) {
   w.Single("net_output_bytes_total", "counter", "Bytes written to clients.", t.net_output_bytes);
   w.Single("connections_received_total", "counter", "Client connections accepted.",
            t.connections_received);
-  w.Single("rejected_connections_total", "counter", "Connections refused (maxclients).", 0);
+  w.Single("rejected_connections_total", "counter",
+           "Connections to the RESP ports refused (maxclients).",
+           facade::ClientAdmission::Rejected(facade::ClientProtocol::kResp));
   w.Family("errors_total", "counter", "Error replies by error code (the first word of the error).");
   for (const auto& [code, count] : stats.errors_by_code) w.Sample(Label("err", code), count);
 
@@ -264,6 +267,9 @@ std::string RenderMetrics(Service* service) {
            mc.curr_connections);
   w.Single("memcache_connections_total", "counter",
            "Connections accepted on --memcached_port.", mc.total_connections);
+  w.Single("memcache_rejected_connections_total", "counter",
+           "Connections to --memcached_port refused (maxclients).",
+           facade::ClientAdmission::Rejected(facade::ClientProtocol::kMemcache));
   w.Family("memcache_commands_total", "counter",
            "memcached commands by command and outcome (memcached's stats cmd_*, *_hits, "
            "*_misses, cas_badval).");

@@ -12,6 +12,7 @@
 #include "helio/base/strings.h"
 
 #include "src/core/obj_malloc.h"
+#include "src/facade/client_admission.h"
 #include "src/facade/command_docs.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
@@ -132,7 +133,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     header("Clients");
     field("connected_clients", totals.connected_clients);
     field("cluster_connections", 0);
-    field("maxclients", 10000);
+    field("maxclients", facade::ClientAdmission::MaxClients());
     field("client_recent_max_input_buffer", 0);
     field("client_recent_max_output_buffer", 0);
     field("blocked_clients", totals.blocked_clients);
@@ -183,7 +184,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("instantaneous_ops_per_sec", 0);
     field("total_net_input_bytes", totals.net_input_bytes);
     field("total_net_output_bytes", totals.net_output_bytes);
-    field("rejected_connections", 0);
+    field("rejected_connections", facade::ClientAdmission::Rejected(facade::ClientProtocol::kResp));
     field("expired_keys", totals.expired);
     field("evicted_keys", 0);
     field("keyspace_hits", totals.hits);

@@ -10,6 +10,7 @@
 #include "helio/base/time.h"
 #include "src/core/compact_object.h"
 #include "src/core/obj_malloc.h"
+#include "src/facade/client_admission.h"
 #include "src/facade/facade_stats.h"
 #include "src/server/blocking_controller.h"
 #include "src/server/client_pause.h"
@@ -199,6 +200,7 @@ void ResetStats() {
     if (EngineShard* shard = EngineShard::tlocal()) shard->db_slice().ResetStats();
   });
   used_memory_peak.store(0, std::memory_order_relaxed);
+  facade::ClientAdmission::ResetRejected(facade::ClientProtocol::kResp);
 }
 
 int64_t UptimeSeconds() { return (helio::UnixTimeMs() - kStartTimeMs) / 1000; }
