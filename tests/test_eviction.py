@@ -131,8 +131,10 @@ def test_allkeys_lru_keeps_recently_read_keys(server_factory):
         r.get(f"hot:{i}")
     assert _fill(r, "new", 120, value) == []
     assert r.info()["evicted_keys"] > 40
-    assert sum(r.exists(f"hot:{i}") for i in range(100)) >= 90
-    assert sum(r.exists(f"cold:{i}") for i in range(100)) <= 70
+    # Sampled, not exact LRU: the unread keys go first, then new and read ones alike.
+    hot_left = sum(r.exists(f"hot:{i}") for i in range(100))
+    cold_left = sum(r.exists(f"cold:{i}") for i in range(100))
+    assert hot_left >= 60 and cold_left <= hot_left - 40, (hot_left, cold_left)
 
 
 @pytest.mark.parametrize("policy", ["volatile-lru", "volatile-ttl", "volatile-random",
