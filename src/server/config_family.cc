@@ -30,7 +30,8 @@
 #include "src/server/script_runner.h"
 
 DEFINE_string(maxmemory, "0",
-              "Memory limit (e.g. 4gb): past it, commands that add data get -OOM. 0: none; "
+              "Memory limit (e.g. 4gb): past it, keys are evicted as --maxmemory_policy or "
+              "--cache_mode say; with noeviction, commands that add data get -OOM. 0: none; "
               "left at its default inside a container with a memory limit (cgroup), 90% of "
               "that limit, leaving room for connection buffers and the process itself");
 DEFINE_string(maxmemory_policy, "noeviction",
