@@ -448,6 +448,33 @@ class DashTable {
     ForEachSegment([&](Segment* segment) { ForEachInSegment(segment, fn); });
   }
 
+  // Calls fn(Handle) for the entries of the buckets an insert of `hash` would write to:
+  // its home bucket and the neighbour (eviction in cache mode picks its victim among
+  // them, so the freed slot is where the new entry goes). fn must not insert or erase.
+  template <typename Fn>
+  void ForEachInInsertBuckets(uint64_t hash, Fn&& fn) {
+    Segment* segment = SegmentFor(hash);
+    const unsigned home = Home(Fingerprint(hash), segment->regular);
+    for (unsigned r : {home, Next(home, segment->regular)}) {
+      const unsigned block = r / kRegularPerBlock, b = r % kRegularPerBlock;
+      for (uint32_t bits = segment->block[block]->buckets[b].occupied; bits; bits &= bits - 1) {
+        fn(Handle(segment, block, b, __builtin_ctz(bits)));
+      }
+    }
+  }
+
+  // Calls fn(Handle) for every entry of one random occupied bucket (drawn as RandomEntry
+  // draws it): a sample of up to kSlots entries for one bucket's cache misses. Does
+  // nothing when the table is empty. fn must not insert or erase.
+  template <typename Rng, typename Fn>
+  void ForEachInRandomBucket(Rng&& random, Fn&& fn) {
+    if (Handle h = RandomEntry(random)) {
+      for (uint32_t bits = h.bucket().occupied; bits; bits &= bits - 1) {
+        fn(Handle(h.segment_, h.block_, h.bucket_, __builtin_ctz(bits)));
+      }
+    }
+  }
+
   // A random entry, for sampling (RANDOMKEY, eviction): a uniformly random occupied
   // bucket of a random segment (segments weighted by their share of the hash space);
   // `random` supplies random 64-bit numbers. Empty Handle when the table is empty.

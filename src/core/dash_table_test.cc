@@ -388,5 +388,38 @@ TEST(DashTableTest, SnapshotThroughPreChangeHookIsPointInTime) {
   }
 }
 
+// Eviction's candidates: the buckets an insert of a hash writes to hold the entry of an
+// equal hash, and a random bucket gives at most kSlots entries, all present.
+TEST(DashTableTest, EvictionCandidates) {
+  StringTable table;
+  for (int i = 0; i < 5000; ++i) table.Insert(std::to_string(i), "v");
+  for (int i = 0; i < 5000; i += 97) {
+    const std::string key = std::to_string(i);
+    bool seen = false;
+    size_t candidates = 0;
+    table.ForEachInInsertBuckets(StringPolicy::Hash(key), [&](StringTable::Handle h) {
+      seen |= h.key() == key;
+      ++candidates;
+    });
+    // A key displaced to the stash is not among them; most are.
+    EXPECT_LE(candidates, 2 * StringTable::kSlots);
+    if (!seen) {
+      EXPECT_TRUE(table.Find(key));
+    }
+  }
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 100; ++round) {
+    size_t n = 0;
+    table.ForEachInRandomBucket(rng, [&](StringTable::Handle h) {
+      EXPECT_TRUE(table.Find(h.key()));
+      ++n;
+    });
+    EXPECT_GE(n, 1u);
+    EXPECT_LE(n, StringTable::kSlots);
+  }
+  StringTable empty;
+  empty.ForEachInRandomBucket(rng, [](StringTable::Handle) { FAIL(); });
+}
+
 }  // namespace
 }  // namespace damselfly::core

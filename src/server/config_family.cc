@@ -21,6 +21,7 @@
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/eviction.h"
 #include "src/server/keyspace_events.h"
 #include "src/server/persistence_family.h"
 #include "src/server/latency_monitor.h"
@@ -31,9 +32,23 @@
 #include "src/server/script_runner.h"
 
 DEFINE_string(maxmemory, "0",
-              "Memory limit (e.g. 4gb): past it, commands that add data get -OOM. 0: none; "
+              "Memory limit (e.g. 4gb): past it, keys are evicted as --maxmemory_policy or "
+              "--cache_mode say; with noeviction, commands that add data get -OOM. 0: none; "
               "left at its default inside a container with a memory limit (cgroup), 90% of "
               "that limit, leaving room for connection buffers and the process itself");
+DEFINE_string(maxmemory_policy, "noeviction",
+              "What to do past maxmemory (Redis's maxmemory-policy): noeviction (writes get "
+              "-OOM), allkeys-lru, allkeys-lfu, allkeys-random, volatile-lru, volatile-lfu, "
+              "volatile-random, volatile-ttl");
+DEFINE_bool(cache_mode, false,
+            "Run as a cache: past maxmemory, evict any key (least recently used of the "
+            "buckets a write lands in, new keys inserted at the midpoint so that scans do "
+            "not flush the hot set) instead of the maxmemory-policy; writes never get -OOM");
+DEFINE_uint32(maxmemory_samples, 5, "Keys the LRU, LFU and TTL policies sample per eviction");
+DEFINE_uint32(lfu_log_factor, 10, "How slowly LFU counters grow (Redis's lfu-log-factor)");
+DEFINE_uint32(lfu_decay_time, 1,
+              "Minutes per decrement of an idle key's LFU counter (Redis's lfu-decay-time; "
+              "0: never)");
 DEFINE_string(client_output_buffer_limit,
               "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
               "Redis's client-output-buffer-limit: <class> <hard> <soft> <soft seconds>... for "
@@ -54,13 +69,8 @@ using facade::CmdArgList;
 using facade::ConnectionContext;
 using facade::ReplyBuilder;
 
-constexpr std::string_view kPolicies[] = {"volatile-lru", "volatile-lfu", "volatile-random",
-                                          "volatile-ttl", "allkeys-lru",  "allkeys-lfu",
-                                          "allkeys-random", "noeviction"};
-constexpr size_t kNoEviction = 7;
-
 std::atomic<uint64_t> maxmemory_bytes{0};
-std::atomic<size_t> maxmemory_policy{kNoEviction};
+
 
 // Checks `value` for a parameter; returns the reason it is refused, or "" when valid.
 // With apply, also makes it the parameter's value (only called once all are valid).
@@ -212,6 +222,15 @@ std::string SetMaxClients(std::string_view value, bool apply) {
   return "";
 }
 
+// A parameter of the eviction configuration (eviction.h): `store` changes a copy.
+Setter EvictionSetter(int64_t min, int64_t max, void (*store)(EvictionConfig*, int64_t)) {
+  return IntegerSetter(min, max, [store](int64_t value) {
+    EvictionConfig config = LoadEvictionConfig();
+    store(&config, value);
+    StoreEvictionConfig(config);
+  });
+}
+
 const std::vector<ConfigParam>& Params() {
   constexpr int64_t kMaxLong = std::numeric_limits<int64_t>::max();
   constexpr int64_t kMinQueryBufferLimit = 1 << 20;  // Redis's minimum
@@ -225,17 +244,34 @@ const std::vector<ConfigParam>& Params() {
        }},
       {"maxmemory-policy", [] { return MaxMemoryPolicy(); },
        [](std::string_view value, bool apply) -> std::string {
-         for (size_t i = 0; i < std::size(kPolicies); ++i) {
-           if (!helio::EqualsIgnoreCase(value, kPolicies[i])) continue;
-           if (apply) maxmemory_policy.store(i, std::memory_order_relaxed);
-           return "";
+         std::optional<EvictionPolicy> policy = ParseEvictionPolicy(value);
+         if (!policy) {
+           return helio::StrCat("argument(s) must be one of the following: ",
+                                EvictionPolicyChoices());
          }
-         std::string choices;
-         for (std::string_view policy : kPolicies) {
-           helio::StrAppend(&choices, choices.empty() ? "" : ", ", policy);
+         if (apply) {
+           EvictionConfig config = LoadEvictionConfig();
+           config.policy = *policy;
+           StoreEvictionConfig(config);
          }
-         return helio::StrCat("argument(s) must be one of the following: ", choices);
+         return "";
        }},
+      {"maxmemory-samples", [] { return helio::StrCat(LoadEvictionConfig().samples); },
+       EvictionSetter(1, std::numeric_limits<int32_t>::max(),
+                      [](EvictionConfig* c, int64_t v) { c->samples = uint32_t(v); })},
+      {"lfu-log-factor", [] { return helio::StrCat(LoadEvictionConfig().lfu_log_factor); },
+       EvictionSetter(0, std::numeric_limits<int32_t>::max(),
+                      [](EvictionConfig* c, int64_t v) { c->lfu_log_factor = uint32_t(v); })},
+      {"lfu-decay-time", [] { return helio::StrCat(LoadEvictionConfig().lfu_decay_minutes); },
+       EvictionSetter(0, std::numeric_limits<int32_t>::max(),
+                      [](EvictionConfig* c, int64_t v) { c->lfu_decay_minutes = uint32_t(v); })},
+      // damselfly's own (--cache_mode): overrides maxmemory-policy (eviction.h).
+      {"cache_mode", [] { return std::string(LoadEvictionConfig().cache_mode ? "yes" : "no"); },
+       YesNoSetter([](bool on) {
+         EvictionConfig config = LoadEvictionConfig();
+         config.cache_mode = on;
+         StoreEvictionConfig(config);
+       })},
       {"requirepass", [] { return RequirePass(); },
        [](std::string_view value, bool apply) -> std::string {
          if (apply) SetRequirePass(value);
@@ -375,6 +411,8 @@ void ConfigSet(CmdArgList args, ReplyBuilder* rb) {
     if (!error.empty()) return failed(args[2 + 2 * i], error);
   }
   for (size_t i = 0; i < params.size(); ++i) params[i]->set(args[2 + 2 * i + 1], true);
+  // Eviction settings apply at once, not at the shards' next cycle.
+  if (shard_set) shard_set->RunOnAll([](EngineShard* shard) { shard->RefreshEviction(); });
   rb->SendOk();
 }
 
@@ -410,11 +448,15 @@ uint64_t MaxMemoryBytes() { return maxmemory_bytes.load(std::memory_order_relaxe
 
 bool OverMaxMemory() {
   uint64_t limit = MaxMemoryBytes();
-  return limit != 0 && shard_set->UsedMemory() > limit;
+  if (limit == 0) return false;
+  const EvictionConfig config = LoadEvictionConfig();
+  if (config.cache_mode) return false;  // a cache never refuses a write: it evicts
+  if (config.policy == EvictionPolicy::kNoEviction) return shard_set->UsedMemory() > limit;
+  return shard_set->EvictionStuck();  // over, and nothing the policy may evict
 }
 
 std::string MaxMemoryPolicy() {
-  return std::string(kPolicies[maxmemory_policy.load(std::memory_order_relaxed)]);
+  return std::string(EvictionPolicyName(LoadEvictionConfig().policy));
 }
 
 void ConfigFamily::Register(facade::CommandRegistry* registry) {
@@ -427,6 +469,11 @@ void ConfigFamily::Register(facade::CommandRegistry* registry) {
     LOG(INFO) << "maxmemory " << *maxmemory << " bytes: 90% of the cgroup memory limit";
   }
   maxmemory_bytes.store(*maxmemory, std::memory_order_relaxed);
+  std::optional<EvictionPolicy> policy = ParseEvictionPolicy(FLAGS_maxmemory_policy);
+  CHECK(policy) << "--maxmemory_policy: one of " << EvictionPolicyChoices();
+  CHECK_GE(FLAGS_maxmemory_samples, 1u) << "--maxmemory_samples";
+  StoreEvictionConfig({*policy, FLAGS_cache_mode, FLAGS_maxmemory_samples, FLAGS_lfu_log_factor,
+                       FLAGS_lfu_decay_time});
   std::string limits_error = SetOutputBufferLimits(FLAGS_client_output_buffer_limit, true);
   CHECK(limits_error.empty()) << "--client_output_buffer_limit: " << limits_error;
   InitCommandAccounting();

@@ -90,6 +90,9 @@ std::optional<uint32_t> DbSlice::IdleSeconds(DbIndex index, std::string_view key
 
 void DbSlice::AgeAccessStamps(size_t samples) {
   clock_s_ = NowSeconds();
+  lfu_minutes_ = NowMinutes();
+  if (stamp_mode_ == StampMode::kCacheMode) UpdateProbation();
+  const bool lfu = stamp_mode_ == StampMode::kLfu;
   for (auto& d : dbs_) {
     if (!d || d->main.empty()) continue;
     size_t seen = 0;
@@ -97,10 +100,10 @@ void DbSlice::AgeAccessStamps(size_t samples) {
       d->stamp_cursor = d->main.TraverseStep(d->stamp_cursor, [&](MainTable::Handle handle) {
         ++seen;
         const uint16_t stamp = StampOf(handle);
-        const uint16_t aged = core::AccessStamp::Age(stamp, clock_s_);
-        if (aged == stamp) return;
-        handle.key().SetKeyFlagBits(uint8_t(aged));
-        handle.value().set_spare_bits(uint8_t(aged >> 8));
+        const uint16_t aged =
+            lfu ? LfuBits::Aged(stamp, lfu_minutes_, eviction_.lfu_decay_minutes)
+                : core::AccessStamp::Age(stamp, clock_s_);
+        if (aged != stamp) SetStamp(handle, aged);
       });
     } while (d->stamp_cursor != 0 && seen < samples);
   }
@@ -127,6 +130,8 @@ OpResult<DbSlice::Update> DbSlice::FindMutableTyped(DbIndex index, std::string_v
 DbSlice::Update DbSlice::AddOrFind(DbIndex index, std::string_view key) {
   Db& d = EnsureDb(index);
   const uint64_t hash = core::HashKey(key);
+  if (eviction_.limit_bytes != 0) [[unlikely]]
+    EvictBeforeWrite(d, hash);
   if (MainTable::Handle handle = FindLive(d, key, hash, true)) {
     d.main.BeforeChange(handle);
     Touch(handle);
@@ -134,7 +139,7 @@ DbSlice::Update DbSlice::AddOrFind(DbIndex index, std::string_view key) {
   }
   MainTable::Handle handle = d.main.InsertNew(CompactObj(key), PrimeValue(), hash);
   d.inline_keys += handle.key().IsInline();
-  Touch(handle);
+  TouchNew(handle);
   return Update(this, &d, key, handle, true);
 }
 
@@ -222,9 +227,7 @@ void DbSlice::SetIdleSeconds(DbIndex index, std::string_view key, uint32_t idle_
   Db* d = db(index);
   MainTable::Handle handle = d ? FindLive(*d, key, core::HashKey(key)) : MainTable::Handle();
   if (!handle) return;
-  const uint16_t stamp = core::AccessStamp::Backdated(idle_s, clock_s_);
-  handle.key().SetKeyFlagBits(uint8_t(stamp));
-  handle.value().set_spare_bits(uint8_t(stamp >> 8));
+  SetStamp(handle, core::AccessStamp::Backdated(idle_s, clock_s_));
 }
 
 int64_t DbSlice::GetExpire(DbIndex index, std::string_view key) const {
@@ -426,10 +429,9 @@ std::pair<size_t, size_t> DbSlice::ActiveExpire(size_t samples) {
 
 DbSlice::TableStats DbSlice::table_stats() const {
   TableStats stats;
-  stats.table_bytes = sizeof(*this) + dbs_.capacity() * sizeof(dbs_[0]);
+  stats.table_bytes = TableBytes();
   for (const auto& d : dbs_) {
     if (!d) continue;
-    stats.table_bytes += sizeof(Db) + d->main.mem_usage() + d->expire.mem_usage();
     stats.buckets += d->main.bucket_count() + d->expire.bucket_count();
     stats.entries += d->main.size();
     stats.inline_keys += d->inline_keys;

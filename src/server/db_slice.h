@@ -44,6 +44,7 @@
 #include "src/core/access_stamp.h"
 #include "src/core/compact_object.h"
 #include "src/core/dash_table.h"
+#include "src/server/eviction.h"
 #include "src/server/op_status.h"
 #include "src/server/prime_value.h"
 
@@ -128,6 +129,7 @@ class DbSlice {
     uint64_t keyspace_hits = 0;
     uint64_t keyspace_misses = 0;
     uint64_t expired_keys = 0;
+    uint64_t evicted_keys = 0;
   };
 
   // Table figures for INFO memory.
@@ -192,6 +194,27 @@ class DbSlice {
   // at least every 1024 s; EngineShard sizes `samples` to cover the table in 10 minutes).
   void AgeAccessStamps(size_t samples);
 
+  // OBJECT FREQ: the LFU counter of `key` (decayed as due, as Redis reports it), or
+  // nullopt when missing. Meaningful only under an LFU policy (eviction.h, "Per-key bits").
+  std::optional<uint8_t> LfuCounter(DbIndex db, std::string_view key);
+
+  // --- eviction (eviction.h)
+
+  // Sets what this shard evicts and when; takes effect at the next write.
+  void SetEviction(const EvictionSettings& settings);
+  const EvictionSettings& eviction() const { return eviction_; }
+  // What this shard holds now, exactly: its thread's object heap counter plus its tables
+  // (O(databases)). The eviction check's figure.
+  uint64_t UsedBytes() const;
+  // The bytes of the slice and its tables (not what keys and values point to).
+  size_t TableBytes() const;
+  // Evicts keys of any database, at most `max_keys`, while UsedBytes() is over the limit;
+  // returns how many (the shard's housekeeping cycle).
+  size_t EvictOverLimit(size_t max_keys);
+  // Whether the last eviction attempt found the shard over its limit and nothing it may
+  // evict (a volatile policy without keys with a TTL): writes then get -OOM.
+  bool eviction_stuck() const { return eviction_stuck_; }
+
   // Counts a keyspace hit or miss for a read that did not go through FindRead (memcache's
   // gets, which may hand out a cas unique; SET's GET option).
   void CountRead(DbIndex db, std::string_view key, bool hit) {
@@ -207,7 +230,9 @@ class DbSlice {
   OpResult<Update> FindMutableTyped(DbIndex db, std::string_view key, ObjType type);
   // An Update of the live value of `key`, inserting an empty string when absent
   // (Update::inserted()). An inserted key the command never marks Changed is removed
-  // again when the Update ends.
+  // again when the Update ends. While the shard is over its eviction limit, first evicts
+  // keys of `db` (possibly `key` itself), so pointers into `db` are invalid afterwards,
+  // as after an insertion.
   Update AddOrFind(DbIndex db, std::string_view key);
   // Deletes `key`, reporting `kind` with `event`; false when it was not there.
   bool Erase(DbIndex db, std::string_view key, std::string_view event = "del",
@@ -378,10 +403,22 @@ class DbSlice {
   void InstallHook(Db& d);
   // Calls the pre-update hook with every bucket of the database, if both exist.
   void HookEveryBucket(DbIndex index);
-  // Records a use of the entry now (its access stamp: 8 bits in the key's flags, 5 in
-  // the value's spare bits).
+  // Records a use of the entry now: its access stamp (8 bits in the key's flags, 5 in
+  // the value's spare bits), or under an LFU policy its counter (eviction.h).
   void Touch(MainTable::Handle handle) {
-    const uint16_t stamp = core::AccessStamp::Now(clock_s_);
+    if (stamp_mode_ == StampMode::kLfu) [[unlikely]]
+      return TouchLfu(handle);
+    SetStamp(handle, core::AccessStamp::Now(clock_s_));
+  }
+  // Touch for an entry just inserted: LFU's initial counter, cache mode's midpoint.
+  void TouchNew(MainTable::Handle handle) {
+    if (stamp_mode_ != StampMode::kStamp) [[unlikely]]
+      return TouchNewSlow(handle);
+    SetStamp(handle, core::AccessStamp::Now(clock_s_));
+  }
+  void TouchLfu(MainTable::Handle handle);
+  void TouchNewSlow(MainTable::Handle handle);
+  static void SetStamp(MainTable::Handle handle, uint16_t stamp) {
     handle.key().SetKeyFlagBits(uint8_t(stamp));
     handle.value().set_spare_bits(uint8_t(stamp >> 8));
   }
@@ -389,6 +426,24 @@ class DbSlice {
     return uint16_t(handle.key().KeyFlagBits() | handle.value().spare_bits() << 8);
   }
   uint32_t NowSeconds() const { return uint32_t((UnixTimeMs() - base_ms_) / 1000); }
+  uint32_t NowMinutes() const { return uint32_t(UnixTimeMs() / 60000); }
+
+  // Eviction before a write into `d` (AddOrFind); `hash` is the written key's.
+  void EvictBeforeWrite(Db& d, uint64_t hash);
+  // The entry the policy evicts next from `d` (empty when none may go); cache mode looks
+  // first at the buckets of `near_hash` when given.
+  MainTable::Handle PickVictim(Db& d, const uint64_t* near_hash);
+  // How much the policy wants `handle` gone (higher: sooner).
+  uint64_t EvictionScore(MainTable::Handle handle) const;
+  void EvictEntry(Db& d, MainTable::Handle handle);
+  uint64_t NextRandom() {  // xorshift64: sampling needs speed, not quality
+    rng_state_ ^= rng_state_ << 13;
+    rng_state_ ^= rng_state_ >> 7;
+    rng_state_ ^= rng_state_ << 17;
+    return rng_state_;
+  }
+  // Cache mode: refreshes the probation time from the eviction rate (once a second).
+  void UpdateProbation();
 
   // The entry of a live key, deleting it first if its deadline has passed (the clock is
   // read only for keys that have a deadline), unless KeepExpiredUntil says to keep it and
@@ -422,6 +477,20 @@ class DbSlice {
   const int64_t base_ms_;
   std::vector<std::unique_ptr<Db>> dbs_;
   uint32_t clock_s_ = 0;  // seconds since base_ms_, refreshed by AgeAccessStamps
+  // What the 13 access bits hold (eviction.h, "Per-key bits").
+  enum class StampMode : uint8_t { kStamp, kLfu, kCacheMode };
+  StampMode stamp_mode_ = StampMode::kStamp;
+  EvictionSettings eviction_;
+  bool eviction_stuck_ = false;
+  uint32_t lfu_minutes_ = 0;  // the clock LFU counters decay by, refreshed with clock_s_
+  uint64_t rng_state_ = 0x9e3779b97f4a7c15;
+  // Cache mode's midpoint insertion: new keys look idle for probation_s_, half the time a
+  // key not read again stays (keys / evictions per second, a running average; once full,
+  // a shard evicts as fast as it inserts).
+  uint64_t evicted_at_last_rate_ = 0;
+  uint32_t last_rate_s_ = 0;
+  double eviction_rate_ = 0;  // keys per second
+  uint32_t probation_s_ = 0;
   std::vector<std::pair<uint64_t, ChangeListener>> listeners_;
   MissListener miss_listener_;
   PreUpdateHook pre_update_hook_;

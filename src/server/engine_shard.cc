@@ -8,7 +8,9 @@
 
 #include "helio/fibers/fiber.h"
 #include "src/core/obj_malloc.h"
+#include "src/server/config_family.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/server_stats.h"
 #include "src/server/latency_monitor.h"
 
 namespace damselfly {
@@ -23,15 +25,18 @@ std::atomic<bool> active_expire_enabled{true};
 // time budget that keeps the shard's latency low.
 constexpr size_t kSamplesPerRound = 20;
 constexpr auto kCycleBudget = std::chrono::microseconds(1000);
+// Eviction in the cycle catches what writes leave (eviction.h); bounded like expiry.
+constexpr size_t kMaxEvictionsPerCycle = 1000;
 }  // namespace
 
 void EngineShard::InitThreadLocal(ShardId id, unsigned num_shards, unsigned dbnum, unsigned hz) {
   CHECK(tl_shard == nullptr);
   core::InitThreadObjHeap();  // before any key or value is allocated here
   set_hz(hz);
-  tl_shard = new EngineShard(id, dbnum);
+  tl_shard = new EngineShard(id, num_shards, dbnum);
   tl_shard->db_slice_.SetCasSequence(id + 1, num_shards);
   tl_shard->keyspace_events_.SetFlags(KeyspaceEventFlags());
+  tl_shard->RefreshEviction();
   tl_shard->expiry_fiber_ = helio::fibers::Launch([shard = tl_shard] { shard->RunExpiryCycles(); });
 }
 
@@ -51,6 +56,20 @@ uint64_t EngineShard::UsedMemory() const {
   return core::ThreadObjHeapUsedBytes() + db_slice_.table_stats().table_bytes;
 }
 
+void EngineShard::RefreshEviction() {
+  const EvictionConfig config = LoadEvictionConfig();
+  EvictionSettings settings;
+  settings.policy = config.cache_mode ? EvictionPolicy::kCacheMode : config.policy;
+  settings.samples = config.samples;
+  settings.lfu_log_factor = config.lfu_log_factor;
+  settings.lfu_decay_minutes = config.lfu_decay_minutes;
+  if (const uint64_t maxmemory = MaxMemoryBytes()) {
+    const uint64_t correction = shard_set ? shard_set->rss_correction() : 0;
+    settings.limit_bytes = std::max<uint64_t>(1, (maxmemory - correction) / num_shards_);
+  }
+  db_slice_.SetEviction(settings);
+}
+
 unsigned EngineShard::hz() { return configured_hz.load(std::memory_order_relaxed); }
 
 bool EngineShard::active_expire() { return active_expire_enabled.load(std::memory_order_relaxed); }
@@ -65,7 +84,10 @@ void EngineShard::set_hz(unsigned hz) {
 
 void EngineShard::RunExpiryCycles() {
   while (!stop_expiry_.WaitFor(std::chrono::microseconds(1000000 / hz()))) {
-    shard_set->PublishUsedMemory(shard_id_, UsedMemory());
+    if (shard_id_ == 0) shard_set->UpdateRssCorrection(MaxMemoryBytes(), RssBytes());
+    RefreshEviction();
+    db_slice_.EvictOverLimit(kMaxEvictionsPerCycle);
+    shard_set->PublishUsedMemory(shard_id_, UsedMemory(), db_slice_.eviction_stuck());
     if (flush_at_ms_ != 0 && UnixTimeMs() >= flush_at_ms_) {
       db_slice_.FlushDb(flush_db_);
       flush_at_ms_ = 0;

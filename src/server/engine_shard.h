@@ -56,6 +56,10 @@ class EngineShard {
   // What this shard holds: its objects' heap blocks and its tables (INFO's used_memory).
   // Shard thread.
   uint64_t UsedMemory() const;
+  // Gives the db slice its eviction settings from the process's configuration
+  // (eviction.h): its share of maxmemory, less the RSS correction. Runs every cycle;
+  // CONFIG SET calls it on every shard so that a change applies at once. Shard thread.
+  void RefreshEviction();
 
   // Empties database `db` once the clock passes at_ms (memcached's flush_all with a
   // delay); a later call replaces the pending one, at_ms == 0 cancels it. Checked by the
@@ -66,8 +70,9 @@ class EngineShard {
   }
 
  private:
-  EngineShard(ShardId id, unsigned dbnum)
+  EngineShard(ShardId id, unsigned num_shards, unsigned dbnum)
       : shard_id_(id),
+        num_shards_(num_shards),
         db_slice_(dbnum),
         watches_(&db_slice_),
         keyspace_events_(&db_slice_),
@@ -75,6 +80,7 @@ class EngineShard {
   void RunExpiryCycles();
 
   const ShardId shard_id_;
+  const unsigned num_shards_;
   DbSlice db_slice_;
   WatchTable watches_;  // after db_slice_: it unsubscribes from it when destroyed
   KeyspaceNotifier keyspace_events_;  // likewise

@@ -30,10 +30,18 @@ class EngineShardSet {
   // used_memory as the shards last published it (each does so 'hz' times a second), for
   // the maxmemory check; any thread.
   uint64_t UsedMemory() const;
-  // Shard `id`'s thread: its current used_memory (objects and tables).
-  void PublishUsedMemory(ShardId id, uint64_t bytes) {
+  // Shard `id`'s thread: its current used_memory (objects and tables) and whether its
+  // eviction is stuck (DbSlice::eviction_stuck).
+  void PublishUsedMemory(ShardId id, uint64_t bytes, bool eviction_stuck = false) {
     used_memory_[id].store(bytes, std::memory_order_relaxed);
+    eviction_stuck_[id].store(eviction_stuck, std::memory_order_relaxed);
   }
+  // Whether a shard last published that it is over its share with nothing to evict.
+  bool EvictionStuck() const;
+  // How much the shards' shares of maxmemory are lowered because RSS passes it
+  // (eviction.h); any thread. UpdateRssCorrection runs on shard 0's housekeeping cycle.
+  uint64_t rss_correction() const { return rss_correction_.load(std::memory_order_relaxed); }
+  void UpdateRssCorrection(uint64_t maxmemory, uint64_t rss);
   helio::io::ProactorPool* pool() const { return pool_; }
 
   ShardId ShardOf(std::string_view key) const;
@@ -58,6 +66,10 @@ class EngineShardSet {
   helio::io::ProactorPool* pool_;
   unsigned size_ = 0;
   std::unique_ptr<std::atomic<uint64_t>[]> used_memory_;  // per shard
+  std::unique_ptr<std::atomic<bool>[]> eviction_stuck_;   // per shard
+  std::atomic<uint64_t> rss_correction_{0};
+  uint64_t last_rss_ = 0;     // UpdateRssCorrection's (shard 0's thread only)
+  uint64_t startup_rss_ = 0;  // likewise
 };
 
 // The process's shard set, set by main() before serving and immutable afterwards.

@@ -181,11 +181,17 @@ void CmdObject(CmdArgList args, ConnectionContext* cntx) {
     std::optional<int64_t> number = value->TryGetInt();
     return rb->SendLong(number && *number >= 0 && *number < 10000 ? 2147483647 : 1);
   }
-  if (ArgIs(sub, "IDLETIME")) return rb->SendLong(Slice().IdleSeconds(cntx->db_index, args[2]).value_or(0));
-  rb->SendError(
-      "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
-      "that when switching between policies at runtime LRU and LFU data will take some time "
-      "to adjust.");
+  // A key's access bits hold either an access stamp or an LFU counter (eviction.h).
+  const bool lfu = IsLfu(Slice().eviction().policy);
+  if (ArgIs(sub, "IDLETIME") && !lfu) {
+    return rb->SendLong(Slice().IdleSeconds(cntx->db_index, args[2]).value_or(0));
+  }
+  if (ArgIs(sub, "FREQ") && lfu) return rb->SendLong(Slice().LfuCounter(cntx->db_index, args[2]).value_or(0));
+  rb->SendError(helio::StrCat(
+      lfu ? "ERR An LFU maxmemory policy is selected, idle time not tracked."
+          : "ERR An LFU maxmemory policy is not selected, access frequency not tracked.",
+      " Please note that when switching between policies at runtime LRU and LFU data will "
+      "take some time to adjust."));
 }
 
 // --- RENAME, RENAMENX, COPY, MOVE

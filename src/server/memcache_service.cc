@@ -251,15 +251,17 @@ std::string MemcacheService::Stats() {
   pool_->AwaitOnAll(
       [&](unsigned index, helio::io::Proactor*) { per_thread[index] = McStats::tlocal(); });
   for (const McStats& stats : per_thread) totals.Add(stats);
-  std::vector<size_t> items(shard_set->size()), bytes(shard_set->size());
+  std::vector<size_t> items(shard_set->size()), bytes(shard_set->size()), evicted(shard_set->size());
   shard_set->RunOnAll([&](EngineShard* shard) {
     DbSlice& slice = shard->db_slice();
     items[shard->shard_id()] = slice.DbSize(0);
     bytes[shard->shard_id()] = shard->UsedMemory();
+    evicted[shard->shard_id()] = slice.stats().evicted_keys;
   });
-  size_t curr_items = 0, used_bytes = 0;
+  size_t curr_items = 0, used_bytes = 0, evictions = 0;
   for (size_t n : items) curr_items += n;
   for (size_t n : bytes) used_bytes += n;
+  for (size_t n : evicted) evictions += n;
 
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -308,7 +310,7 @@ std::string MemcacheService::Stats() {
   stat("bytes", used_bytes);
   stat("curr_items", curr_items);
   stat("total_items", totals.total_items);
-  stat("evictions", 0);
+  stat("evictions", evictions);
   stat("reclaimed", 0);
   out.append("END\r\n");
   return out;

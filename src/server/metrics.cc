@@ -219,7 +219,7 @@ std::string RenderMetrics(Service* service) {
   w.Single("keyspace_hits_total", "counter", "Key lookups that found the key.", t.hits);
   w.Single("keyspace_misses_total", "counter", "Key lookups that did not find the key.", t.misses);
   w.Single("expired_keys_total", "counter", "Keys deleted because their TTL passed.", t.expired);
-  w.Single("evicted_keys_total", "counter", "Keys evicted to stay under maxmemory.", 0);
+  w.Single("evicted_keys_total", "counter", "Keys evicted to stay under maxmemory.", t.evicted);
   w.Family("db_keys", "gauge", "Keys in each database (db0 and every non-empty one).");
   for (size_t db = 0; db < stats.keyspace.size(); ++db) {
     if (db == 0 || stats.keyspace[db].first) w.Sample(Label("db", helio::StrCat("db", db)), stats.keyspace[db].first);

@@ -186,7 +186,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("total_net_output_bytes", totals.net_output_bytes);
     field("rejected_connections", facade::ClientAdmission::Rejected(facade::ClientProtocol::kResp));
     field("expired_keys", totals.expired);
-    field("evicted_keys", 0);
+    field("evicted_keys", totals.evicted);
     field("keyspace_hits", totals.hits);
     field("keyspace_misses", totals.misses);
     field("pubsub_channels", NumActive(ChannelKind::kChannel));

@@ -38,6 +38,7 @@ void AddInto(const ThreadSnapshot& t, ThreadSnapshot* sum) {
   sum->hits += t.hits;
   sum->misses += t.misses;
   sum->expired += t.expired;
+  sum->evicted += t.evicted;
   sum->net_input_bytes += t.net_input_bytes;
   sum->net_output_bytes += t.net_output_bytes;
   sum->error_replies += t.error_replies;
@@ -93,6 +94,7 @@ StatsSnapshot GatherStats() {
     s.hits = slice.stats().keyspace_hits;
     s.misses = slice.stats().keyspace_misses;
     s.expired = slice.stats().expired_keys;
+    s.evicted = slice.stats().evicted_keys;
     DbSlice::TableStats tables = slice.table_stats();
     s.object_bytes = core::ThreadObjHeapUsedBytes();
     s.table_bytes = tables.table_bytes;

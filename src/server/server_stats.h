@@ -25,7 +25,7 @@ struct ThreadSnapshot {
   uint64_t blocked_clients = 0;  // held back by CLIENT PAUSE or in a blocking command
   uint64_t shard_hops = 0, remote_commands = 0;
   uint64_t scripts_undeclared_keys = 0, scripts_rerun_whole_shard = 0, scripts_whole_shard = 0;
-  uint64_t hits = 0, misses = 0, expired = 0;
+  uint64_t hits = 0, misses = 0, expired = 0, evicted = 0;
   uint64_t net_input_bytes = 0, net_output_bytes = 0, error_replies = 0;
   uint64_t tasks_run = 0;  // cross-thread tasks the thread ran (hops it served)
   // Memory: keys and values (the shard's object heap) and the tables holding them.

@@ -1,0 +1,184 @@
+// DbSlice's eviction (see eviction.h for the design): the check before a write, the
+// policies' choice of a victim, and the per-key bits LFU and cache mode keep.
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "src/core/obj_malloc.h"
+#include "src/server/db_slice.h"
+
+namespace damselfly {
+
+namespace {
+// Cache mode's probation stays in the access stamp's range of exact seconds.
+constexpr uint32_t kMaxProbationSeconds = 900;
+}  // namespace
+
+void DbSlice::SetEviction(const EvictionSettings& settings) {
+  eviction_ = settings;
+  if (eviction_.policy == EvictionPolicy::kNoEviction) eviction_.limit_bytes = 0;
+  if (eviction_.limit_bytes == 0) eviction_stuck_ = false;
+  stamp_mode_ = IsLfu(eviction_.policy)                         ? StampMode::kLfu
+                : eviction_.policy == EvictionPolicy::kCacheMode ? StampMode::kCacheMode
+                                                                 : StampMode::kStamp;
+  if (stamp_mode_ != StampMode::kCacheMode) probation_s_ = 0;
+  lfu_minutes_ = NowMinutes();
+}
+
+uint64_t DbSlice::UsedBytes() const { return core::ThreadObjHeapUsedBytes() + TableBytes(); }
+
+size_t DbSlice::TableBytes() const {
+  size_t bytes = sizeof(*this) + dbs_.capacity() * sizeof(dbs_[0]);
+  for (const auto& d : dbs_) {
+    if (d) bytes += sizeof(Db) + d->main.mem_usage() + d->expire.mem_usage();
+  }
+  return bytes;
+}
+
+void DbSlice::EvictBeforeWrite(Db& d, uint64_t hash) {
+  // Erasing never shrinks a table, so its bytes hold for the whole loop.
+  const uint64_t tables = TableBytes();
+  auto over = [&] { return core::ThreadObjHeapUsedBytes() + tables > eviction_.limit_bytes; };
+  if (!over()) {
+    eviction_stuck_ = false;
+    return;
+  }
+  unsigned evicted = 0;
+  do {
+    MainTable::Handle victim = PickVictim(d, evicted == 0 ? &hash : nullptr);
+    if (!victim) break;
+    EvictEntry(d, victim);
+  } while (++evicted < kMaxEvictionsPerWrite && over());
+  eviction_stuck_ = evicted == 0;
+}
+
+size_t DbSlice::EvictOverLimit(size_t max_keys) {
+  if (eviction_.limit_bytes == 0) return 0;
+  const uint64_t tables = TableBytes();
+  auto over = [&] { return core::ThreadObjHeapUsedBytes() + tables > eviction_.limit_bytes; };
+  size_t evicted = 0;
+  bool progress = true;
+  while (progress && evicted < max_keys && over()) {
+    progress = false;
+    for (auto& d : dbs_) {  // a key of each database in turn, as Redis samples them all
+      if (!d || d->main.empty() || !over()) continue;
+      if (MainTable::Handle victim = PickVictim(*d, nullptr)) {
+        EvictEntry(*d, victim);
+        ++evicted;
+        progress = true;
+      }
+    }
+  }
+  eviction_stuck_ = !progress && over();
+  return evicted;
+}
+
+DbSlice::MainTable::Handle DbSlice::PickVictim(Db& d, const uint64_t* near_hash) {
+  auto random = [this] { return NextRandom(); };
+  const EvictionPolicy policy = eviction_.policy;
+  MainTable::Handle best;
+  uint64_t best_score = 0;
+  auto consider = [&](MainTable::Handle handle, uint64_t score) {
+    if (!best || score > best_score) {
+      best = handle;
+      best_score = score;
+    }
+  };
+  switch (policy) {
+    case EvictionPolicy::kNoEviction:
+      return {};
+    case EvictionPolicy::kAllKeysRandom:
+      return d.main.RandomEntry(random);
+    case EvictionPolicy::kCacheMode: {
+      auto each = [&](MainTable::Handle handle) { consider(handle, EvictionScore(handle)); };
+      if (near_hash) d.main.ForEachInInsertBuckets(*near_hash, each);
+      if (!best) d.main.ForEachInRandomBucket(random, each);
+      return best;
+    }
+    case EvictionPolicy::kAllKeysLru:
+    case EvictionPolicy::kAllKeysLfu:
+      for (uint32_t i = 0; i < eviction_.samples; ++i) {
+        MainTable::Handle handle = d.main.RandomEntry(random);
+        if (!handle) break;
+        consider(handle, EvictionScore(handle));
+      }
+      return best;
+    case EvictionPolicy::kVolatileLru:
+    case EvictionPolicy::kVolatileLfu:
+    case EvictionPolicy::kVolatileRandom:
+    case EvictionPolicy::kVolatileTtl:
+      // Sampled from the expire table: only keys with a TTL may go.
+      for (uint32_t i = 0; i < eviction_.samples; ++i) {
+        ExpireTable::Handle deadline = d.expire.RandomEntry(random);
+        if (!deadline) break;
+        MainTable::Handle handle = d.main.Find(deadline.key());
+        DCHECK(handle);
+        if (!handle) continue;
+        if (policy == EvictionPolicy::kVolatileRandom) return handle;
+        if (policy == EvictionPolicy::kVolatileTtl) {  // the nearest deadline first
+          consider(handle, uint64_t(std::numeric_limits<int64_t>::max()) -
+                               uint64_t(std::max<int64_t>(deadline.value(), 0)));
+        } else {
+          consider(handle, EvictionScore(handle));
+        }
+      }
+      return best;
+  }
+  return {};
+}
+
+uint64_t DbSlice::EvictionScore(MainTable::Handle handle) const {
+  const uint16_t bits = StampOf(handle);
+  if (stamp_mode_ == StampMode::kLfu) {
+    return 255 - LfuBits::Counter(bits, lfu_minutes_, eviction_.lfu_decay_minutes);
+  }
+  return core::AccessStamp::IdleSeconds(bits, clock_s_);
+}
+
+void DbSlice::EvictEntry(Db& d, MainTable::Handle handle) {
+  std::string key;  // the entry's own key dies with it; the listeners need it after
+  handle.key().GetString(&key);
+  EraseEntry(d, handle, key);
+  ++stats_.evicted_keys;
+  Report(KeyChangeKind::kEvicted, d.index, key, "evicted");
+}
+
+void DbSlice::TouchLfu(MainTable::Handle handle) {
+  const double random01 = double(NextRandom() >> 11) * 0x1.0p-53;
+  SetStamp(handle, LfuBits::Accessed(StampOf(handle), lfu_minutes_, eviction_.lfu_decay_minutes,
+                                     eviction_.lfu_log_factor, random01));
+}
+
+void DbSlice::TouchNewSlow(MainTable::Handle handle) {
+  if (stamp_mode_ == StampMode::kLfu) {
+    return SetStamp(handle, LfuBits::New(lfu_minutes_, eviction_.lfu_decay_minutes));
+  }
+  SetStamp(handle, probation_s_ ? core::AccessStamp::Backdated(probation_s_, clock_s_)
+                                : core::AccessStamp::Now(clock_s_));
+}
+
+void DbSlice::UpdateProbation() {
+  if (clock_s_ <= last_rate_s_) return;
+  const uint64_t evicted = stats_.evicted_keys;
+  // CONFIG RESETSTAT may have zeroed the count meanwhile: that second counts as none.
+  const uint64_t delta = evicted >= evicted_at_last_rate_ ? evicted - evicted_at_last_rate_ : 0;
+  const double rate = double(delta) / (clock_s_ - last_rate_s_);
+  evicted_at_last_rate_ = evicted;
+  last_rate_s_ = clock_s_;
+  eviction_rate_ = (eviction_rate_ * 3 + rate) / 4;
+  size_t keys = 0;
+  for (const auto& d : dbs_) keys += d ? d->main.size() : 0;
+  probation_s_ = eviction_rate_ < 1e-3
+                     ? 0
+                     : uint32_t(std::min<double>(kMaxProbationSeconds, keys / eviction_rate_ / 2));
+}
+
+std::optional<uint8_t> DbSlice::LfuCounter(DbIndex index, std::string_view key) {
+  Db* d = db(index);
+  MainTable::Handle handle = d ? FindLive(*d, key, core::HashKey(key)) : MainTable::Handle();
+  if (!handle) return std::nullopt;
+  return LfuBits::Counter(StampOf(handle), lfu_minutes_, eviction_.lfu_decay_minutes);
+}
+
+}  // namespace damselfly

@@ -1,0 +1,223 @@
+// Eviction on the table (eviction.h): what each policy evicts first, with the shard's
+// limit set to its usage so that each new key must make room.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "helio/base/strings.h"
+#include "src/server/db_slice.h"
+
+namespace damselfly {
+namespace {
+
+// 200 bytes that neither pack nor compress.
+std::string Value(int seed) {
+  std::string value(200, 0);
+  uint64_t x = 0x9e3779b97f4a7c15ull * (seed + 1);
+  for (char& c : value) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = char(x);
+  }
+  return value;
+}
+
+void Put(DbSlice* slice, std::string_view key, int seed, int64_t deadline_ms = 0) {
+  DbSlice::Update entry = slice->AddOrFind(0, key);
+  entry->SetString(Value(seed));
+  entry.SetExpire(deadline_ms);
+  entry.Changed("set");
+}
+
+EvictionSettings Policy(EvictionPolicy policy, uint64_t limit, uint32_t samples = 5) {
+  EvictionSettings settings;
+  settings.policy = policy;
+  settings.limit_bytes = limit;
+  settings.samples = samples;
+  settings.lfu_log_factor = 0;  // LFU counters count every access
+  return settings;
+}
+
+std::string Key(std::string_view prefix, int i) { return helio::StrCat(prefix, i); }
+
+// Fills `slice` with `n` keys "<prefix><i>", then caps it at its usage.
+void FillAndCap(DbSlice* slice, EvictionSettings settings) {
+  settings.limit_bytes = slice->UsedBytes();
+  slice->SetEviction(settings);
+}
+
+int CountPresent(DbSlice* slice, std::string_view prefix, int n) {
+  int present = 0;
+  for (int i = 0; i < n; ++i) present += slice->Find(0, Key(prefix, i)) != nullptr;
+  return present;
+}
+
+TEST(DbSliceEvictionTest, NoEvictionNeverEvicts) {
+  DbSlice slice(1);
+  for (int i = 0; i < 100; ++i) Put(&slice, Key("k", i), i);
+  FillAndCap(&slice, Policy(EvictionPolicy::kNoEviction, 0));
+  for (int i = 0; i < 100; ++i) Put(&slice, Key("new", i), i);
+  EXPECT_EQ(slice.DbSize(0), 200u);
+  EXPECT_EQ(slice.stats().evicted_keys, 0u);
+  EXPECT_FALSE(slice.eviction_stuck());
+}
+
+TEST(DbSliceEvictionTest, UsageStaysAtTheLimit) {
+  DbSlice slice(1);
+  for (int i = 0; i < 1000; ++i) Put(&slice, Key("k", i), i);
+  FillAndCap(&slice, Policy(EvictionPolicy::kAllKeysRandom, 0));
+  const uint64_t limit = slice.eviction().limit_bytes;
+  for (int i = 0; i < 2000; ++i) Put(&slice, Key("new", i), i);
+  // Each write evicts before it adds: at most one value over the limit, plus table growth.
+  EXPECT_LE(slice.UsedBytes(), limit + 1024 + 24 * 1024);
+  EXPECT_GE(slice.stats().evicted_keys, 1900u);
+  EXPECT_LT(slice.DbSize(0), 1100u);
+}
+
+TEST(DbSliceEvictionTest, VolatilePoliciesEvictOnlyKeysWithATtl) {
+  for (EvictionPolicy policy : {EvictionPolicy::kVolatileLru, EvictionPolicy::kVolatileLfu,
+                                EvictionPolicy::kVolatileRandom, EvictionPolicy::kVolatileTtl}) {
+    SCOPED_TRACE(EvictionPolicyName(policy));
+    DbSlice slice(1);
+    const int64_t later = UnixTimeMs() + 3600'000;
+    for (int i = 0; i < 300; ++i) Put(&slice, Key("persistent", i), i);
+    for (int i = 0; i < 300; ++i) Put(&slice, Key("volatile", i), i, later + i);
+    FillAndCap(&slice, Policy(policy, 0));
+    for (int i = 0; i < 200; ++i) Put(&slice, Key("new", i), i);
+    EXPECT_EQ(CountPresent(&slice, "persistent", 300), 300);
+    EXPECT_EQ(CountPresent(&slice, "new", 200), 200);
+    EXPECT_LE(CountPresent(&slice, "volatile", 300), 101);  // the first write fits
+    // Once no key has a TTL, nothing may go: the slice says so (writes then get -OOM).
+    for (int i = 0; i < 400; ++i) Put(&slice, Key("more", i), i);
+    EXPECT_EQ(CountPresent(&slice, "volatile", 300), 0);
+    EXPECT_EQ(CountPresent(&slice, "persistent", 300), 300);
+    EXPECT_TRUE(slice.eviction_stuck());
+  }
+}
+
+TEST(DbSliceEvictionTest, VolatileTtlEvictsTheNearestDeadlinesFirst) {
+  DbSlice slice(1);
+  const int64_t now = UnixTimeMs();
+  for (int i = 0; i < 200; ++i) Put(&slice, Key("k", i), i, now + 3600'000 + 1000 * i);
+  FillAndCap(&slice, Policy(EvictionPolicy::kVolatileTtl, 0, /*samples=*/64));
+  for (int i = 0; i < 50; ++i) Put(&slice, Key("new", i), i);
+  // 64 samples of 200 keys: the evicted ones are among the earliest deadlines.
+  EXPECT_LE(CountPresent(&slice, "k", 60), 15);
+  EXPECT_EQ(CountPresent(&slice, "k", 200) - CountPresent(&slice, "k", 100), 100);
+}
+
+TEST(DbSliceEvictionTest, AllKeysLruKeepsRecentlyReadKeys) {
+  DbSlice slice(1);
+  for (int i = 0; i < 400; ++i) Put(&slice, Key("k", i), i);
+  // Every key was last used 100 s ago; then the even ones are read now.
+  for (int i = 0; i < 400; ++i) slice.SetIdleSeconds(0, Key("k", i), 100);
+  for (int i = 0; i < 400; i += 2) ASSERT_TRUE(slice.FindRead(0, Key("k", i)));
+  EXPECT_EQ(slice.IdleSeconds(0, "k1"), 100u);
+  FillAndCap(&slice, Policy(EvictionPolicy::kAllKeysLru, 0, /*samples=*/16));
+  for (int i = 0; i < 150; ++i) Put(&slice, Key("new", i), i);
+  int read_left = 0, unread_left = 0;
+  for (int i = 0; i < 400; ++i) (i % 2 ? unread_left : read_left) += bool(slice.Find(0, Key("k", i)));
+  EXPECT_GE(read_left, 185);
+  EXPECT_LE(unread_left, 80);
+}
+
+TEST(DbSliceEvictionTest, AllKeysLfuKeepsFrequentlyReadKeys) {
+  DbSlice slice(1);
+  slice.SetEviction(Policy(EvictionPolicy::kAllKeysLfu, 0));  // counters from creation on
+  for (int i = 0; i < 400; ++i) Put(&slice, Key("k", i), i);
+  EXPECT_EQ(slice.LfuCounter(0, "k1"), LfuBits::kInitialCounter);
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < 400; i += 2) ASSERT_TRUE(slice.FindRead(0, Key("k", i)));
+  }
+  EXPECT_EQ(slice.LfuCounter(0, "k0"), LfuBits::kInitialCounter + 5);
+  FillAndCap(&slice, Policy(EvictionPolicy::kAllKeysLfu, 0, /*samples=*/16));
+  for (int i = 0; i < 150; ++i) Put(&slice, Key("new", i), i);
+  // New keys start at the unread keys' counter: those two go, in any order.
+  int read_left = 0, unread_left = 0;
+  for (int i = 0; i < 400; ++i) (i % 2 ? unread_left : read_left) += bool(slice.Find(0, Key("k", i)));
+  EXPECT_GE(read_left, 195);
+  EXPECT_LE(unread_left + CountPresent(&slice, "new", 150), 210);
+}
+
+TEST(DbSliceEvictionTest, CacheModeEvictsTheColdestEntryWhereTheKeyLands) {
+  DbSlice slice(1);
+  for (int i = 0; i < 2000; ++i) Put(&slice, Key("k", i), i);
+  for (int i = 0; i < 2000; ++i) slice.SetIdleSeconds(0, Key("k", i), 100);
+  for (int i = 0; i < 2000; i += 4) ASSERT_TRUE(slice.FindRead(0, Key("k", i)));
+  FillAndCap(&slice, Policy(EvictionPolicy::kCacheMode, 0));
+  // A scan of new keys: each evicts an idle key of the two buckets it lands in.
+  for (int i = 0; i < 1000; ++i) Put(&slice, Key("scan", i), i);
+  int hot_left = 0;
+  for (int i = 0; i < 2000; i += 4) hot_left += bool(slice.Find(0, Key("k", i)));
+  EXPECT_GE(hot_left, 490);
+  EXPECT_GE(slice.stats().evicted_keys, 950u);
+}
+
+TEST(DbSliceEvictionTest, EvictionIsReportedAsEvicted) {
+  DbSlice slice(1);
+  std::vector<std::string> evicted;
+  slice.AddChangeListener([&](const KeyChange& change) {
+    if (change.kind == KeyChangeKind::kEvicted) {
+      EXPECT_EQ(change.event, "evicted");
+      evicted.emplace_back(change.key);
+    }
+  });
+  for (int i = 0; i < 100; ++i) Put(&slice, Key("k", i), i);
+  FillAndCap(&slice, Policy(EvictionPolicy::kAllKeysRandom, 0));
+  for (int i = 0; i < 20; ++i) Put(&slice, Key("new", i), i);
+  ASSERT_FALSE(evicted.empty());
+  EXPECT_EQ(evicted.size(), slice.stats().evicted_keys);
+  for (const std::string& key : evicted) EXPECT_EQ(slice.Find(0, key), nullptr);
+}
+
+TEST(DbSliceEvictionTest, BackgroundEvictionReachesTheLimit) {
+  DbSlice slice(2);
+  for (int i = 0; i < 500; ++i) Put(&slice, Key("k", i), i);
+  {
+    DbSlice::Update entry = slice.AddOrFind(1, "other-db");
+    entry->SetString(Value(1));
+    entry.Changed("set");
+  }
+  EvictionSettings settings = Policy(EvictionPolicy::kAllKeysLru, slice.UsedBytes() / 2);
+  slice.SetEviction(settings);
+  EXPECT_GT(slice.EvictOverLimit(1000), 100u);
+  EXPECT_LE(slice.UsedBytes(), settings.limit_bytes);
+  EXPECT_FALSE(slice.eviction_stuck());
+}
+
+TEST(LfuBitsTest, CounterGrowsLogarithmicallyAndDecays) {
+  const uint32_t now = 1000;
+  uint16_t bits = LfuBits::New(now, 1);
+  EXPECT_EQ(LfuBits::Counter(bits, now, 1), 5);
+  // log factor 0: every access counts; 10: the probability falls as the counter grows.
+  EXPECT_EQ(LfuBits::Counter(LfuBits::Accessed(bits, now, 1, 0, 0.99), now, 1), 6);
+  uint16_t high = bits;
+  for (int i = 0; i < 300; ++i) high = LfuBits::Accessed(high, now, 1, 0, 0.5);
+  EXPECT_EQ(LfuBits::Counter(high, now, 1), 255);
+  uint16_t slow = LfuBits::Accessed(LfuBits::Accessed(bits, now, 1, 10, 0.0), now, 1, 10, 0.5);
+  EXPECT_EQ(LfuBits::Counter(slow, now, 1), 6);  // at 6 an access counts with p = 1/11
+  // One decrement per lfu-decay-time minutes idle; none with decay time 0.
+  EXPECT_EQ(LfuBits::Counter(high, now + 3, 1), 252);
+  EXPECT_EQ(LfuBits::Counter(high, now + 10, 5), 253);
+  EXPECT_EQ(LfuBits::Counter(LfuBits::New(now, 0), now + 100, 0), 5);
+  EXPECT_EQ(LfuBits::Counter(bits, now + 20, 1), 0);
+  // The sweep applies the decay and restarts the period count.
+  uint16_t aged = LfuBits::Aged(high, now + 20, 1);
+  EXPECT_EQ(LfuBits::Counter(aged, now + 20, 1), 235);
+  EXPECT_EQ(LfuBits::Counter(aged, now + 40, 1), 215);
+}
+
+TEST(EvictionPolicyTest, NamesAsRedis) {
+  EXPECT_EQ(ParseEvictionPolicy("ALLKEYS-LRU"), EvictionPolicy::kAllKeysLru);
+  EXPECT_EQ(ParseEvictionPolicy("volatile-ttl"), EvictionPolicy::kVolatileTtl);
+  EXPECT_EQ(ParseEvictionPolicy("lru"), std::nullopt);
+  EXPECT_EQ(EvictionPolicyName(EvictionPolicy::kNoEviction), "noeviction");
+  EXPECT_EQ(EvictionPolicyChoices(),
+            "volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, "
+            "allkeys-lfu, allkeys-random, noeviction");
+}
+
+}  // namespace
+}  // namespace damselfly
