@@ -264,6 +264,12 @@ bool ConfigurePersistence() {
   }
   SetKeyLoadDelayUs(FLAGS_key_load_delay);
   std::lock_guard lock(s.mu);
+  // The listeners start next: from their first client on, a file to load means -LOADING.
+  struct stat file;
+  if (stat(FLAGS_dbfilename.c_str(), &file) == 0) {
+    s.loading_started_s = NowS();
+    loading.store(true);
+  }
   s.dbfilename = FLAGS_dbfilename;
   s.rules = std::move(*rules);
   s.compression = FLAGS_rdbcompression;
@@ -280,11 +286,6 @@ void LoadAtStartup() {
   State& s = state();
   struct stat file;
   if (stat(FLAGS_dbfilename.c_str(), &file) == 0) {
-    {
-      std::lock_guard lock(s.mu);
-      s.loading_started_s = NowS();
-    }
-    loading.store(true);
     LOG(INFO) << "Loading " << FLAGS_dbfilename << " (" << file.st_size << " bytes)";
     const auto start = std::chrono::steady_clock::now();
     LoadResult loaded;

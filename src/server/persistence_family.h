@@ -27,7 +27,8 @@ class PersistenceFamily {
 };
 
 // Start-up, from main() after the shards exist and before the listeners: applies --dir
-// and the settings. False when --dir cannot be used.
+// and the settings, and enters the loading state when dir/dbfilename exists (so that no
+// client sees the dataset before it is loaded). False when --dir cannot be used.
 bool ConfigurePersistence();
 // Start-up, from main() once the listeners accept clients (which get -LOADING meanwhile):
 // loads dir/dbfilename when it exists (exits the process on a file it cannot load, as
