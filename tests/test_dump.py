@@ -188,6 +188,21 @@ def test_restore_idletime(server):
     assert c.get("f") == b"v"
 
 
+def test_restore_freq_under_an_lfu_policy(server):
+    c = server.client()
+    c.set("k", "v")
+    payload = c.dump("k")
+    try:
+        c.config_set("maxmemory-policy", "allkeys-lfu")
+        assert c.restore("f", 0, payload, frequency=100)
+        assert c.object("freq", "f") == 100
+        # IDLETIME is ignored under LFU, as in Redis: the key keeps its new counter.
+        assert c.restore("i", 0, payload, idletime=1000)
+        assert c.object("freq", "i") == 5
+    finally:
+        c.config_set("maxmemory-policy", "noeviction")
+
+
 def test_dump_restore_every_type_in_place(server):
     c = server.client()
     keys = fill(c)

@@ -170,7 +170,10 @@ void DbSlice::PutValue(DbIndex index, std::string_view key, PrimeValue value, in
   Update target = AddOrFind(index, key);
   if (target->has_expire()) target.SetExpire(0);
   if (target->has_mc_meta()) dbs_[index]->mc_meta.erase(key);
+  // The spare bits are the access stamp's high half (SetStamp), not the moved value's.
+  const uint8_t stamp_high = target->spare_bits();
   target.value() = std::move(value);
+  target.value().set_spare_bits(stamp_high);
   target.SetExpire(deadline_ms);
   target.EndSilently();
 }
@@ -226,7 +229,7 @@ void DbSlice::PutRestored(DbIndex index, std::string_view key, PrimeValue value,
 void DbSlice::SetIdleSeconds(DbIndex index, std::string_view key, uint32_t idle_s) {
   Db* d = db(index);
   MainTable::Handle handle = d ? FindLive(*d, key, core::HashKey(key)) : MainTable::Handle();
-  if (!handle) return;
+  if (!handle || stamp_mode_ == StampMode::kLfu) return;
   SetStamp(handle, core::AccessStamp::Backdated(idle_s, clock_s_));
 }
 

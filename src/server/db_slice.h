@@ -259,8 +259,11 @@ class DbSlice {
   void PutRestored(DbIndex db, std::string_view key, PrimeValue value, int64_t deadline_ms,
                    std::string_view event);
   // Makes `key` look unused for the last idle_s seconds (RESTORE's IDLETIME; see
-  // IdleSeconds for the precision). No effect when missing.
+  // IdleSeconds for the precision). No effect when missing, or under an LFU policy (the
+  // bits hold the counter then), as in Redis.
   void SetIdleSeconds(DbIndex db, std::string_view key, uint32_t idle_s);
+  // Sets `key`'s LFU counter (RESTORE's FREQ). Only under an LFU policy, as in Redis.
+  void SetLfuCounter(DbIndex db, std::string_view key, uint8_t counter);
 
   size_t DbSize(DbIndex db) const;
   size_t ExpireSize(DbIndex db) const;

@@ -174,6 +174,13 @@ void DbSlice::UpdateProbation() {
                      : uint32_t(std::min<double>(kMaxProbationSeconds, keys / eviction_rate_ / 2));
 }
 
+void DbSlice::SetLfuCounter(DbIndex index, std::string_view key, uint8_t counter) {
+  Db* d = db(index);
+  MainTable::Handle handle = d ? FindLive(*d, key, core::HashKey(key)) : MainTable::Handle();
+  if (!handle || stamp_mode_ != StampMode::kLfu) return;
+  SetStamp(handle, LfuBits::WithCounter(counter, lfu_minutes_, eviction_.lfu_decay_minutes));
+}
+
 std::optional<uint8_t> DbSlice::LfuCounter(DbIndex index, std::string_view key) {
   Db* d = db(index);
   MainTable::Handle handle = d ? FindLive(*d, key, core::HashKey(key)) : MainTable::Handle();

@@ -89,6 +89,7 @@ void CmdRestore(CmdArgList args, ConnectionContext* cntx) {
   Slice().PutRestored(db, key, std::move(value), deadline_ms, "restore");
   if (options.idle_s)
     Slice().SetIdleSeconds(db, key, uint32_t(std::min<int64_t>(*options.idle_s, UINT32_MAX)));
+  if (options.freq) Slice().SetLfuCounter(db, key, uint8_t(*options.freq));
   rb->SendOk();
 }
 

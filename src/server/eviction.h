@@ -123,6 +123,10 @@ class LfuBits {
     }
     return Make(counter, Period(now_minutes, decay_minutes));
   }
+  // The bits of a counter set at now_minutes (RESTORE's FREQ).
+  static uint16_t WithCounter(uint8_t counter, uint32_t now_minutes, uint32_t decay_minutes) {
+    return Make(counter, Period(now_minutes, decay_minutes));
+  }
   // The bits with the decay due applied, so the 5-bit time never wraps (the sweep's job).
   static uint16_t Aged(uint16_t bits, uint32_t now_minutes, uint32_t decay_minutes) {
     return Make(Counter(bits, now_minutes, decay_minutes), Period(now_minutes, decay_minutes));
