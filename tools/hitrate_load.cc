@@ -61,6 +61,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tools/load_socket.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -230,26 +232,15 @@ struct Counts {
 };
 
 int Connect(const Options& o) {
-  addrinfo hints{}, *res = nullptr;
-  hints.ai_socktype = SOCK_STREAM;
-  if (getaddrinfo(o.host.c_str(), o.port.c_str(), &hints, &res) != 0) Die("bad address");
-  int fd = socket(res->ai_family, SOCK_STREAM, 0);
-  if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
-    Die("connect: " + std::string(strerror(errno)));
-  }
-  freeaddrinfo(res);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  std::string error;
+  int fd = load_tools::ConnectTcp(o.host, o.port, &error);
+  if (fd < 0) Die(error);
   return fd;
 }
 
 void SendAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) Die("send: " + std::string(strerror(errno)));
-    data.remove_prefix(n);
-  }
+  std::string error;
+  if (!load_tools::SendAll(fd, data, &error)) Die(error);
 }
 
 // A value of `size` random letters and digits: damselfly compresses values (LZF), and a run of

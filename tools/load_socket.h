@@ -1,0 +1,54 @@
+// Blocking TCP helpers shared by the load generators under tools/ (flood_load,
+// hitrate_load): each program runs its connections on its own threads and dies on an
+// error, so these report errors and leave the dying to the caller.
+#pragma once
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace load_tools {
+
+// A connected TCP socket with TCP_NODELAY, or -1 with *error set.
+inline int ConnectTcp(const std::string& host, const std::string& port, std::string* error) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0) {
+    *error = "bad address";
+    return -1;
+  }
+  int fd = socket(res->ai_family, SOCK_STREAM, 0);
+  if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+    *error = "connect: " + std::string(strerror(errno));
+    if (fd >= 0) close(fd);
+    freeaddrinfo(res);
+    return -1;
+  }
+  freeaddrinfo(res);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  return fd;
+}
+
+// Sends all of `data`; false with *error set when the connection fails.
+inline bool SendAll(int fd, std::string_view data, std::string* error) {
+  while (!data.empty()) {
+    ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *error = "send: " + std::string(strerror(errno));
+      return false;
+    }
+    data.remove_prefix(size_t(n));
+  }
+  return true;
+}
+
+}  // namespace load_tools
