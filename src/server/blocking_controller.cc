@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <boost/fiber/operations.hpp>
+
 #include "absl/container/flat_hash_map.h"
 #include "helio/base/time.h"
 #include "src/facade/resp_connection.h"
@@ -230,7 +232,13 @@ Waiter::State Wait(facade::ConnectionContext* cntx, const WaiterPtr& waiter,
                    absl::Span<const std::string_view> keys, steady_clock::time_point deadline) {
   facade::RespConnection* conn = cntx->owner();
   BlockedHere()[cntx->id()] = waiter;
-  // The replies of the commands pipelined before this one leave before it waits.
+  // The replies of the commands pipelined before this one leave before it waits, but
+  // after those of the clients on this thread they served: the yield lets a BLPOP that
+  // our LPUSH woke send first. Redis also writes the client it served last first. In a
+  // chain (BLPOP/LPUSH ping-pong: LPUSH ping + BLPOP pong woke a BLPOP ping) the woken
+  // client's reply is the one the chain waits for; sent second, it cost the clients an
+  // extra wake-up (ping-pong p50 1.13x redis-server's before, docs/benchmarks.md).
+  boost::this_fiber::yield();
   if (!cntx->FlushBeforeWait()) waiter->Cancel(Waiter::State::kDisconnected);
   // A client that leaves must not take an element: a hang-up cancels the wait. The
   // watch (an io_uring poll armed and cancelled, and a fiber) starts only once the wait
