@@ -433,3 +433,25 @@ def test_noloop_does_not_hide_expiry(server):
     r("GET", "mykey")  # expired by now (lazily here, or actively before)
     assert invalidated(target) == [b"mykey"]
     assert read_all(target, 0.1) == []
+
+
+def test_scripts_track_their_declared_keys(server):
+    """A script that calls a read-only command tracks the keys it declared, not the keys
+    of that command; a script without reads, and EVAL_RO by itself, track nothing."""
+    reader = resp3(server)
+    reader("CLIENT", "TRACKING", "on")
+    w = server.raw()
+    w("MSET", "k1{t}", "1", "k2{t}", "1", "k3{t}", "1")
+    reader("EVAL", "redis.call('set', KEYS[1], 'x')", "2", "k1{t}", "k2{t}")
+    reader("EVAL_RO", "return redis.call('ping')", "2", "k1{t}", "k2{t}")
+    w("MSET", "k1{t}", "2", "k2{t}", "2")
+    assert read_all(reader) == []
+    reader("EVAL", "return redis.call('get', 'k3{t}')", "2", "k1{t}", "k2{t}")
+    w("SET", "k3{t}", "2")  # read by the script, but not declared
+    w("SET", "k2{t}", "3")
+    w("SET", "k1{t}", "3")
+    assert read_all(reader) == [Push([b"invalidate", [b"k2{t}"]]),
+                                Push([b"invalidate", [b"k1{t}"]])]
+    reader("EVAL_RO", "return redis.call('get', KEYS[1])", "1", "k1{t}")
+    w("SET", "k1{t}", "4")
+    assert read_all(reader) == [Push([b"invalidate", [b"k1{t}"]])]

@@ -46,6 +46,9 @@ struct ConnTxState final : facade::ConnectionContext::TransactionState {
   // While a script runs: the time its keys expire by (DbSlice::FrozenClock).
   int64_t script_clock_ms = 0;
   bool in_script = false;  // while a script runs (commands that behave differently there)
+  // While a script runs: the keys it declared, which CLIENT TRACKING remembers when the
+  // script calls a read-only command (Redis 7.0: the caller's keys, not the command's).
+  facade::CmdArgList script_keys;
 };
 
 }  // namespace damselfly

@@ -190,9 +190,11 @@ bool Run::Execute(Interpreter* lua,
   const DbIndex saved_db = cntx_->db_index;
   const int64_t saved_clock = state_->script_clock_ms;
   const bool saved_in_script = state_->in_script;
+  const CmdArgList saved_script_keys = state_->script_keys;
   state_->exec_tx = tx_;
   state_->script_clock_ms = clock_ms_;
   state_->in_script = true;
+  state_->script_keys = call_.keys;
   state_->executing = true;
 
   lua->set_call([this](CmdArgList args, bool resp3, std::string* reply) {
@@ -209,6 +211,7 @@ bool Run::Execute(Interpreter* lua,
   state_->exec_tx = saved_exec_tx;
   state_->script_clock_ms = saved_clock;
   state_->in_script = saved_in_script;
+  state_->script_keys = saved_script_keys;
   if (mode_ == Mode::kLocal) {
     local_clock_.reset();
     local_scope_.reset();

@@ -573,15 +573,25 @@ void SyncPushes(ConnectionContext* cntx) {
 void TrackingBeforeCommand(const facade::CommandId* cid, CmdArgList args, ConnectionContext* cntx) {
   TrackingSession* session = SessionOf(cntx);
   if (ShardLocalScope::active()) tl_writer = {cntx->id(), cntx->owner()->push_queue(), session};
-  if (!(cid->flags & facade::kCmdReadOnly) || session->bcast) return;
+  // A read-only script (EVAL_RO, FCALL_RO...) tracks nothing by itself: its reads do.
+  if (!(cid->flags & facade::kCmdReadOnly) || (cid->flags & facade::kCmdScript) ||
+      session->bcast) {
+    return;
+  }
   if (session->optin && !session->caching) return;
   if (session->optout && session->caching) return;
   const uint64_t id = cntx->id();
-  cid->ForEachKey(args, [&](size_t index, uint32_t) {
-    std::string_view key = args[index];
+  auto remember = [id](std::string_view key) {
     if (ShardLocalScope::active()) return ShardTracking::Get()->Remember(key, id);
     shard_set->Await(shard_set->ShardOf(key), [&] { ShardTracking::Get()->Remember(key, id); });
-  });
+  };
+  // A read inside a script tracks the keys the script declared, as Redis 7.0 does (it
+  // remembers the keys of the calling EVAL), not those of the command itself.
+  if (const ConnTxState* tx = ConnTxState::Find(cntx); tx && tx->in_script) {
+    for (std::string_view key : tx->script_keys) remember(key);
+    return;
+  }
+  cid->ForEachKey(args, [&](size_t index, uint32_t) { remember(args[index]); });
 }
 
 void TrackingAfterCommand(const facade::CommandId* cid, ConnectionContext* cntx) {
