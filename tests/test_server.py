@@ -108,6 +108,12 @@ def test_info_memory(server):
     f = info_fields(c, "memory")
     assert int(f["used_memory"]) > 0
     assert "used_memory_human" in f
+    # The split monitoring tools read, and the counters the Redis test suite waits on.
+    assert int(f["used_memory_overhead"]) + int(f["used_memory_dataset"]) == int(f["used_memory"])
+    assert f["used_memory_peak_perc"].endswith("%")
+    int(f["mem_fragmentation_bytes"])  # Redis's is sampled by its cron: no equation holds
+    for zero in ("lazyfree_pending_objects", "mem_not_counted_for_evict", "mem_aof_buffer"):
+        assert f[zero] == "0"
 
 
 def test_info_stats_keyspace_hits_and_misses(server):

@@ -1,5 +1,7 @@
 #include "src/server/server_family.h"
 
+#include <algorithm>
+
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <sys/resource.h>
@@ -153,13 +155,30 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("used_memory_rss_human", HumanBytes(rss));
     field("used_memory_peak", peak);
     field("used_memory_peak_human", HumanBytes(peak));
+    field("used_memory_peak_perc", FormatDouble("%.2f%%", peak ? 100.0 * used / peak : 0.0));
+    // Overhead: the tables' own bytes; the dataset: what the keys and values take.
+    const uint64_t overhead = std::min<uint64_t>(totals.table_bytes, used);
+    field("used_memory_overhead", overhead);
+    field("used_memory_dataset", used - overhead);
+    field("used_memory_dataset_perc",
+          FormatDouble("%.2f%%", used ? 100.0 * (used - overhead) / used : 0.0));
     field("total_system_memory", total);
     field("total_system_memory_human", HumanBytes(total));
     field("maxmemory", MaxMemoryBytes());
     field("maxmemory_human", HumanBytes(MaxMemoryBytes()));
     field("maxmemory_policy", MaxMemoryPolicy());
     field("mem_fragmentation_ratio", FormatDouble("%.2f", used ? double(rss) / used : 0.0));
+    field("mem_fragmentation_bytes", int64_t(rss) - int64_t(used));
+    // No replication or AOF buffers, and values are freed at once (UNLINK and FLUSHALL
+    // ASYNC too), so these are 0 rather than absent: tools that wait on them work.
+    field("mem_not_counted_for_evict", 0);
+    field("mem_replication_backlog", 0);
+    field("mem_clients_slaves", 0);
+    field("mem_aof_buffer", 0);
     field("mem_allocator", "mimalloc");
+    field("active_defrag_running", 0);
+    field("lazyfree_pending_objects", 0);
+    field("lazyfreed_objects", 0);
     field("number_of_cached_scripts", ScriptFamily::CachedScripts());
     field("number_of_functions", FunctionFamily::FunctionCount());
     field("number_of_libraries", FunctionFamily::LibraryCount());
