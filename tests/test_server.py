@@ -280,6 +280,16 @@ def test_debug_populate(debug_server):
     assert "encoding:embstr" in c("DEBUG", "OBJECT", "key:7")
 
 
+def test_debug_pause_cron_stops_active_expiry(debug_server):
+    c = debug_server.raw()
+    assert c("DEBUG", "PAUSE-CRON", "1") == "OK"
+    c("SET", "short", "v", "PX", "20")
+    time.sleep(0.3)
+    assert c("DBSIZE") == 1  # expired, but no cycle ran to delete it (DBSIZE does not)
+    assert c("DEBUG", "PAUSE-CRON", "0") == "OK"
+    wait_for(lambda: c("DBSIZE") == 0, what="active expiry after PAUSE-CRON 0")
+
+
 def test_memory_usage(debug_server):
     c = debug_server.raw()
     assert c("MEMORY", "USAGE", "nosuch") is None

@@ -288,6 +288,12 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
     EngineShard::set_active_expire(enabled != 0);
     return rb->SendOk();
   }
+  if (ArgIs(sub, "PAUSE-CRON") && args.size() == 3) {
+    int64_t paused = 0;  // atoi, as Redis
+    helio::SimpleAtoi(args[2], &paused);
+    EngineShard::set_cron_paused(paused != 0);
+    return rb->SendOk();
+  }
   if (ArgIs(sub, "PROTOCOL") && args.size() == 3) return SendProtocolSample(args[2], rb);
   if (ArgIs(sub, "RELOAD")) {
     bool save = true, flush = true, merge = false;
@@ -339,6 +345,8 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
         "    default.",
+        "PAUSE-CRON <0|1>",
+        "    Stop periodic cron job processing.",
         "KEYSHARD <key>",
         "    Return the shard that owns <key> (damselfly only).",
         "HELP",

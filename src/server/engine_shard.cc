@@ -19,6 +19,7 @@ namespace {
 thread_local EngineShard* tl_shard = nullptr;
 std::atomic<unsigned> configured_hz{10};
 std::atomic<bool> active_expire_enabled{true};
+std::atomic<bool> cron_paused_flag{false};
 
 // Active expiry, as in Redis: sample keys with a TTL; while more than a quarter of a
 // sample had expired, the keyspace likely holds many more, so sample again, within a
@@ -78,12 +79,19 @@ void EngineShard::set_active_expire(bool enabled) {
   active_expire_enabled.store(enabled, std::memory_order_relaxed);
 }
 
+bool EngineShard::cron_paused() { return cron_paused_flag.load(std::memory_order_relaxed); }
+
+void EngineShard::set_cron_paused(bool paused) {
+  cron_paused_flag.store(paused, std::memory_order_relaxed);
+}
+
 void EngineShard::set_hz(unsigned hz) {
   configured_hz.store(std::clamp(hz, 1u, 500u), std::memory_order_relaxed);
 }
 
 void EngineShard::RunExpiryCycles() {
   while (!stop_expiry_.WaitFor(std::chrono::microseconds(1000000 / hz()))) {
+    if (cron_paused()) continue;
     if (shard_id_ == 0) shard_set->UpdateRssCorrection(MaxMemoryBytes(), RssBytes());
     RefreshEviction();
     db_slice_.EvictOverLimit(kMaxEvictionsPerCycle);

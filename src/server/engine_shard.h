@@ -41,6 +41,11 @@ class EngineShard {
   // on access goes on either way). Thread-safe; on by default.
   static bool active_expire();
   static void set_active_expire(bool enabled);
+  // DEBUG PAUSE-CRON: while paused, the shards skip their whole periodic cycle (active
+  // expiry, eviction, used_memory publication, access-stamp aging, memcached's delayed
+  // flush_all), as Redis stops its serverCron. Thread-safe; off by default.
+  static bool cron_paused();
+  static void set_cron_paused(bool paused);
 
   ShardId shard_id() const { return shard_id_; }
   DbSlice& db_slice() { return db_slice_; }
