@@ -455,3 +455,20 @@ def test_scripts_track_their_declared_keys(server):
     reader("EVAL_RO", "return redis.call('get', KEYS[1])", "1", "k1{t}")
     w("SET", "k1{t}", "4")
     assert read_all(reader) == [Push([b"invalidate", [b"k1{t}"]])]
+
+
+def test_served_blmove_invalidation_follows_reply(server):
+    """A BLMOVE served by another client's push changes the destination as the blocked
+    client's own command: the invalidation follows its reply (unit/tracking's test)."""
+    c = resp3(server)
+    w = server.raw()
+    w("DEL", "src{t}", "dst{t}")
+    w("RPUSH", "dst{t}", "a")
+    c("CLIENT", "TRACKING", "on")
+    assert c("LRANGE", "dst{t}", "0", "-1") == [b"a"]
+    c.send("BLMOVE", "src{t}", "dst{t}", "LEFT", "LEFT", "0")
+    wait_for(lambda: parse_info(w("INFO", "clients"))["clients"]["blocked_clients"] == "1",
+             what="the BLMOVE to block")
+    w("RPUSH", "src{t}", "foo")
+    assert c.read() == b"foo"
+    assert c.read() == Push([b"invalidate", [b"dst{t}"]])

@@ -16,6 +16,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/family_utils.h"
 #include "src/server/list_object.h"
+#include "src/server/tracking.h"
 #include "src/server/transaction.h"
 
 namespace damselfly {
@@ -638,9 +639,9 @@ void CmdBLMPop(CmdArgList args, ConnectionContext* cntx) {
 // no transaction holds it, the element moves here at once (a destination of another
 // type fails the waiter with WRONGTYPE and takes nothing, as Redis does); otherwise the
 // element is popped here and the waiter's fiber pushes it (push_pending).
-Waiter::ServeFn MoveServe(End from, End to, std::string destination) {
+Waiter::ServeFn MoveServe(End from, End to, std::string destination, TrackingWriter writer) {
   const ShardId destination_shard = shard_set->ShardOf(destination);
-  return [from, to, destination = std::move(destination), destination_shard](
+  return [from, to, destination = std::move(destination), destination_shard, writer](
              Waiter* waiter, DbIndex db, std::string_view key) {
     EngineShard* shard = EngineShard::tlocal();
     OpResult<const PrimeValue*> source = Slice().FindTyped(db, key, ObjType::kList, true);
@@ -657,26 +658,29 @@ Waiter::ServeFn MoveServe(End from, End to, std::string destination) {
     }
     result.values.resize(1);
     std::string& value = result.values[0];
-    if (key == destination) {  // a rotation: the key never empties
+    // The move is the blocked client's command: its own invalidations follow its reply.
+    writer.Run([&] {
+      if (key == destination) {  // a rotation: the key never empties
+        DbSlice::Update entry = Slice().FindMutable(db, key);
+        ListObject* list = ListOf(entry);
+        list->Pop(from, &value);
+        list->PrepareAdd(value.size(), 1, Fill(), Depth());
+        list->Push(to, value);
+        entry.Changed(PushEvent(to));  // Redis notifies the push, then the pop
+        entry.Changed(PopEvent(from));
+        return;
+      }
+      if (here) {  // the push first, as Redis notifies them
+        core::ListpackValueTo(ListOf(**source)->At(from == End::kHead ? 0 : -1).Get(), &value);
+        std::string_view element = value;
+        OpPush(db, destination, to, CmdArgList(&element, 1), false);
+      }
       DbSlice::Update entry = Slice().FindMutable(db, key);
       ListObject* list = ListOf(entry);
-      list->Pop(from, &value);
-      list->PrepareAdd(value.size(), 1, Fill(), Depth());
-      list->Push(to, value);
-      entry.Changed(PushEvent(to));  // Redis notifies the push, then the pop
-      entry.Changed(PopEvent(from));
-      return true;
-    }
-    if (here) {  // the push first, as Redis notifies them
-      core::ListpackValueTo(ListOf(**source)->At(from == End::kHead ? 0 : -1).Get(), &value);
-      std::string_view element = value;
-      OpPush(db, destination, to, CmdArgList(&element, 1), false);
-    }
-    DbSlice::Update entry = Slice().FindMutable(db, key);
-    ListObject* list = ListOf(entry);
-    list->Pop(from, here ? &Scratch() : &value);
-    FinishChange(entry, list, PopEvent(from), true);
-    result.push_pending = !here;
+      list->Pop(from, here ? &Scratch() : &value);
+      FinishChange(entry, list, PopEvent(from), true);
+      result.push_pending = !here;
+    });
     return true;
   };
 }
@@ -711,7 +715,9 @@ void BlockingMove(CmdArgList args, ConnectionContext* cntx, std::string_view tim
   ReplyBuilder* rb = cntx->reply_builder();
   WaiterPtr waiter;
   std::optional<std::chrono::steady_clock::time_point> deadline = blocking::Start(
-      cntx, timeout, [&] { return MoveServe(from, to, std::string(args[2])); }, &waiter);
+      cntx, timeout,
+      [&] { return MoveServe(from, to, std::string(args[2]), TrackingWriter::Of(cntx)); },
+      &waiter);
   if (!deadline) return;
   MoveOutcome outcome = MoveElement(args, cntx, from, to, waiter ? &waiter : nullptr);
   if (outcome.status == OpStatus::kOk) return rb->SendBulk(outcome.value);

@@ -616,6 +616,24 @@ void TrackingAfterCommand(const facade::CommandId* cid, ConnectionContext* cntx)
   session->held.clear();
 }
 
+TrackingWriter TrackingWriter::Of(ConnectionContext* cntx) {
+  TrackingWriter writer;
+  if (TrackingSession* session = SessionOf(cntx)) {
+    writer.id_ = cntx->id();
+    writer.queue_ = cntx->owner()->push_queue();
+    writer.session_ = session;
+  }
+  return writer;
+}
+
+void TrackingWriter::Run(absl::FunctionRef<void()> fn) const {
+  if (session_ == nullptr) return fn();
+  Writer saved = tl_writer;
+  tl_writer = {id_, queue_, static_cast<TrackingSession*>(session_)};
+  fn();
+  tl_writer = saved;
+}
+
 void TrackingFlushAll(ConnectionContext* cntx) {
   {
     Directory& dir = Dir();

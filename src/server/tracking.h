@@ -41,8 +41,10 @@
 
 #include <cstdint>
 
+#include "absl/functional/function_ref.h"
 #include "src/facade/command_registry.h"
 #include "src/facade/conn_context.h"
+#include "src/facade/push_queue.h"
 
 namespace damselfly {
 
@@ -78,6 +80,26 @@ void SyncPushes(facade::ConnectionContext* cntx);
 void TrackingBeforeCommand(const facade::CommandId* cid, facade::CmdArgList args,
                            facade::ConnectionContext* cntx);
 void TrackingAfterCommand(const facade::CommandId* cid, facade::ConnectionContext* cntx);
+
+// A client's identity as the writer of its own command (point 5), for a write made on its
+// behalf by another fiber: a BLMOVE served by someone else's push moves the element into
+// the destination on the serving shard, and the blocked client's own invalidation of it
+// must follow its reply (and NOLOOP must hide it), as if it had pushed it itself.
+class TrackingWriter {
+ public:
+  TrackingWriter() = default;
+  // The connection's identity; empty when it does not track. Connection fiber.
+  static TrackingWriter Of(facade::ConnectionContext* cntx);
+  // Runs fn with the changes it makes counted as this writer's. Inside a hop, any thread;
+  // the writer's connection must stay open meanwhile (a blocked client whose waiter was
+  // claimed does: it closes only after the serve).
+  void Run(absl::FunctionRef<void()> fn) const;
+
+ private:
+  uint64_t id_ = 0;
+  facade::PushQueue* queue_ = nullptr;
+  facade::ConnectionContext::TrackingState* session_ = nullptr;
+};
 
 // FLUSHALL, FLUSHDB, flush_all: point 6, `cntx` being the flushing client (nullptr:
 // memcached). Fiber only.
