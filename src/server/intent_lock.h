@@ -12,6 +12,7 @@
 // Thread-safety: a table belongs to one shard's thread; every call from that thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -54,7 +55,11 @@ class IntentLockTable {
     auto it = locks_.find(tag);
     if (it == locks_.end()) return;
     it->second.Release(mode);
-    if (it->second.unused()) locks_.erase(it);
+    if (!it->second.unused()) return;
+    locks_.erase(it);
+    // A transaction over a million keys grew the table to tens of MiB, which an empty
+    // hash map keeps: give it back once nothing is locked.
+    if (locks_.empty() && locks_.capacity() > kKeptCapacity) locks_ = {};
   }
   bool IsFree(LockTag tag, LockMode mode) const {
     auto it = locks_.find(tag);
@@ -62,6 +67,10 @@ class IntentLockTable {
   }
   // No key is locked: the common case, checked before any lookup.
   bool empty() const { return locks_.empty(); }
+  size_t capacity() const { return locks_.capacity(); }
+
+  // What an empty table may keep: enough for the usual transactions' keys.
+  static constexpr size_t kKeptCapacity = 1024;
 
  private:
   absl::flat_hash_map<LockTag, IntentLock> locks_;

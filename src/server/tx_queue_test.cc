@@ -51,6 +51,15 @@ TEST(IntentLockTest, SharedAndExclusive) {
   EXPECT_TRUE(table.empty());  // unused counters are dropped
 }
 
+TEST(IntentLockTest, EmptyTableGivesBackALargeCapacity) {
+  IntentLockTable table;
+  for (int i = 0; i < 100000; ++i) table.Acquire(LockTagOf(std::to_string(i)), kX);
+  EXPECT_GT(table.capacity(), IntentLockTable::kKeptCapacity);
+  for (int i = 0; i < 100000; ++i) table.Release(LockTagOf(std::to_string(i)), kX);
+  EXPECT_TRUE(table.empty());
+  EXPECT_LE(table.capacity(), IntentLockTable::kKeptCapacity);
+}
+
 TEST(ShardTxQueueTest, FreeLocksRunOutOfOrder) {
   std::vector<std::string> log;
   ShardTxQueue queue;
