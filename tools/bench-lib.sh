@@ -1,4 +1,4 @@
-# Helpers shared by tools/echo-bench.sh, tools/redis-bench.sh and tools/memory-bench.sh.
+# Helpers shared by the benchmark scripts (tools/*-bench.sh).
 # Sourced, not run: source "$(dirname "$0")/bench-lib.sh" (right after `set -euo pipefail`).
 # The benchmarks pin the server to CPU 0 and the client to CPU 1; the helpers work with
 # these globals of the calling script:
@@ -257,4 +257,258 @@ run_rounds() {
     done_rounds=$r
     if ((SECONDS - round_start > longest_round)); then longest_round=$((SECONDS - round_start)); fi
   done
+}
+
+########################################################################################
+# Side-by-side collection benchmarks: tools/collections-bench.sh and tools/types-bench.sh.
+# Besides the globals above, these use the calling script's
+#   names, ports, cmds         per server index (0: damselfly, 1: the baseline): name,
+#                              port, command line
+#   redis_cli, loader          redis-cli and tools/coll_load
+#   notes (declare -A), unclean, time_limit, datasets, scale, commit
+#   ds_type, ds_keys, ds_members, ds_per, ds_prefix, ds_est  per mem dataset: type, keys,
+#                              members per key and per command, key prefix, and an upper
+#                              estimate of redis-server's bytes per member
+# and its function key_size <port> <key> (a key's member count, for mem_server's check).
+
+# note <text>: remembers a line for the notes under the tables.
+note() { notes["$1"]=1; }
+
+# cli <port> <args...>: one redis-cli command (10 s at most); prints the reply without CRs,
+# or redis-cli's complaint (never fails: the callers check what it printed).
+cli() {
+  local port=$1
+  shift
+  timeout 10 "$redis_cli" -p "$port" "$@" 2>&1 | tr -d '\r' || true
+}
+
+# load <port> <time limit s> <coll_load args...>: runs tools/coll_load pinned to CPU 1 in the
+# background (so that a signal to this script is acted on at once). Returns its exit status
+# (3: an error reply, whose text is in $logdir/load.err; 124: the time limit).
+load() {
+  local port=$1 secs=$2 rc=0
+  shift 2
+  timeout "$secs" taskset -c 1 "$loader" --port="$port" "$@" >"$logdir/load.out" \
+    2>"$logdir/load.err" &
+  load_pid=$!
+  wait "$load_pid" || rc=$?
+  load_pid=""
+  return "$rc"
+}
+
+# The first error the loader met, without the arguments Redis quotes after an unknown
+# command (they differ per run and would repeat the note).
+load_error() { sed -n 's/^coll_load: //p' "$logdir/load.err" | head -n 1 | sed 's/, with args beginning with:.*//'; }
+
+# start <server index> <log>: starts the server and waits until it listens; false if it
+# does not (then server_pid is cleared and the log shown).
+start() {
+  require_ports_free 1 "${ports[$1]}"
+  start_server "${cmds[$1]}" "$2"
+  if ! wait_listening "${ports[$1]}" 100; then
+    echo "$bench_name: ${names[$1]} did not start listening on port ${ports[$1]}" >&2
+    show_server_log "$2"
+    kill -KILL "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+    unclean=1
+    keep_logs=1
+    return 1
+  fi
+}
+
+# server_gone <server index> <log> <what>: if the server has died, reports it, marks the run
+# unclean, clears server_pid and returns true.
+server_gone() {
+  local rc=0
+  if kill -0 "$server_pid" 2>/dev/null; then return 1; fi
+  wait "$server_pid" 2>/dev/null || rc=$?
+  server_pid=""
+  echo "$bench_name: ${names[$1]} died during $3 (exit status $rc)" >&2
+  show_server_log "$2"
+  note "${names[$1]} died during $3 (exit status $rc; log $2)"
+  unclean=1
+  keep_logs=1
+  return 0
+}
+
+# A median that says n/a when no round produced a number.
+median_or() {
+  local m
+  m="$(median <<<"$1")"
+  if [[ -n "$m" ]]; then echo "$m"; elif [[ "$1" == *failed* ]]; then echo failed; else echo n/a; fi
+}
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b == 0) print "n/a"; else printf "%.2f", a / b }'
+}
+# verdict <ratio> <op> <target>: met, missed or "-" (no ratio).
+verdict() {
+  awk -v r="$1" -v op="$2" -v t="$3" 'BEGIN {
+    if (r !~ /^[0-9.]+$/) print "-";
+    else if ((op == ">=" && r >= t) || (op == "<=" && r <= t)) print "met"; else print "missed" }'
+}
+
+# proc_kb <pid> <field>: a /proc/<pid>/status field in kB (VmRSS...).
+proc_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+# used_memory <port>: INFO's used_memory in bytes, or "-".
+used_memory() {
+  cli "$1" info memory | awk -F: '$1 == "used_memory" { v = $2 } END { print v == "" ? "-" : v }'
+}
+
+# mem_server <server index> <dataset>: starts the server, fills and checks it (DBSIZE, and
+# key_size of the first and the last key), records the results in r_*, stops it.
+mem_server() {
+  local i=$1 d=$2 port=${ports[$1]} log="$logdir/mem.$2.$1.server.log"
+  local keys=${ds_keys[$d]} m=${ds_members[$d]} total need_kb avail_kb budget
+  total=$((keys * m))
+  r_status[$i,$d]=skipped
+  if ((SECONDS >= time_limit)); then
+    note "$d: ${names[$i]}: skipped: TIME_LIMIT=${time_limit}s reached"
+    return
+  fi
+  need_kb=$((total * ds_est[$d] / 1024 + keys / 4 + 1048576))
+  avail_kb=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)
+  if ((avail_kb < need_kb)); then
+    note "$d: ${names[$i]}: skipped: needs up to $((need_kb / 1024)) MiB, only $((avail_kb / 1024)) MiB available"
+    return
+  fi
+  echo "  $d: ${names[$i]}: $keys ${ds_type[$d]} keys x $m members" >&2
+  r_status[$i,$d]=failed
+  start "$i" "$log" || { note "$d: ${names[$i]} did not start (log $log)"; return; }
+  sleep 1  # let start-up allocations settle
+  if server_gone "$i" "$log" "its start"; then return; fi
+  r_rss0[$i,$d]=$(proc_kb "$server_pid" VmRSS)
+  r_used0[$i,$d]=$(used_memory "$port")
+
+  wait_quiet filling
+  local p0 c0 b0 t0 dt rc=0 server_ticks client_ticks
+  p0=$(proc_ticks "$server_pid")
+  c0=$(child_ticks)
+  b0=$(cpu01_busy)
+  t0=$(now_ns)
+  budget=$((time_limit - SECONDS))
+  ((budget > 10)) || budget=10
+  load "$port" "$budget" --type="${ds_type[$d]}" --prefix="${ds_prefix[$d]}" --keys="$keys" \
+    --members="$m" --per-command="${ds_per[$d]}" || rc=$?
+  dt=$(($(now_ns) - t0))
+  if server_gone "$i" "$log" "the fill of $d"; then
+    note "reproduce: taskset -c 0 ${cmds[$i]} & $loader --port=$port --type=${ds_type[$d]} --prefix=${ds_prefix[$d]} --keys=$keys --members=$m --per-command=${ds_per[$d]}"
+    return
+  fi
+  server_ticks=$(proc_ticks "$server_pid" 2>/dev/null) || server_ticks=$p0
+  server_ticks=$((server_ticks - p0))
+  client_ticks=$(($(child_ticks) - c0))
+  r_secs[$i,$d]=$(awk -v ns="$dt" 'BEGIN { printf "%.1f", ns / 1e9 }')
+  r_noise[$i,$d]=$(pct $(($(cpu01_busy) - b0 - server_ticks - client_ticks)) "$dt" 2)
+  if ((rc == 3)); then
+    r_status[$i,$d]=n/a
+    note "$d: ${names[$i]}: n/a: $(load_error)"
+  elif ((rc == 124)); then
+    r_status[$i,$d]="time limit"
+    note "$d: ${names[$i]}: the fill was stopped at TIME_LIMIT=${time_limit}s, after ${r_secs[$i,$d]} s (raise TIME_LIMIT, or the server hung)"
+    unclean=1
+    keep_logs=1
+  elif ((rc != 0)); then
+    note "$d: ${names[$i]}: the fill failed (exit status $rc): $(head -c 200 "$logdir/load.err")"
+    unclean=1
+    keep_logs=1
+  else
+    # The server kept what it acknowledged: every key, with every member.
+    local dbsize first last
+    dbsize="$(cli "$port" dbsize)"
+    first="$(key_size "$port" "${ds_prefix[$d]}0")"
+    last="$(key_size "$port" "${ds_prefix[$d]}$((keys - 1))")"
+    if [[ "$dbsize" == "$keys" && "$first" == "$m" && "$last" == "$m" ]]; then
+      r_status[$i,$d]=ok
+    else
+      r_status[$i,$d]=wrong
+      note "$d: ${names[$i]}: DBSIZE '$dbsize' (expected $keys), first and last key's size '$first', '$last' (expected $m)"
+      unclean=1
+      keep_logs=1
+    fi
+    sleep 1  # the final numbers after a moment's rest (e.g. incremental rehashing)
+    if server_gone "$i" "$log" "the checks after the fill of $d"; then
+      r_status[$i,$d]=failed
+      return
+    fi
+    r_rss1[$i,$d]=$(proc_kb "$server_pid" VmRSS)
+    r_used1[$i,$d]=$(used_memory "$port")
+    echo "    filled in ${r_secs[$i,$d]} s; RSS +$(((r_rss1[$i,$d] - r_rss0[$i,$d]) / 1024)) MiB" >&2
+  fi
+  # Freeing gigabytes can take a while.
+  stop_server "${names[$i]}" "$log" 600
+}
+
+# delta_mib <status> <after> <before> <unit bytes>: (after - before) * unit in MiB, or the status.
+delta_mib() {
+  if [[ "$1" != ok ]]; then echo "$1"; return; fi
+  awk -v a="$2" -v b="$3" -v u="$4" 'BEGIN {
+    if (a !~ /^[0-9]+$/ || b !~ /^[0-9]+$/) print "-"; else printf "%.1f", (a - b) * u / 1048576 }'
+}
+# per_member <MiB> <count>: bytes per member, or "-".
+per_member() {
+  awk -v m="$1" -v n="$2" 'BEGIN { if (m !~ /^[0-9.]+$/) print "-"; else printf "%.1f", m * 1048576 / n }'
+}
+
+# if_ok <server index> <dataset> <value>: the value if the server's fill succeeded, else "-".
+if_ok() { if [[ "${r_status[$1,$2]}" == ok ]]; then echo "$3"; else echo "-"; fi; }
+
+# run_mem <member> <members> <target> <fill>: the mem part: fills each of datasets into
+# each server in turn (the first server alternating per dataset) and prints the table;
+# <member>/<members> name what a key holds ("entry"/"entries"), <target> is the largest RSS
+# ratio that meets the target, <fill> how the loader fills (the table's caption).
+run_mem() {
+  local member=$1 members=$2 target=$3 fill=$4 d k=0 s
+  # Results per server index and dataset: status (ok, n/a, skipped, failed, wrong), RSS
+  # before/after (kB), used_memory before/after (bytes), fill seconds, other CPU % of the
+  # fill.
+  declare -gA r_status=() r_rss0=() r_rss1=() r_used0=() r_used1=() r_secs=() r_noise=()
+  echo "$bench_name: mem: datasets $datasets, SCALE=$scale" >&2
+  for d in $datasets; do
+    for ((s = 0; s < 2; s++)); do mem_server $(((k + s) % 2)) "$d"; done
+    k=$((k + 1))
+  done
+
+  local scaled="" total rd rr ud ur rt ut
+  if [[ "$scale" != 1 ]]; then scaled=" SCALE=$scale: the target is stated for the full datasets."; fi
+  echo
+  echo "Memory: each dataset loaded into a fresh server by tools/coll_load (${fill}one" \
+    "connection, pipelined); $(machine_desc), commit $commit.$scaled"
+  echo
+  echo "| dataset | keys x $members | ${names[0]} RSS delta, MiB | redis RSS delta, MiB" \
+    "| RSS ratio | target | ${names[0]} used_memory delta, MiB | redis used_memory delta, MiB" \
+    "| used_memory ratio | RSS bytes/$member (${names[0]}; redis) | fill s (${names[0]}; redis)" \
+    "| other CPU % (${names[0]}; redis) |"
+  echo "|---|---|---:|---:|---:|---|---:|---:|---:|---|---|---|"
+  for d in $datasets; do
+    total=$((ds_keys[$d] * ds_members[$d]))
+    rd="$(delta_mib "${r_status[0,$d]}" "${r_rss1[0,$d]:-}" "${r_rss0[0,$d]:-}" 1024)"
+    rr="$(delta_mib "${r_status[1,$d]}" "${r_rss1[1,$d]:-}" "${r_rss0[1,$d]:-}" 1024)"
+    ud="$(delta_mib "${r_status[0,$d]}" "${r_used1[0,$d]:-}" "${r_used0[0,$d]:-}" 1)"
+    ur="$(delta_mib "${r_status[1,$d]}" "${r_used1[1,$d]:-}" "${r_used0[1,$d]:-}" 1)"
+    rt="$(ratio "$rd" "$rr")"
+    ut="$(ratio "$ud" "$ur")"
+    echo "| $d | ${ds_keys[$d]} x ${ds_members[$d]} | $rd | $rr | **$rt**" \
+      "| <= $target: $(verdict "$rt" "<=" "$target") | $ud | $ur | $ut" \
+      "| $(per_member "$rd" "$total"); $(per_member "$rr" "$total")" \
+      "| $(if_ok 0 "$d" "${r_secs[0,$d]:-}"); $(if_ok 1 "$d" "${r_secs[1,$d]:-}")" \
+      "| $(if_ok 0 "$d" "${r_noise[0,$d]:-}"); $(if_ok 1 "$d" "${r_noise[1,$d]:-}") |"
+  done
+}
+
+# finish_run: prints the notes under the tables; exits 1, saying where the logs are, when
+# the run was unclean.
+finish_run() {
+  if ((${#notes[@]} > 0)); then
+    echo
+    echo "Notes:"
+    echo
+    while IFS= read -r line; do echo "- $line"; done < <(printf '%s\n' "${!notes[@]}" | sort)
+  fi
+  if [[ "$unclean" == 1 ]]; then
+    echo "$bench_name: there were problems (see above); logs are in $logdir" >&2
+    exit 1
+  fi
+  echo "$bench_name: done in ${SECONDS}s" >&2
 }

@@ -28,9 +28,6 @@
 // Every reply must be an integer (XADD's: a bulk string, the new ID). On an error reply it stops sending, drains what is in
 // flight, prints "coll_load: server error: <text>" on stderr and exits 3 (so that a server
 // without the command is told apart from a broken one); any other failure exits 1.
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,6 +40,8 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+
+#include "tools/load_socket.h"
 
 namespace {
 
@@ -65,28 +64,8 @@ struct Options {
   exit(1);
 }
 
-int Connect(const Options& o) {
-  addrinfo hints{}, *res = nullptr;
-  hints.ai_socktype = SOCK_STREAM;
-  if (getaddrinfo(o.host.c_str(), o.port.c_str(), &hints, &res) != 0) Die("bad address");
-  int fd = socket(res->ai_family, SOCK_STREAM, 0);
-  if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
-    Die("connect: " + std::string(strerror(errno)));
-  }
-  freeaddrinfo(res);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  return fd;
-}
-
-void SendAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) Die("send: " + std::string(strerror(errno)));
-    data.remove_prefix(n);
-  }
-}
+int Connect(const Options& o) { return load_tools::ConnectOrDie(o.host, o.port, Die); }
+void SendAll(int fd, std::string_view data) { load_tools::SendAllOrDie(fd, data, Die); }
 
 void AppendBulk(std::string* out, std::string_view s) {
   char head[32];

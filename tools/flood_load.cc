@@ -72,17 +72,8 @@ struct Options {
   exit(1);
 }
 
-int Connect(const Options& o) {
-  std::string error;
-  int fd = load_tools::ConnectTcp(o.host, o.port, &error);
-  if (fd < 0) Die(error);
-  return fd;
-}
-
-void SendAll(int fd, std::string_view data) {
-  std::string error;
-  if (!load_tools::SendAll(fd, data, &error)) Die(error);
-}
+int Connect(const Options& o) { return load_tools::ConnectOrDie(o.host, o.port, Die); }
+void SendAll(int fd, std::string_view data) { load_tools::SendAllOrDie(fd, data, Die); }
 
 // VmRSS of `pid` in bytes; 0 when it cannot be read.
 int64_t RssBytes(int pid) {

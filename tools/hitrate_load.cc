@@ -231,17 +231,8 @@ struct Counts {
   double HotRatio() const { return hot_requests ? double(hot_hits) / hot_requests : 0; }
 };
 
-int Connect(const Options& o) {
-  std::string error;
-  int fd = load_tools::ConnectTcp(o.host, o.port, &error);
-  if (fd < 0) Die(error);
-  return fd;
-}
-
-void SendAll(int fd, std::string_view data) {
-  std::string error;
-  if (!load_tools::SendAll(fd, data, &error)) Die(error);
-}
+int Connect(const Options& o) { return load_tools::ConnectOrDie(o.host, o.port, Die); }
+void SendAll(int fd, std::string_view data) { load_tools::SendAllOrDie(fd, data, Die); }
 
 // A value of `size` random letters and digits: damselfly compresses values (LZF), and a run of
 // one byte would shrink to a few bytes there while redis-server and memcached store it whole.

@@ -1,6 +1,7 @@
-// Blocking TCP helpers shared by the load generators under tools/ (flood_load,
-// hitrate_load): each program runs its connections on its own threads and dies on an
-// error, so these report errors and leave the dying to the caller.
+// TCP helpers shared by the load generators under tools/ (coll_load, flood_load,
+// hitrate_load, mc_load, pubsub_load): each program runs its connections on its own
+// threads and dies on an error, so these report errors and leave the dying to the caller
+// (the *OrDie forms call the program's own Die).
 #pragma once
 
 #include <netdb.h>
@@ -16,16 +17,19 @@
 
 namespace load_tools {
 
-// A connected TCP socket with TCP_NODELAY, or -1 with *error set.
-inline int ConnectTcp(const std::string& host, const std::string& port, std::string* error) {
+// A connected TCP socket with TCP_NODELAY, or -1 with *error set. A `nonblocking` socket
+// may still be connecting when it is returned (its first write or read tells).
+inline int ConnectTcp(const std::string& host, const std::string& port, std::string* error,
+                      bool nonblocking = false) {
   addrinfo hints{}, *res = nullptr;
   hints.ai_socktype = SOCK_STREAM;
   if (getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0) {
     *error = "bad address";
     return -1;
   }
-  int fd = socket(res->ai_family, SOCK_STREAM, 0);
-  if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+  int fd = socket(res->ai_family, SOCK_STREAM | (nonblocking ? SOCK_NONBLOCK : 0), 0);
+  if (fd < 0 ||
+      (connect(fd, res->ai_addr, res->ai_addrlen) != 0 && !(nonblocking && errno == EINPROGRESS))) {
     *error = "connect: " + std::string(strerror(errno));
     if (fd >= 0) close(fd);
     freeaddrinfo(res);
@@ -49,6 +53,22 @@ inline bool SendAll(int fd, std::string_view data, std::string* error) {
     data.remove_prefix(size_t(n));
   }
   return true;
+}
+
+// ConnectTcp and SendAll for a program that stops at the first error: `die(error)` (the
+// program's Die, which prints its name and exits) must not return.
+template <typename DieFn>
+int ConnectOrDie(const std::string& host, const std::string& port, DieFn die,
+                 bool nonblocking = false) {
+  std::string error;
+  int fd = ConnectTcp(host, port, &error, nonblocking);
+  if (fd < 0) die(error);
+  return fd;
+}
+template <typename DieFn>
+void SendAllOrDie(int fd, std::string_view data, DieFn die) {
+  std::string error;
+  if (!SendAll(fd, data, &error)) die(error);
 }
 
 }  // namespace load_tools

@@ -12,9 +12,6 @@
 // VALUE blocks of --size bytes (all keys exist), so a server that drops or mangles items
 // fails the run. cpu_sec is this process's own CPU time, so the driver can tell it from
 // the server's. Exits non-zero, with the reason on stderr, on a failure or a 5 s stall.
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -29,6 +26,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "tools/load_socket.h"
 
 namespace {
 
@@ -51,26 +50,8 @@ struct Options {
   exit(1);
 }
 
-int Connect(const Options& o) {
-  addrinfo hints{}, *res = nullptr;
-  hints.ai_socktype = SOCK_STREAM;
-  if (getaddrinfo(o.host.c_str(), o.port.c_str(), &hints, &res) != 0) Die("bad address");
-  int fd = socket(res->ai_family, SOCK_STREAM, 0);
-  if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0) Die("connect: " + std::string(strerror(errno)));
-  freeaddrinfo(res);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  return fd;
-}
-
-void SendAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) Die("send: " + std::string(strerror(errno)));
-    data.remove_prefix(n);
-  }
-}
+int Connect(const Options& o) { return load_tools::ConnectOrDie(o.host, o.port, Die); }
+void SendAll(int fd, std::string_view data) { load_tools::SendAllOrDie(fd, data, Die); }
 
 // Stores every key over one blocking connection, 1,000 sets per write.
 void Preload(const Options& o) {

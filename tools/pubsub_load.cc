@@ -25,9 +25,6 @@
 //
 // Any failure (a wrong or error reply, a lost, duplicated or reordered message, --timeout
 // seconds passed, a closed connection) prints "pubsub_load: <why>" on stderr and exits 1.
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -49,6 +46,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "tools/load_socket.h"
 
 namespace {
 
@@ -77,17 +76,7 @@ struct Options {
 }
 
 int Connect(const Options& o, bool nonblocking) {
-  addrinfo hints{}, *res = nullptr;
-  hints.ai_socktype = SOCK_STREAM;
-  if (getaddrinfo(o.host.c_str(), o.port.c_str(), &hints, &res) != 0) Die("bad address");
-  int fd = socket(res->ai_family, SOCK_STREAM | (nonblocking ? SOCK_NONBLOCK : 0), 0);
-  if (fd < 0) Die("socket: " + std::string(strerror(errno)));
-  if (connect(fd, res->ai_addr, res->ai_addrlen) != 0 && errno != EINPROGRESS) {
-    Die("connect: " + std::string(strerror(errno)));
-  }
-  freeaddrinfo(res);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  int fd = load_tools::ConnectOrDie(o.host, o.port, Die, nonblocking);
   if (!nonblocking) {
     timeval tv{o.timeout_s, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -467,15 +456,7 @@ class BlockingConn {
   explicit BlockingConn(const Options& o) : fd_(Connect(o, false)) {}
   ~BlockingConn() { close(fd_); }
 
-  void Send(const std::string& data) {
-    size_t pos = 0;
-    while (pos < data.size()) {
-      ssize_t n = send(fd_, data.data() + pos, data.size() - pos, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) Die("send: " + std::string(strerror(errno)));
-      pos += n;
-    }
-  }
+  void Send(const std::string& data) { load_tools::SendAllOrDie(fd_, data, Die); }
 
   // The next reply's parts (valid until the next call).
   const std::vector<Part>& Read() {

@@ -2,7 +2,8 @@
 # Streams, HyperLogLog, bitmaps and geo (issue #20's benchmarks): damselfly against
 # redis-server, side by side in one run, each server on one thread pinned to CPU 0, the load
 # pinned to CPU 1, only one server running at a time and every server started fresh. Built on
-# tools/collections-bench.sh (same measurement, checks and tables). Two parts:
+# tools/collections-bench.sh (same measurement, checks and tables; the memory part and the
+# helpers both use are in tools/bench-lib.sh). Two parts:
 #
 # tput  Throughput per core with redis-benchmark, ROUNDS rounds (the starting server
 #       alternates per round), each command unpipelined and at -P 32, -c CLIENTS, one
@@ -19,7 +20,8 @@
 #         PFCOUNT     PFCOUNT bench:hll (a prepared HyperLogLog of MEMBERS elements)
 #         SETBIT      SETBIT bench:setbit:<rand> 8191 1 -r MEMBERS (redis-benchmark's <rand>
 #                     has leading zeros, which a bit offset may not have: the bitmaps are
-#                     many, of 1 KiB, and each call sets or sets again their last bit)
+#                     many, of 1 KiB, and each call sets or sets again their last bit;
+#                     the check counts them: more than before, or all MEMBERS)
 #         BITCOUNT    BITCOUNT bench:bits (a prepared bitmap of BITS bits)
 #         GEOADD      GEOADD bench:geoadd 13.<rand> 52.<rand> element:<rand> -r MEMBERS
 #         GEOSEARCH   GEOSEARCH bench:geo FROMLONLAT 13.4 52.5 BYRADIUS 10 km COUNT 10 ASC (a
@@ -156,17 +158,6 @@ if [[ -n "${DAMSELFLY_BIN:-}" && "$dry_run" != 1 ]]; then commit="damselfly from
 unclean=0
 declare -A notes=()  # problems and n/a reasons to print under the tables, deduplicated
 
-# note <text>: remembers a line for the notes under the tables.
-note() { notes["$1"]=1; }
-
-# cli <port> <args...>: one redis-cli command (10 s at most); prints the reply without CRs,
-# or redis-cli's complaint (never fails: the callers check what it printed).
-cli() {
-  local port=$1
-  shift
-  timeout 10 "$redis_cli" -p "$port" "$@" 2>&1 | tr -d '\r' || true
-}
-
 # probe <port> <test>: the number the test's check looks at (see check), or "?".
 probe() {
   local port=$1 v=""
@@ -177,7 +168,7 @@ probe() {
     XACK) v="$(cli "$port" xpending bench:acks g | head -n 1)" ;;
     PFADD) v="$(cli "$port" pfcount bench:pfadd)" ;;
     PFCOUNT) v="$(cli "$port" pfcount bench:hll)" ;;
-    SETBIT) v="$(cli "$port" dbsize)" ;;
+    SETBIT) v="$(cli "$port" --scan --pattern 'bench:setbit:*' | grep -c '^bench:setbit:' || true)" ;;
     BITCOUNT) v="$(cli "$port" strlen bench:bits)" ;;
     GEOADD) v="$(cli "$port" zcard bench:geoadd)" ;;
     GEOSEARCH) v="$(cli "$port" zcard bench:geo)" ;;
@@ -191,56 +182,6 @@ pipe() {
   awk '{ printf "*%d\r\n", NF; for (i = 1; i <= NF; i++) printf "$%d\r\n%s\r\n", length($i), $i }' |
     timeout 120 "$redis_cli" -p "$1" --pipe >"$logdir/pipe.out" 2>&1 || true
   grep -q 'errors: 0, replies:' "$logdir/pipe.out"
-}
-
-# load <port> <time limit s> <coll_load args...>: runs tools/coll_load pinned to CPU 1 in the
-# background (so that a signal to this script is acted on at once). Returns its exit status
-# (3: an error reply, whose text is in $logdir/load.err; 124: the time limit).
-load() {
-  local port=$1 secs=$2 rc=0
-  shift 2
-  timeout "$secs" taskset -c 1 "$loader" --port="$port" "$@" >"$logdir/load.out" \
-    2>"$logdir/load.err" &
-  load_pid=$!
-  wait "$load_pid" || rc=$?
-  load_pid=""
-  return "$rc"
-}
-
-# The first error the loader met, without the arguments Redis quotes after an unknown
-# command (they differ per run and would repeat the note).
-load_error() { sed -n 's/^coll_load: //p' "$logdir/load.err" | head -n 1 | sed 's/, with args beginning with:.*//'; }
-
-# start <server index> <log>: starts the server and waits until it listens; false if it
-# does not (then server_pid is cleared and the log shown).
-start() {
-  require_ports_free 1 "${ports[$1]}"
-  start_server "${cmds[$1]}" "$2"
-  if ! wait_listening "${ports[$1]}" 100; then
-    echo "$bench_name: ${names[$1]} did not start listening on port ${ports[$1]}" >&2
-    show_server_log "$2"
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-    unclean=1
-    keep_logs=1
-    return 1
-  fi
-}
-
-# server_gone <server index> <log> <what>: if the server has died, reports it, marks the run
-# unclean, clears server_pid and returns true.
-server_gone() {
-  local rc=0
-  if kill -0 "$server_pid" 2>/dev/null; then return 1; fi
-  wait "$server_pid" 2>/dev/null || rc=$?
-  server_pid=""
-  echo "$bench_name: ${names[$1]} died during $3 (exit status $rc)" >&2
-  show_server_log "$2"
-  note "${names[$1]} died during $3 (exit status $rc; log $2)"
-  unclean=1
-  keep_logs=1
-  return 0
 }
 
 ########################################################################################
@@ -341,7 +282,8 @@ check() {
       XACK) ((now < before)) && ok=1 ;;
       PFADD) ((now >= 1 && now <= members + members / 20)) && ok=1 ;;
       GEOADD) ((now >= 1 && now <= members)) && ok=1 ;;
-      SETBIT) ((now > before)) && ok=1 ;;
+      # A run at -P 32 after the -P 1 one may find all MEMBERS bitmaps there already.
+      SETBIT) ((now <= members && (now > before || now == members))) && ok=1 ;;
     esac
   fi
   if ((ok)); then return 0; fi
@@ -489,23 +431,6 @@ run_server() {
   if [[ -n "$server_pid" ]]; then stop_server "${names[$i]}" "$log" 100; fi
 }
 
-# A median that says n/a when no round produced a number.
-median_or() {
-  local m
-  m="$(median <<<"$1")"
-  if [[ -n "$m" ]]; then echo "$m"; elif [[ "$1" == *failed* ]]; then echo failed; else echo n/a; fi
-}
-ratio() {
-  awk -v a="$1" -v b="$2" 'BEGIN {
-    if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b == 0) print "n/a"; else printf "%.2f", a / b }'
-}
-# verdict <ratio> <op> <target>: met, missed or "-" (no ratio).
-verdict() {
-  awk -v r="$1" -v op="$2" -v t="$3" 'BEGIN {
-    if (r !~ /^[0-9.]+$/) print "-";
-    else if ((op == ">=" && r >= t) || (op == "<=" && r <= t)) print "met"; else print "missed" }'
-}
-
 run_tput() {
   local i p t
   for ((i = 0; i < 2; i++)); do
@@ -568,162 +493,14 @@ for d in $all_datasets; do
   if ((ds_keys[$d] < 1 || ds_members[$d] < 1)); then die_usage "SCALE=$scale leaves dataset $d empty"; fi
 done
 
-proc_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
-used_memory() {
-  cli "$1" info memory | awk -F: '$1 == "used_memory" { v = $2 } END { print v == "" ? "-" : v }'
-}
-
-# Results per server index and dataset: status (ok, n/a, skipped, failed, wrong), RSS
-# before/after (kB), used_memory before/after (bytes), fill seconds, other CPU % of the fill.
-declare -A r_status=() r_rss0=() r_rss1=() r_used0=() r_used1=() r_secs=() r_noise=()
-
-# mem_server <server index> <dataset>: starts the server, fills and checks it, records the
-# results, stops it.
-mem_server() {
-  local i=$1 d=$2 port=${ports[$1]} log="$logdir/mem.$2.$1.server.log"
-  local keys=${ds_keys[$d]} m=${ds_members[$d]} total need_kb avail_kb budget
-  total=$((keys * m))
-  r_status[$i,$d]=skipped
-  if ((SECONDS >= time_limit)); then
-    note "$d: ${names[$i]}: skipped: TIME_LIMIT=${time_limit}s reached"
-    return
-  fi
-  need_kb=$((total * ds_est[$d] / 1024 + keys / 4 + 1048576))
-  avail_kb=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)
-  if ((avail_kb < need_kb)); then
-    note "$d: ${names[$i]}: skipped: needs up to $((need_kb / 1024)) MiB, only $((avail_kb / 1024)) MiB available"
-    return
-  fi
-  echo "  $d: ${names[$i]}: $keys ${ds_type[$d]} keys x $m members" >&2
-  r_status[$i,$d]=failed
-  start "$i" "$log" || { note "$d: ${names[$i]} did not start (log $log)"; return; }
-  sleep 1  # let start-up allocations settle
-  if server_gone "$i" "$log" "its start"; then return; fi
-  r_rss0[$i,$d]=$(proc_kb "$server_pid" VmRSS)
-  r_used0[$i,$d]=$(used_memory "$port")
-
-  wait_quiet filling
-  local p0 c0 b0 t0 dt rc=0 server_ticks client_ticks
-  p0=$(proc_ticks "$server_pid")
-  c0=$(child_ticks)
-  b0=$(cpu01_busy)
-  t0=$(now_ns)
-  budget=$((time_limit - SECONDS))
-  ((budget > 10)) || budget=10
-  load "$port" "$budget" --type="${ds_type[$d]}" --prefix="${ds_prefix[$d]}" --keys="$keys" \
-    --members="$m" --per-command="${ds_per[$d]}" || rc=$?
-  dt=$(($(now_ns) - t0))
-  if server_gone "$i" "$log" "the fill of $d"; then
-    note "reproduce: taskset -c 0 ${cmds[$i]} & $loader --port=$port --type=${ds_type[$d]} --prefix=${ds_prefix[$d]} --keys=$keys --members=$m --per-command=${ds_per[$d]}"
-    return
-  fi
-  server_ticks=$(proc_ticks "$server_pid" 2>/dev/null) || server_ticks=$p0
-  server_ticks=$((server_ticks - p0))
-  client_ticks=$(($(child_ticks) - c0))
-  r_secs[$i,$d]=$(awk -v ns="$dt" 'BEGIN { printf "%.1f", ns / 1e9 }')
-  r_noise[$i,$d]=$(pct $(($(cpu01_busy) - b0 - server_ticks - client_ticks)) "$dt" 2)
-  if ((rc == 3)); then
-    r_status[$i,$d]=n/a
-    note "$d: ${names[$i]}: n/a: $(load_error)"
-  elif ((rc == 124)); then
-    r_status[$i,$d]="time limit"
-    note "$d: ${names[$i]}: the fill was stopped at TIME_LIMIT=${time_limit}s, after ${r_secs[$i,$d]} s (raise TIME_LIMIT, or the server hung)"
-    unclean=1
-    keep_logs=1
-  elif ((rc != 0)); then
-    note "$d: ${names[$i]}: the fill failed (exit status $rc): $(head -c 200 "$logdir/load.err")"
-    unclean=1
-    keep_logs=1
-  else
-    # The server kept what it acknowledged: every key, with every member.
-    local dbsize first last
-    dbsize="$(cli "$port" dbsize)"
-    first="$(cli "$port" xlen "${ds_prefix[$d]}0")"
-    last="$(cli "$port" xlen "${ds_prefix[$d]}$((keys - 1))")"
-    if [[ "$dbsize" == "$keys" && "$first" == "$m" && "$last" == "$m" ]]; then
-      r_status[$i,$d]=ok
-    else
-      r_status[$i,$d]=wrong
-      note "$d: ${names[$i]}: DBSIZE '$dbsize' (expected $keys), first and last key's size '$first', '$last' (expected $m)"
-      unclean=1
-      keep_logs=1
-    fi
-    sleep 1  # the final numbers after a moment's rest (e.g. incremental rehashing)
-    if server_gone "$i" "$log" "the checks after the fill of $d"; then
-      r_status[$i,$d]=failed
-      return
-    fi
-    r_rss1[$i,$d]=$(proc_kb "$server_pid" VmRSS)
-    r_used1[$i,$d]=$(used_memory "$port")
-    echo "    filled in ${r_secs[$i,$d]} s; RSS +$(((r_rss1[$i,$d] - r_rss0[$i,$d]) / 1024)) MiB" >&2
-  fi
-  # Freeing gigabytes can take a while.
-  stop_server "${names[$i]}" "$log" 600
-}
-
-# delta <status> <after> <before> <unit bytes>: (after - before) * unit in MiB, or the status.
-delta_mib() {
-  if [[ "$1" != ok ]]; then echo "$1"; return; fi
-  awk -v a="$2" -v b="$3" -v u="$4" 'BEGIN {
-    if (a !~ /^[0-9]+$/ || b !~ /^[0-9]+$/) print "-"; else printf "%.1f", (a - b) * u / 1048576 }'
-}
-per_member() {
-  awk -v m="$1" -v n="$2" 'BEGIN { if (m !~ /^[0-9.]+$/) print "-"; else printf "%.1f", m * 1048576 / n }'
-}
-
-# if_ok <server index> <dataset> <value>: the value if the server's fill succeeded, else "-".
-if_ok() { if [[ "${r_status[$1,$2]}" == ok ]]; then echo "$3"; else echo "-"; fi; }
-
-run_mem() {
-  local d k=0 s
-  echo "$bench_name: mem: datasets $datasets, SCALE=$scale" >&2
-  for d in $datasets; do
-    for ((s = 0; s < 2; s++)); do mem_server $(((k + s) % 2)) "$d"; done
-    k=$((k + 1))
-  done
-
-  local scaled="" total rd rr ud ur rt ut
-  if [[ "$scale" != 1 ]]; then scaled=" SCALE=$scale: the target is stated for the full datasets."; fi
-  echo
-  echo "Memory: each dataset loaded into a fresh server by tools/coll_load (XADD key * f1 v1" \
-    "... f5 v5, one connection, pipelined); $(machine_desc), commit $commit.$scaled"
-  echo
-  echo "| dataset | keys x entries | ${names[0]} RSS delta, MiB | redis RSS delta, MiB" \
-    "| RSS ratio | target | ${names[0]} used_memory delta, MiB | redis used_memory delta, MiB" \
-    "| used_memory ratio | RSS bytes/entry (${names[0]}; redis) | fill s (${names[0]}; redis)" \
-    "| other CPU % (${names[0]}; redis) |"
-  echo "|---|---|---:|---:|---:|---|---:|---:|---:|---|---|---|"
-  for d in $datasets; do
-    total=$((ds_keys[$d] * ds_members[$d]))
-    rd="$(delta_mib "${r_status[0,$d]}" "${r_rss1[0,$d]:-}" "${r_rss0[0,$d]:-}" 1024)"
-    rr="$(delta_mib "${r_status[1,$d]}" "${r_rss1[1,$d]:-}" "${r_rss0[1,$d]:-}" 1024)"
-    ud="$(delta_mib "${r_status[0,$d]}" "${r_used1[0,$d]:-}" "${r_used0[0,$d]:-}" 1)"
-    ur="$(delta_mib "${r_status[1,$d]}" "${r_used1[1,$d]:-}" "${r_used0[1,$d]:-}" 1)"
-    rt="$(ratio "$rd" "$rr")"
-    ut="$(ratio "$ud" "$ur")"
-    echo "| $d | ${ds_keys[$d]} x ${ds_members[$d]} | $rd | $rr | **$rt**" \
-      "| <= 1.0: $(verdict "$rt" "<=" 1.0) | $ud | $ur | $ut" \
-      "| $(per_member "$rd" "$total"); $(per_member "$rr" "$total")" \
-      "| $(if_ok 0 "$d" "${r_secs[0,$d]:-}"); $(if_ok 1 "$d" "${r_secs[1,$d]:-}")" \
-      "| $(if_ok 0 "$d" "${r_noise[0,$d]:-}"); $(if_ok 1 "$d" "${r_noise[1,$d]:-}") |"
-  done
-}
+# key_size <port> <key>: mem_server's check of a dataset's key (bench-lib.sh).
+key_size() { cli "$1" xlen "$2"; }
 
 for part in $parts; do
   case "$part" in
     tput) run_tput ;;
-    mem) run_mem ;;
+    mem) run_mem entry entries 1.0 "XADD key * f1 v1 ... f5 v5, " ;;
   esac
 done
 
-if ((${#notes[@]} > 0)); then
-  echo
-  echo "Notes:"
-  echo
-  while IFS= read -r line; do echo "- $line"; done < <(printf '%s\n' "${!notes[@]}" | sort)
-fi
-if [[ "$unclean" == 1 ]]; then
-  echo "$bench_name: there were problems (see above); logs are in $logdir" >&2
-  exit 1
-fi
-echo "$bench_name: done in ${SECONDS}s" >&2
+finish_run

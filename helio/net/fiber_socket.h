@@ -38,6 +38,20 @@ class FiberSocket {
   // Receives up to buf.size() bytes; 0 means the peer closed its side.
   virtual Result<size_t> Recv(absl::Span<uint8_t> buf) = 0;
 
+  // Recv in two steps: StartRecv arms the receive into `buf` without waiting, FinishRecv
+  // waits for it and returns what Recv would have. A request/response connection arms
+  // its next receive before it sends a reply, so that what the peer sends in answer is
+  // taken in the order it arrives among this thread's sockets even when the fiber is
+  // slow to come back (io_uring sees only the receives that are armed: a socket that was
+  // not armed when its bytes came is served after an armed one whose bytes came later;
+  // epoll reports readiness in arrival order, so there both calls simply run Recv).
+  // `buf` belongs to the socket until FinishRecv returns. InterruptRecv and CancelIo
+  // end an armed receive as they end a pending Recv.
+  // REQUIRES: no other receive pending; FinishRecv runs before the socket is closed
+  // (after CancelIo or InterruptRecv if the bytes may never come).
+  virtual void StartRecv(absl::Span<uint8_t> buf) { started_recv_buf_ = buf; }
+  virtual Result<size_t> FinishRecv() { return Recv(started_recv_buf_); }
+
   // Sends some of the bytes in iov (at least one unless it fails); returns how many.
   virtual Result<size_t> WriteSome(const iovec* iov, size_t iov_count) = 0;
 
@@ -96,8 +110,9 @@ class FiberSocket {
   virtual void OnClose() {}
 
   bool cancelled_ = false;
-  bool recv_interrupted_ = false;      // InterruptRecv
-  std::function<void()> on_readable_;  // NotifyWhenReadable
+  bool recv_interrupted_ = false;         // InterruptRecv
+  absl::Span<uint8_t> started_recv_buf_;  // StartRecv's buffer
+  std::function<void()> on_readable_;     // NotifyWhenReadable
 
  private:
   io::Proactor* const proactor_;

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <boost/fiber/operations.hpp>
 #include <chrono>
 #include <cstring>
@@ -312,6 +314,116 @@ TEST_P(SocketTest, InterruptRecvAndNotifyWhenReadable) {
         ASSERT_FALSE(sock->Send({reinterpret_cast<const uint8_t*>("ab"), 2}));
         boost::this_fiber::sleep_for(20ms);
         ASSERT_FALSE(sock->Send({reinterpret_cast<const uint8_t*>("cd"), 2}));
+        uint8_t buf[1];
+        Result<size_t> n = sock->Recv(absl::MakeSpan(buf));  // until the server closes
+        EXPECT_TRUE(!n.ok() || *n == 0);
+      });
+}
+
+// A receive armed by StartRecv before a reply is sent takes the peer's answer in its
+// order of arrival with the thread's other sockets, however long the fiber is busy after
+// sending: the peer answers on A and then writes to B while the server thread spins, and
+// A's fiber must resume first (over io_uring, a receive armed only after the spin came
+// second: B's armed receive had completed meanwhile).
+TEST_P(SocketTest, StartedRecvKeepsArrivalOrderAcrossSockets) {
+  auto connect_plain = [this] {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port_);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    return fd;
+  };
+  auto accept_one = [this] {
+    int accepted = -1;
+    fibers::Done done;
+    server_->LaunchFiber([&] {
+      Result<int> fd = listener_->AcceptFd();
+      EXPECT_TRUE(fd.ok());
+      if (fd.ok()) accepted = *fd;
+      done.Notify();
+    });
+    done.Wait();
+    return accepted;
+  };
+  const int client_a = connect_plain();
+  const int fd_a = accept_one();
+  const int client_b = connect_plain();
+  const int fd_b = accept_one();
+  ASSERT_GE(fd_a, 0);
+  ASSERT_GE(fd_b, 0);
+
+  std::atomic<bool> client_sent{false};
+  std::string order;  // server thread only
+  fibers::BlockingCounter done(2);
+  std::unique_ptr<FiberSocket> sock_a, sock_b;
+  server_->Await([&] {
+    sock_a = CreateSocket(server_, fd_a);
+    sock_b = CreateSocket(server_, fd_b);
+  });
+  server_->LaunchFiber([&] {  // B: waits with an armed receive all along
+    uint8_t buf[8];
+    Result<size_t> n = sock_b->Recv(absl::MakeSpan(buf));
+    EXPECT_TRUE(n.ok() && *n == 1);
+    order += 'B';
+    done.Dec();
+  });
+  server_->LaunchFiber([&] {  // A: arms, replies, then keeps the thread busy
+    uint8_t buf[8];
+    sock_a->StartRecv(absl::MakeSpan(buf));
+    EXPECT_FALSE(sock_a->Send({reinterpret_cast<const uint8_t*>("r"), 1}));
+    // Long enough for the kernel to complete B's receive while this thread runs.
+    auto until = std::chrono::steady_clock::now() + 50ms;
+    while (!client_sent.load() || std::chrono::steady_clock::now() < until) {
+    }
+    Result<size_t> n = sock_a->FinishRecv();
+    EXPECT_TRUE(n.ok() && *n == 1);
+    order += 'A';
+    done.Dec();
+  });
+  char reply;
+  ASSERT_EQ(::recv(client_a, &reply, 1, MSG_WAITALL), 1);
+  ASSERT_EQ(::send(client_a, "a", 1, 0), 1);
+  ASSERT_EQ(::send(client_b, "b", 1, 0), 1);
+  client_sent.store(true);
+  done.Wait();
+  server_->Await([&] {
+    EXPECT_EQ(order, "AB");
+    sock_a.reset();
+    sock_b.reset();
+  });
+  ::close(client_a);
+  ::close(client_b);
+}
+
+// An armed receive ends as a pending Recv does: InterruptRecv fails it once with
+// ECANCELED and later receives work; bytes that came first are returned; after
+// CancelIo it fails at once.
+TEST_P(SocketTest, StartedRecvInterruptAndCancel) {
+  RunPair(
+      [](FiberSocket* sock) {
+        uint8_t buf[16];
+        sock->StartRecv(absl::MakeSpan(buf));
+        sock->InterruptRecv();
+        Result<size_t> n = sock->FinishRecv();
+        ASSERT_FALSE(n.ok());
+        EXPECT_EQ(n.error().value(), ECANCELED);
+        ASSERT_FALSE(sock->Send({reinterpret_cast<const uint8_t*>("go"), 2}));
+        sock->StartRecv(absl::MakeSpan(buf));
+        n = sock->FinishRecv();
+        ASSERT_TRUE(n.ok());
+        EXPECT_EQ(std::string(reinterpret_cast<char*>(buf), *n), "ab");
+        sock->CancelIo();
+        sock->StartRecv(absl::MakeSpan(buf));
+        n = sock->FinishRecv();
+        ASSERT_FALSE(n.ok());
+        EXPECT_EQ(n.error().value(), ECANCELED);
+      },
+      [](FiberSocket* sock) {
+        uint8_t go[2];
+        ASSERT_FALSE(sock->RecvExact({go, 2}));
+        ASSERT_FALSE(sock->Send({reinterpret_cast<const uint8_t*>("ab"), 2}));
         uint8_t buf[1];
         Result<size_t> n = sock->Recv(absl::MakeSpan(buf));  // until the server closes
         EXPECT_TRUE(!n.ok() || *n == 0);

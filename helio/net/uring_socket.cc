@@ -29,11 +29,15 @@ namespace {
 std::atomic<bool> poll_first_supported{true};
 }  // namespace
 
+bool UringSocket::PollFirst() const {
+  return recv_drained_ && poll_first_supported.load(std::memory_order_relaxed);
+}
+
 Result<size_t> UringSocket::Recv(absl::Span<uint8_t> buf) {
   if (cancelled_) return ErrnoCode(ECANCELED);
   if (std::exchange(recv_interrupted_, false)) return ErrnoCode(ECANCELED);
   while (true) {
-    const bool poll_first = recv_drained_ && poll_first_supported.load(std::memory_order_relaxed);
+    const bool poll_first = PollFirst();
     io_uring_sqe* sqe = uring()->GetSqe();
     io_uring_prep_recv(sqe, fd(), buf.data(), buf.size(), 0);
     if (poll_first) sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
@@ -47,6 +51,49 @@ Result<size_t> UringSocket::Recv(absl::Span<uint8_t> buf) {
     recv_drained_ = size_t(res) < buf.size();
     return size_t(res);
   }
+}
+
+void UringSocket::StartRecv(absl::Span<uint8_t> buf) {
+  DCHECK(pending_read_ == nullptr);
+  started_recv_buf_ = buf;
+  started_recv_.fiber = nullptr;
+  started_recv_.done = false;
+  if (cancelled_ || std::exchange(recv_interrupted_, false)) {
+    started_recv_.done = true;
+    started_recv_.result = -ECANCELED;
+    return;
+  }
+  started_recv_.poll_first = PollFirst();
+  io_uring_sqe* sqe = uring()->GetSqe();
+  io_uring_prep_recv(sqe, fd(), buf.data(), buf.size(), 0);
+  if (started_recv_.poll_first) sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
+  started_recv_.on_complete = &UringSocket::OnStartedRecv;
+  uring()->Submit(sqe, &started_recv_);
+  pending_read_ = &started_recv_;
+}
+
+void UringSocket::OnStartedRecv(io::UringProactor::Request* request) {
+  auto* started = static_cast<StartedRecv*>(request);
+  started->done = true;
+  if (started->fiber) boost::fibers::context::active()->schedule(started->fiber);
+}
+
+Result<size_t> UringSocket::FinishRecv() {
+  if (!started_recv_.done) {
+    started_recv_.fiber = boost::fibers::context::active();
+    started_recv_.fiber->suspend();
+  }
+  started_recv_.fiber = nullptr;
+  pending_read_ = nullptr;
+  recv_interrupted_ = false;
+  const int res = started_recv_.result;
+  if (res == -EINVAL && started_recv_.poll_first) {  // a kernel before 5.19: see Recv
+    poll_first_supported.store(false, std::memory_order_relaxed);
+    return Recv(started_recv_buf_);
+  }
+  if (res < 0) return ErrnoCode(-res);
+  recv_drained_ = size_t(res) < started_recv_buf_.size();
+  return size_t(res);
 }
 
 Result<size_t> UringSocket::WriteSome(const iovec* iov, size_t iov_count) {

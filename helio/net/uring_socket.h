@@ -17,6 +17,8 @@ class UringSocket final : public FiberSocket {
   ~UringSocket() override { Close(); }
 
   Result<size_t> Recv(absl::Span<uint8_t> buf) override;
+  void StartRecv(absl::Span<uint8_t> buf) override;
+  Result<size_t> FinishRecv() override;
   Result<size_t> WriteSome(const iovec* iov, size_t iov_count) override;
   Result<int> AcceptFd() override;
   std::error_code Connect(const SocketAddress& address) override;
@@ -42,6 +44,17 @@ class UringSocket final : public FiberSocket {
   };
   static void OnReadable(io::UringProactor::Request* request);
 
+  // StartRecv's request: completes while its fiber may be busy elsewhere (sending), so
+  // it records the result for FinishRecv and wakes the fiber only if it waits there.
+  struct StartedRecv : io::UringProactor::Request {
+    boost::fibers::context* fiber = nullptr;  // waiting in FinishRecv
+    bool done = false;
+    bool poll_first = false;
+  };
+  static void OnStartedRecv(io::UringProactor::Request* request);
+  // Whether the next receive should arm its poll first (see recv_drained_).
+  bool PollFirst() const;
+
   io::UringProactor::Request* pending_read_ = nullptr;
   // NotifyWhenReadable's poll; armed while readable_poll_.on_complete is set.
   ReadablePoll readable_poll_;
@@ -50,6 +63,7 @@ class UringSocket final : public FiberSocket {
   // The last Recv returned less than it asked for: the socket is likely empty, so the
   // next one arms its poll first instead of trying an inline receive that would fail.
   bool recv_drained_ = false;
+  StartedRecv started_recv_;
 };
 
 }  // namespace helio::net

@@ -111,18 +111,11 @@ ClientConnection::Next ClientConnection::HandleRequests() {
   }
 
   while (!killed_) {
-    // Room for the rest of a big request, but at most as much again as has arrived: a
-    // client must send the bytes it declares before we hold memory for them, and
-    // doubling keeps the total copying linear. Nor more than the query-buffer limit
-    // allows: the check below closes a client just past it.
-    const uint64_t limit = QueryBufferLimit();
-    size_t used = end_ - start_, needed = BytesNeeded();
-    size_t missing = needed > used ? needed - used : 0;
-    size_t allowed = used <= limit ? limit - used + 1 : 1;
-    EnsureSpace(std::max(kMinReadBytes, std::min({missing, used, allowed})));
+    StartReceive();
     receiving_ = true;
-    auto received = socket()->Recv({reinterpret_cast<uint8_t*>(&buffer_[end_]), capacity_ - end_});
+    auto received = socket()->FinishRecv();
     receiving_ = false;
+    receive_started_ = false;
     if (!received.ok() && Interrupted(received.error())) {
       if (end_ != start_ || !MayPark()) continue;  // stale: it is not idle any more
       Park();
@@ -136,9 +129,15 @@ ClientConnection::Next ClientConnection::HandleRequests() {
     in_batch_ = true;
     bool keep_open = ProcessInput();
     in_batch_ = false;
-    if (!Flush() || !keep_open) break;
     CompactBuffer();
-    if (end_ - start_ + ParserBytes() > limit) {
+    // The next receive is armed before the replies leave, so that a client's answer to
+    // them is read in its order of arrival with this thread's other connections (see
+    // FiberSocket::StartRecv): a client that gets this reply, sends here and then to
+    // another connection on this thread has its commands run in that order, as on a
+    // single-threaded server.
+    if (keep_open && !killed_) StartReceive();
+    if (!Flush() || !keep_open) break;
+    if (end_ - start_ + ParserBytes() > QueryBufferLimit()) {
       // Redis's words, so that operators' log searches keep working.
       constexpr size_t kShownBytes = 64;
       LOG(WARNING) << "Closing client that reached max query buffer length: addr=" << peer_address_
@@ -150,10 +149,30 @@ ClientConnection::Next ClientConnection::HandleRequests() {
       break;
     }
   }
+  if (receive_started_) {  // its buffer must not go before the receive ends
+    socket()->InterruptRecv();
+    (void)socket()->FinishRecv();
+    receive_started_ = false;
+  }
   OnClose();
   StopPushes();  // the services stopped theirs in OnClose; this joins a writer left over
   JoinHangupWatch();
   return Next::kClose;
+}
+
+void ClientConnection::StartReceive() {
+  if (receive_started_) return;
+  // Room for the rest of a big request, but at most as much again as has arrived: a
+  // client must send the bytes it declares before we hold memory for them, and doubling
+  // keeps the total copying linear. Nor more than the query-buffer limit allows: the
+  // check in HandleRequests closes a client just past it.
+  const uint64_t limit = QueryBufferLimit();
+  size_t used = end_ - start_, needed = BytesNeeded();
+  size_t missing = needed > used ? needed - used : 0;
+  size_t allowed = used <= limit ? limit - used + 1 : 1;
+  EnsureSpace(std::max(kMinReadBytes, std::min({missing, used, allowed})));
+  socket()->StartRecv({reinterpret_cast<uint8_t*>(&buffer_[end_]), capacity_ - end_});
+  receive_started_ = true;
 }
 
 std::chrono::milliseconds ClientConnection::IdleSweepInterval() {

@@ -161,6 +161,9 @@ class ClientConnection : public helio::net::Connection {
 
   void EnsureSpace(size_t min_free);
   void CompactBuffer();
+  // Arms the socket's next receive into the buffer's free end (FiberSocket::StartRecv),
+  // with room for the request being parsed; no-op when one is armed.
+  void StartReceive();
   // Whether a failed Recv was interrupted by the idle sweep (InterruptRecv), rather than
   // by the peer, an error, a kill or a shutdown.
   bool Interrupted(std::error_code error) const;
@@ -188,6 +191,7 @@ class ClientConnection : public helio::net::Connection {
   bool maxclients_exempt_ = false;
   bool admitted_ = false;  // holds a place in ClientAdmission
   bool receiving_ = false;  // waiting in Recv
+  bool receive_started_ = false;  // StartReceive armed one that no FinishRecv took yet
   bool parked_ = false;     // no fiber now, until bytes arrive
   std::unique_ptr<PushQueue> push_queue_;  // while the connection receives pushes
   boost::fibers::fiber push_writer_;
