@@ -245,3 +245,49 @@ def test_keyspace_events(server):
         p.close()
     finally:
         c("CONFIG", "SET", "notify-keyspace-events", "")
+
+
+def test_old_history_over_many_nodes(server):
+    """Reads and changes deep in a long stream (damselfly keeps its closed nodes
+    compressed): pages forward and back, XDEL and exact trims inside old nodes, DUMP and
+    RESTORE, all as in Redis."""
+    c = server.raw()
+    model = {}
+    for i in range(1, 2501):
+        fields = ["f1", "v1", "f2", str(i % 13), "f3", "x" * (i % 40)] if i % 50 else ["o", str(i)]
+        assert c("XADD", "s", f"{i}-{i % 3}", *fields) == f"{i}-{i % 3}".encode()
+        model[(i, i % 3)] = [f.encode() for f in fields]
+
+    def expected(ids):
+        return [[f"{ms}-{seq}".encode(), model[(ms, seq)]] for ms, seq in ids]
+
+    ids = sorted(model)
+    assert c("XRANGE", "s", "-", "+", "COUNT", "100") == expected(ids[:100])
+    for start in (0, 97, 1234, 2450):
+        ms, seq = ids[start]
+        assert c("XRANGE", "s", f"{ms}-{seq}", "+", "COUNT", "150") == expected(ids[start:start + 150])
+        assert c("XREVRANGE", "s", f"{ms}-{seq}", "-", "COUNT", "120") == \
+            expected(ids[max(0, start - 119):start + 1][::-1])
+    # XDEL in old nodes, twice in one, and one ID that is not there.
+    gone = [ids[5], ids[6], ids[777], ids[1500]]
+    assert c("XDEL", "s", *[f"{ms}-{seq}" for ms, seq in gone], "3000-0") == 4
+    for key in gone:
+        del model[key]
+    ids = sorted(model)
+    assert c("XLEN", "s") == len(ids)
+    assert c("XRANGE", "s", "1-0", "20-0") == expected([k for k in ids if k <= (20, 0)])
+    assert c("XRANGE", "s", "770-0", "790-0") == expected([k for k in ids if (770, 0) <= k <= (790, 0)])
+    assert c("XRANGE", "s", "-", "+") == expected(ids)
+    assert c("XADD", "s", "2501-0", "f1", "v1") == b"2501-0"
+    model[(2501, 0)] = [b"f1", b"v1"]
+    # Exact trims inside the first node, then by MINID into the old middle.
+    assert c("XTRIM", "s", "MAXLEN", str(len(model) - 10)) == 10
+    assert c("XTRIM", "s", "MINID", "1000-0") == len([k for k in sorted(model)[10:] if k < (1000, 0)])
+    ids = [k for k in sorted(model) if k >= (1000, 0)]
+    assert c("XRANGE", "s", "-", "+") == expected(ids)
+    assert c("XRANGE", "s", "-", "+", "COUNT", "1") == expected(ids[:1])
+    payload = c("DUMP", "s")
+    assert c("RESTORE", "copy", "0", payload) == "OK"
+    assert c("XRANGE", "copy", "-", "+") == expected(ids)
+    assert c("XADD", "copy", "*", "f1", "v1")
+    assert c("XLEN", "copy") == len(ids) + 1

@@ -1,10 +1,14 @@
 #include "src/core/stream.h"
 
+#include <cassert>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "src/core/lzf.h"
+#include "src/core/obj_malloc.h"
 
 namespace damselfly::core {
 
@@ -86,7 +90,126 @@ bool GetId(std::string_view* in, StreamID* id) {
   return GetWord(in, &id->ms) && GetWord(in, &id->seq);
 }
 
+// Compression must pay, as in Redis's quicklist (and core/quicklist.h): listpacks under
+// 48 bytes stay plain, and an image must save at least 8 bytes.
+constexpr size_t kMinCompressBytes = 48;
+constexpr size_t kMinCompressGain = 8;
+// The image block's header: the listpack's length, the LZF stream's length (u32 each).
+constexpr size_t kImageHeader = 8;
+
+uint32_t ReadU32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+void WriteU32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+
+// Scratch for compressing and decompressing on this thread.
+thread_local std::string image_buffer;
+
+// The last node decompressed for a read on this thread, named by its image's address.
+// One node is what repeated reads of old history need (XREAD from an old ID, XRANGE pages,
+// a consumer's history walk through one node): they pay the decompression once. The copy
+// counts in the thread's used_memory, not in any key's MEMORY USAGE.
+struct PlainCache {
+  const uint8_t* image = nullptr;
+  std::optional<Listpack> lp;
+};
+thread_local PlainCache plain_cache;
+
+// Frees an image; the cache forgets it, since its address may name another image next.
+void FreeImage(uint8_t* image) {
+  if (plain_cache.image == image) {
+    plain_cache.image = nullptr;
+    plain_cache.lp.reset();
+  }
+  ObjFree(image);
+}
+
+// The listpack an image holds.
+Listpack DecompressImage(const uint8_t* image) {
+  const uint32_t raw = ReadU32(image);
+  image_buffer.resize(raw);
+  const bool ok = LzfDecompress(image + kImageHeader, ReadU32(image + 4), image_buffer.data(), raw);
+  assert(ok);
+  (void)ok;
+  return Listpack::FromBytes(image_buffer);
+}
+
 }  // namespace
+
+// --- Stream::Node
+
+Stream::Node::Node(Node&& other) noexcept
+    : lp(std::move(other.lp)),
+      image(std::exchange(other.image, nullptr)),
+      live(other.live),
+      added(other.added) {}
+
+Stream::Node& Stream::Node::operator=(Node&& other) noexcept {
+  if (this != &other) {
+    if (image != nullptr) FreeImage(image);
+    lp = std::move(other.lp);
+    image = std::exchange(other.image, nullptr);
+    live = other.live;
+    added = other.added;
+  }
+  return *this;
+}
+
+Stream::Node::~Node() {
+  if (image != nullptr) FreeImage(image);
+}
+
+uint32_t Stream::Node::RawSize() const { return ReadU32(image); }
+
+std::string_view Stream::Node::ImageBytes() const {
+  return {reinterpret_cast<const char*>(image) + kImageHeader, ReadU32(image + 4)};
+}
+
+const Listpack& Stream::PlainOf(const Node& node) {
+  if (node.image == nullptr) return node.lp;
+  if (plain_cache.image != node.image) {
+    plain_cache.lp.reset();  // at most one copy at a time
+    plain_cache.lp.emplace(DecompressImage(node.image));
+    plain_cache.image = node.image;
+  }
+  return *plain_cache.lp;
+}
+
+void Stream::Compress(Node* node) {
+  if (node->image != nullptr) return;
+  std::string_view raw = node->lp.bytes();
+  if (raw.size() < kMinCompressBytes) return;
+  image_buffer.resize(raw.size());
+  const size_t len =
+      LzfCompress(raw.data(), raw.size(), image_buffer.data(), raw.size() - kMinCompressGain);
+  if (len == 0) return;
+  auto* image = static_cast<uint8_t*>(ObjMalloc(kImageHeader + len));
+  WriteU32(image, raw.size());
+  WriteU32(image + 4, len);
+  std::memcpy(image + kImageHeader, image_buffer.data(), len);
+  { Listpack dropped = std::move(node->lp); }
+  node->image = image;
+}
+
+void Stream::Decompress(Node* node) {
+  if (node->image == nullptr) return;
+  if (plain_cache.image == node->image) {
+    node->lp = std::move(*plain_cache.lp);
+  } else {
+    node->lp = DecompressImage(node->image);
+  }
+  FreeImage(node->image);
+  node->image = nullptr;
+}
+
+size_t Stream::NumCompressedNodes() const {
+  size_t n = 0;
+  for (const auto& [master, node] : nodes_) n += node.image != nullptr;
+  return n;
+}
 
 // --- StreamGroup
 
@@ -198,7 +321,7 @@ Stream::~Stream() {
 
 template <typename F>
 void Stream::ForEachEntry(const StreamID& master, const Node& node, F&& f) {
-  const Listpack& lp = node.lp;
+  const Listpack& lp = PlainOf(node);
   int64_t nmaster;
   Listpack::Pos master_fields;
   Listpack::Pos pos = FirstEntryOfNode(lp, &nmaster, &master_fields);
@@ -256,15 +379,18 @@ void Stream::Add(StreamID id, absl::Span<const std::string_view> pairs, size_t n
   }
   auto it = nodes_.empty() ? nodes_.end() : std::prev(nodes_.end());
   if (it != nodes_.end()) {
-    const Node& last = it->second;
-    if (last.lp.ByteSize() + added_bytes >= node_max_bytes ||
+    Node& last = it->second;
+    if (last.ByteSize() + added_bytes >= node_max_bytes ||
         (node_max_entries != 0 && last.added >= node_max_entries)) {
+      Compress(&last);  // closed: no entry is added to it again
       it = nodes_.end();
+    } else {
+      Decompress(&last);  // compressed when it was closed, before a deletion made it last
     }
   }
   const int64_t nfields = pairs.size() / 2;
   if (it == nodes_.end()) {
-    it = nodes_.try_emplace(id).first;
+    it = nodes_.try_emplace(nodes_.end(), id);
     Listpack& lp = it->second.lp;
     AppendInt(&lp, 0);  // count, set below
     AppendInt(&lp, 0);  // deleted: always 0 here
@@ -312,7 +438,7 @@ std::vector<Stream::Entry> Stream::Range(StreamID start, StreamID end, size_t co
     if (it != nodes_.begin()) --it;
     for (; it != nodes_.end() && it->first <= end && !full(); ++it) {
       bool past_end = false;
-      const Listpack& lp = it->second.lp;
+      const Listpack& lp = PlainOf(it->second);
       ForEachEntry(it->first, it->second, [&](const StreamID& id, Listpack::Pos pos, size_t) {
         if (id > end) return !(past_end = true);
         if (id >= start) {
@@ -336,7 +462,7 @@ std::vector<Stream::Entry> Stream::Range(StreamID start, StreamID end, size_t co
       return true;
     });
     for (auto e = in_range.rbegin(); e != in_range.rend() && !full(); ++e) {
-      EntryPairs(it->second.lp, e->second, &pairs);
+      EntryPairs(PlainOf(it->second), e->second, &pairs);
       result.push_back({e->first, pairs});
     }
     if (it->first < start) break;
@@ -358,12 +484,15 @@ bool Stream::Delete(StreamID id) {
                });
   if (found == Listpack::kNoPos) return false;
   Node& node = it->second;
+  const bool was_compressed = node.image != nullptr;
+  Decompress(&node);  // positions stay valid: the same bytes, now the node's own
   for (size_t i = 0; i < found_elements; ++i) found = node.lp.Delete(found);
   --length_;
   if (--node.live == 0) {
     nodes_.erase(it);
   } else {
     SetNodeCount(&node);
+    if (was_compressed) Compress(&node);
   }
   if (id > max_deleted_id_) max_deleted_id_ = id;
   if (id == first_id_) RefreshFirstId();
@@ -384,6 +513,9 @@ StreamID Stream::EraseFirstOfNode(NodeMap::iterator it) {
     first = id, start = pos, count = n;
     return false;
   });
+  // Left plain: exact trimming (XADD MAXLEN n) takes the first node's entries one per
+  // call, and a compression per entry would cost more than the node's bytes are worth.
+  Decompress(&node);
   for (size_t i = 0; i < count; ++i) start = node.lp.Delete(start);
   --length_;
   if (--node.live == 0) {
@@ -397,7 +529,7 @@ StreamID Stream::EraseFirstOfNode(NodeMap::iterator it) {
 StreamID Stream::LastIdOfNode(const StreamID& master, const Node& node) {
   // From the end: the last entry's lp-count says how far back its flags are (Redis's
   // lpGetEdgeStreamID), so this costs a few elements, not a walk of the node.
-  const Listpack& lp = node.lp;
+  const Listpack& lp = PlainOf(node);
   Listpack::Pos pos = lp.Last();
   for (int64_t back = IntAt(lp, pos); back > 0; --back) pos = lp.Prev(pos);
   pos = lp.Next(pos);  // past flags
@@ -548,7 +680,8 @@ size_t Stream::MallocUsed() const {
   // node and a little of the tree's overhead (its nodes are mostly full when appended to).
   used += nodes_.size() * (sizeof(NodeMap::value_type) + 8);
   for (const auto& [master, node] : nodes_) {
-    used += ObjUsableSize(const_cast<char*>(node.lp.bytes().data()));
+    used += node.image != nullptr ? ObjUsableSize(node.image)
+                                  : ObjUsableSize(const_cast<char*>(node.lp.bytes().data()));
   }
   if (groups_ == nullptr) return used;
   // The groups' B-trees, estimated per element as the node map above (a PEL entry is an
@@ -620,7 +753,7 @@ bool Stream::CheckNode(StreamID master, const Listpack& lp, const StreamID* afte
 
 void Stream::AppendNode(StreamID master, Listpack lp, const NodeInfo& info) {
   if (info.live == 0) return;
-  Node node{std::move(lp), uint32_t(info.live), uint32_t(info.live + info.deleted)};
+  Node node(std::move(lp), uint32_t(info.live), uint32_t(info.live + info.deleted));
   if (info.deleted != 0) {
     // Take the flagged entries out, each with its lp-count.
     Listpack& nlp = node.lp;
@@ -640,6 +773,7 @@ void Stream::AppendNode(StreamID master, Listpack lp, const NodeInfo& info) {
     }
     nlp.Replace(nlp.Next(nlp.First()), "0");  // the master entry's deleted count
   }
+  if (!nodes_.empty()) Compress(&nodes_.rbegin()->second);  // closed by this one
   auto it = nodes_.try_emplace(nodes_.end(), master, std::move(node));
   if (length_ == 0) {
     ForEachEntry(it->first, it->second, [&](const StreamID& id, Listpack::Pos, size_t) {
@@ -659,7 +793,7 @@ void Stream::Serialize(std::string* out) const {
   for (const auto& [master, node] : nodes_) {
     PutId(out, master);
     PutWord(out, node.added);
-    PutString(out, node.lp.bytes());
+    PutString(out, PlainOf(node).bytes());
   }
   if (groups_ != nullptr) SerializeGroups(out);
 }

@@ -23,11 +23,25 @@
 // (Redis flags them and leaves them), so `deleted` is always 0 and `count` is the node's
 // live entries; an emptied node is dropped.
 //
-// Memory: the same listpack bytes as Redis's, in the same size classes (mimalloc's and
-// jemalloc's agree near a full node's 2-3 KiB), under a B-tree slot of 40 bytes per node.
-// Measured over the wire, 100k entries of 3 small fields ("a" "1" "b" "2" "c" "3"):
-// used_memory +1.63 MB here, +1.62 MB in Redis 7.0.15 (MEMORY USAGE 1.58 MB here, 2.00
-// MB there); 1M entries of 5 fields (tools/types-bench.sh): 29.8 MiB both.
+// Compression: a node is closed once a later node exists (no entry is added to it again),
+// and a closed node is kept as an LZF image (core/lzf.h) when that pays, as Redis keeps
+// the interior nodes of a quicklist (48 bytes or more, 8 saved): stream entries repeat
+// their layout, flags, lp-counts and often their values, so a node of small fields
+// shrinks several times. The last node stays plain: XADD appends to it and ">" reads
+// take its newest entries. Reads of a compressed node decompress it into a per-thread
+// cache that holds the last node so read (PlainOf), so a client paging through old
+// history, or many clients reading the same old entries, pay the decompression once per
+// node. A change inside a compressed node (XDEL) decompresses it and compresses it again;
+// exact trimming leaves the first node plain, since XADD MAXLEN takes one of its entries
+// per call. Whole-node trimming frees images without reading them. RDB and DUMP write an
+// image as it is, as the RDB_ENC_LZF string Redis writes for a node itself, and Redis's
+// loader reads node strings in either encoding; loads and RESTORE compress the nodes
+// they append but the last.
+//
+// Memory: plain nodes are the same listpack bytes as Redis's, in the same size classes
+// (mimalloc's and jemalloc's agree near a full node's 2-3 KiB), under a B-tree slot of 48
+// bytes per node. MEMORY USAGE and used_memory count an image's block, not its listpack;
+// the per-thread cache's copy (one node) counts in used_memory only.
 //
 // Consumer groups (StreamGroup, below) hang off the stream in a B-tree by name, absent
 // while the stream has none (most streams), so a stream without groups pays one pointer.
@@ -221,11 +235,22 @@ class Stream : public TypedObject {
   // takes its flagged entries out and drops it when none is left. Length and first_id
   // follow; last_id, entries_added and max_deleted_id are the caller's to set.
   void AppendNode(StreamID master, Listpack lp, const NodeInfo& info);
-  // Calls f(master ID, node bytes) for every node, in order: Redis's RDB form.
+  // Calls f(master ID, bytes, raw_len) for every node, in order: a plain node's listpack
+  // and 0, or a compressed node's LZF stream (core/lzf.h) and its listpack's length, so
+  // that an RDB writer stores the node as Redis's string encoding RDB_ENC_LZF without
+  // decompressing it (Redis's loader takes a node string in either encoding).
   template <typename F>
   void ForEachNode(F&& f) const {
-    for (const auto& [master, node] : nodes_) f(master, node.lp.bytes());
+    for (const auto& [master, node] : nodes_) {
+      if (node.image != nullptr) {
+        f(master, node.ImageBytes(), size_t{node.RawSize()});
+      } else {
+        f(master, node.lp.bytes(), size_t{0});
+      }
+    }
   }
+  // How many nodes are stored compressed (tests, MEMORY checks).
+  size_t NumCompressedNodes() const;
 
   // --- consumer groups
 
@@ -260,14 +285,38 @@ class Stream : public TypedObject {
   static Stream* Deserialize(std::string_view form);
 
  private:
+  // A node: its listpack, or while compressed its LZF image (and a moved-from listpack).
+  // The image block (ObjMalloc) is: the listpack's length u32, the stream's length u32,
+  // the LZF stream. Nodes move inside the B-tree, their images do not: an image's address
+  // names it for the per-thread cache of the last decompressed node.
   struct Node {
     Listpack lp;
-    uint32_t live = 0;   // entries present
-    uint32_t added = 0;  // entries ever added (the node-full check counts deleted ones)
+    uint8_t* image = nullptr;  // non-null: compressed
+    uint32_t live = 0;         // entries present
+    uint32_t added = 0;        // entries ever added (the node-full check counts deleted ones)
+
+    Node() = default;
+    Node(Listpack l, uint32_t live, uint32_t added) : lp(std::move(l)), live(live), added(added) {}
+    Node(Node&& other) noexcept;
+    Node& operator=(Node&& other) noexcept;
+    ~Node();
+
+    uint32_t RawSize() const;
+    std::string_view ImageBytes() const;
+    size_t ByteSize() const { return image != nullptr ? RawSize() : lp.ByteSize(); }
   };
   using NodeMap = absl::btree_map<StreamID, Node, std::less<StreamID>,
                                   ObjAllocator<std::pair<const StreamID, Node>>>;
 
+  // The node's listpack: its own while plain, else the thread's cache of the last
+  // decompressed node (filled here on a miss). The reference is valid until the next call
+  // for another node or any change to the stream.
+  static const Listpack& PlainOf(const Node& node);
+  // Compresses a closed node when that pays (Redis's quicklist rule: a listpack of 48
+  // bytes or more, an image at least 8 bytes smaller).
+  static void Compress(Node* node);
+  // Makes a compressed node plain for a change (taking the cache's copy when it holds it).
+  static void Decompress(Node* node);
   // Walks the entries of a node in order: f(id, position of its flags, element count,
   // lp-count included) returns false to stop.
   template <typename F>

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "src/core/lzf.h"
 
 namespace damselfly::core {
 namespace {
@@ -126,6 +127,7 @@ TEST(StreamTest, RandomOperationsMatchModel) {
       for (auto it = model.lower_bound(a); it != model.end() && it->first <= b; ++it) {
         want.push_back(it->first);
       }
+      EXPECT_EQ(s->Contains(a), model.count(a) == 1);
       if (reverse) std::reverse(want.begin(), want.end());
       if (count != 0 && want.size() > count) want.resize(count);
       ASSERT_EQ(got.size(), want.size());
@@ -133,6 +135,7 @@ TEST(StreamTest, RandomOperationsMatchModel) {
     }
   }
   ExpectEqual(*s, model);
+  EXPECT_GT(s->NumCompressedNodes(), 0u);  // the model covered compressed nodes
   std::string form;
   s->Serialize(&form);
   Stream* copy = Stream::Deserialize(form);
@@ -157,6 +160,18 @@ std::vector<std::string> Elements(std::string_view bytes) {
   return out;
 }
 
+// A node's listpack bytes as ForEachNode gives them: plain, or an LZF stream of raw_len.
+std::string NodeBytes(std::string_view bytes, size_t raw_len) {
+  if (raw_len == 0) return std::string(bytes);
+  std::string plain(raw_len, '\0');
+  EXPECT_TRUE(LzfDecompress(bytes.data(), bytes.size(), plain.data(), raw_len));
+  return plain;
+}
+
+std::vector<std::string> NodeElements(std::string_view bytes, size_t raw_len) {
+  return Elements(NodeBytes(bytes, raw_len));
+}
+
 Listpack MakeListpack(const std::vector<std::string>& elements) {
   Listpack lp;
   for (const std::string& e : elements) lp.Append(e);
@@ -170,8 +185,8 @@ TEST(StreamTest, NodesAreRedisNodes) {
   s->Add({11, 0}, other, Stream::kDefaultNodeMaxBytes, 2);
   s->Add({12, 0}, same, Stream::kDefaultNodeMaxBytes, 2);  // a new node: 2 entries per node
   std::vector<std::pair<StreamID, std::vector<std::string>>> nodes;
-  s->ForEachNode([&](const StreamID& master, std::string_view bytes) {
-    nodes.push_back({master, Elements(bytes)});
+  s->ForEachNode([&](const StreamID& master, std::string_view bytes, size_t raw_len) {
+    nodes.push_back({master, NodeElements(bytes, raw_len)});
   });
   ASSERT_EQ(nodes.size(), 2u);
   EXPECT_EQ(nodes[0].first, (StreamID{10, 5}));
@@ -182,8 +197,8 @@ TEST(StreamTest, NodesAreRedisNodes) {
                                       "0", "1", "-5", "1", "c", "x", "6"}));
   EXPECT_TRUE(s->Delete({10, 5}));
   nodes.clear();
-  s->ForEachNode([&](const StreamID& master, std::string_view bytes) {
-    nodes.push_back({master, Elements(bytes)});
+  s->ForEachNode([&](const StreamID& master, std::string_view bytes, size_t raw_len) {
+    nodes.push_back({master, NodeElements(bytes, raw_len)});
   });
   // The entry is gone from the node, its master entry stays; count follows, deleted stays 0.
   EXPECT_EQ(nodes[0].second, (std::vector<std::string>{"1", "0", "2", "a", "b", "0", "0", "1", "-5",
@@ -233,7 +248,9 @@ TEST(StreamTest, CheckNodeAndAppendNode) {
   EXPECT_EQ(all[0].pairs, (std::vector<std::string>{"f", "b"}));
   EXPECT_EQ(all[1].pairs, (std::vector<std::string>{"g", "c"}));
   std::vector<std::string> kept;
-  s->ForEachNode([&](const StreamID&, std::string_view bytes) { kept = Elements(bytes); });
+  s->ForEachNode([&](const StreamID&, std::string_view bytes, size_t raw_len) {
+    kept = NodeElements(bytes, raw_len);
+  });
   EXPECT_EQ(kept, (std::vector<std::string>{"2", "0", "1", "f", "0", "2", "0", "1", "b", "4", "0",
                                             "1", "0", "1", "g", "c", "6"}));
   // Appending goes on in the adopted node.
@@ -242,6 +259,106 @@ TEST(StreamTest, CheckNodeAndAppendNode) {
   EXPECT_EQ(s->NumNodes(), 1u);
   EXPECT_EQ(s->Range({102, 0}, {102, 0}, 0, false).at(0).pairs,
             (std::vector<std::string>{"f", "d"}));
+  TypedObject::Destroy(s);
+}
+
+// --- compressed nodes: every closed node is kept LZF-compressed, the last one plain
+
+// 5 fields as tools/types-bench.sh adds them: a node of them compresses well.
+std::vector<std::string> BenchPairs(uint64_t i) {
+  return {"f1", "v1", "f2", "v2", "f3", "v3", "f4", "v4", "f5", std::to_string(i % 7)};
+}
+
+TEST(StreamTest, ClosedNodesAreCompressed) {
+  Stream* s = Stream::Make();
+  Model model;
+  for (uint64_t i = 1; i <= 1000; ++i) AddEntry(s, &model, {i, 0}, BenchPairs(i));
+  ASSERT_EQ(s->NumNodes(), 10u);
+  EXPECT_EQ(s->NumCompressedNodes(), 9u);
+  ExpectEqual(*s, model);
+  // ForEachNode gives the images, which decompress to Redis's nodes.
+  size_t compressed = 0, plain_bytes = 0;
+  StreamID after;
+  s->ForEachNode([&](const StreamID& master, std::string_view bytes, size_t raw_len) {
+    compressed += raw_len != 0;
+    plain_bytes += raw_len != 0 ? raw_len : bytes.size();
+    const std::string plain = NodeBytes(bytes, raw_len);
+    ASSERT_TRUE(Listpack::Validate(plain));
+    Listpack lp = Listpack::FromBytes(plain);
+    Stream::NodeInfo info;
+    EXPECT_TRUE(Stream::CheckNode(master, lp, master.ms > 1 ? &after : nullptr, &info));
+    EXPECT_EQ(info.live, 100u);
+    after = info.last;
+  });
+  EXPECT_EQ(compressed, 9u);
+  // The bytes held are mostly the images' (a plain node is ~2.9 KiB, its image ~0.8).
+  EXPECT_LT(s->MallocUsed(), plain_bytes / 2);
+
+  // Reads of one old node, then a deletion in it (the cached copy becomes the node's
+  // own), then reads again: the node is compressed again after the change.
+  EXPECT_EQ(s->Range({150, 0}, {152, 0}, 0, false).size(), 3u);
+  EXPECT_TRUE(s->Delete({151, 0}));
+  model.erase({151, 0});
+  EXPECT_EQ(s->NumCompressedNodes(), 9u);
+  auto got = s->Range({150, 0}, {152, 0}, 0, true);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].pairs, (model[{152, 0}]));
+  EXPECT_FALSE(s->Contains({151, 0}));
+  EXPECT_TRUE(s->Contains({250, 0}));
+  // A deletion in a node that is not the cached one.
+  EXPECT_TRUE(s->Delete({420, 0}));
+  model.erase({420, 0});
+  ExpectEqual(*s, model);
+
+  // Exact trimming leaves the first node plain; "~" trimming drops whole images.
+  EXPECT_EQ(s->TrimByMaxLen(990, false, 0), 8u);
+  for (int i = 0; i < 8; ++i) model.erase(model.begin());
+  EXPECT_EQ(s->NumCompressedNodes(), 8u);
+  EXPECT_EQ(s->TrimByMinId({350, 0}, true, 0), 291u);
+  for (int i = 0; i < 291; ++i) model.erase(model.begin());
+  EXPECT_EQ(s->NumCompressedNodes(), 6u);
+  EXPECT_EQ(s->TrimByMinId({350, 0}, false, 0), 49u);
+  for (int i = 0; i < 49; ++i) model.erase(model.begin());
+  ExpectEqual(*s, model);
+
+  // The internal form carries plain nodes and comes back compressed.
+  std::string form;
+  s->Serialize(&form);
+  Stream* copy = Stream::Deserialize(form);
+  ASSERT_NE(copy, nullptr);
+  ExpectEqual(*copy, model);
+  EXPECT_EQ(copy->NumCompressedNodes(), copy->NumNodes() - 1);
+  TypedObject::Destroy(copy);
+  TypedObject::Destroy(s);
+}
+
+TEST(StreamTest, AppendsToACompressedLastNode) {
+  // Deleting the last node's entries makes a compressed node the last one; when
+  // stream-node-max-entries grew meanwhile, the next entry goes into it.
+  Stream* s = Stream::Make();
+  Model model;
+  for (uint64_t i = 1; i <= 20; ++i) AddEntry(s, &model, {i, 0}, BenchPairs(i), 10);
+  ASSERT_EQ(s->NumCompressedNodes(), 1u);
+  for (uint64_t i = 11; i <= 20; ++i) {
+    EXPECT_TRUE(s->Delete({i, 0}));
+    model.erase({i, 0});
+  }
+  EXPECT_EQ(s->NumNodes(), 1u);
+  EXPECT_EQ(s->NumCompressedNodes(), 1u);
+  AddEntry(s, &model, {21, 0}, BenchPairs(21), 100);
+  EXPECT_EQ(s->NumNodes(), 1u);
+  EXPECT_EQ(s->NumCompressedNodes(), 0u);
+  EXPECT_EQ(s->LastEntryId(), (StreamID{21, 0}));
+  ExpectEqual(*s, model);
+  // A full compressed last node stays as it is: the entry opens a node.
+  AddEntry(s, &model, {22, 0}, BenchPairs(22), 5);
+  EXPECT_EQ(s->NumCompressedNodes(), 1u);
+  EXPECT_TRUE(s->Delete({22, 0}));
+  model.erase({22, 0});
+  AddEntry(s, &model, {23, 0}, BenchPairs(23), 5);
+  EXPECT_EQ(s->NumNodes(), 2u);
+  EXPECT_EQ(s->NumCompressedNodes(), 1u);
+  ExpectEqual(*s, model);
   TypedObject::Destroy(s);
 }
 

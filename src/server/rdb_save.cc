@@ -1,5 +1,6 @@
 #include "src/server/rdb_save.h"
 
+#include <cassert>
 #include <cstring>
 #include <vector>
 
@@ -307,14 +308,30 @@ void RdbSerializer::SaveZSet(const PrimeValue& value) {
 }
 
 // A stream's nodes are kept in Redis's node format (see core/stream.h), so each is written
-// as it is: its master ID, then its listpack as a string.
+// as it is: its master ID, then its listpack as a string; a compressed node as its LZF
+// stream (the RDB_ENC_LZF string Redis itself writes for it), or decompressed when
+// compression is off.
 void RdbSerializer::SaveStream(const PrimeValue& value) {
   using core::StreamID;
   const core::Stream* stream = value.GetObjectAs<core::Stream>();
   SaveLength(stream->NumNodes());
-  stream->ForEachNode([&](const StreamID& master, std::string_view bytes) {
+  std::string plain;
+  stream->ForEachNode([&](const StreamID& master, std::string_view bytes, size_t raw_len) {
     SaveString(RawStreamId(master));
-    SaveString(bytes);
+    if (raw_len == 0) {
+      SaveString(bytes);
+    } else if (compression_) {
+      buf_.push_back(char(rdb::kEncVal << 6 | rdb::kEncLzf));
+      SaveLength(bytes.size());
+      SaveLength(raw_len);
+      buf_.append(bytes);
+    } else {
+      plain.resize(raw_len);
+      const bool ok = core::LzfDecompress(bytes.data(), bytes.size(), plain.data(), raw_len);
+      assert(ok);
+      (void)ok;
+      SaveString(plain);
+    }
     MaybeFlush();
   });
   SaveLength(stream->Length());
