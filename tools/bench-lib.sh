@@ -268,7 +268,8 @@ run_rounds() {
 #   notes (declare -A), unclean, time_limit, datasets, scale, commit
 #   ds_type, ds_keys, ds_members, ds_per, ds_prefix, ds_est  per mem dataset: type, keys,
 #                              members per key and per command, key prefix, and an upper
-#                              estimate of redis-server's bytes per member
+#                              estimate of redis-server's bytes per member; optionally
+#                              ds_style, coll_load's --style (default short)
 # and its function key_size <port> <key> (a key's member count, for mem_server's check).
 
 # note <text>: remembers a line for the notes under the tables.
@@ -389,11 +390,14 @@ mem_server() {
   t0=$(now_ns)
   budget=$((time_limit - SECONDS))
   ((budget > 10)) || budget=10
-  load "$port" "$budget" --type="${ds_type[$d]}" --prefix="${ds_prefix[$d]}" --keys="$keys" \
-    --members="$m" --per-command="${ds_per[$d]}" || rc=$?
+  local style=short
+  # (A script without ds_style has no such array: its names would read as arithmetic.)
+  if declare -p ds_style &> /dev/null; then style=${ds_style[$d]:-short}; fi
+  load "$port" "$budget" --type="${ds_type[$d]}" --style="$style" --prefix="${ds_prefix[$d]}" \
+    --keys="$keys" --members="$m" --per-command="${ds_per[$d]}" || rc=$?
   dt=$(($(now_ns) - t0))
   if server_gone "$i" "$log" "the fill of $d"; then
-    note "reproduce: taskset -c 0 ${cmds[$i]} & $loader --port=$port --type=${ds_type[$d]} --prefix=${ds_prefix[$d]} --keys=$keys --members=$m --per-command=${ds_per[$d]}"
+    note "reproduce: taskset -c 0 ${cmds[$i]} & $loader --port=$port --type=${ds_type[$d]} --style=$style --prefix=${ds_prefix[$d]} --keys=$keys --members=$m --per-command=${ds_per[$d]}"
     return
   fi
   server_ticks=$(proc_ticks "$server_pid" 2>/dev/null) || server_ticks=$p0

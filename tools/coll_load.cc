@@ -21,6 +21,9 @@
 //            not in score order)
 //   element  "element:<j as 12 digits>", what redis-benchmark's element:__rand_int__ gives
 //            for -r; hash value "xxx"; score j
+//   random   streams only: values of 8-32 random printable bytes (ASCII 32-126), a
+//            realistic payload that repeats nothing (the same for the same key and entry
+//            on every run: the generator is seeded by them)
 // On success prints one line on stdout:
 //
 //   commands=N members=M seconds=S
@@ -91,7 +94,10 @@ class Loader {
     } else {
       Die("unknown --type " + o.type + " (hash, set, zset, list, stream)");
     }
-    if (o.style != "short" && o.style != "element") Die("unknown --style " + o.style);
+    if (o.style != "short" && o.style != "element" && o.style != "random") {
+      Die("unknown --style " + o.style);
+    }
+    if (o.style == "random" && o.type != "stream") Die("--style random is for --type stream");
     words_per_member_ = (o.type == "hash" || o.type == "zset") ? 2 : 1;
     per_command_ = o.type == "stream" ? 1 : o.per_command;
     commands_per_key_ = (o.members + per_command_ - 1) / per_command_;
@@ -132,8 +138,15 @@ class Loader {
       AppendBulk(out, verb_);
       AppendBulk(out, o_.key.empty() ? o_.prefix + std::to_string(key) : o_.key);
       AppendBulk(out, o_.style == "element" ? std::to_string(from + 1) + "-0" : "*");
-      for (const char* word : {"f1", "v1", "f2", "v2", "f3", "v3", "f4", "v4", "f5", "v5"}) {
-        AppendBulk(out, word);
+      uint64_t seed = uint64_t(key) * 0x9E3779B97F4A7C15ull ^ uint64_t(from);
+      for (const char* field : {"f1", "f2", "f3", "f4", "f5"}) {
+        AppendBulk(out, field);
+        if (o_.style == "random") {
+          AppendBulk(out, RandomValue(&seed));
+        } else {
+          const char value[2] = {'v', field[1]};
+          AppendBulk(out, std::string_view(value, 2));
+        }
       }
       members_sent_ += 1;
       return;
@@ -157,6 +170,19 @@ class Loader {
       }
     }
     members_sent_ += to - from;
+  }
+
+  // 8-32 printable bytes from splitmix64, advancing *seed.
+  std::string RandomValue(uint64_t* seed) const {
+    auto next = [seed] {
+      uint64_t z = (*seed += 0x9E3779B97F4A7C15ull);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      return z ^ (z >> 31);
+    };
+    std::string value(8 + next() % 25, ' ');
+    for (char& c : value) c = char(32 + next() % 95);
+    return value;
   }
 
   std::string_view Member(int64_t j, char* buf, size_t size) const {

@@ -38,6 +38,8 @@
 #       stream1k):
 #         stream1m  one stream of 1M entries
 #         stream1k  1000 streams of 1000 entries
+#         streamrand  one stream of 1M entries whose values are 8-32 random printable
+#                   bytes (coll_load --style=random: a payload that does not compress)
 #       Target: at most redis-server's (ratio <= 1.0).
 #
 # A command the server does not know (or any error reply) is reported as n/a with the
@@ -49,7 +51,7 @@
 #   PARTS [tput mem]    which parts to run, in this order
 #   TESTS [XADD XREAD XREADGROUP XACK PFADD PFCOUNT SETBIT BITCOUNT GEOADD GEOSEARCH]
 #   PIPELINES [1 32]    pipeline depths for tput
-#   DATASETS [stream1m stream1k]
+#   DATASETS [stream1m stream1k streamrand]
 #   QUICK               1: a smoke test: SCALE=0.1 ROUNDS=1 N1=10000 N32=100000 unless set
 #   ROUNDS [3]          tput rounds
 #   N1 [100000]         requests per command unpipelined (-n; N1/4 for GEOSEARCH)
@@ -86,7 +88,7 @@ fi
 parts="${PARTS:-tput mem}"
 tests="${TESTS:-XADD XREAD XREADGROUP XACK PFADD PFCOUNT SETBIT BITCOUNT GEOADD GEOSEARCH}"
 pipelines="${PIPELINES:-1 32}"
-datasets="${DATASETS:-stream1m stream1k}"
+datasets="${DATASETS:-stream1m stream1k streamrand}"
 rounds="${ROUNDS:-$q_rounds}"
 n1="${N1:-$q_n1}"
 n32="${N32:-$q_n32}"
@@ -112,7 +114,7 @@ require_counts "$rounds" "$n1" "$n32" "$clients" "$members" "$bits" "$base_port"
 require_quiet_budget
 [[ "$scale" =~ ^[0-9]*\.?[0-9]+$ ]] || die_usage "bad SCALE '$scale'"
 all_tests="XADD XREAD XREADGROUP XACK PFADD PFCOUNT SETBIT BITCOUNT GEOADD GEOSEARCH"
-all_datasets="stream1m stream1k"
+all_datasets="stream1m stream1k streamrand"
 for p in $parts; do [[ " tput mem " == *" $p "* ]] || die_usage "unknown part '$p' (tput, mem)"; done
 for t in $tests; do [[ " $all_tests " == *" $t "* ]] || die_usage "unknown test '$t' ($all_tests)"; done
 for d in $datasets; do
@@ -476,13 +478,16 @@ run_tput() {
 
 # Per dataset: type, keys, entries per key, entries per command (always 1 for streams), key
 # prefix, and a rough upper estimate of redis-server's bytes per entry (about 1.5x what it
-# took here), to refuse a dataset the machine's free memory cannot hold.
-declare -A ds_type=() ds_keys=() ds_members=() ds_per=() ds_prefix=() ds_est=()
+# took here), to refuse a dataset the machine's free memory cannot hold; then coll_load's
+# --style (short when not given).
+declare -A ds_type=() ds_keys=() ds_members=() ds_per=() ds_prefix=() ds_est=() ds_style=()
 add_dataset() {
   ds_type[$1]=$2 ds_keys[$1]=$3 ds_members[$1]=$4 ds_per[$1]=$5 ds_prefix[$1]=$6 ds_est[$1]=$7
+  ds_style[$1]=${8:-short}
 }
 add_dataset stream1m stream 1 1000000 1 x: 60
 add_dataset stream1k stream 1000 1000 1 X: 60
+add_dataset streamrand stream 1 1000000 1 r: 200 random
 for d in $all_datasets; do
   # SCALE shrinks the one stream's length, the many streams' count.
   if ((ds_keys[$d] == 1)); then
