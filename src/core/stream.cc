@@ -94,6 +94,8 @@ bool GetId(std::string_view* in, StreamID* id) {
 // 48 bytes stay plain, and an image must save at least 8 bytes.
 constexpr size_t kMinCompressBytes = 48;
 constexpr size_t kMinCompressGain = 8;
+// Closed nodes of at least this size that do not compress count as misses (CompressClosed).
+constexpr size_t kMissMinBytes = 1024;
 // The image block's header: the listpack's length, the LZF stream's length (u32 each).
 constexpr size_t kImageHeader = 8;
 
@@ -178,20 +180,36 @@ const Listpack& Stream::PlainOf(const Node& node) {
   return *plain_cache.lp;
 }
 
-void Stream::Compress(Node* node) {
-  if (node->image != nullptr) return;
+bool Stream::Compress(Node* node) {
+  if (node->image != nullptr) return true;
   std::string_view raw = node->lp.bytes();
-  if (raw.size() < kMinCompressBytes) return;
+  if (raw.size() < kMinCompressBytes) return false;
   image_buffer.resize(raw.size());
   const size_t len =
       LzfCompress(raw.data(), raw.size(), image_buffer.data(), raw.size() - kMinCompressGain);
-  if (len == 0) return;
+  if (len == 0) return false;
   auto* image = static_cast<uint8_t*>(ObjMalloc(kImageHeader + len));
   WriteU32(image, raw.size());
   WriteU32(image + 4, len);
   std::memcpy(image + kImageHeader, image_buffer.data(), len);
   { Listpack dropped = std::move(node->lp); }
   node->image = image;
+  return true;
+}
+
+void Stream::CompressClosed(Node* node) {
+  // A small node that does not compress says little about the payload (LZF's first
+  // literal run and the 8 bytes it must save weigh too much in it): always tried.
+  if (node->ByteSize() < kMissMinBytes) {
+    Compress(node);
+    return;
+  }
+  if (compress_misses_ >= 2 && nodes_.size() % 16 != 0) return;
+  if (Compress(node)) {
+    compress_misses_ = 0;
+  } else if (compress_misses_ < UINT8_MAX) {
+    ++compress_misses_;
+  }
 }
 
 void Stream::Decompress(Node* node) {
@@ -382,7 +400,7 @@ void Stream::Add(StreamID id, absl::Span<const std::string_view> pairs, size_t n
     Node& last = it->second;
     if (last.ByteSize() + added_bytes >= node_max_bytes ||
         (node_max_entries != 0 && last.added >= node_max_entries)) {
-      Compress(&last);  // closed: no entry is added to it again
+      CompressClosed(&last);  // no entry is added to it again
       it = nodes_.end();
     } else {
       Decompress(&last);  // compressed when it was closed, before a deletion made it last
@@ -773,7 +791,7 @@ void Stream::AppendNode(StreamID master, Listpack lp, const NodeInfo& info) {
     }
     nlp.Replace(nlp.Next(nlp.First()), "0");  // the master entry's deleted count
   }
-  if (!nodes_.empty()) Compress(&nodes_.rbegin()->second);  // closed by this one
+  if (!nodes_.empty()) CompressClosed(&nodes_.rbegin()->second);  // closed by this one
   auto it = nodes_.try_emplace(nodes_.end(), master, std::move(node));
   if (length_ == 0) {
     ForEachEntry(it->first, it->second, [&](const StreamID& id, Listpack::Pos, size_t) {

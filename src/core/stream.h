@@ -312,9 +312,14 @@ class Stream : public TypedObject {
   // decompressed node (filled here on a miss). The reference is valid until the next call
   // for another node or any change to the stream.
   static const Listpack& PlainOf(const Node& node);
-  // Compresses a closed node when that pays (Redis's quicklist rule: a listpack of 48
-  // bytes or more, an image at least 8 bytes smaller).
-  static void Compress(Node* node);
+  // Compresses a node when that pays (Redis's quicklist rule: a listpack of 48 bytes or
+  // more, an image at least 8 bytes smaller). Returns whether the node is compressed.
+  static bool Compress(Node* node);
+  // Compress for a node that was just closed, but after two nodes (of 1 KiB or more) in a
+  // row that did not pay, only one closed node in 16 is tried: payloads that do not
+  // compress (random or encrypted values) would pay a hash probe per byte of every node
+  // for nothing.
+  void CompressClosed(Node* node);
   // Makes a compressed node plain for a change (taking the cache's copy when it holds it).
   static void Decompress(Node* node);
   // Walks the entries of a node in order: f(id, position of its flags, element count,
@@ -343,6 +348,7 @@ class Stream : public TypedObject {
   StreamID first_id_;
   StreamID max_deleted_id_;
   uint64_t entries_added_ = 0;
+  uint8_t compress_misses_ = 0;  // closed nodes in a row that did not compress (saturates)
 };
 
 }  // namespace damselfly::core

@@ -362,6 +362,32 @@ TEST(StreamTest, AppendsToACompressedLastNode) {
   TypedObject::Destroy(s);
 }
 
+TEST(StreamTest, IncompressibleNodesAreTriedRarely) {
+  // Random printable values do not compress: after two such nodes only one closed node in
+  // 16 is tried, and a node that compresses again brings every node back.
+  std::mt19937_64 rng(3);
+  Stream* s = Stream::Make();
+  Model model;
+  uint64_t ms = 1;
+  for (; ms <= 3000; ++ms) {
+    std::vector<std::string> pairs;
+    for (int f = 0; f < 5; ++f) {
+      std::string value(8 + rng() % 25, ' ');
+      for (char& c : value) c = char(32 + rng() % 95);
+      pairs.insert(pairs.end(), {"f" + std::to_string(f), value});
+    }
+    AddEntry(s, &model, {ms, 0}, pairs);
+  }
+  const size_t random_nodes = s->NumNodes();
+  EXPECT_GT(random_nodes, 50u);  // 4 KiB nodes of ~34 entries
+  EXPECT_EQ(s->NumCompressedNodes(), 0u);
+  for (; ms <= 6000; ++ms) AddEntry(s, &model, {ms, 0}, BenchPairs(ms));
+  // At most 16 nodes go by before one is tried again.
+  EXPECT_GE(s->NumCompressedNodes(), s->NumNodes() - random_nodes - 17);
+  ExpectEqual(*s, model);
+  TypedObject::Destroy(s);
+}
+
 // --- consumer groups against a model: the group PEL and the consumers' PELs agree
 
 struct PelModel {
