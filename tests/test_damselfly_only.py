@@ -1,6 +1,7 @@
 """Behaviour only damselfly has (its own flags); skipped when the target is redis-server."""
 
 import os
+import random
 import subprocess
 import time
 
@@ -153,3 +154,30 @@ def test_appended_values_are_not_compressed(server):
     assert c("SETRANGE", "k3", "0", "[") == 1024
     assert c("MEMORY", "USAGE", "k3") > 896
     assert c("GET", "k3") == b"[" + json[1:]
+
+
+def test_stream_closed_nodes_are_compressed(server):
+    # 5000 entries of five small fields: 50 nodes of ~2.9 KiB as Redis keeps them; here
+    # every node but the last is an LZF image of under 1 KiB, which MEMORY USAGE counts.
+    # Values that do not repeat (random printable bytes) take about their size.
+    c = server.raw()
+    fields = ["f1", "v1", "f2", "v2", "f3", "v3", "f4", "v4", "f5", "v5"]
+    c.send_many([("XADD", "s", f"{i}-0", *fields) for i in range(1, 5001)])
+    for i in range(1, 5001):
+        assert c.read() == f"{i}-0".encode()
+    assert 10000 < c("MEMORY", "USAGE", "s") < 60000
+    assert c("XRANGE", "s", "2500", "2501") == [[b"2500-0", [f.encode() for f in fields]],
+                                                 [b"2501-0", [f.encode() for f in fields]]]
+    assert c("XDEL", "s", "2500-0", "17-0") == 2
+    assert c("XLEN", "s") == 4998
+    assert c("MEMORY", "USAGE", "s") < 60000
+    rng = random.Random(5)
+    values = []
+    for i in range(1, 1001):
+        value = "".join(chr(32 + rng.randrange(95)) for _ in range(8 + rng.randrange(25)))
+        values.append(value.encode())
+        c.send_many([("XADD", "r", f"{i}-0", "f", value)])
+    for i in range(1, 1001):
+        assert c.read() == f"{i}-0".encode()
+    assert c("MEMORY", "USAGE", "r") > 1000 * 20
+    assert [e[1][1] for e in c("XRANGE", "r", "-", "+")] == values

@@ -41,7 +41,11 @@
 // Memory: plain nodes are the same listpack bytes as Redis's, in the same size classes
 // (mimalloc's and jemalloc's agree near a full node's 2-3 KiB), under a B-tree slot of 48
 // bytes per node. MEMORY USAGE and used_memory count an image's block, not its listpack;
-// the per-thread cache's copy (one node) counts in used_memory only.
+// the per-thread cache's copy (one node) counts in used_memory only. Measured with
+// tools/types-bench.sh PARTS=mem, RSS against Redis 7.0.15's: 1M entries of 5 small
+// fields 0.23x (7.1 MiB; a 2.9 KiB node becomes a ~0.6 KiB image), 1000 streams of 1000
+// 0.31x (their last nodes stay plain), 1M entries of 8-32 random printable bytes per value
+// 0.98x (LZF finds nothing to take out of random bytes: those nodes stay plain).
 //
 // Consumer groups (StreamGroup, below) hang off the stream in a B-tree by name, absent
 // while the stream has none (most streams), so a stream without groups pays one pointer.
