@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "helio/base/strings.h"
 #include "src/core/crc64.h"
+#include "src/core/lzf.h"
 #include "src/core/rdb_format.h"
 #include "src/core/rdb_legacy.h"
 #include "src/core/set_object.h"
@@ -263,6 +264,36 @@ TEST(RdbCodecTest, StreamAsRedisWritesIt) {
   RdbSerializer ours(false);
   ours.SaveValue(built);
   EXPECT_EQ(absl::BytesToHexString(ours.TakeBuffer()), absl::BytesToHexString(redis_value));
+}
+
+TEST(RdbCodecTest, StreamCompressedNodesAreWrittenAsStored) {
+  // 1000 entries: 10 nodes, the first 9 kept LZF-compressed, written as their images (the
+  // RDB_ENC_LZF strings Redis writes for nodes itself), or as plain listpacks when
+  // compression is off.
+  PrimeValue value;
+  core::Stream* stream = core::Stream::Make();
+  value.SetObject(ObjType::kStream, ObjEncoding::kStream, stream);
+  for (uint64_t i = 1; i <= 1000; ++i) {
+    const std::string n = helio::StrCat(i % 10);
+    stream->Add({i, 0}, std::vector<std::string_view>{"f1", "v1", "f2", n}, 4096, 100);
+  }
+  ASSERT_EQ(stream->NumCompressedNodes(), 9u);
+  std::vector<std::string> images, plain_nodes;
+  stream->ForEachNode([&](const core::StreamID&, std::string_view bytes, size_t raw_len) {
+    if (raw_len == 0) return plain_nodes.push_back(std::string(bytes));
+    images.push_back(std::string(bytes));
+    std::string plain(raw_len, '\0');
+    ASSERT_TRUE(core::LzfDecompress(bytes.data(), bytes.size(), plain.data(), raw_len));
+    plain_nodes.push_back(plain);
+  });
+  const std::string payload = Dump(value);
+  for (const std::string& image : images) EXPECT_NE(payload.find(image), std::string::npos);
+  RoundTrip(value);
+  RdbSerializer plain(false);
+  plain.SaveValue(value);
+  const std::string raw = plain.TakeBuffer();
+  for (const std::string& node : plain_nodes) EXPECT_NE(raw.find(node), std::string::npos);
+  EXPECT_GT(raw.size(), 2 * payload.size());
 }
 
 // The same stream after, in redis-server 7.0.15: XGROUP CREATE s g1 0, g2 $, g3 1-2;
