@@ -2,7 +2,9 @@
 is a function of the seed, and replayed against an evicting server (allkeys-lru on
 redis-server, --cache_mode on damselfly, which skips until the binary has the flag) every
 miss is stored without an error and the hit ratios land where a cache holding about a
-quarter of the keys puts them."""
+quarter of the keys puts them. On damselfly, cache mode does at least as well as its
+allkeys-lru on a shifting hot set, nearly as well on Zipf, and keeps the hot set through a
+scan that flushes LRU's."""
 
 import functools
 import os
@@ -82,3 +84,37 @@ def test_replay_against_an_evicting_server(server_factory, workload):
     if "--workload=scan" in workload:
         assert out["phase=scan"]["hits"] == "0"  # the scan's keys occur nowhere else
         assert out["recovery"]["recovery_requests"] != "never"
+
+
+def _ratio_pair(server_factory, workload):
+    """Cache mode's measured output and allkeys-lru's on the same damselfly and trace."""
+    if not _damselfly_knows("cache_mode"):
+        pytest.skip("this damselfly has no --cache_mode yet (issue #19 point 1)")
+    outs = []
+    for flags in (["--cache_mode=true"], ["--maxmemory_policy=allkeys-lru"]):
+        srv = server_factory(f"--maxmemory={4 << 20}", *flags)
+        outs.append(run(f"--port={srv.port}", *workload))
+    return outs
+
+
+# The targets cache mode reaches at this size (docs/benchmarks.md has the reduced-size
+# comparison with redis-server and memcached): at least LRU's ratio on a shifting hot set;
+# on Zipf within 0.05 of it (0.815-0.84 against 0.84 here, 2 shards of a few thousand
+# keys; at the reduced size the two tie); a hot set that the scan does not flush (LRU's
+# drops by 0.1 or more).
+@pytest.mark.damselfly_only
+@pytest.mark.parametrize("workload,margin", [(["--workload=zipf"], 0.05),
+                                             (["--workload=shift", "--shift_every=20000"], 0.01)])
+def test_cache_mode_against_lru(server_factory, workload, margin):
+    cache, lru = _ratio_pair(server_factory, workload)
+    assert float(cache["measured"]["hit_ratio"]) >= float(lru["measured"]["hit_ratio"]) - margin
+
+
+@pytest.mark.damselfly_only
+def test_cache_mode_keeps_the_hot_set_through_a_scan(server_factory):
+    cache, lru = _ratio_pair(server_factory, ["--workload=scan", "--scan_keys=40000",
+                                              "--after_scan=100000", "--window=2000"])
+    before = float(cache["recovery"]["baseline_hot_hit_ratio"])
+    assert float(cache["recovery"]["first_window_hot_hit_ratio"]) >= before - 0.05, cache
+    assert float(lru["recovery"]["first_window_hot_hit_ratio"]) < \
+        float(lru["recovery"]["baseline_hot_hit_ratio"]) - 0.1, lru

@@ -26,6 +26,7 @@
 # Environment (defaults in brackets):
 #   CASES   of: redis:noeviction redis:allkeys-lru memcached memcached:-M
 #           damselfly:noeviction damselfly-mc:noeviction damselfly:cache damselfly-mc:cache
+#           damselfly:<maxmemory-policy> (e.g. damselfly:allkeys-lru)
 #           [all of them; damselfly*:cache is skipped while the binary has no --cache_mode]
 #   MAXMEMORY_MB [256], FLOOD_SECONDS [60], CONNS [4], PIPELINE [16], VALUE_SIZE [1024]
 #   BASE_PORT [6421] (RESP), MC_PORT [11421] (memcache), PIN [1] (0: pin nothing)
@@ -112,7 +113,11 @@ flood_server() {
       ;;
     damselfly | damselfly-mc)
       cmd="$damselfly --port=$base_port --bind=127.0.0.1 --proactor_threads=$damselfly_threads --maxmemory=$limit --dbfilename="
-      [[ "$policy" == cache ]] && cmd+=" --cache_mode=true"
+      case "$policy" in
+        cache) cmd+=" --cache_mode=true" ;;
+        noeviction) ;;
+        *) cmd+=" --maxmemory_policy=$policy" ;;
+      esac
       if [[ "$kind" == damselfly-mc ]]; then
         cmd+=" --memcached_port=$mc_port"
         port=$mc_port

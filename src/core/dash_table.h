@@ -449,17 +449,30 @@ class DashTable {
   }
 
   // Calls fn(Handle) for the entries of the buckets an insert of `hash` would write to:
-  // its home bucket and the neighbour (eviction in cache mode picks its victim among
-  // them, so the freed slot is where the new entry goes). fn must not insert or erase.
+  // its home bucket and the neighbour, and one of the stash buckets holding the home's
+  // overflow (picked by the hash's high bits): at most 3 x kSlots entries. Eviction in
+  // cache mode picks its victim among them, so the freed slot is where the new entry
+  // goes; without the stash, entries that overflowed there would never be candidates.
+  // fn must not insert or erase.
   template <typename Fn>
   void ForEachInInsertBuckets(uint64_t hash, Fn&& fn) {
     Segment* segment = SegmentFor(hash);
     const unsigned home = Home(Fingerprint(hash), segment->regular);
-    for (unsigned r : {home, Next(home, segment->regular)}) {
-      const unsigned block = r / kRegularPerBlock, b = r % kRegularPerBlock;
+    auto each_in = [&](unsigned block, unsigned b) {
       for (uint32_t bits = segment->block[block]->buckets[b].occupied; bits; bits &= bits - 1) {
         fn(Handle(segment, block, b, __builtin_ctz(bits)));
       }
+    };
+    for (unsigned r : {home, Next(home, segment->regular)}) {
+      each_in(r / kRegularPerBlock, r % kRegularPerBlock);
+    }
+    const unsigned block = home / kRegularPerBlock;
+    uint32_t stash = segment->block[block]->buckets[home % kRegularPerBlock].stash_mask;
+    if (stash != 0) {
+      for (unsigned pick = unsigned(hash >> 48) % PopCount16(stash); pick; --pick) {
+        stash &= stash - 1;
+      }
+      each_in(block, kRegularPerBlock + __builtin_ctz(stash));
     }
   }
 

@@ -388,8 +388,9 @@ TEST(DashTableTest, SnapshotThroughPreChangeHookIsPointInTime) {
   }
 }
 
-// Eviction's candidates: the buckets an insert of a hash writes to hold the entry of an
-// equal hash, and a random bucket gives at most kSlots entries, all present.
+// Eviction's candidates: the buckets an insert of a hash writes to (and one stash bucket
+// of the home's overflow) hold the entry of an equal hash, and a random bucket gives at
+// most kSlots entries, all present.
 TEST(DashTableTest, EvictionCandidates) {
   StringTable table;
   for (int i = 0; i < 5000; ++i) table.Insert(std::to_string(i), "v");
@@ -401,8 +402,8 @@ TEST(DashTableTest, EvictionCandidates) {
       seen |= h.key() == key;
       ++candidates;
     });
-    // A key displaced to the stash is not among them; most are.
-    EXPECT_LE(candidates, 2 * StringTable::kSlots);
+    // A key displaced to another of the home's stash buckets is not among them; most are.
+    EXPECT_LE(candidates, 3 * StringTable::kSlots);
     if (!seen) {
       EXPECT_TRUE(table.Find(key));
     }

@@ -41,9 +41,10 @@ DEFINE_string(maxmemory_policy, "noeviction",
               "-OOM), allkeys-lru, allkeys-lfu, allkeys-random, volatile-lru, volatile-lfu, "
               "volatile-random, volatile-ttl");
 DEFINE_bool(cache_mode, false,
-            "Run as a cache: past maxmemory, evict any key (least recently used of the "
-            "buckets a write lands in, new keys inserted at the midpoint so that scans do "
-            "not flush the hot set) instead of the maxmemory-policy; writes never get -OOM");
+            "Run as a cache: past maxmemory, evict any key (of the buckets a write lands "
+            "in, the least often used lately, a count that fades while the key is idle, so "
+            "that scans do not flush the hot set and a hot set that moves gets in) instead "
+            "of the maxmemory-policy; writes never get -OOM");
 DEFINE_uint32(maxmemory_samples, 5, "Keys the LRU, LFU and TTL policies sample per eviction");
 DEFINE_uint32(lfu_log_factor, 10, "How slowly LFU counters grow (Redis's lfu-log-factor)");
 DEFINE_uint32(lfu_decay_time, 1,

@@ -71,13 +71,17 @@ const PrimeValue* DbSlice::Find(DbIndex index, std::string_view key) {
 
 const PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key, bool touch) {
   Db* d = db(index);
-  MainTable::Handle handle = d ? FindLive(*d, key, core::HashKey(key)) : MainTable::Handle();
+  const uint64_t hash = core::HashKey(key);
+  MainTable::Handle handle = d ? FindLive(*d, key, hash) : MainTable::Handle();
   if (!handle) {
+    // Cache mode counts misses too: a key asked for again is worth keeping once stored.
+    if (stamp_mode_ == StampMode::kCacheMode && touch) [[unlikely]]
+      CountCacheMiss(hash);
     CountMiss(index, key);
     return nullptr;
   }
   ++stats_.keyspace_hits;
-  if (touch) Touch(handle);
+  if (touch) Touch(handle, hash);
   return &handle.value();
 }
 
@@ -85,14 +89,20 @@ std::optional<uint32_t> DbSlice::IdleSeconds(DbIndex index, std::string_view key
   Db* d = db(index);
   MainTable::Handle handle = d ? FindLive(*d, key, core::HashKey(key)) : MainTable::Handle();
   if (!handle) return std::nullopt;
+  if (stamp_mode_ == StampMode::kCacheMode) {
+    return cache_clock_.IdleSeconds(StampOf(handle), clock_s_);
+  }
   return core::AccessStamp::IdleSeconds(StampOf(handle), clock_s_);
 }
 
 void DbSlice::AgeAccessStamps(size_t samples) {
   clock_s_ = NowSeconds();
   lfu_minutes_ = NowMinutes();
-  if (stamp_mode_ == StampMode::kCacheMode) UpdateProbation();
-  const bool lfu = stamp_mode_ == StampMode::kLfu;
+  if (stamp_mode_ == StampMode::kCacheMode && cache_clock_.Second(clock_s_)) OnCacheTick();
+  SweepStamps(samples);
+}
+
+void DbSlice::SweepStamps(size_t samples) {
   for (auto& d : dbs_) {
     if (!d || d->main.empty()) continue;
     size_t seen = 0;
@@ -100,9 +110,18 @@ void DbSlice::AgeAccessStamps(size_t samples) {
       d->stamp_cursor = d->main.TraverseStep(d->stamp_cursor, [&](MainTable::Handle handle) {
         ++seen;
         const uint16_t stamp = StampOf(handle);
-        const uint16_t aged =
-            lfu ? LfuBits::Aged(stamp, lfu_minutes_, eviction_.lfu_decay_minutes)
-                : core::AccessStamp::Age(stamp, clock_s_);
+        uint16_t aged = stamp;
+        switch (stamp_mode_) {
+          case StampMode::kStamp:
+            aged = core::AccessStamp::Age(stamp, clock_s_);
+            break;
+          case StampMode::kLfu:
+            aged = LfuBits::Aged(stamp, lfu_minutes_, eviction_.lfu_decay_minutes);
+            break;
+          case StampMode::kCacheMode:
+            aged = cache_clock_.Clamped(stamp);
+            break;
+        }
         if (aged != stamp) SetStamp(handle, aged);
       });
     } while (d->stamp_cursor != 0 && seen < samples);
@@ -112,10 +131,11 @@ void DbSlice::AgeAccessStamps(size_t samples) {
 DbSlice::Update DbSlice::FindMutable(DbIndex index, std::string_view key) {
   Db* d = db(index);
   if (!d) return Update();
-  MainTable::Handle handle = FindLive(*d, key, core::HashKey(key));
+  const uint64_t hash = core::HashKey(key);
+  MainTable::Handle handle = FindLive(*d, key, hash);
   if (!handle) return Update();
   d->main.BeforeChange(handle);
-  Touch(handle);
+  Touch(handle, hash);
   return Update(this, d, key, handle, false);
 }
 
@@ -134,7 +154,7 @@ DbSlice::Update DbSlice::AddOrFind(DbIndex index, std::string_view key) {
     EvictBeforeWrite(d, hash);
   if (MainTable::Handle handle = FindLive(d, key, hash, true)) {
     d.main.BeforeChange(handle);
-    Touch(handle);
+    Touch(handle, hash);
     return Update(this, &d, key, handle, false);
   }
   MainTable::Handle handle = d.main.InsertNew(CompactObj(key), PrimeValue(), hash);
@@ -230,7 +250,9 @@ void DbSlice::SetIdleSeconds(DbIndex index, std::string_view key, uint32_t idle_
   Db* d = db(index);
   MainTable::Handle handle = d ? FindLive(*d, key, core::HashKey(key)) : MainTable::Handle();
   if (!handle || stamp_mode_ == StampMode::kLfu) return;
-  SetStamp(handle, core::AccessStamp::Backdated(idle_s, clock_s_));
+  SetStamp(handle, stamp_mode_ == StampMode::kCacheMode
+                       ? cache_clock_.Backdated(idle_s, clock_s_)
+                       : core::AccessStamp::Backdated(idle_s, clock_s_));
 }
 
 int64_t DbSlice::GetExpire(DbIndex index, std::string_view key) const {

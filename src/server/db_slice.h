@@ -44,6 +44,7 @@
 #include "src/core/access_stamp.h"
 #include "src/core/compact_object.h"
 #include "src/core/dash_table.h"
+#include "src/core/frequency_sketch.h"
 #include "src/server/eviction.h"
 #include "src/server/op_status.h"
 #include "src/server/prime_value.h"
@@ -406,20 +407,22 @@ class DbSlice {
   void InstallHook(Db& d);
   // Calls the pre-update hook with every bucket of the database, if both exist.
   void HookEveryBucket(DbIndex index);
-  // Records a use of the entry now: its access stamp (8 bits in the key's flags, 5 in
-  // the value's spare bits), or under an LFU policy its counter (eviction.h).
-  void Touch(MainTable::Handle handle) {
-    if (stamp_mode_ == StampMode::kLfu) [[unlikely]]
-      return TouchLfu(handle);
+  // Records a use of the entry now (`hash`: its key's): its access stamp (8 bits in the
+  // key's flags, 5 in the value's spare bits), under an LFU policy its counter, under
+  // cache mode its tick and a count in the frequency sketch (eviction.h).
+  void Touch(MainTable::Handle handle, uint64_t hash) {
+    if (stamp_mode_ != StampMode::kStamp) [[unlikely]]
+      return TouchSlow(handle, hash);
     SetStamp(handle, core::AccessStamp::Now(clock_s_));
   }
-  // Touch for an entry just inserted: LFU's initial counter, cache mode's midpoint.
+  // Touch for an entry just inserted: LFU's initial counter; cache mode counts no use
+  // (the read that missed it did, if any).
   void TouchNew(MainTable::Handle handle) {
     if (stamp_mode_ != StampMode::kStamp) [[unlikely]]
       return TouchNewSlow(handle);
     SetStamp(handle, core::AccessStamp::Now(clock_s_));
   }
-  void TouchLfu(MainTable::Handle handle);
+  void TouchSlow(MainTable::Handle handle, uint64_t hash);
   void TouchNewSlow(MainTable::Handle handle);
   static void SetStamp(MainTable::Handle handle, uint16_t stamp) {
     handle.key().SetKeyFlagBits(uint8_t(stamp));
@@ -445,8 +448,18 @@ class DbSlice {
     rng_state_ ^= rng_state_ << 17;
     return rng_state_;
   }
-  // Cache mode: refreshes the probation time from the eviction rate (once a second).
-  void UpdateProbation();
+  // Cache mode: counts a hit or change of the key hashed `hash` in the sketch and on the
+  // clock (eviction.h).
+  void CountCacheHit(uint64_t hash) {
+    sketch_.Increment(hash);
+    if (cache_clock_.Hit(clock_s_)) [[unlikely]]
+      OnCacheTick();
+  }
+  // Cache mode: counts a miss in the sketch only, so that a scan of new keys ages nothing.
+  void CountCacheMiss(uint64_t hash) { sketch_.Increment(hash, /*ages=*/false); }
+  void OnCacheTick();
+  // Rewrites about `samples` stamps where they need it (AgeAccessStamps' sweep).
+  void SweepStamps(size_t samples);
 
   // The entry of a live key, deleting it first if its deadline has passed (the clock is
   // read only for keys that have a deadline), unless KeepExpiredUntil says to keep it and
@@ -487,13 +500,10 @@ class DbSlice {
   bool eviction_stuck_ = false;
   uint32_t lfu_minutes_ = 0;  // the clock LFU counters decay by, refreshed with clock_s_
   uint64_t rng_state_ = 0x9e3779b97f4a7c15;
-  // Cache mode's midpoint insertion: new keys look idle for probation_s_, half the time a
-  // key not read again stays (keys / evictions per second, a running average; once full,
-  // a shard evicts as fast as it inserts).
-  uint64_t evicted_at_last_rate_ = 0;
-  uint32_t last_rate_s_ = 0;
-  double eviction_rate_ = 0;  // keys per second
-  uint32_t probation_s_ = 0;
+  // Cache mode's frequencies and clock (eviction.h); empty outside cache mode.
+  core::FrequencySketch sketch_;
+  CacheClock cache_clock_;
+  size_t cache_keys_ = 0;  // the shard's keys at the last tick: the decay's half-life
   std::vector<std::pair<uint64_t, ChangeListener>> listeners_;
   MissListener miss_listener_;
   PreUpdateHook pre_update_hook_;

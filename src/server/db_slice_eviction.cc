@@ -10,11 +10,6 @@
 
 namespace damselfly {
 
-namespace {
-// Cache mode's probation stays in the access stamp's range of exact seconds.
-constexpr uint32_t kMaxProbationSeconds = 900;
-}  // namespace
-
 void DbSlice::SetEviction(const EvictionSettings& settings) {
   eviction_ = settings;
   if (eviction_.policy == EvictionPolicy::kNoEviction) eviction_.limit_bytes = 0;
@@ -22,8 +17,29 @@ void DbSlice::SetEviction(const EvictionSettings& settings) {
   stamp_mode_ = IsLfu(eviction_.policy)                         ? StampMode::kLfu
                 : eviction_.policy == EvictionPolicy::kCacheMode ? StampMode::kCacheMode
                                                                  : StampMode::kStamp;
-  if (stamp_mode_ != StampMode::kCacheMode) probation_s_ = 0;
   lfu_minutes_ = NowMinutes();
+  if (stamp_mode_ != StampMode::kCacheMode) {
+    sketch_ = {};
+    cache_clock_.Stop();
+  } else if (!cache_clock_.started()) {
+    cache_clock_.Start(clock_s_);
+    OnCacheTick();
+  }
+}
+
+void DbSlice::OnCacheTick() {
+  size_t keys = 0;
+  for (const auto& d : dbs_) keys += d ? d->main.size() : 0;
+  cache_keys_ = keys;
+  cache_clock_.SetKeys(keys);
+  // The sketch follows the shard's size up (while it fills; the counts start over) and
+  // down by more than 8x (after FLUSHALL or a lowered limit).
+  const size_t capacity = sketch_.capacity();
+  if (keys > capacity || capacity == 0 || (capacity > 1024 && keys * 8 < capacity)) {
+    sketch_.Resize(keys);
+  }
+  // 256 ticks see every key, far within the kMaxIdleTicks a stamp may age unseen.
+  SweepStamps(keys / 256 + 1);
 }
 
 uint64_t DbSlice::UsedBytes() const { return core::ThreadObjHeapUsedBytes() + TableBytes(); }
@@ -33,7 +49,7 @@ size_t DbSlice::TableBytes() const {
   for (const auto& d : dbs_) {
     if (d) bytes += sizeof(Db) + d->main.mem_usage() + d->expire.mem_usage();
   }
-  return bytes;
+  return bytes + sketch_.bytes() + cache_clock_.bytes();
 }
 
 void DbSlice::EvictBeforeWrite(Db& d, uint64_t hash) {
@@ -130,10 +146,22 @@ DbSlice::MainTable::Handle DbSlice::PickVictim(Db& d, const uint64_t* near_hash)
 
 uint64_t DbSlice::EvictionScore(MainTable::Handle handle) const {
   const uint16_t bits = StampOf(handle);
-  if (stamp_mode_ == StampMode::kLfu) {
-    return 255 - LfuBits::Counter(bits, lfu_minutes_, eviction_.lfu_decay_minutes);
+  switch (stamp_mode_) {
+    case StampMode::kLfu:
+      return 255 - LfuBits::Counter(bits, lfu_minutes_, eviction_.lfu_decay_minutes);
+    case StampMode::kStamp:
+      return core::AccessStamp::IdleSeconds(bits, clock_s_);
+    case StampMode::kCacheMode:
+      break;
   }
-  return core::AccessStamp::IdleSeconds(bits, clock_s_);
+  // The lowest decayed frequency first, then the longest idle (eviction.h, "Cache mode"):
+  // the estimate halves for every third of its key's mean gap between hits (the sketch's
+  // window over the estimate) that the key has been idle.
+  const unsigned estimate = sketch_.Estimate(handle.key().Hash());
+  const uint64_t idle_hits = cache_clock_.IdleHits(bits);
+  const uint64_t halvings = 3 * idle_hits * std::max(estimate, 1u) / sketch_.window();
+  const unsigned decayed = halvings >= 4 ? 0 : estimate >> halvings;
+  return uint64_t(core::FrequencySketch::kMaxCount - decayed) << 32 | cache_clock_.IdleTicks(bits);
 }
 
 void DbSlice::EvictEntry(Db& d, MainTable::Handle handle) {
@@ -144,7 +172,11 @@ void DbSlice::EvictEntry(Db& d, MainTable::Handle handle) {
   Report(KeyChangeKind::kEvicted, d.index, key, "evicted");
 }
 
-void DbSlice::TouchLfu(MainTable::Handle handle) {
+void DbSlice::TouchSlow(MainTable::Handle handle, uint64_t hash) {
+  if (stamp_mode_ == StampMode::kCacheMode) {
+    CountCacheHit(hash);
+    return SetStamp(handle, cache_clock_.stamp());
+  }
   const double random01 = double(NextRandom() >> 11) * 0x1.0p-53;
   SetStamp(handle, LfuBits::Accessed(StampOf(handle), lfu_minutes_, eviction_.lfu_decay_minutes,
                                      eviction_.lfu_log_factor, random01));
@@ -154,24 +186,7 @@ void DbSlice::TouchNewSlow(MainTable::Handle handle) {
   if (stamp_mode_ == StampMode::kLfu) {
     return SetStamp(handle, LfuBits::New(lfu_minutes_, eviction_.lfu_decay_minutes));
   }
-  SetStamp(handle, probation_s_ ? core::AccessStamp::Backdated(probation_s_, clock_s_)
-                                : core::AccessStamp::Now(clock_s_));
-}
-
-void DbSlice::UpdateProbation() {
-  if (clock_s_ <= last_rate_s_) return;
-  const uint64_t evicted = stats_.evicted_keys;
-  // CONFIG RESETSTAT may have zeroed the count meanwhile: that second counts as none.
-  const uint64_t delta = evicted >= evicted_at_last_rate_ ? evicted - evicted_at_last_rate_ : 0;
-  const double rate = double(delta) / (clock_s_ - last_rate_s_);
-  evicted_at_last_rate_ = evicted;
-  last_rate_s_ = clock_s_;
-  eviction_rate_ = (eviction_rate_ * 3 + rate) / 4;
-  size_t keys = 0;
-  for (const auto& d : dbs_) keys += d ? d->main.size() : 0;
-  probation_s_ = eviction_rate_ < 1e-3
-                     ? 0
-                     : uint32_t(std::min<double>(kMaxProbationSeconds, keys / eviction_rate_ / 2));
+  SetStamp(handle, cache_clock_.stamp());
 }
 
 void DbSlice::SetLfuCounter(DbIndex index, std::string_view key, uint8_t counter) {

@@ -11,36 +11,54 @@
 // lowered at run time, the RSS correction below and writes that found nothing to evict in
 // their own database.
 //
-// The shard's share: (maxmemory - correction) / shards. The correction grows while the
-// process's RSS (less its RSS at start-up, which no eviction can lower) passes maxmemory
-// and still grows (connection buffers, fibers, allocator fragmentation), so maxmemory
-// bounds RSS, not only the tables; it shrinks back once RSS is under 95% of maxmemory, and
-// never passes half of maxmemory (EngineShardSet::UpdateRssCorrection).
+// The shard's share: (maxmemory - correction) / shards, so that maxmemory bounds the
+// process's RSS, not only the tables. The correction starts at the process's start-up
+// footprint (its RSS before any data: code, libraries, stacks, rings, ~11 MiB), which no
+// eviction can lower; it grows while RSS passes maxmemory and still grows (connection
+// buffers, fibers, allocator fragmentation) and shrinks back to the footprint once RSS is
+// under 95% of maxmemory; never past half of maxmemory. A maxmemory under 4x the
+// footprint (logged) bounds the data and RSS's growth over the footprint instead, as
+// Redis's bounds used_memory (EngineShardSet::UpdateRssCorrection).
 //
-// Per-key bits. A key has 13 spare bits (core/access_stamp.h). Under the LRU policies,
-// noeviction and cache mode they hold the access stamp (OBJECT IDLETIME). Under the LFU
-// policies they hold Redis's logarithmic access counter (8 bits, LFU_INIT_VAL 5 for new
-// keys) and the time of its last decay in units of lfu-decay-time minutes, modulo 32
-// (5 bits); the access-stamp sweep, which sees every key within 10 minutes, applies the
-// decay before that time could wrap. As in Redis, switching between LRU and LFU at run
-// time reads the other's bits until keys are used again.
+// Per-key bits. A key has 13 spare bits (core/access_stamp.h). Under the LRU policies and
+// noeviction they hold the access stamp (OBJECT IDLETIME). Under the LFU policies they
+// hold Redis's logarithmic access counter (8 bits, LFU_INIT_VAL 5 for new keys) and the
+// time of its last decay in units of lfu-decay-time minutes, modulo 32 (5 bits); the
+// access-stamp sweep, which sees every key within 10 minutes, applies the decay before
+// that time could wrap. Under cache mode they hold the tick of the shard's CacheClock at
+// the key's last use. As in Redis, switching policies at run time reads the other's bits
+// until keys are used again.
 //
-// Cache mode (--cache_mode): a policy of its own over every key, with no sample of
-// random keys: the victim is the least recently used entry of the two buckets where the
-// new key lands (up to 28 entries, already in the cache for the insert), else of a
-// random bucket. Scan resistance comes from midpoint insertion: a new key's stamp is set
-// back by half the idle time of the keys recently evicted (a running average), so a key
-// seen once (a scan, a one-off miss) is evicted before any key that was read again within
-// that time, and a hot set that shifts still gets in: its keys are promoted to "now" by
-// their second read. See docs/architecture.md "Eviction".
+// Cache mode (--cache_mode): a policy of its own over every key, with no per-key memory
+// beyond the 13 bits, in the spirit of W-TinyLFU (Einziger et al.). The victim is chosen
+// among the entries of the two buckets where the new key lands and one stash bucket of
+// their overflow (up to 42, already in the cache for the insert), else of a random
+// bucket, as the one with the lowest decayed frequency, the least recently used on a tie:
+//   frequency  the shard's core::FrequencySketch (count-min, 4-bit counters, 2 bytes per
+//              key of the shard, halved every 10 x keys hits) counts every read, hit or
+//              miss, and every change of an existing key; a key seen once, as a scan's or
+//              a one-off miss's, counts 1 against a hot key's up to 15;
+//   decay      a key idle for a while is worth less than its count says: the estimate
+//              halves for every third of the key's own mean gap between uses (the
+//              sketch's window / its estimate) that it has been idle, counted in the
+//              shard's hits (CacheClock). So a hot set that moved away is overdue after a
+//              few of its gaps and fades within a pass over the cache (Redis's LFU keeps
+//              it for minutes and loses the new one), while a popular Zipf key is rarely
+//              overdue; and misses move neither the clock nor the sketch's halving, so a
+//              scan of new keys, all misses, ages no hot key;
+//   recency    the CacheClock tick of the last use, which also lets a new key (frequency
+//              1, idle 0) outlive older one-off keys until it is read again.
+// Measured with tools/cache-bench.sh: docs/benchmarks.md "Cache hit rate and write flood".
 //
-// Thread-safety: plain values and pure functions.
+// Thread-safety: plain values and pure functions, but for CacheClock (a shard's).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace damselfly {
 
@@ -53,7 +71,7 @@ enum class EvictionPolicy : uint8_t {
   kVolatileLfu,
   kVolatileRandom,
   kVolatileTtl,
-  kCacheMode,  // --cache_mode: every key, bucket-local LRU with midpoint insertion
+  kCacheMode,  // --cache_mode: every key, bucket-local decayed frequency, then recency
 };
 
 // maxmemory-policy's name of `policy` (kCacheMode has none: it is not a maxmemory-policy).
@@ -92,6 +110,85 @@ struct EvictionConfig {
 // Any thread; each field is read and written atomically on its own.
 EvictionConfig LoadEvictionConfig();
 void StoreEvictionConfig(const EvictionConfig& config);
+
+// Cache mode's clock: ticks that advance every `keys / 32` hits of the shard (reads that
+// found their key, changes of existing keys; at least 64) and at least once a second, so
+// that a key's 13-bit stamp (the tick of its last use) tells how long it was idle both in
+// hits (the policy's measure: a run of seconds would leave every key with one value, and
+// counting misses would let a scan age the hot set) and in seconds (OBJECT IDLETIME,
+// through each tick's starting second). Idle times are exact while under kTicks / 2
+// ticks: DbSlice rewrites older stamps to that age (a sweep of keys / 256 entries at every
+// tick) before the modular tick could wrap.
+// Thread-safety: none; one shard's object. Memory: 2 rings of kTicks uint32 (64 KiB).
+class CacheClock {
+ public:
+  static constexpr uint32_t kTicks = 1u << 13;
+  static constexpr uint32_t kMaxIdleTicks = kTicks / 2;
+
+  // Starts the clock (allocates its rings) at `now_s`; stamps made before mean nothing.
+  void Start(uint32_t now_s) {
+    tick_second_.assign(kTicks, now_s);
+    tick_hits_.assign(kTicks, 0);
+    tick_ = 0;
+    hits_ = 0;
+  }
+  // Frees the rings (cache mode switched off).
+  void Stop() {
+    tick_second_ = {};
+    tick_hits_ = {};
+  }
+  bool started() const { return !tick_second_.empty(); }
+  size_t bytes() const { return (tick_second_.capacity() + tick_hits_.capacity()) * 4; }
+  // The ticks advance every keys / 32 hits.
+  void SetKeys(size_t keys) { per_tick_ = uint32_t(std::max<size_t>(64, keys / 32)); }
+
+  // The stamp of a use now.
+  uint16_t stamp() const { return uint16_t(tick_ % kTicks); }
+  // Counts one hit; true when it began a new tick.
+  bool Hit(uint32_t now_s) {
+    if (++hits_ - tick_hits_[tick_ % kTicks] < per_tick_) return false;
+    Advance(now_s);
+    return true;
+  }
+  // Begins a new tick if now_s is past the current tick's second; true if it did.
+  bool Second(uint32_t now_s) {
+    if (now_s <= tick_second_[tick_ % kTicks]) return false;
+    Advance(now_s);
+    return true;
+  }
+
+  uint32_t IdleTicks(uint16_t stamp) const { return (tick_ - stamp) % kTicks; }
+  uint32_t IdleHits(uint16_t stamp) const { return hits_ - tick_hits_[stamp]; }
+  uint32_t IdleSeconds(uint16_t stamp, uint32_t now_s) const {
+    return now_s - std::min(now_s, tick_second_[stamp]);
+  }
+  // The stamp of a use idle_s seconds before now_s (RESTORE's IDLETIME): the last tick
+  // begun by then, at most kMaxIdleTicks old. O(kMaxIdleTicks).
+  uint16_t Backdated(uint32_t idle_s, uint32_t now_s) const {
+    uint32_t ticks = 0;
+    while (ticks < kMaxIdleTicks && tick_second_[(tick_ - ticks) % kTicks] + idle_s > now_s) {
+      ++ticks;
+    }
+    return uint16_t((tick_ - ticks) % kTicks);
+  }
+  // `stamp`, or the stamp kMaxIdleTicks old if it is older (the sweep's rewrite).
+  uint16_t Clamped(uint16_t stamp) const {
+    return IdleTicks(stamp) <= kMaxIdleTicks ? stamp : uint16_t((tick_ - kMaxIdleTicks) % kTicks);
+  }
+
+ private:
+  void Advance(uint32_t now_s) {
+    ++tick_;
+    tick_second_[tick_ % kTicks] = now_s;
+    tick_hits_[tick_ % kTicks] = hits_;
+  }
+
+  std::vector<uint32_t> tick_second_;  // per tick: the second it began (clock_s_)
+  std::vector<uint32_t> tick_hits_;    // per tick: hits_ when it began (modular)
+  uint32_t tick_ = 0;
+  uint32_t hits_ = 0;  // modular
+  uint32_t per_tick_ = 64;
+};
 
 // At most this many keys are evicted before one write.
 inline constexpr unsigned kMaxEvictionsPerWrite = 16;
