@@ -238,12 +238,7 @@ Options Parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    auto value = [&](std::string_view name) -> const char* {
-      if (arg.size() > name.size() && arg.substr(0, name.size()) == name && arg[name.size()] == '=') {
-        return argv[i] + name.size() + 1;
-      }
-      return nullptr;
-    };
+    auto value = [&](std::string_view name) { return load_tools::FlagValue(argv[i], name); };
     if (const char* v = value("--host")) o.host = v;
     else if (const char* v = value("--port")) o.port = v;
     else if (const char* v = value("--type")) o.type = v;

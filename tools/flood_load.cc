@@ -126,7 +126,6 @@ class Flood {
     auto next_sample = start_;
     auto last_progress = start_;
     epoll_event events[64];
-    char buf[1 << 16];
     while (Clock::now() < end && (o_.passes == 0 || replies_ < o_.passes * space_keys_)) {
       if (Clock::now() >= next_sample) {
         Sample();
@@ -136,13 +135,7 @@ class Flood {
       int n = epoll_wait(ep, events, 64, std::max(1, o_.sample_ms / 4));
       for (int e = 0; e < n; ++e) {
         Conn& c = conns_[events[e].data.u64];
-        ssize_t got = recv(c.fd, buf, sizeof(buf), MSG_DONTWAIT);
-        if (got == 0) Die("the server closed a connection");
-        if (got < 0) {
-          if (errno == EAGAIN || errno == EINTR) continue;
-          Die("recv: " + std::string(strerror(errno)));
-        }
-        c.in.append(buf, got);
+        if (!load_tools::RecvSomeOrDie(c.fd, &c.in, Die)) continue;
         if (ParseReplies(&c)) last_progress = Clock::now();
         Refill(&c);
       }
@@ -339,13 +332,7 @@ Options Parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    auto value = [&](std::string_view name) -> const char* {
-      if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
-          arg[name.size()] == '=') {
-        return argv[i] + name.size() + 1;
-      }
-      return nullptr;
-    };
+    auto value = [&](std::string_view name) { return load_tools::FlagValue(argv[i], name); };
     if (const char* v = value("--host"))
       o.host = v;
     else if (const char* v = value("--port"))

@@ -281,7 +281,6 @@ class Replay {
     }
     auto last_progress = Clock::now();
     epoll_event events[64];
-    char buf[1 << 16];
     while (completed_ < trace_->total()) {
       int n = epoll_wait(ep, events, 64, 100);
       if (n == 0 && Clock::now() - last_progress > std::chrono::seconds(10)) {
@@ -289,13 +288,7 @@ class Replay {
       }
       for (int e = 0; e < n; ++e) {
         Conn& c = conns_[events[e].data.u64];
-        ssize_t got = recv(c.fd, buf, sizeof(buf), MSG_DONTWAIT);
-        if (got == 0) Die("the server closed a connection");
-        if (got < 0) {
-          if (errno == EAGAIN || errno == EINTR) continue;
-          Die("recv: " + std::string(strerror(errno)));
-        }
-        c.in.append(buf, got);
+        if (!load_tools::RecvSomeOrDie(c.fd, &c.in, Die)) continue;
         if (ParseReplies(&c)) last_progress = Clock::now();
         Refill(&c);
       }
@@ -486,13 +479,7 @@ Options Parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    auto value = [&](std::string_view name) -> const char* {
-      if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
-          arg[name.size()] == '=') {
-        return argv[i] + name.size() + 1;
-      }
-      return nullptr;
-    };
+    auto value = [&](std::string_view name) { return load_tools::FlagValue(argv[i], name); };
     if (arg == "--distinct")
       o.distinct = true;
     else if (const char* v = value("--host"))

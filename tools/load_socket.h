@@ -1,7 +1,7 @@
-// TCP helpers shared by the load generators under tools/ (coll_load, flood_load,
-// hitrate_load, mc_load, pubsub_load): each program runs its connections on its own
-// threads and dies on an error, so these report errors and leave the dying to the caller
-// (the *OrDie forms call the program's own Die).
+// TCP and command-line helpers shared by the load generators under tools/ (coll_load,
+// flood_load, hitrate_load, mc_load, pubsub_load): each program runs its connections on
+// its own threads and dies on an error, so these report errors and leave the dying to the
+// caller (the *OrDie forms call the program's own Die). No state: any thread.
 #pragma once
 
 #include <netdb.h>
@@ -69,6 +69,28 @@ template <typename DieFn>
 void SendAllOrDie(int fd, std::string_view data, DieFn die) {
   std::string error;
   if (!SendAll(fd, data, &error)) die(error);
+}
+
+// Reads what one non-blocking recv gives into *in: false when nothing was there (EAGAIN,
+// EINTR); a closed connection or an error calls `die`.
+template <typename DieFn>
+bool RecvSomeOrDie(int fd, std::string* in, DieFn die) {
+  char buf[1 << 16];
+  ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
+  if (n == 0) die("the server closed a connection");
+  if (n < 0) die("recv: " + std::string(strerror(errno)));
+  in->append(buf, size_t(n));
+  return true;
+}
+
+// The value of `arg` when it is "<name>=<value>", else nullptr ("--port=6379": "6379").
+inline const char* FlagValue(const char* arg, std::string_view name) {
+  std::string_view a = arg;
+  if (a.size() > name.size() && a.substr(0, name.size()) == name && a[name.size()] == '=') {
+    return arg + name.size() + 1;
+  }
+  return nullptr;
 }
 
 }  // namespace load_tools

@@ -111,7 +111,6 @@ class Load {
     uint64_t counted = 0;
     bool measuring = false;
     epoll_event events[64];
-    char buf[65536];
     while (true) {
       auto now = Clock::now();
       if (!measuring && now >= measure_from) {
@@ -123,13 +122,7 @@ class Load {
       int n = epoll_wait(ep, events, 64, 100);
       for (int e = 0; e < n; ++e) {
         Conn& c = conns_[events[e].data.u64];
-        ssize_t got = recv(c.fd, buf, sizeof(buf), MSG_DONTWAIT);
-        if (got == 0) Die("server closed a connection");
-        if (got < 0) {
-          if (errno == EAGAIN || errno == EINTR) continue;
-          Die("recv: " + std::string(strerror(errno)));
-        }
-        c.reply.append(buf, got);
+        if (!load_tools::RecvSomeOrDie(c.fd, &c.reply, Die)) continue;
         if (Parse(&c)) last_progress = Clock::now();
         while (c.in_flight < o_.pipeline) Enqueue(&c);
         Flush(&c);
@@ -198,12 +191,7 @@ Options Parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    auto value = [&](std::string_view name) -> const char* {
-      if (arg.substr(0, name.size()) == name && arg.size() > name.size() && arg[name.size()] == '=') {
-        return argv[i] + name.size() + 1;
-      }
-      return nullptr;
-    };
+    auto value = [&](std::string_view name) { return load_tools::FlagValue(argv[i], name); };
     if (const char* v = value("--host")) o.host = v;
     else if (const char* v = value("--port")) o.port = v;
     else if (const char* v = value("--conns")) o.conns = atoi(v);

@@ -304,17 +304,11 @@ class PublishThread {
 
   // Reads what is there; false if nothing was.
   static bool Receive(Conn* c) {
-    char buf[1 << 16];
-    ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
-    if (n == 0) Die("the server closed a connection");
-    if (n < 0) Die("recv: " + std::string(strerror(errno)));
     if (c->in_pos > 0 && c->in_pos == c->in.size()) {
       c->in.clear();
       c->in_pos = 0;
     }
-    c->in.append(buf, n);
-    return true;
+    return load_tools::RecvSomeOrDie(c->fd, &c->in, Die);
   }
 
   void Poll(const char* phase) {
@@ -542,13 +536,7 @@ Options Parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    auto value = [&](std::string_view name) -> const char* {
-      if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
-          arg[name.size()] == '=') {
-        return argv[i] + name.size() + 1;
-      }
-      return nullptr;
-    };
+    auto value = [&](std::string_view name) { return load_tools::FlagValue(argv[i], name); };
     if (const char* v = value("--host"))
       o.host = v;
     else if (const char* v = value("--port"))
