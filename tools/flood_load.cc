@@ -85,17 +85,6 @@ int64_t RssBytes(int pid) {
   return 0;
 }
 
-// A value of `size` random letters and digits: damselfly compresses values (LZF), and a run of
-// one byte would shrink to a few bytes there while redis-server and memcached store it whole.
-std::string IncompressibleValue(int size) {
-  static constexpr char kAlphabet[] =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  std::mt19937 rng(7);
-  std::string value(size, ' ');
-  for (char& c : value) c = kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
-  return value;
-}
-
 struct Conn {
   int fd = -1;
   int in_flight = 0;
@@ -105,7 +94,7 @@ struct Conn {
 
 class Flood {
  public:
-  explicit Flood(const Options& o) : o_(o), value_(IncompressibleValue(o.value_size)) {
+  explicit Flood(const Options& o) : o_(o), value_(load_tools::IncompressibleValue(o.value_size)) {
     resp_ = o.protocol == "resp";
     if (!resp_ && o.protocol != "memcache") Die("unknown --protocol " + o.protocol);
     space_keys_ = std::max<int64_t>(1, int64_t(o.space * o.maxmemory / o.value_size));

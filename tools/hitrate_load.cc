@@ -234,17 +234,6 @@ struct Counts {
 int Connect(const Options& o) { return load_tools::ConnectOrDie(o.host, o.port, Die); }
 void SendAll(int fd, std::string_view data) { load_tools::SendAllOrDie(fd, data, Die); }
 
-// A value of `size` random letters and digits: damselfly compresses values (LZF), and a run of
-// one byte would shrink to a few bytes there while redis-server and memcached store it whole.
-std::string IncompressibleValue(int size) {
-  static constexpr char kAlphabet[] =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  std::mt19937 rng(7);
-  std::string value(size, ' ');
-  for (char& c : value) c = kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
-  return value;
-}
-
 struct Pending {
   Request request;
   bool is_set;
@@ -263,7 +252,7 @@ class Replay {
   Replay(const Options& o, Trace* trace)
       : o_(o),
         trace_(trace),
-        value_(IncompressibleValue(o.value_size)),
+        value_(load_tools::IncompressibleValue(o.value_size)),
         phases_(trace->phases().size()) {
     resp_ = o.protocol == "resp";
     if (!resp_ && o.protocol != "memcache") Die("unknown --protocol " + o.protocol);

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <random>
 #include <string>
 #include <string_view>
 
@@ -91,6 +92,18 @@ inline const char* FlagValue(const char* arg, std::string_view name) {
     return arg + name.size() + 1;
   }
   return nullptr;
+}
+
+// A value of `size` random letters and digits, the same in every program and run:
+// damselfly compresses values (LZF), and a run of one byte would shrink to a few bytes
+// there while redis-server and memcached store it whole.
+inline std::string IncompressibleValue(int size) {
+  static constexpr char kAlphabet[] =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::mt19937 rng(7);
+  std::string value(size, ' ');
+  for (char& c : value) c = kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+  return value;
 }
 
 }  // namespace load_tools
