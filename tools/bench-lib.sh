@@ -181,6 +181,25 @@ wait_listening() {
   done
 }
 
+# start_listening <command line> <log> <port> <pin: 1|0> <what>: starts the server, pinned
+# to CPU 0 when <pin> is 1 (start_server) or free to use both CPUs (a multi-threaded one),
+# and waits up to 10 s for <port>; if it does not listen, shows its log, says which <what>
+# failed and exits 1 (keeping the logs).
+start_listening() {
+  if [[ "$4" == 1 ]]; then
+    start_server "$1" "$2"
+  else
+    eval "exec $1" >"$2" 2>&1 &
+    server_pid=$!
+  fi
+  if ! wait_listening "$3" 100; then
+    keep_logs=1
+    show_server_log "$2"
+    echo "$bench_name: $5 did not start: $1" >&2
+    exit 1
+  fi
+}
+
 # stop_server <name> <log> <polls>: SIGTERMs server_pid and waits up to <polls> x 0.1 s for
 # it to exit; if it does not, says so, KILLs it and sets unclean=1 and keep_logs=1. Reaps it
 # and clears server_pid.

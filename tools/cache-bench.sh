@@ -163,18 +163,9 @@ run_one() {
       ;;
     *) die_usage "unknown server '$server'" ;;
   esac
-  if [[ "$pin" == 1 && ! ("$kind" == damselfly* && "$damselfly_threads" -gt 1) ]]; then
-    start_server "$cmd" "$log.server"
-  else
-    eval "exec $cmd" >"$log.server" 2>&1 &
-    server_pid=$!
-  fi
-  if ! wait_listening "$port" 100; then
-    keep_logs=1
-    show_server_log "$log.server"
-    echo "$bench_name: $server did not start: $cmd" >&2
-    exit 1
-  fi
+  local pinned=0
+  [[ "$pin" == 1 && ! ("$kind" == damselfly* && "$damselfly_threads" -gt 1) ]] && pinned=1
+  start_listening "$cmd" "$log.server" "$port" "$pinned" "$server"
   if [[ "$kind" == damselfly* && "$policy" != cache ]]; then
     if [[ "$(redis-cli -p "$base_port" config set maxmemory-policy "$policy" 2>&1)" != OK ]]; then
       echo "$workload $server skipped=policy_unknown" >>"$logdir/results"

@@ -126,18 +126,9 @@ flood_server() {
       ;;
     *) die_usage "unknown case '$case'" ;;
   esac
-  if [[ "$pin" == 1 && ! ("$kind" == damselfly* && "$damselfly_threads" -gt 1) ]]; then
-    start_server "$cmd" "$out.server"
-  else
-    eval "exec $cmd" >"$out.server" 2>&1 &
-    server_pid=$!
-  fi
-  if ! wait_listening "$port" 100; then
-    keep_logs=1
-    show_server_log "$out.server"
-    echo "$bench_name: $case did not start: $cmd" >&2
-    exit 1
-  fi
+  local pinned=0
+  [[ "$pin" == 1 && ! ("$kind" == damselfly* && "$damselfly_threads" -gt 1) ]] && pinned=1
+  start_listening "$cmd" "$out.server" "$port" "$pinned" "$case"
   $load_prefix "$flood" $flood_args --port="$port" --protocol="$protocol" --pid="$server_pid" \
     "$@" >"$out" 2>"$out.err" &
   load_pid=$!
