@@ -535,3 +535,47 @@ finish_run() {
   fi
   echo "$bench_name: done in ${SECONDS}s" >&2
 }
+
+# setup_pair: the setup collections-bench.sh and types-bench.sh share, run from the
+# repository root: the two servers side by side (names, ports from base_port, cmds; the
+# second one the baseline, and with DRY_RUN=1 redis-server in both columns), the log
+# directory, the release build of damselfly and coll_load (unless SKIP_BUILD=1), commit,
+# unclean and the notes printed under the tables. Uses the caller's base_port, dry_run,
+# redis_server and damselfly_flags.
+setup_pair() {
+  cd "$(dirname "$0")/.."
+  bin="$PWD/build-opt"
+  loader="$bin/tools/coll_load"
+  damselfly_bin="${DAMSELFLY_BIN:-$bin/damselfly}"
+  SECONDS=0  # bash's elapsed-time counter, for the time limits
+
+  # The servers, in table order; the second one is the baseline.
+  names=("damselfly" "redis-server")
+  ports=("$base_port" "$((base_port + 1))")
+  cmds=(
+    "$damselfly_bin --proactor_threads=1 --port=${ports[0]} --bind=127.0.0.1 --logtostderr $damselfly_flags"
+    "$redis_server --port ${ports[1]} --bind 127.0.0.1 --save '' --appendonly no"
+  )
+  if [[ "$dry_run" == 1 ]]; then
+    names[0]="redis-server (dry run)"
+    cmds[0]="$redis_server --port ${ports[0]} --bind 127.0.0.1 --save '' --appendonly no"
+  fi
+
+  init_logdir  # logdir, keep_logs (set when something failed), server_pid, load_pid
+  require_ports_free 1 "${ports[@]}"
+  if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+    if [[ "$dry_run" == 1 || -n "${DAMSELFLY_BIN:-}" ]]; then
+      build_release coll_load coll_load
+    else
+      build_release "damselfly and coll_load" damselfly coll_load
+    fi
+  fi
+  [[ -x "$loader" ]] || die_usage "$loader is missing (build it, or unset SKIP_BUILD)"
+  if [[ "$dry_run" != 1 ]]; then
+    [[ -x "$damselfly_bin" ]] || die_usage "$damselfly_bin is missing (build it, or unset SKIP_BUILD)"
+  fi
+  commit="$(built_commit)"
+  if [[ -n "${DAMSELFLY_BIN:-}" && "$dry_run" != 1 ]]; then commit="damselfly from $damselfly_bin"; fi
+  unclean=0
+  declare -gA notes=()  # problems and n/a reasons to print under the tables, deduplicated
+}

@@ -124,41 +124,7 @@ done
 require_two_cpus "the load"
 require_commands "$redis_server" "$redis_benchmark" "$redis_cli"
 
-cd "$(dirname "$0")/.."
-bin="$PWD/build-opt"
-loader="$bin/tools/coll_load"
-damselfly_bin="${DAMSELFLY_BIN:-$bin/damselfly}"
-SECONDS=0  # bash's elapsed-time counter, for the time limits
-
-# The servers, in table order; the second one is the baseline.
-names=("damselfly" "redis-server")
-ports=("$base_port" "$((base_port + 1))")
-cmds=(
-  "$damselfly_bin --proactor_threads=1 --port=${ports[0]} --bind=127.0.0.1 --logtostderr $damselfly_flags"
-  "$redis_server --port ${ports[1]} --bind 127.0.0.1 --save '' --appendonly no"
-)
-if [[ "$dry_run" == 1 ]]; then
-  names[0]="redis-server (dry run)"
-  cmds[0]="$redis_server --port ${ports[0]} --bind 127.0.0.1 --save '' --appendonly no"
-fi
-
-init_logdir  # logdir, keep_logs (set when something failed), server_pid, load_pid
-require_ports_free 1 "${ports[@]}"
-if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
-  if [[ "$dry_run" == 1 || -n "${DAMSELFLY_BIN:-}" ]]; then
-    build_release coll_load coll_load
-  else
-    build_release "damselfly and coll_load" damselfly coll_load
-  fi
-fi
-[[ -x "$loader" ]] || die_usage "$loader is missing (build it, or unset SKIP_BUILD)"
-if [[ "$dry_run" != 1 ]]; then
-  [[ -x "$damselfly_bin" ]] || die_usage "$damselfly_bin is missing (build it, or unset SKIP_BUILD)"
-fi
-commit="$(built_commit)"
-if [[ -n "${DAMSELFLY_BIN:-}" && "$dry_run" != 1 ]]; then commit="damselfly from $damselfly_bin"; fi
-unclean=0
-declare -A notes=()  # problems and n/a reasons to print under the tables, deduplicated
+setup_pair
 
 # probe <port> <test>: the number the test's check looks at (see check), or "?".
 probe() {
