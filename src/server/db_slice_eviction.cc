@@ -109,7 +109,10 @@ DbSlice::MainTable::Handle DbSlice::PickVictim(Db& d, const uint64_t* near_hash)
     case EvictionPolicy::kCacheMode: {
       auto each = [&](MainTable::Handle handle) { consider(handle, EvictionScore(handle)); };
       if (near_hash) d.main.ForEachInInsertBuckets(*near_hash, each);
-      if (!best) d.main.ForEachInRandomBucket(random, each);
+      // A key in its grace (score 0) goes only if a few random buckets offer no other.
+      for (int tries = 0; tries < 4 && (!best || best_score == 0); ++tries) {
+        d.main.ForEachInRandomBucket(random, each);
+      }
       return best;
     }
     case EvictionPolicy::kAllKeysLru:
@@ -157,6 +160,7 @@ uint64_t DbSlice::EvictionScore(MainTable::Handle handle) const {
   // The lowest decayed frequency first, then the longest idle (eviction.h, "Cache mode"):
   // the estimate halves for every third of its key's mean gap between hits (the sketch's
   // window over the estimate) that the key has been idle.
+  if (cache_clock_.IdleTicks(bits) == 0) return 0;  // grace for the newest uses
   const unsigned estimate = sketch_.Estimate(handle.key().Hash());
   const uint64_t idle_hits = cache_clock_.IdleHits(bits);
   const uint64_t halvings = 3 * idle_hits * std::max(estimate, 1u) / sketch_.window();
@@ -186,6 +190,8 @@ void DbSlice::TouchNewSlow(MainTable::Handle handle) {
   if (stamp_mode_ == StampMode::kLfu) {
     return SetStamp(handle, LfuBits::New(lfu_minutes_, eviction_.lfu_decay_minutes));
   }
+  if (cache_clock_.Insert(clock_s_)) [[unlikely]]
+    OnCacheTick();
   SetStamp(handle, cache_clock_.stamp());
 }
 

@@ -195,6 +195,25 @@ TEST(DbSliceEvictionTest, CacheModeLetsAHotSetThatMovedAwayGo) {
   EXPECT_GE(CountPresent(&slice, "new", 300), 290);
 }
 
+TEST(DbSliceEvictionTest, CacheModeKeepsTheKeyJustWrittenThroughEvictionOverTheLimit) {
+  DbSlice slice(1);
+  StartCacheMode(&slice);
+  for (int i = 0; i < 100; ++i) Put(&slice, Key("k", i), i);
+  // Every key written once within a second: the same count, near the same age. After
+  // each new key the limit drops by more than a value, and the periodic cycle evicts
+  // from random buckets down to it; it never takes the key just written, which is there
+  // to be read.
+  for (int i = 0; i < 60; ++i) {
+    Put(&slice, Key("new", i), i);
+    EvictionSettings settings = Policy(EvictionPolicy::kCacheMode, 0);
+    settings.limit_bytes = slice.UsedBytes() - 300;
+    slice.SetEviction(settings);
+    EXPECT_GE(slice.EvictOverLimit(100), 2u);
+    ASSERT_TRUE(slice.Find(0, Key("new", i))) << i;
+  }
+  EXPECT_LE(slice.DbSize(0), 40u);
+}
+
 TEST(DbSliceEvictionTest, CacheModeIdleTimeInSeconds) {
   DbSlice slice(1);
   StartCacheMode(&slice);
@@ -214,6 +233,11 @@ TEST(CacheClockTest, TicksByAccessesAndSecondsAndClampsOldStamps) {
   for (int i = 0; i < 1000; ++i) ticks += clock.Hit(10);
   EXPECT_EQ(ticks, 10);
   EXPECT_EQ(clock.IdleTicks(first), 10u);
+  EXPECT_EQ(clock.IdleHits(first), 1000u);
+  // Inserts advance the ticks (recency) but are no hits (the policy's idle measure).
+  for (int i = 0; i < 100; ++i) ticks += clock.Insert(10);
+  EXPECT_EQ(ticks, 11);
+  EXPECT_EQ(clock.IdleTicks(first), 11u);
   EXPECT_EQ(clock.IdleHits(first), 1000u);
   EXPECT_FALSE(clock.Second(10));
   EXPECT_TRUE(clock.Second(12));

@@ -47,7 +47,10 @@
 //              overdue; and misses move neither the clock nor the sketch's halving, so a
 //              scan of new keys, all misses, ages no hot key;
 //   recency    the CacheClock tick of the last use, which also lets a new key (frequency
-//              1, idle 0) outlive older one-off keys until it is read again.
+//              1, idle 0) outlive older one-off keys until it is read again;
+//   grace      a key used in the clock's current tick (the last keys / 32 uses, at least
+//              1) goes only if every candidate was: a key just written is there to be
+//              read (as W-TinyLFU's window admits new keys before its filter judges).
 // Measured with tools/cache-bench.sh: docs/benchmarks.md "Cache hit rate and write flood".
 //
 // Thread-safety: plain values and pure functions, but for CacheClock (a shard's).
@@ -111,12 +114,13 @@ struct EvictionConfig {
 EvictionConfig LoadEvictionConfig();
 void StoreEvictionConfig(const EvictionConfig& config);
 
-// Cache mode's clock: ticks that advance every `keys / 32` hits of the shard (reads that
-// found their key, changes of existing keys; at least 64) and at least once a second, so
-// that a key's 13-bit stamp (the tick of its last use) tells how long it was idle both in
-// hits (the policy's measure: a run of seconds would leave every key with one value, and
-// counting misses would let a scan age the hot set) and in seconds (OBJECT IDLETIME,
-// through each tick's starting second). Idle times are exact while under kTicks / 2
+// Cache mode's clock: ticks that advance every `keys / 32` uses of the shard (hits: reads
+// that found their key and changes of existing keys; and inserts; at least 1) and at
+// least once a second, so that a key's 13-bit stamp (the tick of its last use) tells how
+// long it was idle both in hits (the policy's measure: a run of seconds would leave every
+// key with one value, and counting misses or inserts would let a scan age the hot set),
+// in ticks (recency, and the current tick's keys are the newest few) and in seconds
+// (OBJECT IDLETIME, through each tick's starting second). Idle times are exact while under kTicks / 2
 // ticks: DbSlice rewrites older stamps to that age (a sweep of keys / 256 entries at every
 // tick) before the modular tick could wrap.
 // Thread-safety: none; one shard's object. Memory: 2 rings of kTicks uint32 (64 KiB).
@@ -139,14 +143,19 @@ class CacheClock {
   }
   bool started() const { return !tick_second_.empty(); }
   size_t bytes() const { return (tick_second_.capacity() + tick_hits_.capacity()) * 4; }
-  // The ticks advance every keys / 32 hits.
-  void SetKeys(size_t keys) { per_tick_ = uint32_t(std::max<size_t>(64, keys / 32)); }
+  // The ticks advance every keys / 32 uses.
+  void SetKeys(size_t keys) { per_tick_ = uint32_t(std::max<size_t>(1, keys / 32)); }
 
   // The stamp of a use now.
   uint16_t stamp() const { return uint16_t(tick_ % kTicks); }
   // Counts one hit; true when it began a new tick.
   bool Hit(uint32_t now_s) {
-    if (++hits_ - tick_hits_[tick_ % kTicks] < per_tick_) return false;
+    ++hits_;
+    return Insert(now_s);
+  }
+  // Counts the insert of a new key, a use that is no hit; true when it began a new tick.
+  bool Insert(uint32_t now_s) {
+    if (++uses_in_tick_ < per_tick_) return false;
     Advance(now_s);
     return true;
   }
@@ -179,6 +188,7 @@ class CacheClock {
  private:
   void Advance(uint32_t now_s) {
     ++tick_;
+    uses_in_tick_ = 0;
     tick_second_[tick_ % kTicks] = now_s;
     tick_hits_[tick_ % kTicks] = hits_;
   }
@@ -187,7 +197,8 @@ class CacheClock {
   std::vector<uint32_t> tick_hits_;    // per tick: hits_ when it began (modular)
   uint32_t tick_ = 0;
   uint32_t hits_ = 0;  // modular
-  uint32_t per_tick_ = 64;
+  uint32_t uses_in_tick_ = 0;
+  uint32_t per_tick_ = 1;
 };
 
 // At most this many keys are evicted before one write.
