@@ -45,6 +45,7 @@
 #include "src/core/compact_object.h"
 #include "src/core/dash_table.h"
 #include "src/core/frequency_sketch.h"
+#include "src/core/ghost_tags.h"
 #include "src/server/eviction.h"
 #include "src/server/op_status.h"
 #include "src/server/prime_value.h"
@@ -204,6 +205,8 @@ class DbSlice {
   // Sets what this shard evicts and when; takes effect at the next write.
   void SetEviction(const EvictionSettings& settings);
   const EvictionSettings& eviction() const { return eviction_; }
+  // Cache mode: the decay strength the shard has adopted, an index of kCacheDecayQuarters.
+  unsigned cache_decay_level() const { return cache_decay_level_; }
   // What this shard holds now, exactly: its thread's object heap counter plus its tables
   // (O(databases)). The eviction check's figure.
   uint64_t UsedBytes() const;
@@ -441,6 +444,18 @@ class DbSlice {
   MainTable::Handle PickVictim(Db& d, const uint64_t* near_hash);
   // How much the policy wants `handle` gone (higher: sooner).
   uint64_t EvictionScore(MainTable::Handle handle) const;
+  // Cache mode's victim among the candidates, under decay strength cache_decay_level_;
+  // remembers it among the ghosts if a strength one weaker or stronger would have kept it.
+  MainTable::Handle PickCacheVictim(Db& d, const uint64_t* near_hash);
+  // What cache mode's score needs of an entry.
+  struct CacheUse {
+    unsigned estimate;    // the sketch's
+    uint64_t idle_hits;   // since its last use
+    uint32_t idle_ticks;  // of the CacheClock
+  };
+  CacheUse CacheUseOf(MainTable::Handle handle) const;
+  // Higher goes first: the lowest decayed estimate, then the longest idle; 0 in the grace.
+  uint64_t CacheScore(const CacheUse& use, unsigned level) const;
   void EvictEntry(Db& d, MainTable::Handle handle);
   uint64_t NextRandom() {  // xorshift64: sampling needs speed, not quality
     rng_state_ ^= rng_state_ << 13;
@@ -452,11 +467,19 @@ class DbSlice {
   // clock (eviction.h).
   void CountCacheHit(uint64_t hash) {
     sketch_.Increment(hash);
+    if (const uint8_t tags = ghosts_.Take(hash)) [[unlikely]]
+      LearnDecay(tags);
     if (cache_clock_.Hit(clock_s_)) [[unlikely]]
       OnCacheTick();
   }
-  // Cache mode: counts a miss in the sketch only, so that a scan of new keys ages nothing.
-  void CountCacheMiss(uint64_t hash) { sketch_.Increment(hash, /*ages=*/false); }
+  // Cache mode: counts a miss in the sketch only, so that a scan of new keys ages nothing;
+  // a key evicted lately that another decay strength would have kept moves the strength.
+  void CountCacheMiss(uint64_t hash) {
+    sketch_.Increment(hash, /*ages=*/false);
+    if (const uint8_t tags = ghosts_.Take(hash)) [[unlikely]]
+      LearnDecay(tags);
+  }
+  void LearnDecay(uint8_t tags);
   void OnCacheTick();
   // Rewrites about `samples` stamps where they need it (AgeAccessStamps' sweep).
   void SweepStamps(size_t samples);
@@ -502,6 +525,12 @@ class DbSlice {
   uint64_t rng_state_ = 0x9e3779b97f4a7c15;
   // Cache mode's frequencies and clock (eviction.h); empty outside cache mode.
   core::FrequencySketch sketch_;
+  // Cache mode's decay strength, an index of kCacheDecayQuarters, and the evidence for a
+  // change (eviction.h "Cache mode"): the ghosts of victims a weaker or stronger decay
+  // would have kept, and the balance of those that were asked for again.
+  core::GhostTags ghosts_;
+  unsigned cache_decay_level_ = kCacheDecayStartLevel;
+  int decay_balance_ = 0;
   CacheClock cache_clock_;
   size_t cache_keys_ = 0;  // the shard's keys at the last tick: the decay's half-life
   std::vector<std::pair<uint64_t, ChangeListener>> listeners_;

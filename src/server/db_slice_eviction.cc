@@ -20,6 +20,9 @@ void DbSlice::SetEviction(const EvictionSettings& settings) {
   lfu_minutes_ = NowMinutes();
   if (stamp_mode_ != StampMode::kCacheMode) {
     sketch_ = {};
+    ghosts_ = {};
+    cache_decay_level_ = kCacheDecayStartLevel;
+    decay_balance_ = 0;
     cache_clock_.Stop();
   } else if (!cache_clock_.started()) {
     cache_clock_.Start(clock_s_);
@@ -37,6 +40,7 @@ void DbSlice::OnCacheTick() {
   const size_t capacity = sketch_.capacity();
   if (keys > capacity || capacity == 0 || (capacity > 1024 && keys * 8 < capacity)) {
     sketch_.Resize(keys);
+    ghosts_.Resize(keys);
   }
   // 256 ticks see every key, far within the kMaxIdleTicks a stamp may age unseen.
   SweepStamps(keys / 256 + 1);
@@ -49,7 +53,7 @@ size_t DbSlice::TableBytes() const {
   for (const auto& d : dbs_) {
     if (d) bytes += sizeof(Db) + d->main.mem_usage() + d->expire.mem_usage();
   }
-  return bytes + sketch_.bytes() + cache_clock_.bytes();
+  return bytes + sketch_.bytes() + ghosts_.bytes() + cache_clock_.bytes();
 }
 
 void DbSlice::EvictBeforeWrite(Db& d, uint64_t hash) {
@@ -106,15 +110,8 @@ DbSlice::MainTable::Handle DbSlice::PickVictim(Db& d, const uint64_t* near_hash)
       return {};
     case EvictionPolicy::kAllKeysRandom:
       return d.main.RandomEntry(random);
-    case EvictionPolicy::kCacheMode: {
-      auto each = [&](MainTable::Handle handle) { consider(handle, EvictionScore(handle)); };
-      if (near_hash) d.main.ForEachInInsertBuckets(*near_hash, each);
-      // A key in its grace (score 0) goes only if a few random buckets offer no other.
-      for (int tries = 0; tries < 4 && (!best || best_score == 0); ++tries) {
-        d.main.ForEachInRandomBucket(random, each);
-      }
-      return best;
-    }
+    case EvictionPolicy::kCacheMode:
+      return PickCacheVictim(d, near_hash);
     case EvictionPolicy::kAllKeysLru:
     case EvictionPolicy::kAllKeysLfu:
       for (uint32_t i = 0; i < eviction_.samples; ++i) {
@@ -157,15 +154,77 @@ uint64_t DbSlice::EvictionScore(MainTable::Handle handle) const {
     case StampMode::kCacheMode:
       break;
   }
-  // The lowest decayed frequency first, then the longest idle (eviction.h, "Cache mode"):
-  // the estimate halves for every third of its key's mean gap between hits (the sketch's
-  // window over the estimate) that the key has been idle.
-  if (cache_clock_.IdleTicks(bits) == 0) return 0;  // grace for the newest uses
-  const unsigned estimate = sketch_.Estimate(handle.key().Hash());
-  const uint64_t idle_hits = cache_clock_.IdleHits(bits);
-  const uint64_t halvings = 3 * idle_hits * std::max(estimate, 1u) / sketch_.window();
-  const unsigned decayed = halvings >= 4 ? 0 : estimate >> halvings;
-  return uint64_t(core::FrequencySketch::kMaxCount - decayed) << 32 | cache_clock_.IdleTicks(bits);
+  return CacheScore(CacheUseOf(handle), cache_decay_level_);
+}
+
+DbSlice::CacheUse DbSlice::CacheUseOf(MainTable::Handle handle) const {
+  const uint16_t bits = StampOf(handle);
+  return {sketch_.Estimate(handle.key().Hash()), cache_clock_.IdleHits(bits),
+          cache_clock_.IdleTicks(bits)};
+}
+
+uint64_t DbSlice::CacheScore(const CacheUse& use, unsigned level) const {
+  if (use.idle_ticks == 0) return 0;  // grace for the newest uses
+  // The estimate halves for every 4 / quarters of the key's mean gap between hits (the
+  // sketch's window over the estimate) that it has been idle.
+  const uint64_t halvings = kCacheDecayQuarters[level] * use.idle_hits *
+                            std::max(use.estimate, 1u) / (4 * sketch_.window());
+  const unsigned decayed = halvings >= 4 ? 0 : use.estimate >> halvings;
+  return uint64_t(core::FrequencySketch::kMaxCount - decayed) << 32 | use.idle_ticks;
+}
+
+DbSlice::MainTable::Handle DbSlice::PickCacheVictim(Db& d, const uint64_t* near_hash) {
+  // The victims under the strength in force and its two neighbours, from one look at
+  // each candidate.
+  constexpr unsigned kTop = std::size(kCacheDecayQuarters) - 1;
+  const unsigned levels[3] = {cache_decay_level_ == 0 ? 0 : cache_decay_level_ - 1,
+                              cache_decay_level_, std::min(cache_decay_level_ + 1, kTop)};
+  MainTable::Handle best[3];
+  uint64_t best_score[3] = {0, 0, 0};
+  auto each = [&](MainTable::Handle handle) {
+    const CacheUse use = CacheUseOf(handle);
+    for (int i = 0; i < 3; ++i) {
+      const uint64_t score = CacheScore(use, levels[i]);
+      if (!best[i] || score > best_score[i]) {
+        best[i] = handle;
+        best_score[i] = score;
+      }
+    }
+  };
+  if (near_hash) d.main.ForEachInInsertBuckets(*near_hash, each);
+  // A key in its grace (score 0) goes only if a few random buckets offer no other.
+  for (int tries = 0; tries < 4 && (!best[1] || best_score[1] == 0); ++tries) {
+    d.main.ForEachInRandomBucket([this] { return NextRandom(); }, each);
+  }
+  MainTable::Handle victim = best[1];
+  if (!victim) return victim;
+  auto same = [](MainTable::Handle a, MainTable::Handle b) { return &a.key() == &b.key(); };
+  uint8_t victim_tags = 0;
+  if (!same(best[0], victim)) {
+    victim_tags |= kWeakerDecayKeeps;
+    ghosts_.Remember(best[0].key().Hash(), kWeakerDecayEvicts);
+  }
+  if (!same(best[2], victim)) {
+    victim_tags |= kStrongerDecayKeeps;
+    const uint8_t tags = same(best[2], best[0]) ? kStrongerDecayEvicts | kWeakerDecayEvicts
+                                                : kStrongerDecayEvicts;
+    ghosts_.Remember(best[2].key().Hash(), tags);
+  }
+  if (victim_tags != 0) ghosts_.Remember(victim.key().Hash(), victim_tags);
+  return victim;
+}
+
+void DbSlice::LearnDecay(uint8_t tags) {
+  // A key asked for again: the choice that would have kept it gains.
+  decay_balance_ += bool(tags & kStrongerDecayKeeps) - bool(tags & kStrongerDecayEvicts) -
+                    bool(tags & kWeakerDecayKeeps) + bool(tags & kWeakerDecayEvicts);
+  if (decay_balance_ >= kCacheDecayEvidence) {
+    cache_decay_level_ = std::min<unsigned>(cache_decay_level_ + 1, std::size(kCacheDecayQuarters) - 1);
+    decay_balance_ = 0;
+  } else if (decay_balance_ <= -kCacheDecayEvidence) {
+    cache_decay_level_ = cache_decay_level_ == 0 ? 0 : cache_decay_level_ - 1;
+    decay_balance_ = 0;
+  }
 }
 
 void DbSlice::EvictEntry(Db& d, MainTable::Handle handle) {

@@ -2,6 +2,9 @@
 // limit set to its usage so that each new key must make room.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -168,31 +171,81 @@ TEST(DbSliceEvictionTest, CacheModeKeepsAReadKeyThroughAStreamOfOneOffKeys) {
             CountPresent(&slice, "scan", 1000));
 }
 
-TEST(DbSliceEvictionTest, CacheModeLetsAHotSetThatMovedAwayGo) {
+// Reads each of `keys` keys "<prefix><i>" `rounds` times, storing it on a miss (a cache
+// client's get-miss-then-set); returns the hits.
+int ReadOften(DbSlice* slice, std::string_view prefix, int keys, int rounds) {
+  int hits = 0;
+  for (int round = 0; round < rounds; ++round) {
+    for (int i = 0; i < keys; ++i) {
+      if (slice->FindRead(0, Key(prefix, i))) {
+        ++hits;
+      } else {
+        Put(slice, Key(prefix, i), i);
+      }
+    }
+  }
+  return hits;
+}
+
+TEST(DbSliceEvictionTest, CacheModeLearnsToLetHotSetsThatMoveAwayGo) {
   DbSlice slice(1);
   StartCacheMode(&slice);
   for (int i = 0; i < 2000; ++i) Put(&slice, Key("k", i), i);
-  auto read_often = [&](std::string_view prefix, int keys, int rounds) {
-    for (int round = 0; round < rounds; ++round) {
-      for (int i = 0; i < keys; ++i) {
-        if (!slice.FindRead(0, Key(prefix, i))) Put(&slice, Key(prefix, i), i);
-      }
-    }
-  };
-  read_often("old", 300, 10);
   FillAndCap(&slice, Policy(EvictionPolicy::kCacheMode, 0));
-  // The hot set moves: a new one is read (and stored on its first miss) twice as often
-  // as the old one was, while the old one is idle for many of its mean gaps (the sketch's
-  // window of 10 x 4096 hits over its count of 10). Then a scan of new keys needs room,
-  // twice the cache (each key evicts from its own buckets: some get fewer of them).
-  read_often("new", 300, 20);
-  for (int i = 0; i < 5000; ++i) {
-    ASSERT_FALSE(slice.FindRead(0, Key("scan", i)));
-    Put(&slice, Key("scan", i), i);
+  // A hot set of 300 keys, read 10 times each, moves on to new keys again and again: a
+  // key's count tells nothing once its set moved on, its idle time tells all. The keys
+  // asked for again are those a stronger decay would have kept: the shard raises it.
+  int last_hits = 0;
+  for (int set = 0; set < 200; ++set) last_hits = ReadOften(&slice, Key("set", set) + ":", 300, 10);
+  EXPECT_GT(slice.cache_decay_level(), kCacheDecayStartLevel);
+  EXPECT_GE(last_hits, 2600);  // all but the first read of each key, and a few more
+}
+
+TEST(DbSliceEvictionTest, CacheModeDoesNotRaiseTheDecayForASteadyPopularity) {
+  DbSlice slice(1);
+  StartCacheMode(&slice);
+  for (int i = 0; i < 2000; ++i) Put(&slice, Key("k", i), i);
+  FillAndCap(&slice, Policy(EvictionPolicy::kCacheMode, 0));
+  // Zipf 0.99 over 20,000 keys: a key's idle time says little of its rate, its count
+  // more; stronger decay is not asked for. (Here levels 0-2 hold about 0.72 of the
+  // requests, 3 0.71, 4 0.69. The shard ends at 3, sometimes 1, 2 or 4: its evidence is
+  // biased a little towards decay, measured at full scale in docs/benchmarks.md.)
+  std::vector<double> cdf(20000);
+  double sum = 0;
+  for (int i = 0; i < 20000; ++i) cdf[i] = sum += 1 / std::pow(i + 1, 0.99);
+  std::mt19937_64 random(1);
+  std::uniform_real_distribution<double> uniform(0, sum);
+  int hits = 0;
+  for (int request = 0; request < 400000; ++request) {
+    const int i = int(std::lower_bound(cdf.begin(), cdf.end(), uniform(random)) - cdf.begin());
+    if (slice.FindRead(0, Key("z", i))) {
+      hits += request >= 200000;
+    } else {
+      Put(&slice, Key("z", i), i);
+    }
   }
-  // The old set's counts decayed under the one-off keys' count: it went first.
-  EXPECT_LE(CountPresent(&slice, "old", 300), 10);
-  EXPECT_GE(CountPresent(&slice, "new", 300), 290);
+  EXPECT_LE(slice.cache_decay_level(), kCacheDecayStartLevel + 1);
+  EXPECT_GE(hits, 0.70 * 200000);
+}
+
+TEST(DbSliceEvictionTest, CacheModeLowersTheDecayWhenItsVictimsComeBack) {
+  DbSlice slice(1);
+  StartCacheMode(&slice);
+  for (int i = 0; i < 2000; ++i) Put(&slice, Key("k", i), i);
+  FillAndCap(&slice, Policy(EvictionPolicy::kCacheMode, 0));
+  // 1000 keys read once a round, each round also reading 600 busy keys 10 times and 300
+  // keys never seen again. The steady keys' counts are high but they wait 6000 hits
+  // between two reads: decay at the start level takes them below the one-off keys, they
+  // are evicted and come back. A weaker decay would have kept them: the shard lowers it.
+  ReadOften(&slice, "steady", 1000, 16);
+  unsigned lowest = kCacheDecayStartLevel;
+  for (int round = 0; round < 40; ++round) {
+    ReadOften(&slice, "steady", 1000, 1);
+    ReadOften(&slice, "busy", 600, 10);
+    ReadOften(&slice, Key("once", round) + ":", 300, 1);
+    lowest = std::min(lowest, slice.cache_decay_level());
+  }
+  EXPECT_LT(lowest, kCacheDecayStartLevel);
 }
 
 TEST(DbSliceEvictionTest, CacheModeKeepsTheKeyJustWrittenThroughEvictionOverTheLimit) {

@@ -38,14 +38,19 @@
 //              key of the shard, halved every 10 x keys hits) counts every read, hit or
 //              miss, and every change of an existing key; a key seen once, as a scan's or
 //              a one-off miss's, counts 1 against a hot key's up to 15;
-//   decay      a key idle for a while is worth less than its count says: the estimate
-//              halves for every third of the key's own mean gap between uses (the
-//              sketch's window / its estimate) that it has been idle, counted in the
-//              shard's hits (CacheClock). So a hot set that moved away is overdue after a
-//              few of its gaps and fades within a pass over the cache (Redis's LFU keeps
-//              it for minutes and loses the new one), while a popular Zipf key is rarely
-//              overdue; and misses move neither the clock nor the sketch's halving, so a
-//              scan of new keys, all misses, ages no hot key;
+//   decay      a key idle for a while may be worth less than its count says: the
+//              estimate halves for every 1/d of the key's own mean gap between uses
+//              (the sketch's window / its estimate) that it has been idle, counted in the
+//              shard's hits (CacheClock; misses move neither the clock nor the sketch's
+//              halving, so a scan of new keys, all misses, ages no hot key). The strength
+//              d, from 0 to 6 (kCacheDecayQuarters), is the shard's to learn, in the
+//              way ARC learns its balance from ghosts: where d one level weaker or
+//              stronger would have chosen another victim, core::GhostTags remember both
+//              keys (2 bytes per key of the shard), and whichever of them is asked for
+//              again says which choice was right; 32 such answers move d by a level.
+//              When popularity is steady (Zipf) a key's idle time says little of its
+//              rate and weak decay wins, as Redis's LFU; when a hot set moves, strong
+//              decay lets the old one go within a pass over the cache, as LRU would;
 //   recency    the CacheClock tick of the last use, which also lets a new key (frequency
 //              1, idle 0) outlive older one-off keys until it is read again;
 //   grace      a key used in the clock's current tick (the last keys / 32 uses, at least
@@ -200,6 +205,20 @@ class CacheClock {
   uint32_t uses_in_tick_ = 0;
   uint32_t per_tick_ = 1;
 };
+
+// Cache mode's decay strengths ("Cache mode" above): an estimate halves for every
+// 4 / kCacheDecayQuarters[level] of its key's mean gap that it has been idle.
+inline constexpr uint8_t kCacheDecayQuarters[] = {0, 1, 2, 4, 8, 12, 16, 24};
+inline constexpr unsigned kCacheDecayStartLevel = 3;  // a halving per mean gap
+// Cache mode's ghost tags (core::GhostTags), set where a strength one stronger or one
+// weaker would have chosen another victim: on the victim, which it would have kept, and on
+// the key it would have evicted instead. Whichever of the two is asked for again first
+// says which choice was right; kCacheDecayEvidence such answers move the strength a level.
+inline constexpr uint8_t kStrongerDecayKeeps = 1;   // asked again: stronger was right
+inline constexpr uint8_t kStrongerDecayEvicts = 2;  // asked again: the strength in force was
+inline constexpr uint8_t kWeakerDecayKeeps = 4;     // asked again: weaker was right
+inline constexpr uint8_t kWeakerDecayEvicts = 8;    // asked again: the strength in force was
+inline constexpr int kCacheDecayEvidence = 32;
 
 // At most this many keys are evicted before one write.
 inline constexpr unsigned kMaxEvictionsPerWrite = 16;
