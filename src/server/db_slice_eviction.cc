@@ -218,8 +218,9 @@ void DbSlice::LearnDecay(uint8_t tags) {
   // A key asked for again: the choice that would have kept it gains.
   decay_balance_ += bool(tags & kStrongerDecayKeeps) - bool(tags & kStrongerDecayEvicts) -
                     bool(tags & kWeakerDecayKeeps) + bool(tags & kWeakerDecayEvicts);
+  constexpr unsigned kTop = std::size(kCacheDecayQuarters) - 1;
   if (decay_balance_ >= kCacheDecayEvidence) {
-    cache_decay_level_ = std::min<unsigned>(cache_decay_level_ + 1, std::size(kCacheDecayQuarters) - 1);
+    cache_decay_level_ = std::min(cache_decay_level_ + 1, kTop);
     decay_balance_ = 0;
   } else if (decay_balance_ <= -kCacheDecayEvidence) {
     cache_decay_level_ = cache_decay_level_ == 0 ? 0 : cache_decay_level_ - 1;

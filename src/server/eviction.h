@@ -125,9 +125,9 @@ void StoreEvictionConfig(const EvictionConfig& config);
 // long it was idle both in hits (the policy's measure: a run of seconds would leave every
 // key with one value, and counting misses or inserts would let a scan age the hot set),
 // in ticks (recency, and the current tick's keys are the newest few) and in seconds
-// (OBJECT IDLETIME, through each tick's starting second). Idle times are exact while under kTicks / 2
-// ticks: DbSlice rewrites older stamps to that age (a sweep of keys / 256 entries at every
-// tick) before the modular tick could wrap.
+// (OBJECT IDLETIME, through each tick's starting second). Idle times are exact while
+// under kTicks / 2 ticks: DbSlice rewrites older stamps to that age (a sweep of
+// keys / 256 entries at every tick) before the modular tick could wrap.
 // Thread-safety: none; one shard's object. Memory: 2 rings of kTicks uint32 (64 KiB).
 class CacheClock {
  public:
