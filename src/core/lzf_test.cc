@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "src/core/lzf_image.h"
 
 namespace damselfly::core {
 namespace {
@@ -171,6 +172,27 @@ TEST(LzfTest, RandomStreamsStayInBounds) {
     std::vector<uint8_t> out(out_len);
     LzfDecompress(in.data(), in.size(), out.data(), out.size());
   }
+}
+
+TEST(LzfImageTest, KeepsBytesThatCompressAndRefusesWhatDoesNotPay) {
+  const std::string repetitive(4000, 'a');
+  uint8_t* image = MakeLzfImage(repetitive);
+  ASSERT_NE(image, nullptr);
+  EXPECT_EQ(LzfImageRawSize(image), 4000u);
+  EXPECT_LT(LzfImageStream(image).size(), 100u);
+  EXPECT_EQ(DecompressLzfImage(image), repetitive);
+  // The stream is the RDB_ENC_LZF string's: it decompresses on its own.
+  std::string out(4000, 0);
+  const std::string_view stream = LzfImageStream(image);
+  EXPECT_TRUE(LzfDecompress(stream.data(), stream.size(), out.data(), out.size()));
+  EXPECT_EQ(out, repetitive);
+  FreeLzfImage(image);
+
+  EXPECT_EQ(MakeLzfImage(std::string(47, 'a')), nullptr);  // under 48 bytes
+  std::mt19937_64 random(1);
+  std::string noise(4000, 0);
+  for (char& c : noise) c = char(random());
+  EXPECT_EQ(MakeLzfImage(noise), nullptr);  // would not save 8 bytes
 }
 
 }  // namespace

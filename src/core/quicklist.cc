@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/numbers.h"
-#include "src/core/lzf.h"
+#include "src/core/lzf_image.h"
 #include "src/core/obj_malloc.h"
 
 namespace damselfly::core {
@@ -15,10 +15,6 @@ namespace {
 // Redis's limits: a count-limited node stays under 8 KiB; size-limited nodes are 4 KiB
 // << (level - 1) for fill -level.
 constexpr size_t kSafetyLimitBytes = 8192;
-// Compression must pay: listpacks under 48 bytes are left alone, and the image must be
-// at least 8 bytes smaller than the listpack (Redis's MIN_COMPRESS_BYTES/IMPROVE).
-constexpr size_t kMinCompressBytes = 48;
-constexpr size_t kMinCompressGain = 8;
 // A listpack's header (total bytes, count) and terminator.
 constexpr size_t kListpackFrame = 7;
 
@@ -35,17 +31,6 @@ size_t EntryBytes(size_t len) {
   return body + backlen;
 }
 
-uint32_t ReadU32(const uint8_t* p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-
-void WriteU32(uint8_t* p, uint32_t v) { memcpy(p, &v, 4); }
-
-// The compressed image block: raw size u32, image size u32, image bytes.
-constexpr size_t kImageHeader = 8;
-
 }  // namespace
 
 // A node: its listpack, or while compressed its LZF image (and a moved-from listpack).
@@ -53,14 +38,14 @@ struct Quicklist::Node {
   Node* prev = nullptr;
   Node* next = nullptr;
   Listpack lp;
-  uint8_t* image = nullptr;  // non-null: compressed
+  uint8_t* image = nullptr;  // non-null: compressed (core/lzf_image.h)
   uint32_t count = 0;
   // Plain only for an access (an iterator): compress again when the access ends.
   bool recompress = false;
 
   explicit Node(Listpack l) : lp(std::move(l)) {}
   bool compressed() const { return image != nullptr; }
-  size_t ByteSize() const { return compressed() ? ReadU32(image) : lp.ByteSize(); }
+  size_t ByteSize() const { return compressed() ? LzfImageRawSize(image) : lp.ByteSize(); }
 };
 
 void ListpackValueTo(const Listpack::Value& value, std::string* out) {
@@ -80,23 +65,13 @@ void CompressNode(Quicklist::Node* node);
 // Makes a compressed node plain. `for_access`: mark it to be compressed again after.
 void DecompressNode(Quicklist::Node* node, bool for_access);
 
-thread_local std::string image_buffer;
-
 void CompressNode(Quicklist::Node* node) {
   node->recompress = false;
   if (node->compressed()) return;
-  std::string_view raw = node->lp.bytes();
-  if (raw.size() < kMinCompressBytes) return;
-  image_buffer.resize(raw.size());
-  size_t len =
-      LzfCompress(raw.data(), raw.size(), image_buffer.data(), raw.size() - kMinCompressGain);
-  if (len == 0) return;
-  auto* image = static_cast<uint8_t*>(ObjMalloc(kImageHeader + len));
-  WriteU32(image, raw.size());
-  WriteU32(image + 4, len);
-  memcpy(image + kImageHeader, image_buffer.data(), len);
-  { Listpack dropped = std::move(node->lp); }
-  node->image = image;
+  node->image = MakeLzfImage(node->lp.bytes());
+  if (node->image != nullptr) {
+    Listpack dropped = std::move(node->lp);  // frees the plain form
+  }
 }
 
 void DecompressNode(Quicklist::Node* node, bool for_access) {
@@ -104,14 +79,8 @@ void DecompressNode(Quicklist::Node* node, bool for_access) {
     if (!for_access) node->recompress = false;
     return;
   }
-  const uint32_t raw = ReadU32(node->image);
-  image_buffer.resize(raw);
-  bool ok =
-      LzfDecompress(node->image + kImageHeader, ReadU32(node->image + 4), image_buffer.data(), raw);
-  assert(ok);
-  (void)ok;
-  node->lp = Listpack::FromBytes(image_buffer);
-  ObjFree(node->image);
+  node->lp = Listpack::FromBytes(DecompressLzfImage(node->image));
+  FreeLzfImage(node->image);
   node->image = nullptr;
   node->recompress = for_access;
 }
@@ -178,7 +147,7 @@ Quicklist::Node* Quicklist::NewNode(Listpack lp) {
 }
 
 void Quicklist::FreeNode(Node* node) {
-  ObjFree(node->image);
+  if (node->image != nullptr) FreeLzfImage(node->image);
   node->~Node();
   ObjFree(node);
 }
@@ -507,15 +476,8 @@ void Quicklist::Iterator::Replace(std::string_view value) {
 
 void Quicklist::SerializeNodes(std::string* out) const {
   for (const Node* node = head_; node != nullptr; node = node->next) {
-    std::string_view bytes;
-    if (node->compressed()) {
-      const uint32_t raw = ReadU32(node->image);
-      image_buffer.resize(raw);
-      LzfDecompress(node->image + kImageHeader, ReadU32(node->image + 4), image_buffer.data(), raw);
-      bytes = image_buffer;
-    } else {
-      bytes = node->lp.bytes();
-    }
+    std::string_view bytes =
+        node->compressed() ? DecompressLzfImage(node->image) : node->lp.bytes();
     char len[4];
     uint32_t n = bytes.size();
     memcpy(len, &n, 4);
@@ -528,9 +490,7 @@ void Quicklist::ForEachNode(
     absl::FunctionRef<void(std::string_view bytes, size_t raw_len)> fn) const {
   for (const Node* node = head_; node != nullptr; node = node->next) {
     if (node->compressed()) {
-      fn(std::string_view(reinterpret_cast<const char*>(node->image) + kImageHeader,
-                          ReadU32(node->image + 4)),
-         ReadU32(node->image));
+      fn(LzfImageStream(node->image), LzfImageRawSize(node->image));
     } else {
       fn(node->lp.bytes(), 0);
     }

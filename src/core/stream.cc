@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "src/core/lzf.h"
+#include "src/core/lzf_image.h"
 #include "src/core/obj_malloc.h"
 
 namespace damselfly::core {
@@ -90,25 +90,8 @@ bool GetId(std::string_view* in, StreamID* id) {
   return GetWord(in, &id->ms) && GetWord(in, &id->seq);
 }
 
-// Compression must pay, as in Redis's quicklist (and core/quicklist.h): listpacks under
-// 48 bytes stay plain, and an image must save at least 8 bytes.
-constexpr size_t kMinCompressBytes = 48;
-constexpr size_t kMinCompressGain = 8;
 // Closed nodes of at least this size that do not compress count as misses (CompressClosed).
 constexpr size_t kMissMinBytes = 1024;
-// The image block's header: the listpack's length, the LZF stream's length (u32 each).
-constexpr size_t kImageHeader = 8;
-
-uint32_t ReadU32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-void WriteU32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
-
-// Scratch for compressing and decompressing on this thread.
-thread_local std::string image_buffer;
 
 // The last node decompressed for a read on this thread, named by its image's address.
 // One node is what repeated reads of old history need (XREAD from an old ID, XRANGE pages,
@@ -126,17 +109,7 @@ void FreeImage(uint8_t* image) {
     plain_cache.image = nullptr;
     plain_cache.lp.reset();
   }
-  ObjFree(image);
-}
-
-// The listpack an image holds.
-Listpack DecompressImage(const uint8_t* image) {
-  const uint32_t raw = ReadU32(image);
-  image_buffer.resize(raw);
-  const bool ok = LzfDecompress(image + kImageHeader, ReadU32(image + 4), image_buffer.data(), raw);
-  assert(ok);
-  (void)ok;
-  return Listpack::FromBytes(image_buffer);
+  FreeLzfImage(image);
 }
 
 }  // namespace
@@ -164,17 +137,15 @@ Stream::Node::~Node() {
   if (image != nullptr) FreeImage(image);
 }
 
-uint32_t Stream::Node::RawSize() const { return ReadU32(image); }
+uint32_t Stream::Node::RawSize() const { return LzfImageRawSize(image); }
 
-std::string_view Stream::Node::ImageBytes() const {
-  return {reinterpret_cast<const char*>(image) + kImageHeader, ReadU32(image + 4)};
-}
+std::string_view Stream::Node::ImageBytes() const { return LzfImageStream(image); }
 
 const Listpack& Stream::PlainOf(const Node& node) {
   if (node.image == nullptr) return node.lp;
   if (plain_cache.image != node.image) {
     plain_cache.lp.reset();  // at most one copy at a time
-    plain_cache.lp.emplace(DecompressImage(node.image));
+    plain_cache.lp.emplace(Listpack::FromBytes(DecompressLzfImage(node.image)));
     plain_cache.image = node.image;
   }
   return *plain_cache.lp;
@@ -182,18 +153,9 @@ const Listpack& Stream::PlainOf(const Node& node) {
 
 bool Stream::Compress(Node* node) {
   if (node->image != nullptr) return true;
-  std::string_view raw = node->lp.bytes();
-  if (raw.size() < kMinCompressBytes) return false;
-  image_buffer.resize(raw.size());
-  const size_t len =
-      LzfCompress(raw.data(), raw.size(), image_buffer.data(), raw.size() - kMinCompressGain);
-  if (len == 0) return false;
-  auto* image = static_cast<uint8_t*>(ObjMalloc(kImageHeader + len));
-  WriteU32(image, raw.size());
-  WriteU32(image + 4, len);
-  std::memcpy(image + kImageHeader, image_buffer.data(), len);
-  { Listpack dropped = std::move(node->lp); }
-  node->image = image;
+  node->image = MakeLzfImage(node->lp.bytes());
+  if (node->image == nullptr) return false;
+  { Listpack dropped = std::move(node->lp); }  // frees the plain form
   return true;
 }
 
@@ -217,7 +179,7 @@ void Stream::Decompress(Node* node) {
   if (plain_cache.image == node->image) {
     node->lp = std::move(*plain_cache.lp);
   } else {
-    node->lp = DecompressImage(node->image);
+    node->lp = Listpack::FromBytes(DecompressLzfImage(node->image));
   }
   FreeImage(node->image);
   node->image = nullptr;

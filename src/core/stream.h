@@ -290,8 +290,8 @@ class Stream : public TypedObject {
 
  private:
   // A node: its listpack, or while compressed its LZF image (and a moved-from listpack).
-  // The image block (ObjMalloc) is: the listpack's length u32, the stream's length u32,
-  // the LZF stream. Nodes move inside the B-tree, their images do not: an image's address
+  // The image is a core/lzf_image.h block. Nodes move inside the B-tree, their images do
+  // not: an image's address
   // names it for the per-thread cache of the last decompressed node.
   struct Node {
     Listpack lp;
