@@ -4,8 +4,9 @@
 //  - A socket belongs to the proactor it was created on. All calls are for fibers of
 //    that proactor's thread, except Shutdown() and CancelIo(), which may also run in
 //    one of its tasks (so another thread can stop a connection through Dispatch/Await).
-//  - At most one fiber reads (Recv/Accept) and one fiber writes (Send/Writev/Connect)
-//    at a time: a connection may read and write concurrently from two fibers.
+//  - At most one fiber reads (Recv, StartRecv to FinishRecv, Accept) and one fiber writes
+//    (Send/Writev/Connect) at a time: a connection may read and write concurrently from
+//    two fibers.
 //  - Writes use MSG_NOSIGNAL: a closed peer is an EPIPE, never a SIGPIPE.
 #pragma once
 
