@@ -215,6 +215,12 @@ class DbSlice {
   // Evicts keys of any database, at most `max_keys`, while UsedBytes() is over the limit;
   // returns how many (the shard's housekeeping cycle).
   size_t EvictOverLimit(size_t max_keys);
+  // Before a command that writes nothing runs here: as Redis evicts before every command,
+  // a shard over its limit evicts up to kMaxEvictionsPerWrite keys first (writes evict in
+  // AddOrFind). One compare while no maxmemory is set.
+  void EvictBeforeRead() {
+    if (eviction_.limit_bytes != 0) [[unlikely]] EvictOverLimit(kMaxEvictionsPerWrite);
+  }
   // Whether the last eviction attempt found the shard over its limit and nothing it may
   // evict (a volatile policy without keys with a TTL): writes then get -OOM.
   bool eviction_stuck() const { return eviction_stuck_; }

@@ -266,6 +266,7 @@ size_t Service::RunOnShard(uint16_t shard, absl::Span<const CmdArgList> run,
         return ran;
       }
       cntx->last_command = cids[ran];  // CommandTransaction binds to it
+      if (!(cids[ran]->flags & facade::kCmdWrite)) slice.EvictBeforeRead();
       now = RunCommand(cids[ran], cids[ran]->handler, run[ran], cntx, now);
       // Clients blocked on keys the command filled are served before anything else.
       engine_shard->blocking().ServeReady();

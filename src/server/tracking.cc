@@ -196,11 +196,15 @@ class ShardTracking {
   void OnChange(const KeyChange& change) {
     if (change.kind == KeyChangeKind::kFlushDb || change.kind == KeyChangeKind::kSwapDb) return;
     // An expiry or eviction is the server's doing, not the command's that met it: NOLOOP
-    // does not hold it back, as in Redis.
-    const bool by_server =
-        change.kind == KeyChangeKind::kExpired || change.kind == KeyChangeKind::kEvicted;
+    // does not hold it back, as in Redis. An eviction makes room before the command (in
+    // Redis it runs before the command starts), so its invalidation also goes before the
+    // command's reply instead of being held until after it.
     Writer saved = tl_writer;
-    if (by_server) tl_writer.id = 0;
+    if (change.kind == KeyChangeKind::kEvicted) {
+      tl_writer = {};
+    } else if (change.kind == KeyChangeKind::kExpired) {
+      tl_writer.id = 0;
+    }
     Invalidate(change.key, true);
     if (bcast_clients.load(std::memory_order_relaxed) > 0) GatherBroadcast(change.key);
     tl_writer = saved;
