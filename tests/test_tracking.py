@@ -472,3 +472,64 @@ def test_served_blmove_invalidation_follows_reply(server):
     w("RPUSH", "src{t}", "foo")
     assert c.read() == b"foo"
     assert c.read() == Push([b"invalidate", [b"dst{t}"]])
+
+
+@pytest.mark.parametrize("reply_off", [False, True])
+def test_resp3_redirect_target_without_subscriptions(server, reply_off):
+    """A RESP3 client that neither tracks nor subscribes receives the invalidations
+    redirected to it as pushes, also under CLIENT REPLY OFF (unit/tracking's test)."""
+    target = resp3(server)
+    target_id = target("CLIENT", "ID")
+    reader = server.raw()
+    assert reader("CLIENT", "TRACKING", "on", "REDIRECT", str(target_id)) == "OK"
+    writer = server.raw()
+    writer("SET", "redir-key", "a")
+    assert reader("GET", "redir-key") == b"a"
+    if reply_off:
+        target.send("CLIENT", "REPLY", "OFF")
+    writer("SET", "redir-key", "b")
+    assert target.read() == Push([b"invalidate", [b"redir-key"]])
+    if reply_off:
+        assert target("CLIENT", "REPLY", "ON") == "OK"
+    assert target("PING") == "PONG"
+    # The target keeps receiving after it subscribed and unsubscribed (its queue stays).
+    target("SUBSCRIBE", "chan")
+    target("UNSUBSCRIBE", "chan")
+    assert reader("GET", "redir-key") == b"b"
+    writer("DEL", "redir-key")
+    assert target.read() == Push([b"invalidate", [b"redir-key"]])
+
+
+def test_redirect_to_self(server):
+    c = resp3(server)
+    own_id = c("CLIENT", "ID")
+    assert c("CLIENT", "TRACKING", "on", "REDIRECT", str(own_id)) == "OK"
+    assert c("GET", "self-key") is None
+    server.raw()("SET", "self-key", "1")
+    assert c.read() == Push([b"invalidate", [b"self-key"]])
+    assert c("CLIENT", "GETREDIR") == own_id
+
+
+def test_eviction_invalidation_precedes_reply(server):
+    """A key evicted to make room before a read command: its invalidation arrives before
+    the command's reply, as Redis evicts before it runs the command (unit/tracking's
+    test). The keys share a hash tag, so one shard holds both."""
+    server.raw()("FLUSHALL")  # no other volatile key may be the one evicted
+    c = resp3(server)
+    c("CLIENT", "TRACKING", "on")
+    old_policy = c("CONFIG", "GET", "maxmemory-policy")[b"maxmemory-policy"]
+    try:
+        used = int(parse_info(c("INFO", "memory"))["memory"]["used_memory"])
+        c("CONFIG", "SET", "maxmemory", str(used + 100 * 1024))
+        c("CONFIG", "SET", "maxmemory-policy", "volatile-random")
+        c("SETEX", "{ev}volatile", "10000", "x")
+        assert c("GET", "{ev}volatile") == b"x"
+        c("SETBIT", "{ev}big", "1600000", "0")  # 200 KB: over the limit once written
+        c.send("GETBIT", "{ev}big", "0")
+        assert c.read() == Push([b"invalidate", [b"{ev}volatile"]])
+        assert c.read() == 0
+        assert c("EXISTS", "{ev}volatile") == 0
+    finally:
+        c("CONFIG", "SET", "maxmemory", "0")
+        c("CONFIG", "SET", "maxmemory-policy", old_policy)
+        server.raw()("DEL", "{ev}big")

@@ -267,6 +267,9 @@ bool ClientConnection::Flush() {
   }
   std::error_code ec = socket()->Send({reinterpret_cast<const uint8_t*>(out.data()), out.size()});
   unsent_output_bytes_ = 0;
+  if (writer_waiting_for_send_) [[unlikely]] {
+    boost::fibers::context::active()->schedule(std::exchange(writer_waiting_for_send_, nullptr));
+  }
   FacadeStats::tlocal()->net_output_bytes += out.size();
   ClearOutput();
   return !ec;
@@ -278,10 +281,25 @@ PushQueue* ClientConnection::StartPushes(ClientClass cls, uint64_t default_hard_
     return push_queue_.get();
   }
   Flush();  // what was answered before goes first
+  return CreatePushQueue(cls, default_hard_bytes);
+}
+
+PushQueue* ClientConnection::StartPushesFromTask(ClientClass cls) {
+  if (push_queue_) return push_queue_.get();
+  return CreatePushQueue(cls, 0);
+}
+
+PushQueue* ClientConnection::CreatePushQueue(ClientClass cls, uint64_t default_hard_bytes) {
   push_queue_ =
       std::make_unique<PushQueue>(cls, default_hard_bytes, socket() ? socket()->fd() : -1);
   if (socket() != nullptr) {
-    push_writer_ = helio::fibers::Launch([this] { push_queue_->SendLoop(this); });
+    push_writer_ = helio::fibers::Launch([this] {
+      if (unsent_output_bytes_ != 0) {  // Flush is sending: see StartPushesFromTask
+        writer_waiting_for_send_ = boost::fibers::context::active();
+        writer_waiting_for_send_->suspend();
+      }
+      push_queue_->SendLoop(this);
+    });
   }
   return push_queue_.get();
 }

@@ -77,6 +77,12 @@ class ClientConnection : public helio::net::Connection {
   // writer runs and the queue keeps what is pushed. Returns the queue; a second call
   // returns the same one (with `default_hard_bytes`, when not 0, as its cap).
   PushQueue* StartPushes(ClientClass cls, uint64_t default_hard_bytes);
+  // Any context on the connection's thread (a task another connection sent: CLIENT
+  // TRACKING REDIRECT names this one): StartPushes without waiting for the connection's
+  // fiber, which may be in the middle of a batch. Replies built so far reach the queue at
+  // the fiber's next Flush; a send the fiber has begun ends before the writer sends
+  // anything, so one fiber writes to the socket at a time.
+  PushQueue* StartPushesFromTask(ClientClass cls);
   // Connection fiber only: hands the replies so far to the queue, waits until the writer
   // sent everything queued, and drops the queue; replies are sent directly again. No-op
   // without a queue. REQUIRES: no other thread can still push (its publishers let go).
@@ -170,11 +176,13 @@ class ClientConnection : public helio::net::Connection {
   // Whether the connection may give back its fiber: not while it receives pushes (its
   // writer fiber sends for it, and holds a stack anyway).
   bool MayPark() const { return !push_queue_; }
-  // Releases the buffers' memory before the connection parks. REQUIRES: nothing
-  // buffered.
   // Stops the hang-up watch and waits for its fiber to end.
   void JoinHangupWatch();
+  // Releases the buffers' memory before the connection parks. REQUIRES: nothing
+  // buffered.
   void Park();
+  // Creates the queue and, with a socket, the writer fiber (StartPushes' second half).
+  PushQueue* CreatePushQueue(ClientClass cls, uint64_t default_hard_bytes);
   // Takes the connection's place in ClientAdmission (none when exempt); false, after
   // sending the refusal, when there is no place left.
   bool Admit();
@@ -195,6 +203,9 @@ class ClientConnection : public helio::net::Connection {
   bool parked_ = false;     // no fiber now, until bytes arrive
   std::unique_ptr<PushQueue> push_queue_;  // while the connection receives pushes
   boost::fibers::fiber push_writer_;
+  // A writer started by StartPushesFromTask while Flush was sending: it waits here
+  // until that send returns.
+  boost::fibers::context* writer_waiting_for_send_ = nullptr;
   boost::fibers::fiber hangup_watch_;
   bool hangup_watch_stopping_ = false;
 };

@@ -78,6 +78,8 @@ class ConnectionContext {
   std::unique_ptr<MonitorState> monitor_state;          // non-null while it monitors
   std::unique_ptr<PubSubState> pubsub_state;            // non-null while it subscribes
   std::unique_ptr<TrackingState> tracking_state;        // non-null while it tracks
+  // Named by another client's CLIENT TRACKING REDIRECT: keeps its push queue for life.
+  bool redirect_target = false;
   // CLIENT NO-EVICT: kept and reported (CLIENT LIST flag e); nothing evicts clients yet.
   bool no_evict = false;
   // The arguments of the command running or held back now (CLIENT LIST argv-mem); they

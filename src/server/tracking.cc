@@ -322,6 +322,32 @@ bool ClientExists(uint64_t id) {
   return dir.clients.contains(id);
 }
 
+// Gives client `id` its push queue, on its own thread, if it has none: a redirect target
+// receives invalidations as pushes (RESP3) or, once it subscribes to
+// __redis__:invalidate, as messages (RESP2; HELLO may switch it later). It keeps the
+// queue while it lives (SyncPushes).
+void MakeRedirectTarget(uint64_t id, ConnectionContext* cntx) {
+  auto start = [id](facade::RespConnection* conn, bool own_fiber) {
+    ConnectionContext* target = conn->context();
+    target->redirect_target = true;
+    PushQueue* queue = own_fiber ? conn->StartPushes(facade::ClientClass::kNormal, 0)
+                                 : conn->StartPushesFromTask(facade::ClientClass::kNormal);
+    queue->set_resp3(target->reply_builder()->protocol() == facade::RespVersion::kResp3);
+    Directory& dir = Dir();
+    std::lock_guard guard(dir.lock);
+    if (auto it = dir.clients.find(id); it != dir.clients.end()) it->second.queue = queue;
+  };
+  if (id == cntx->id()) return start(cntx->owner(), true);
+  shard_set->pool()->AwaitOnAll([&](unsigned, helio::io::Proactor*) {
+    for (facade::RespConnection* conn : ServerState::tlocal()->connections) {
+      if (conn->context()->id() == id && !conn->context()->redirect_target) {
+        start(conn, false);
+        return;
+      }
+    }
+  });
+}
+
 void RemovePrefixesLocked(Directory& dir, uint64_t id, const std::vector<std::string>& prefixes) {
   for (const std::string& prefix : prefixes) {
     auto it = dir.prefixes.find(prefix);
@@ -425,6 +451,7 @@ void ClientTracking(CmdArgList args, ConnectionContext* cntx) {
     PushQueue* queue = cntx->owner()->StartPushes(facade::ClientClass::kNormal, 0);
     queue->set_resp3(rb->protocol() == facade::RespVersion::kResp3);
   }
+  if (redirect != 0) MakeRedirectTarget(redirect, cntx);
   session->redirect = redirect;
   session->bcast = bcast;
   session->optin = optin;
@@ -554,7 +581,8 @@ void UnregisterClient(ConnectionContext* cntx) {
 }
 
 void SyncPushes(ConnectionContext* cntx) {
-  if (cntx->pubsub_state == nullptr && !IsMonitoring(cntx) && !IsTracking(cntx)) {
+  if (cntx->pubsub_state == nullptr && !IsMonitoring(cntx) && !IsTracking(cntx) &&
+      !cntx->redirect_target) {
     {
       Directory& dir = Dir();
       std::lock_guard guard(dir.lock);

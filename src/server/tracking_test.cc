@@ -75,6 +75,21 @@ TEST_P(TrackingTest, BcastPrefixesAndOptin) {
   EXPECT_THAT(InvalidatedKeys(optin->TakePushes()), ElementsAre("y"));
 }
 
+// A RESP3 client that neither tracks nor subscribes, on another thread than the client
+// that names it in REDIRECT: it gets a push queue then, and the invalidations.
+TEST_P(TrackingTest, Resp3RedirectTargetWithoutSubscriptions) {
+  auto target = Connect(num_shards() - 1);
+  target->Run({"hello", "3"});
+  const std::string target_id = std::to_string(target->Run({"client", "id"}).integer);
+  auto reader = Connect(0);
+  EXPECT_EQ(reader->Run({"client", "tracking", "on", "redirect", target_id}), "OK");
+  reader->Run({"get", "a"});
+  reader->Run({"get", "b"});
+  Run({"mset", "a", "1", "b", "2"});
+  EXPECT_THAT(InvalidatedKeys(target->TakePushes()), UnorderedElementsAreArray({"a", "b"}));
+  EXPECT_THAT(reader->TakePushes(), ElementsAre());
+}
+
 TEST_P(TrackingTest, Arity) {
   EXPECT_THAT(Run({"client", "tracking"}), ErrArg(ArityError("client|tracking")));
   EXPECT_THAT(Run({"client", "caching", "yes", "no"}), ErrArg(ArityError("client|caching")));
