@@ -334,6 +334,7 @@ void Stream::EntryPairs(const Listpack& lp, Listpack::Pos start, std::vector<std
     int64_t nmaster;
     Listpack::Pos field;
     FirstEntryOfNode(lp, &nmaster, &field);
+    pairs->reserve(2 * nmaster);
     for (int64_t i = 0; i < nmaster; ++i, field = lp.Next(field), pos = lp.Next(pos)) {
       pairs->push_back(Text(lp.Get(field)));
       pairs->push_back(Text(lp.Get(pos)));
@@ -342,6 +343,7 @@ void Stream::EntryPairs(const Listpack& lp, Listpack::Pos start, std::vector<std
   }
   const int64_t n = 2 * IntAt(lp, pos);
   pos = lp.Next(pos);
+  pairs->reserve(n);
   for (int64_t i = 0; i < n; ++i, pos = lp.Next(pos)) pairs->push_back(Text(lp.Get(pos)));
 }
 
@@ -411,7 +413,12 @@ std::vector<Stream::Entry> Stream::Range(StreamID start, StreamID end, size_t co
                                          bool reverse) const {
   std::vector<Entry> result;
   if (start > end || nodes_.empty()) return result;
-  std::vector<std::string> pairs;
+  // Each entry's pairs are read straight into its place in the result.
+  auto add = [&](StreamID id, const Listpack& lp, Listpack::Pos pos) {
+    Entry& entry = result.emplace_back();
+    entry.id = id;
+    EntryPairs(lp, pos, &entry.pairs);
+  };
   auto full = [&] { return count != 0 && result.size() >= count; };
   if (!reverse) {
     auto it = nodes_.upper_bound(start);
@@ -421,10 +428,7 @@ std::vector<Stream::Entry> Stream::Range(StreamID start, StreamID end, size_t co
       const Listpack& lp = PlainOf(it->second);
       ForEachEntry(it->first, it->second, [&](const StreamID& id, Listpack::Pos pos, size_t) {
         if (id > end) return !(past_end = true);
-        if (id >= start) {
-          EntryPairs(lp, pos, &pairs);
-          result.push_back({id, pairs});
-        }
+        if (id >= start) add(id, lp, pos);
         return !full();
       });
       if (past_end) break;
@@ -442,8 +446,7 @@ std::vector<Stream::Entry> Stream::Range(StreamID start, StreamID end, size_t co
       return true;
     });
     for (auto e = in_range.rbegin(); e != in_range.rend() && !full(); ++e) {
-      EntryPairs(PlainOf(it->second), e->second, &pairs);
-      result.push_back({e->first, pairs});
+      add(e->first, PlainOf(it->second), e->second);
     }
     if (it->first < start) break;
   }

@@ -53,6 +53,7 @@ class ReplyBuilder {
 
   void SendEmptyArray() { StartArray(0); }
   void SendBulkArray(absl::Span<const std::string_view> values);  // array of bulks
+  void SendBulkArray(absl::Span<const std::string> values);
   // An array of simple strings: how Redis answers HELP subcommands.
   void SendSimpleStringArray(absl::Span<const std::string_view> lines);
 

@@ -483,7 +483,7 @@ TEST_F(ReplyBuilderTest, SetReply) {
 TEST_F(ReplyBuilderTest, BulkArray) {
   for (RespVersion v : {RespVersion::kResp2, RespVersion::kResp3}) {
     rb_.set_protocol(v);
-    rb_.SendBulkArray({});
+    rb_.SendBulkArray(absl::Span<const std::string_view>());
     EXPECT_EQ(Take(), "*0\r\n");
     std::vector<std::string_view> values = {"x", "", "a\r\n\0b"sv};
     rb_.SendBulkArray(values);
@@ -497,6 +497,20 @@ TEST_F(ReplyBuilderTest, BulkArray) {
     for (int i = 0; i < 100; ++i) want += i == 50 ? "$5000\r\n" + big + "\r\n" : "$1\r\nv\r\n";
     EXPECT_EQ(Take(), want);
   }
+}
+
+// Values of owned strings, around the inline limit (256) and across many stack chunks.
+TEST_F(ReplyBuilderTest, BulkArrayOfStringsAcrossChunks) {
+  std::vector<std::string> values;
+  std::string want = "*300\r\n";
+  for (int i = 0; i < 300; ++i) {
+    values.emplace_back(250 + i % 10, char('a' + i % 26));
+    want += "$" + std::to_string(values.back().size()) + "\r\n" + values.back() + "\r\n";
+  }
+  rb_.SendBulkArray(values);
+  EXPECT_EQ(Take(), want);
+  rb_.SendBulkArray(std::vector<std::string>{});
+  EXPECT_EQ(Take(), "*0\r\n");
 }
 
 TEST_F(ReplyBuilderTest, ProtocolSwitchAffectsOnlyLaterReplies) {

@@ -107,8 +107,7 @@ void SendEntries(ReplyBuilder* rb, const std::vector<Stream::Entry>& entries) {
   for (const Stream::Entry& entry : entries) {
     rb->StartArray(2);
     SendId(rb, entry.id);
-    rb->StartArray(entry.pairs.size());
-    for (const std::string& s : entry.pairs) rb->SendBulk(s);
+    rb->SendBulkArray(entry.pairs);
   }
 }
 
