@@ -70,6 +70,25 @@ def test_function_kill_stops_a_busy_function(server_factory):
     assert other("GET", "k") is None
 
 
+def test_exec_during_a_busy_script_aborts_the_transaction(server_factory):
+    """EXEC refused with BUSY answers EXECABORT with that reason and ends the transaction
+    (unit/multi's "EXEC and script timeout"); none of the queued commands ran."""
+    srv = busy_server(server_factory)
+    runner, tx, other = srv.raw(), srv.raw(), srv.raw()
+    assert other("SET", "xx", "1") == "OK"
+    assert tx("MULTI") == "OK"
+    assert tx("INCR", "xx") == "QUEUED"
+    runner.send("EVAL", BUSY_LOOP, "0")
+    wait_for(lambda: other("GET", "xx") == BUSY, timeout=5, what="BUSY")
+    assert tx("EXEC") == err("EXECABORT Transaction discarded because of: BUSY Redis is busy "
+                             "running a script. You can only call SCRIPT KILL or SHUTDOWN "
+                             "NOSAVE.")
+    assert other("SCRIPT", "KILL") == "OK"
+    runner.read()
+    assert tx("GET", "xx") == b"1"
+    assert tx("EXEC") == err("ERR EXEC without MULTI")
+
+
 def test_a_busy_script_that_wrote_is_unkillable(server_factory):
     srv = busy_server(server_factory)
     runner, other = srv.raw(), srv.raw()

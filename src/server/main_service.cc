@@ -82,49 +82,41 @@ void Service::RegisterCommands() {
 }
 
 const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
+  // A refused EXEC also ends the transaction, with EXECABORT and the reason (Redis's
+  // rejectCommand); the refusal of a command queued after MULTI marks it for EXECABORT
+  // (MultiExec::InterceptInMulti).
+  auto reject = [&](const CommandId* known, std::string_view error) -> const CommandId* {
+    if (known != nullptr && known->name == "EXEC") {
+      MultiExec::AbortExec(cntx, error);
+    } else {
+      cntx->reply_builder()->SendError(error);
+    }
+    if (known != nullptr) CountRejected(known, args);
+    return nullptr;
+  };
   std::string error;
   const CommandId* cid = registry_.Validate(args, &error);
-  if (cid == nullptr) {
-    cntx->reply_builder()->SendError(error);
-    if (const CommandId* known = registry_.Find(args[0])) CountRejected(known, args);
-    return nullptr;
-  }
+  if (cid == nullptr) return reject(registry_.Find(args[0]), error);
   if (!cntx->authenticated && !(cid->flags & facade::kCmdNoAuth)) {
-    cntx->reply_builder()->SendError(facade::kNoAuthErr);
-    CountRejected(cid, args);
-    return nullptr;
+    return reject(cid, facade::kNoAuthErr);
   }
-  if ((cid->flags & facade::kCmdDenyOom) && OverMaxMemory()) {
-    cntx->reply_builder()->SendError(facade::kOomErr);
-    CountRejected(cid, args);
-    return nullptr;
-  }
+  if ((cid->flags & facade::kCmdDenyOom) && OverMaxMemory()) return reject(cid, facade::kOomErr);
   if (Loading() && !(cid->flags & facade::kCmdLoading)) [[unlikely]] {
-    cntx->reply_builder()->SendError(facade::kLoadingErr);
-    CountRejected(cid, args);
-    return nullptr;
+    return reject(cid, facade::kLoadingErr);
   }
   if (IsSubscribed(cntx) && cntx->reply_builder()->protocol() == facade::RespVersion::kResp2) {
     const facade::SubcommandSpec* sub =
         cid->subcommands.empty() ? nullptr : cid->FindSubcommand(args[1]);
     if (std::string error = SubscribedModeError(cntx, cid, sub); !error.empty()) {
-      cntx->reply_builder()->SendError(error);
-      CountRejected(cid, args);
-      return nullptr;
+      return reject(cid, error);
     }
   }
   if (ScriptsBusy()) [[unlikely]] {
-    if (std::string error = BusyScriptError(cid, args); !error.empty()) {
-      cntx->reply_builder()->SendError(error);
-      CountRejected(cid, args);
-      return nullptr;
-    }
+    if (std::string error = BusyScriptError(cid, args); !error.empty()) return reject(cid, error);
   }
   // A monitoring connection counts as a replica in Redis, which keeps it off the keys.
   if (IsMonitoring(cntx) && (cid->flags & (facade::kCmdWrite | facade::kCmdReadOnly))) {
-    cntx->reply_builder()->SendError("ERR Replica can't interact with the keyspace");
-    CountRejected(cid, args);
-    return nullptr;
+    return reject(cid, "ERR Replica can't interact with the keyspace");
   }
   return cid;
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "helio/base/strings.h"
 #include "src/facade/conn_context.h"
 #include "src/server/command_accounting.h"
 #include "src/server/conn_tx_state.h"
@@ -254,6 +255,15 @@ bool MultiExec::InterceptInMulti(const CommandId* cid, CmdArgList args, Connecti
   state->queued.push_back({cid, std::vector<std::string>(args.begin(), args.end())});
   cntx->reply_builder()->SendSimpleString("QUEUED");
   return true;
+}
+
+void MultiExec::AbortExec(ConnectionContext* cntx, std::string_view error) {
+  if (ConnTxState* state = ConnTxState::Find(cntx)) {
+    ClearMulti(state);
+    UnwatchAll(cntx);
+  }
+  cntx->reply_builder()->SendError(
+      helio::StrCat("EXECABORT Transaction discarded because of: ", error));
 }
 
 void MultiExec::OnConnectionClose(ConnectionContext* cntx) {

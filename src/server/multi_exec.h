@@ -17,6 +17,8 @@
 // Thread-safety: the dispatcher hooks run on the connection's fiber.
 #pragma once
 
+#include <string_view>
+
 #include "src/facade/command_registry.h"
 
 namespace damselfly {
@@ -33,6 +35,9 @@ class MultiExec {
 
   // True between MULTI and EXEC/DISCARD: commands must not be squashed into shard hops.
   static bool InMulti(facade::ConnectionContext* cntx);
+  // EXEC refused before it ran (BUSY, LOADING, NOAUTH...): replies EXECABORT with
+  // `error` as the reason and discards the transaction and the watches, as Redis does.
+  static void AbortExec(facade::ConnectionContext* cntx, std::string_view error);
 
   // Drops the connection's queued commands and watches.
   static void OnConnectionClose(facade::ConnectionContext* cntx);
