@@ -634,3 +634,17 @@ def test_pipelined_multi_key_commands_after_single_key_ones(srv):
                 ("EXISTS", "{p}1", "{p}2", "{p}3"), ("UNLINK", "{p}1", "{p}2")]
     c.send_many(commands)
     assert [c.read() for _ in commands] == ["OK", "OK", 2, "OK", b"1", [b"1", b"2"], 2, 2]
+
+
+def test_refused_exec_aborts_the_transaction(tx_server):
+    """An EXEC refused before it runs answers EXECABORT with the reason (Redis's
+    rejectCommand), inside MULTI or not, and the transaction is gone."""
+    c = tx_server.raw()
+    arity = err("EXECABORT Transaction discarded because of: wrong number of arguments for "
+                "'exec' command")
+    assert c("MULTI") == "OK"
+    assert c("SET", "refused-exec", "1") == "QUEUED"
+    assert c("EXEC", "extra") == arity
+    assert c("EXEC") == err("ERR EXEC without MULTI")
+    assert c("GET", "refused-exec") is None
+    assert c("EXEC", "extra") == arity

@@ -281,6 +281,14 @@ TEST_P(GenericFamilyTest, MultiErrors) {
   EXPECT_THAT(Run({"exec"}), ErrArg("EXECABORT Transaction discarded because of previous errors."));
   EXPECT_EQ(Run({"exists", a_}), 0);
 
+  // An EXEC refused before it runs ends the transaction with the reason.
+  EXPECT_EQ(Run({"multi"}), "OK");
+  EXPECT_EQ(Run({"set", a_, "1"}), "QUEUED");
+  EXPECT_THAT(Run({"exec", "x"}), ErrArg("EXECABORT Transaction discarded because of: wrong "
+                                         "number of arguments for 'exec' command"));
+  EXPECT_THAT(Run({"exec"}), ErrArg("ERR EXEC without MULTI"));
+  EXPECT_EQ(Run({"exists", a_}), 0);
+
   // Run-time errors only fill their slot of EXEC's reply.
   EXPECT_EQ(Run({"set", a_, "text"}), "OK");
   EXPECT_EQ(Run({"multi"}), "OK");

@@ -258,6 +258,9 @@ bool MultiExec::InterceptInMulti(const CommandId* cid, CmdArgList args, Connecti
 }
 
 void MultiExec::AbortExec(ConnectionContext* cntx, std::string_view error) {
+  // Redis formats its own refusals (arity, subscribed mode) without a code; those with
+  // one (BUSY, LOADING, NOAUTH, OOM) keep it.
+  if (error.starts_with("ERR ")) error.remove_prefix(4);
   if (ConnTxState* state = ConnTxState::Find(cntx)) {
     ClearMulti(state);
     UnwatchAll(cntx);

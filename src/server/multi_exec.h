@@ -36,7 +36,8 @@ class MultiExec {
   // True between MULTI and EXEC/DISCARD: commands must not be squashed into shard hops.
   static bool InMulti(facade::ConnectionContext* cntx);
   // EXEC refused before it ran (BUSY, LOADING, NOAUTH...): replies EXECABORT with
-  // `error` as the reason and discards the transaction and the watches, as Redis does.
+  // `error` as the reason (less an "ERR " code) and discards the transaction and the
+  // watches, as Redis does, also for an EXEC outside MULTI.
   static void AbortExec(facade::ConnectionContext* cntx, std::string_view error);
 
   // Drops the connection's queued commands and watches.
