@@ -382,8 +382,7 @@ void CmdScan(CmdArgList args, ConnectionContext* cntx) {
   uint64_t next = shard >= shard_set->size() ? 0 : (uint64_t(shard) << kShardShift) | table_cursor;
   rb->StartArray(2);
   rb->SendBulk(helio::StrCat(next));
-  rb->StartArray(keys.size());
-  for (const std::string& key : keys) rb->SendBulk(key);
+  rb->SendBulkArray(keys);
 }
 
 void CmdRandomKey(CmdArgList args, ConnectionContext* cntx) {

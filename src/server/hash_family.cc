@@ -383,8 +383,7 @@ void CmdHScan(CmdArgList args, ConnectionContext* cntx) {
   }
   rb->StartArray(2);
   rb->SendBulk(helio::StrCat(next));
-  rb->StartArray(pairs.size());
-  for (const std::string& s : pairs) rb->SendBulk(s);
+  rb->SendBulkArray(pairs);
 }
 
 core::TypedObject* MakeHashFromForm(ObjEncoding encoding, std::string_view form) {

@@ -146,8 +146,7 @@ void Pop(CmdArgList args, ConnectionContext* cntx, End end) {
   if (count == 0) return rb->SendEmptyArray();
   std::vector<std::string> values;
   PopInto(*found, end, size_t(count), &values);
-  rb->StartArray(values.size());
-  for (const std::string& value : values) rb->SendBulk(value);
+  rb->SendBulkArray(values);
 }
 
 void CmdLPop(CmdArgList args, ConnectionContext* cntx) { Pop(args, cntx, End::kHead); }
@@ -566,8 +565,7 @@ void CmdLMPop(CmdArgList args, ConnectionContext* cntx) {
   if (popped.values.empty()) return rb->SendNullArray();
   rb->StartArray(2);
   rb->SendBulk(args[popped.chosen]);
-  rb->StartArray(popped.values.size());
-  for (const std::string& value : popped.values) rb->SendBulk(value);
+  rb->SendBulkArray(popped.values);
 }
 
 // --- BLPOP, BRPOP, BLMPOP, BLMOVE, BRPOPLPUSH (blocking_controller.h)

@@ -153,8 +153,7 @@ void CmdSPublish(CmdArgList args, ConnectionContext* cntx) {
 }
 
 void SendNames(ReplyBuilder* rb, const std::vector<std::string>& names) {
-  rb->StartArray(names.size());
-  for (const std::string& name : names) rb->SendBulk(name);
+  rb->SendBulkArray(names);
 }
 
 void SendNumSub(ChannelKind kind, CmdArgList args, ReplyBuilder* rb) {

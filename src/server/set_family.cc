@@ -296,8 +296,7 @@ void CmdSScan(CmdArgList args, ConnectionContext* cntx) {
   });
   rb->StartArray(2);
   rb->SendBulk(helio::StrCat(next));
-  rb->StartArray(members.size());
-  for (const std::string& member : members) rb->SendBulk(member);
+  rb->SendBulkArray(members);
 }
 
 // --- multi-key commands.

@@ -57,8 +57,7 @@ void SlowlogGet(CmdArgList args, ReplyBuilder* rb) {
     rb->SendLong(entry.id);
     rb->SendLong(entry.unix_time_s);
     rb->SendLong(entry.duration_us);
-    rb->StartArray(entry.args.size());
-    for (const std::string& arg : entry.args) rb->SendBulk(arg);
+    rb->SendBulkArray(entry.args);
     rb->SendBulk(entry.client_addr);
     rb->SendBulk(entry.client_name);
   }

@@ -77,8 +77,7 @@ void SendGroupEntries(ReplyBuilder* rb, const std::vector<Stream::Entry>& entrie
       rb->SendNullArray();
       continue;
     }
-    rb->StartArray(entry.pairs.size());
-    for (const std::string& s : entry.pairs) rb->SendBulk(s);
+    rb->SendBulkArray(entry.pairs);
   }
 }
 
@@ -532,8 +531,7 @@ void SendClaimed(ReplyBuilder* rb, const Stream& stream, StreamID id, bool justi
   const std::vector<Stream::Entry> entries = stream.Range(id, id, 1, false);
   rb->StartArray(2);
   SendId(rb, id);
-  rb->StartArray(entries[0].pairs.size());
-  for (const std::string& s : entries[0].pairs) rb->SendBulk(s);
+  rb->SendBulkArray(entries[0].pairs);
 }
 
 void CmdXClaim(CmdArgList args, ConnectionContext* cntx) {
@@ -728,8 +726,7 @@ void SendOneEntry(ReplyBuilder* rb, const std::vector<Stream::Entry>& entries) {
   if (entries.empty()) return rb->SendNull();
   rb->StartArray(2);
   SendId(rb, entries[0].id);
-  rb->StartArray(entries[0].pairs.size());
-  for (const std::string& s : entries[0].pairs) rb->SendBulk(s);
+  rb->SendBulkArray(entries[0].pairs);
 }
 
 void SendStreamFull(ReplyBuilder* rb, const Stream& stream, size_t count) {

@@ -642,8 +642,7 @@ void TrackingAfterCommand(const facade::CommandId* cid, ConnectionContext* cntx)
       rb->SendNull();
       continue;
     }
-    rb->StartArray(keys.size());
-    for (const std::string& key : keys) rb->SendBulk(key);
+    rb->SendBulkArray(keys);
   }
   session->held.clear();
 }

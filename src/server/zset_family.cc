@@ -732,8 +732,7 @@ void CmdZScan(CmdArgList args, ConnectionContext* cntx) {
   }
   rb->StartArray(2);
   rb->SendBulk(helio::StrCat(next));
-  rb->StartArray(items.size());
-  for (const std::string& item : items) rb->SendBulk(item);
+  rb->SendBulkArray(items);
 }
 
 // --- Handlers: several keys, through a CommandTransaction.
