@@ -24,8 +24,9 @@ constexpr size_t kMaxDouble = 32;
 // payloads are appended straight from the caller's memory.
 constexpr size_t kInlineLimit = 256;
 
-// Assembles one small reply on the stack so that it reaches the buffer in one append.
-class Line {
+// Assembles small replies on the stack so that they reach the buffer in one append.
+template <size_t kBytes>
+class BasicLine {
  public:
   void Put(char c) { *pos_++ = c; }
   void Put(std::string_view s) {
@@ -48,12 +49,17 @@ class Line {
   char* begin() { return buf_; }
   char* end() { return buf_ + sizeof(buf_); }
   size_t size() const { return pos_ - buf_; }
+  size_t room() const { return sizeof(buf_) - size(); }
   std::string_view view() const { return {buf_, size()}; }
+  void Clear() { pos_ = buf_; }
 
  private:
-  char buf_[kInlineLimit + kMaxHeader + 8];
+  char buf_[kBytes];
   char* pos_ = buf_;
 };
+
+// One reply of a small payload.
+using Line = BasicLine<kInlineLimit + kMaxHeader + 8>;
 
 // Makes room for `extra` more bytes, growing geometrically so a reply assembled from several
 // appends reallocates at most once and a stream of replies stays amortised O(1).
@@ -252,32 +258,22 @@ void AppendBulkArray(std::string& buffer, absl::Span<const Text> values) {
   for (std::string_view v : values) total += kMaxHeader + v.size() + 2;
   Reserve(buffer, total);
 
-  char chunk[4096];
-  char* const chunk_end = chunk + sizeof(chunk);
-  char* pos = chunk;
-  auto put_header = [&](char type, size_t length) {
-    *pos++ = type;
-    pos = std::to_chars(pos, chunk_end, length).ptr;
-    *pos++ = '\r';
-    *pos++ = '\n';
-  };
+  BasicLine<4096> chunk;
   auto flush = [&] {
-    buffer.append(chunk, pos - chunk);
-    pos = chunk;
+    buffer.append(chunk.view());
+    chunk.Clear();
   };
-  put_header('*', values.size());
+  chunk.PutHeader('*', int64_t(values.size()));
   for (std::string_view v : values) {
     if (v.size() > kInlineLimit) {
       flush();
       AppendBulk(buffer, v);
       continue;
     }
-    if (size_t(chunk_end - pos) < kMaxHeader + kInlineLimit + 2) flush();
-    put_header('$', v.size());
-    std::memcpy(pos, v.data(), v.size());
-    pos += v.size();
-    *pos++ = '\r';
-    *pos++ = '\n';
+    if (chunk.room() < kMaxHeader + kInlineLimit + 2) flush();
+    chunk.PutHeader('$', int64_t(v.size()));
+    chunk.Put(v);
+    chunk.PutCrLf();
   }
   flush();
 }

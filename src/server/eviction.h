@@ -6,7 +6,9 @@
 // object heap counter plus its tables, both O(1)) against the shard's share of the limit,
 // and while over it deletes at most kMaxEvictionsPerWrite keys of that database. So the
 // cost is bounded per write and spread over the writes that need the room: no latency
-// cliff when the server fills. The shard's housekeeping cycle (hz times a second) also
+// cliff when the server fills. A command that writes nothing, run on a shard over its
+// share, first evicts as many from any database (DbSlice::EvictBeforeRead), as Redis
+// evicts before every command. The shard's housekeeping cycle (hz times a second) also
 // evicts from every database while the shard is over its share, which catches a limit
 // lowered at run time, the RSS correction below and writes that found nothing to evict in
 // their own database.
