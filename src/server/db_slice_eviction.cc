@@ -176,9 +176,9 @@ uint64_t DbSlice::CacheScore(const CacheUse& use, unsigned level) const {
 DbSlice::MainTable::Handle DbSlice::PickCacheVictim(Db& d, const uint64_t* near_hash) {
   // The victims under the strength in force and its two neighbours, from one look at
   // each candidate.
-  constexpr unsigned kTop = std::size(kCacheDecayQuarters) - 1;
   const unsigned levels[3] = {cache_decay_level_ == 0 ? 0 : cache_decay_level_ - 1,
-                              cache_decay_level_, std::min(cache_decay_level_ + 1, kTop)};
+                              cache_decay_level_,
+                              std::min(cache_decay_level_ + 1, kCacheDecayTopLevel)};
   MainTable::Handle best[3];
   uint64_t best_score[3] = {0, 0, 0};
   auto each = [&](MainTable::Handle handle) {
@@ -218,9 +218,8 @@ void DbSlice::LearnDecay(uint8_t tags) {
   // A key asked for again: the choice that would have kept it gains.
   decay_balance_ += bool(tags & kStrongerDecayKeeps) - bool(tags & kStrongerDecayEvicts) -
                     bool(tags & kWeakerDecayKeeps) + bool(tags & kWeakerDecayEvicts);
-  constexpr unsigned kTop = std::size(kCacheDecayQuarters) - 1;
   if (decay_balance_ >= kCacheDecayEvidence) {
-    cache_decay_level_ = std::min(cache_decay_level_ + 1, kTop);
+    cache_decay_level_ = std::min(cache_decay_level_ + 1, kCacheDecayTopLevel);
     decay_balance_ = 0;
   } else if (decay_balance_ <= -kCacheDecayEvidence) {
     cache_decay_level_ = cache_decay_level_ == 0 ? 0 : cache_decay_level_ - 1;

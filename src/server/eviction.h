@@ -65,6 +65,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -212,6 +213,7 @@ class CacheClock {
 // 4 / kCacheDecayQuarters[level] of its key's mean gap that it has been idle.
 inline constexpr uint8_t kCacheDecayQuarters[] = {0, 1, 2, 4, 8, 12, 16, 24};
 inline constexpr unsigned kCacheDecayStartLevel = 3;  // a halving per mean gap
+inline constexpr unsigned kCacheDecayTopLevel = std::size(kCacheDecayQuarters) - 1;
 // Cache mode's ghost tags (core::GhostTags), set where a strength one stronger or one
 // weaker would have chosen another victim: on the victim, which it would have kept, and on
 // the key it would have evicted instead. Whichever of the two is asked for again first
