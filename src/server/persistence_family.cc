@@ -268,6 +268,9 @@ bool ConfigurePersistence() {
   struct stat file;
   if (stat(FLAGS_dbfilename.c_str(), &file) == 0) {
     s.loading_started_s = NowS();
+    // Known before the load opens the file, so INFO's loading fields are whole from the
+    // first client on.
+    s.load_progress.total_bytes.store(uint64_t(file.st_size));
     loading.store(true);
   }
   s.dbfilename = FLAGS_dbfilename;
