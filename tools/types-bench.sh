@@ -5,9 +5,14 @@
 # tools/collections-bench.sh (same measurement, checks and tables; the memory part and the
 # helpers both use are in tools/bench-lib.sh). Two parts:
 #
-# tput  Throughput per core with redis-benchmark, ROUNDS rounds (the starting server
-#       alternates per round), each command unpipelined and at -P 32, -c CLIENTS, one
-#       redis-benchmark invocation per command:
+# tput  Throughput per core, ROUNDS rounds (the starting server alternates per round), each
+#       command unpipelined and at -P 32, CLIENTS connections, one load invocation per
+#       command. The load is LOADER: tools/resp_load (the default) or redis-benchmark.
+#       redis-benchmark parses every reply in full, and at -P 32 its one core saturates
+#       below either server (about 2.5M simple replies/s, 60k XREAD replies/s): its ratios
+#       there are the load generator's. resp_load sends the same requests (redis-benchmark's
+#       __rand_int__ and -r as --rand, -n as --requests) and only skims the replies. The
+#       commands:
 #         XADD        XADD bench:xadd * f1 v1 f2 v2 f3 v3 f4 v4 f5 v5
 #         XREAD       XREAD COUNT 10 STREAMS bench:stream 0-0 (a prepared stream of MEMBERS
 #                     entries of 5 fields: the first 10 entries each time)
@@ -56,7 +61,8 @@
 #   ROUNDS [3]          tput rounds
 #   N1 [100000]         requests per command unpipelined (-n; N1/4 for GEOSEARCH)
 #   N32 [1000000]       requests per command at the deeper pipeline (likewise)
-#   CLIENTS [50]        redis-benchmark connections (-c)
+#   CLIENTS [50]        connections (redis-benchmark -c, resp_load --conns)
+#   LOADER [resp_load]  resp_load or redis-benchmark
 #   MEMBERS [10000]     member space for tput (-r) and size of the prepared keys
 #   BITS [1000000]      the size of BITCOUNT's bitmap
 #   SCALE [1]           multiplies the mem datasets (see above)
@@ -68,6 +74,7 @@
 #   DRY_RUN             1: a second redis-server in damselfly's place (checks the script;
 #                       ratios should come out near 1.00)
 #   SKIP_BUILD          1: use the existing build-opt/damselfly and build-opt/tools/coll_load
+#                       and resp_load
 #   QUIET_MAX [10], QUIET_BUDGET [60]  as in tools/redis-bench.sh
 #   TPUT_TIME_LIMIT [420]  seconds for the tput part; no round starts that would likely end
 #                       after it
@@ -106,8 +113,11 @@ redis_server="${REDIS_SERVER:-redis-server}"
 redis_benchmark="${REDIS_BENCHMARK:-redis-benchmark}"
 redis_cli="${REDIS_CLI:-redis-cli}"
 damselfly_flags="${DAMSELFLY_FLAGS:-}"
-# Hard bound on one redis-benchmark invocation; a run that takes longer counts as a hang.
+# Hard bound on one load invocation; a run that takes longer counts as a hang.
 load_timeout="${LOAD_TIMEOUT:-120}"
+tput_loader="${LOADER:-resp_load}"
+[[ "$tput_loader" == resp_load || "$tput_loader" == redis-benchmark ]] ||
+  die_usage "unknown LOADER '$tput_loader' (resp_load, redis-benchmark)"
 
 require_counts "$rounds" "$n1" "$n32" "$clients" "$members" "$bits" "$base_port" "$quiet_max" \
   "$tput_time_limit" "$time_limit" $pipelines
@@ -125,6 +135,11 @@ require_two_cpus "the load"
 require_commands "$redis_server" "$redis_benchmark" "$redis_cli"
 
 setup_pair
+resp_load="$bin/tools/resp_load"
+if [[ "$tput_loader" == resp_load && " $parts " == *" tput "* ]]; then
+  if [[ "${SKIP_BUILD:-0}" != 1 ]]; then build_release resp_load resp_load; fi
+  [[ -x "$resp_load" ]] || die_usage "$resp_load is missing (build it, or unset SKIP_BUILD)"
+fi
 
 # probe <port> <test>: the number the test's check looks at (see check), or "?".
 probe() {
@@ -259,13 +274,21 @@ check() {
   return 1
 }
 
-# measure <server index> <test> <pipeline> <n> <log prefix> <server log>: one
-# redis-benchmark invocation. Sets m_status (ok, n/a, failed), m_reason, m_rps, m_cpu,
-# m_ns, m_noise, m_secs.
+# measure <server index> <test> <pipeline> <n> <log prefix> <server log>: one invocation
+# of the load (LOADER). Sets m_status (ok, n/a, failed), m_reason, m_rps, m_cpu, m_ns,
+# m_noise, m_secs.
 measure() {
   local i=$1 t=$2 p=$3 n=$4 out="$5.out" err="$5.err" p0 b0 c0 t0 dt rc=0 server_ticks client_ticks
-  local args
-  args="$(test_opts "$t") -c $clients -n $n -P $p --csv $(test_cmd "$t")"
+  local args load_bin
+  if [[ "$tput_loader" == resp_load ]]; then
+    load_bin="$resp_load"
+    args="--port=${ports[$i]} $(test_opts "$t" | sed 's/^-r /--rand=/') --conns=$clients"
+    args+=" --requests=$n --pipeline=$p"
+    args+=" $(test_cmd "$t")"
+  else
+    load_bin="$redis_benchmark"
+    args="-p ${ports[$i]} $(test_opts "$t") -c $clients -n $n -P $p --csv $(test_cmd "$t")"
+  fi
   m_status=ok m_reason="" m_rps="" m_cpu="" m_ns="" m_noise="" m_secs=0
   # The server may have died since the last test (or die now): 0 then, and server_gone
   # below tells.
@@ -277,8 +300,7 @@ measure() {
   local -
   set -f
   # shellcheck disable=SC2086
-  timeout "$load_timeout" taskset -c 1 "$redis_benchmark" -p "${ports[$i]}" $args \
-    >"$out" 2>"$err" &
+  timeout "$load_timeout" taskset -c 1 "$load_bin" $args >"$out" 2>"$err" &
   load_pid=$!
   wait "$load_pid" || rc=$?
   load_pid=""
@@ -286,38 +308,44 @@ measure() {
   m_secs=$(((dt + 999999999) / 1000000000))
   if server_gone "$i" "$6" "$t -P $p"; then
     m_status=failed m_reason="server died"
-    note "reproduce: taskset -c 0 ${cmds[$i]} & taskset -c 1 $redis_benchmark -p ${ports[$i]} $args"
+    note "reproduce: taskset -c 0 ${cmds[$i]} & taskset -c 1 $load_bin $args"
     return
   fi
   server_ticks=$(proc_ticks "$server_pid" 2>/dev/null) || server_ticks=$p0
   server_ticks=$((server_ticks - p0))
   client_ticks=$(($(child_ticks) - c0))
   if ((rc == 124)); then
-    m_status=failed m_reason="redis-benchmark did not finish in ${load_timeout}s (hang?)"
+    m_status=failed m_reason="$tput_loader did not finish in ${load_timeout}s (hang?)"
     note "${names[$i]}: $t -P $p: $m_reason; reproduce: taskset -c 0 ${cmds[$i]} &" \
-      "taskset -c 1 $redis_benchmark -p ${ports[$i]} $args"
+      "taskset -c 1 $load_bin $args"
     unclean=1
     keep_logs=1
     return
   fi
-  # redis-benchmark stops at the first error reply, saying "Error from server: ...".
-  if grep -q '^Error from server: ' "$err"; then
+  # Both stop at the first error reply: redis-benchmark says "Error from server: ...",
+  # resp_load "resp_load: error reply: ...".
+  if grep -qE '^(Error from server|resp_load: error reply): ' "$err"; then
     m_status=n/a
-    m_reason="$(sed -n 's/^Error from server: //p' "$err" | head -n 1 |
+    m_reason="$(sed -nE 's/^(Error from server|resp_load: error reply): //p' "$err" | head -n 1 |
       sed 's/, with args beginning with:.*//; s/ *$//')"
     return
   fi
-  # It warns when CONFIG GET is not supported; anything else on stderr is an error.
+  # redis-benchmark warns when CONFIG GET is not supported; anything else on stderr is an
+  # error.
   if ((rc != 0)) || grep -qv '^WARNING: Could not fetch server CONFIG' "$err"; then
-    m_status=failed m_reason="redis-benchmark failed (exit status $rc): $(head -c 200 "$err")"
+    m_status=failed m_reason="$tput_loader failed (exit status $rc): $(head -c 200 "$err")"
     note "${names[$i]}: $t -P $p: $m_reason"
     unclean=1
     keep_logs=1
     return
   fi
-  m_rps=$(tail -n 1 "$out" | awk -F'"' '{ printf "%.0f", $4 }')
+  if [[ "$tput_loader" == resp_load ]]; then
+    m_rps=$(sed -n 's/^requests_per_sec=\([0-9]*\).*/\1/p' "$out")
+  else
+    m_rps=$(tail -n 1 "$out" | awk -F'"' '{ printf "%.0f", $4 }')
+  fi
   if ! [[ "$m_rps" =~ ^[1-9][0-9]*$ ]]; then
-    m_status=failed m_reason="no result in the redis-benchmark output"
+    m_status=failed m_reason="no result in the $tput_loader output"
     note "${names[$i]}: $t -P $p: $m_reason ($out)"
     unclean=1
     keep_logs=1
@@ -412,7 +440,7 @@ run_tput() {
 
   local a b ma mb rt target op na nb
   echo
-  echo "Throughput: redis-benchmark -c $clients -r $members; BITCOUNT of $bits bits; -n $n1" \
+  echo "Throughput: $tput_loader, $clients connections, -r $members; BITCOUNT of $bits bits; -n $n1" \
     "unpipelined, -n $n32 pipelined (a quarter for GEOSEARCH); $done_rounds rounds;" \
     "$(machine_desc), commit $commit"
   echo
