@@ -117,7 +117,8 @@ void CommandRegistry::CheckEveryDocUsed() const {
   }
 }
 
-const CommandId* CommandRegistry::Find(std::string_view name) const {
+const CommandId* CommandRegistry::Find(std::string_view name, const CommandId* hint) const {
+  if (hint != nullptr && helio::EqualsIgnoreCase(hint->name, name)) return hint;
   char upper[32];
   if (name.size() > sizeof(upper)) return nullptr;  // no command name is that long
   for (size_t i = 0; i < name.size(); ++i) upper[i] = helio::AsciiToUpper(name[i]);
@@ -203,8 +204,9 @@ const SubcommandSpec* CommandId::FindSubcommand(std::string_view sub) const {
   return nullptr;
 }
 
-const CommandId* CommandRegistry::Validate(CmdArgList args, std::string* error) const {
-  const CommandId* cid = Find(args[0]);
+const CommandId* CommandRegistry::Validate(CmdArgList args, std::string* error,
+                                           const CommandId* hint) const {
+  const CommandId* cid = Find(args[0], hint);
   if (cid == nullptr) {
     *error = UnknownCommandError(args);
     return nullptr;

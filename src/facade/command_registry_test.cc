@@ -52,6 +52,25 @@ TEST_F(CommandRegistryTest, MergesDocsByName) {
   EXPECT_EQ(config->FindSubcommand("help")->syntax, "");
 }
 
+// The hint is an answer only when its name matches (in any case); otherwise the lookup
+// goes on as without one.
+TEST_F(CommandRegistryTest, FindWithHint) {
+  const CommandId* get = registry_.Find("GET");
+  const CommandId* mset = registry_.Find("MSET");
+  EXPECT_EQ(registry_.Find("gEt", get), get);
+  EXPECT_EQ(registry_.Find("mset", get), mset);  // same length, other name
+  EXPECT_EQ(registry_.Find("RENAME", get), registry_.Find("RENAME"));
+  EXPECT_EQ(registry_.Find("GETX", get), nullptr);
+  EXPECT_EQ(registry_.Find("GE", get), nullptr);
+  std::string error;
+  std::string_view unknown[] = {"SET", "k", "v"};
+  EXPECT_EQ(registry_.Validate(unknown, &error, get), nullptr);
+  EXPECT_EQ(error, "ERR unknown command 'SET', with args beginning with: 'k' 'v' ");
+  std::string_view bad_arity[] = {"get"};
+  EXPECT_EQ(registry_.Validate(bad_arity, &error, get), nullptr);
+  EXPECT_EQ(error, "ERR wrong number of arguments for 'get' command");
+}
+
 TEST_F(CommandRegistryTest, KeySpecFlagsFollowTheCommand) {
   const CommandId* get = registry_.Find("GET");
   ASSERT_EQ(get->key_specs.size(), 1u);

@@ -95,7 +95,7 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
     return nullptr;
   };
   std::string error;
-  const CommandId* cid = registry_.Validate(args, &error);
+  const CommandId* cid = registry_.Validate(args, &error, cntx->last_command);
   if (cid == nullptr) return reject(registry_.Find(args[0]), error);
   if (!cntx->authenticated && !(cid->flags & facade::kCmdNoAuth)) {
     return reject(cid, facade::kNoAuthErr);
@@ -194,7 +194,7 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
                          cntx->skipping_reply() || IsMonitoring(cntx);
       while (!alone && end < commands.size() && run_cids.size() < kMaxSquashedRun) {
         // Keyed commands are never containers, so name and arity are the whole check.
-        const CommandId* next = registry_.Find(commands[end][0]);
+        const CommandId* next = registry_.Find(commands[end][0], run_cids.back());
         if (next == nullptr || !next->subcommands.empty() ||
             !next->IsArityValid(commands[end].size()) ||
             (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth)) ||
