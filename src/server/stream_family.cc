@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -91,7 +92,14 @@ std::optional<StreamID> ParseRangeBound(ReplyBuilder* rb, std::string_view text,
   return id;
 }
 
-void SendId(ReplyBuilder* rb, StreamID id) { rb->SendBulk(id.ToString()); }
+void SendId(ReplyBuilder* rb, StreamID id) {
+  constexpr size_t kDigits = 20;  // of UINT64_MAX
+  char text[2 * kDigits + 1];     // "<ms>-<seq>"
+  char* end = std::to_chars(text, text + kDigits, id.ms).ptr;
+  *end++ = '-';
+  end = std::to_chars(end, end + kDigits, id.seq).ptr;
+  rb->SendBulk(std::string_view(text, size_t(end - text)));
+}
 
 void StartReadReply(ReplyBuilder* rb, size_t keys) {
   if (rb->protocol() == facade::RespVersion::kResp3) return rb->StartMap(keys);
