@@ -51,13 +51,17 @@ init_logdir() {
   trap 'exit 130' INT TERM
 }
 
-# bench_cleanup: the EXIT trap that init_logdir installs.
+# bench_cleanup: the EXIT trap that init_logdir installs. Kills server_pid, and the pids in
+# other_server_pids (a script that keeps more than one server running sets it).
 bench_cleanup() {
   if [[ -n "$load_pid" ]]; then kill -TERM "$load_pid" 2>/dev/null || true; fi
-  if [[ -n "$server_pid" ]]; then
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
+  local pid
+  for pid in "$server_pid" ${other_server_pids:-}; do
+    if [[ -n "$pid" ]]; then
+      kill -KILL "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+    fi
+  done
   if [[ "$keep_logs" == 0 ]]; then rm -rf "$logdir"; fi
 }
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Streams, HyperLogLog, bitmaps and geo (issue #20's benchmarks): damselfly against
 # redis-server, side by side in one run, each server on one thread pinned to CPU 0, the load
-# pinned to CPU 1, only one server running at a time and every server started fresh. Built on
+# pinned to CPU 1, every server started fresh (for tput per round, both servers up and the
+# one not measured idle; for mem one at a time). Built on
 # tools/collections-bench.sh (same measurement, checks and tables; the memory part and the
 # helpers both use are in tools/bench-lib.sh). Two parts:
 #
-# tput  Throughput per core, ROUNDS rounds (the starting server alternates per round), each
-#       command unpipelined and at -P 32, CLIENTS connections, one load invocation per
-#       command. The load is LOADER: tools/resp_load (the default) or redis-benchmark.
+# tput  Throughput per core, ROUNDS rounds, each command unpipelined and at -P 32, CLIENTS
+#       connections, one load invocation per command and server: each test runs on one
+#       server and right after on the other (which goes first alternates per test and per
+#       round), so that the machine's drift over minutes does not enter the ratio. The load is LOADER: tools/resp_load (the default) or redis-benchmark.
 #       redis-benchmark parses every reply in full, and at -P 32 its one core saturates
 #       below either server (about 2.5M simple replies/s, 60k XREAD replies/s): its ratios
 #       there are the load generator's. resp_load sends the same requests (redis-benchmark's
@@ -210,7 +212,7 @@ prepare() {
   case "$t" in
     XREAD | PFCOUNT | BITCOUNT | GEOSEARCH)
       # Prepared once per server start.
-      if [[ -n "${prepared[$t]:-}" ]]; then return 0; fi
+      if [[ -n "${prepared[$i,$t]:-}" ]]; then return 0; fi
       case "$t" in
         XREAD) load "$port" 120 --type=stream --key=bench:stream --members="$members" || rc=$? ;;
         PFCOUNT)
@@ -226,7 +228,7 @@ prepare() {
           ;;
       esac
       if ((rc == 3)); then p_reason="$(head -c 200 "$logdir/pipe.out" 2>/dev/null)"; fi
-      if ((rc == 0)); then prepared[$t]=1; fi
+      if ((rc == 0)); then prepared[$i,$t]=1; fi
       ;;
     XREADGROUP)
       # Every call delivers one new entry: more entries than calls (each client rounds its
@@ -362,69 +364,95 @@ measure() {
 # failed), server CPU %, server ns/request, other CPU %.
 declare -A rps=() cpu=() nsreq=() noise=() prepared=()
 
-# run_server <server index> <round>: starts the server, runs every test at every pipeline
-# depth against it (a disturbed run again, a test after a crash on a restarted server),
-# stops it.
-run_server() {
-  local i=$1 r=$2 prefix="$logdir/${names[$1]// /_}.round$2" starts=0
-  local log="$prefix.server.log" p t n attempt before rc
+# Per server index: the running server's pid and log, and how often it was started.
+declare -a pids=("" "") logs=("" "") starts=(0 0)
+
+# run_test <server index> <round> <pipeline> <test>: measures one test on one server (again
+# when the run was disturbed), starting the server first if it is not running (the first
+# time in a round, or after a crash), and records the result.
+run_test() {
+  local i=$1 r=$2 p=$3 t=$4 prefix="$logdir/${names[$1]// /_}.round$2" n attempt before rc k
+  n=$(test_n "$t" "$p")
+  server_pid="${pids[$i]}"
+  if [[ -n "$server_pid" ]]; then
+    server_gone "$i" "${logs[$i]}" "the runs before $t -P $p" || true
+  fi
+  if [[ -z "$server_pid" ]]; then
+    starts[i]=$((starts[i] + 1))
+    logs[i]="$prefix.start${starts[i]}.server.log"
+    for k in "${!prepared[@]}"; do [[ "$k" == "$i,"* ]] && unset "prepared[$k]"; done
+    if ! start "$i" "${logs[$i]}"; then
+      rps[$i,$p,$t]+="failed "
+      note "${names[$i]}: did not start (log ${logs[$i]})"
+      pids[i]=""
+      return
+    fi
+  fi
+  for attempt in 1 2 3; do
+    rc=0
+    prepare "$i" "$t" "$n" "$p" || rc=$?
+    if ((rc != 0)); then
+      if ((rc == 3)); then
+        m_status=n/a m_reason="preparing: $p_reason"
+      else
+        m_status=failed m_reason="preparing failed: $(load_error)"
+        note "${names[$i]}: $t -P $p: $m_reason"
+        unclean=1
+        keep_logs=1
+        server_gone "$i" "${logs[$i]}" "preparing $t" || true
+      fi
+      break
+    fi
+    before="$(probe "${ports[$i]}" "$t")"
+    [[ "$before" =~ ^[0-9]+$ ]] || before=0
+    wait_quiet
+    measure "$i" "$t" "$p" "$n" "$prefix.$t.P$p.$attempt" "${logs[$i]}"
+    if [[ "$m_status" != ok ]]; then break; fi
+    if remeasure "$m_noise" "$attempt" "$m_secs"; then continue; fi
+    break
+  done
+  if [[ "$m_status" == ok ]] && ! check "$i" "$t" "$n" "$p" "$before"; then
+    note "${names[$i]}: $t -P $p, round $r: check failed: $c_found"
+    echo "$bench_name: ${names[$i]}: $t -P $p: check failed: $c_found" >&2
+    unclean=1
+  fi
+  if [[ "$m_status" == ok ]]; then
+    rps[$i,$p,$t]+="$m_rps "
+    cpu[$i,$p,$t]+="$m_cpu "
+    nsreq[$i,$p,$t]+="$m_ns "
+    noise[$i,$p,$t]+="$m_noise "
+    echo "    ${names[$i]} $t -P $p: $m_rps rps, CPU %: server $m_cpu, other $m_noise;" \
+      "server ns/request $m_ns" >&2
+  else
+    rps[$i,$p,$t]+="$m_status "
+    if [[ "$m_status" == n/a ]]; then note "${names[$i]}: $t: n/a: $m_reason"; fi
+    echo "    ${names[$i]} $t -P $p: $m_status: $m_reason" >&2
+  fi
+  pids[i]="$server_pid"
+  other_server_pids="${pids[*]}"  # for bench_cleanup
+}
+
+# run_round <round>: both servers run through the round (pinned to CPU 0; the one not
+# measured sits idle), and each test is measured on one and then at once on the other, the
+# first alternating per test and per round. The two runs of a pair are seconds apart: this
+# machine's speed drifts by up to 2x over minutes (its neighbours on the host), and rounds
+# of one whole server after the other turned that drift into noise in the ratios.
+run_round() {
+  local r=$1 p t k pair=0
   for p in $pipelines; do
     for t in $tests; do
-      n=$(test_n "$t" "$p")
-      if [[ -n "$server_pid" ]]; then server_gone "$i" "$log" "the runs before $t -P $p" || true; fi
-      if [[ -z "$server_pid" ]]; then
-        starts=$((starts + 1))
-        log="$prefix.start$starts.server.log"
-        prepared=()
-        if ! start "$i" "$log"; then
-          rps[$i,$p,$t]+="failed "
-          note "${names[$i]}: did not start (log $log)"
-          continue
-        fi
-      fi
-      for attempt in 1 2 3; do
-        rc=0
-        prepare "$i" "$t" "$n" "$p" || rc=$?
-        if ((rc != 0)); then
-          if ((rc == 3)); then
-            m_status=n/a m_reason="preparing: $p_reason"
-          else
-            m_status=failed m_reason="preparing failed: $(load_error)"
-            note "${names[$i]}: $t -P $p: $m_reason"
-            unclean=1
-            keep_logs=1
-            server_gone "$i" "$log" "preparing $t" || true
-          fi
-          break
-        fi
-        before="$(probe "${ports[$i]}" "$t")"
-        [[ "$before" =~ ^[0-9]+$ ]] || before=0
-        wait_quiet
-        measure "$i" "$t" "$p" "$n" "$prefix.$t.P$p.$attempt" "$log"
-        if [[ "$m_status" != ok ]]; then break; fi
-        if remeasure "$m_noise" "$attempt" "$m_secs"; then continue; fi
-        break
-      done
-      if [[ "$m_status" == ok ]] && ! check "$i" "$t" "$n" "$p" "$before"; then
-        note "${names[$i]}: $t -P $p, round $r: check failed: $c_found"
-        echo "$bench_name: ${names[$i]}: $t -P $p: check failed: $c_found" >&2
-        unclean=1
-      fi
-      if [[ "$m_status" == ok ]]; then
-        rps[$i,$p,$t]+="$m_rps "
-        cpu[$i,$p,$t]+="$m_cpu "
-        nsreq[$i,$p,$t]+="$m_ns "
-        noise[$i,$p,$t]+="$m_noise "
-        echo "    ${names[$i]} $t -P $p: $m_rps rps, CPU %: server $m_cpu, other $m_noise;" \
-          "server ns/request $m_ns" >&2
-      else
-        rps[$i,$p,$t]+="$m_status "
-        if [[ "$m_status" == n/a ]]; then note "${names[$i]}: $t: n/a: $m_reason"; fi
-        echo "    ${names[$i]} $t -P $p: $m_status: $m_reason" >&2
-      fi
+      for k in 0 1; do run_test $(((r + pair + k) % 2)) "$r" "$p" "$t"; done
+      pair=$((pair + 1))
     done
   done
-  if [[ -n "$server_pid" ]]; then stop_server "${names[$i]}" "$log" 100; fi
+  for k in 0 1; do
+    if [[ -n "${pids[$k]}" ]]; then
+      server_pid="${pids[$k]}"
+      stop_server "${names[$k]}" "${logs[$k]}" 100
+      pids[k]=""
+    fi
+  done
+  other_server_pids=""
 }
 
 run_tput() {
@@ -436,7 +464,20 @@ run_tput() {
   done
   echo "$bench_name: tput: up to $rounds rounds x 2 servers; tests: $tests; pipelines: $pipelines;" \
     "-c $clients -r $members, BITCOUNT of $bits bits, -n $n1 unpipelined, -n $n32 pipelined" >&2
-  run_rounds "$rounds" "$((SECONDS + tput_time_limit))" 2
+  local r round_start longest_round=0 time_limit=$((SECONDS + tput_time_limit))
+  done_rounds=0
+  for ((r = 1; r <= rounds; r++)); do
+    if ((r > 1 && SECONDS + longest_round > time_limit)); then
+      echo "$bench_name: stopping after $done_rounds rounds: another would likely end after" \
+        "TPUT_TIME_LIMIT" >&2
+      break
+    fi
+    round_start=$SECONDS
+    echo "  round $r" >&2
+    run_round "$r"
+    done_rounds=$r
+    if ((SECONDS - round_start > longest_round)); then longest_round=$((SECONDS - round_start)); fi
+  done
 
   local a b ma mb rt target op na nb
   echo
