@@ -58,7 +58,7 @@ TEST_F(CommandRegistryTest, FindWithHint) {
   const CommandId* get = registry_.Find("GET");
   const CommandId* mset = registry_.Find("MSET");
   EXPECT_EQ(registry_.Find("gEt", get), get);
-  EXPECT_EQ(registry_.Find("mset", get), mset);  // same length, other name
+  EXPECT_EQ(registry_.Find("mset", get), mset);  // another name
   EXPECT_EQ(registry_.Find("RENAME", get), registry_.Find("RENAME"));
   EXPECT_EQ(registry_.Find("GETX", get), nullptr);
   EXPECT_EQ(registry_.Find("GE", get), nullptr);
