@@ -196,7 +196,6 @@ class Load {
     auto last_reply = start;
     uint64_t completed = 0;
     bool measuring = false;
-    epoll_event events[64];
     while (true) {
       const auto now = Clock::now();
       if (!measuring && now >= measure_from) {
@@ -204,16 +203,7 @@ class Load {
         completed = 0;
       }
       if (now >= end) break;
-      if (now - last_reply > std::chrono::seconds(5)) Die("no reply for 5 s");
-      int n = epoll_wait(ep, events, 64, 100);
-      for (int e = 0; e < n; ++e) {
-        Conn& c = conns_[events[e].data.u64];
-        const size_t replies = Receive(c);
-        if (replies == 0) continue;
-        completed += replies;
-        last_reply = Clock::now();
-        Send(c, replies);
-      }
+      completed += Step(ep, &last_reply);
     }
     Report(completed, o_.seconds);
   }
@@ -223,20 +213,26 @@ class Load {
   void RunCounted(int ep, Clock::time_point start) {
     auto last_reply = start;
     uint64_t completed = 0;
-    epoll_event events[64];
-    while (completed < o_.requests) {
-      if (Clock::now() - last_reply > std::chrono::seconds(5)) Die("no reply for 5 s");
-      int n = epoll_wait(ep, events, 64, 100);
-      for (int e = 0; e < n; ++e) {
-        Conn& c = conns_[events[e].data.u64];
-        const size_t replies = Receive(c);
-        if (replies == 0) continue;
-        completed += replies;
-        last_reply = Clock::now();
-        Send(c, replies);
-      }
-    }
+    while (completed < o_.requests) completed += Step(ep, &last_reply);
     Report(completed, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+
+  // One wait for replies (at most 100 ms): answers each reply with a new request and
+  // returns how many came back. Dies when none has come for 5 s.
+  uint64_t Step(int ep, Clock::time_point* last_reply) {
+    if (Clock::now() - *last_reply > std::chrono::seconds(5)) Die("no reply for 5 s");
+    epoll_event events[64];
+    const int n = epoll_wait(ep, events, 64, 100);
+    uint64_t completed = 0;
+    for (int e = 0; e < n; ++e) {
+      Conn& c = conns_[events[e].data.u64];
+      const size_t replies = Receive(c);
+      if (replies == 0) continue;
+      completed += replies;
+      *last_reply = Clock::now();
+      Send(c, replies);
+    }
+    return completed;
   }
 
   // Reads what c has and returns the number of replies it completed.
