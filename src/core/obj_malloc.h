@@ -78,10 +78,10 @@ size_t ThreadObjHeapUsedBytes();
 // Makes mimalloc decommit (madvise DONTNEED) a span of free pages as soon as it is free.
 // Its default delays that by 25 ms, but mimalloc 2.0 runs a segment's delayed decommits
 // only when that segment hands out a page again, which a thread that went quiet after a
-// burst never asks for: up to 40 MB of the 64 that 2,000 connections with 16 KiB replies
-// took stayed resident after they left, depending on where their pages fell. Costs a
-// madvise per freed span, and page faults when the span is used again (docs/benchmarks.md,
-// "Decommit at once"). Process-wide, from any thread; spans already waiting keep their delay.
+// burst never asks for: the burst's memory stayed resident, 20-40 MB of 64 after 2,000
+// connections with 16 KiB replies left, depending on where their pages fell. Costs a
+// madvise per freed span and page faults when the span is used again (docs/benchmarks.md
+// "Returning memory"). Process-wide; call before the threads allocate.
 void DecommitFreeSpansAtOnce();
 
 // Hands memory this thread's allocator holds free back to the kernel: mimalloc frees the
