@@ -69,8 +69,6 @@ size_t ObjGoodSize(size_t size) { return mi_good_size(size); }
 
 size_t ThreadObjHeapUsedBytes() { return tl_used_bytes; }
 
-void DecommitFreeSpansAtOnce() { mi_option_set(mi_option_decommit_delay, 0); }
-
 void ReleaseFreeMemory() { mi_collect(false); }
 
 }  // namespace damselfly::core

@@ -75,23 +75,13 @@ size_t ObjGoodSize(size_t size);
 // thread (sum of ObjUsableSize). O(1).
 size_t ThreadObjHeapUsedBytes();
 
-// Makes mimalloc decommit (madvise DONTNEED) a span of free pages as soon as it is free.
-// Its default delays that by 25 ms, but mimalloc 2.0 runs a segment's delayed decommits
-// only when that segment hands out a page again, which a thread that went quiet after a
-// burst never asks for: the burst's memory stayed resident, 20-40 MB of 64 after 2,000
-// connections with 16 KiB replies left, depending on where their pages fell. Costs a
-// madvise per freed span and page faults when the span is used again (docs/benchmarks.md
-// "Returning memory"). Process-wide; call before the threads allocate.
-void DecommitFreeSpansAtOnce();
-
 // Hands memory this thread's allocator holds free back to the kernel: mimalloc frees the
-// empty and retired pages of the thread's default heap, and the blocks other threads freed
-// into them, into their segments, where (after DecommitFreeSpansAtOnce) the free spans are
-// decommitted. mimalloc does that work only when the thread allocates again, so without
-// this call a thread that went quiet after a burst (10,000 connections closed, large
-// replies sent) keeps that memory resident. Cost: one pass over the default heap's pages
-// (connection buffers and temporaries; the object heap's pages are not visited). Any
-// thread.
+// empty pages of the thread's default heap into their segments and decommits the free
+// spans and segments whose delay passed. mimalloc does that work only when the thread
+// allocates again, so without this call a thread that went quiet after a burst (10,000
+// connections closed, large replies sent) keeps that memory resident. Cost: one pass
+// over the default heap's pages (connection buffers and temporaries; the object heap's
+// pages are not visited, its free spans are decommitted with the rest). Any thread.
 void ReleaseFreeMemory();
 
 }  // namespace damselfly::core

@@ -63,8 +63,7 @@ DEFINE_bool(metrics_nopass, false,
 DEFINE_uint32(memory_release_ms, 1000,
               "Each thread hands the memory its allocator holds free back to the kernel this "
               "often, so that RSS falls back after bursts of connections or large replies "
-              "(mimalloc does it only when a thread allocates again), and free spans of pages "
-              "are decommitted at once instead of after mimalloc's delay; 0: neither");
+              "(mimalloc does it only when a thread allocates again); 0: never");
 DEFINE_bool(compress_values, true,
             "Keep strings of 512 B to 64 KiB LZF-compressed when that saves an allocation size "
             "class: less memory for text-like values, some CPU on every write and read of them");
@@ -161,7 +160,6 @@ class MemoryReleaser {
 
   void Start() {
     if (FLAGS_memory_release_ms == 0) return;
-    damselfly::core::DecommitFreeSpansAtOnce();
     const auto interval = std::chrono::milliseconds(FLAGS_memory_release_ms);
     pool_->AwaitOnAll([&](unsigned i, helio::io::Proactor*) {
       PerThread& t = threads_[i];
