@@ -303,8 +303,16 @@ def test_rss_returns_after_an_http_burst(server_factory):
     assert after - before <= (peak - before) * KEPT_AT_MOST, (before, peak, after)
 
 
-def test_rss_returns_after_connections_close(server_factory):
-    # 2,000 connections that each ran a command with a 16 KiB reply, then left.
+# What mimalloc 2.0.9 keeps of a burst of 16 KiB replies depends on where their pages fell:
+# a span freed in a segment that still holds a live block is decommitted only when that
+# segment hands out a page again, which a quiet thread never asks (docs/benchmarks.md,
+# "Memory return"). Run to run, 0% to 64% of such a burst stayed resident: at most the
+# reply buffers (about 40 of the 64 MiB), since stacks and read buffers go back anyway.
+REPLY_BUFFERS_KEPT_AT_MOST = 0.75
+
+
+def test_rss_after_connection_bursts_is_returned_or_reused(server_factory):
+    # 2,000 connections that each ran a command with a 16 KiB reply, then left; three times.
     srv = server_factory("--memory_release_ms=100")
     skip_under_asan(srv)
     pid = srv.proc.pid
@@ -327,14 +335,20 @@ def test_rss_returns_after_connections_close(server_factory):
         s.close()
     wait_for(lambda: connected_clients(srv) == 0, timeout=10.0, what="the warm-up to end")
     before = settled_rss_kib(pid)
-    socks = burst(2000)
-    peak = rss_kib(pid)
-    for s in socks:
-        s.close()
-    wait_for(lambda: connected_clients(srv) == 0, timeout=10.0, what="the connections to end")
-    after = settled_rss_kib(pid)
-    assert peak - before > 16 * 1024, (before, peak, after)
-    assert after - before <= (peak - before) * KEPT_AT_MOST, (before, peak, after)
+    seen = []
+    for _ in range(3):
+        socks = burst(2000)
+        peak = rss_kib(pid)
+        for s in socks:
+            s.close()
+        wait_for(lambda: connected_clients(srv) == 0, timeout=10.0, what="the connections to end")
+        after = settled_rss_kib(pid)
+        seen.append((peak, after))
+        assert peak - before > 16 * 1024, (before, seen)
+        assert after - before <= (peak - before) * REPLY_BUFFERS_KEPT_AT_MOST, (before, seen)
+    # What a burst kept, the next one reused: the peaks do not add up.
+    growth = seen[0][0] - before
+    assert max(peak for peak, _ in seen) - seen[0][0] <= growth * 0.1, (before, seen)
 
 
 @pytest.mark.skipif(shutil.which("prometheus") is None, reason="prometheus not installed")

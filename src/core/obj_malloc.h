@@ -75,13 +75,16 @@ size_t ObjGoodSize(size_t size);
 // thread (sum of ObjUsableSize). O(1).
 size_t ThreadObjHeapUsedBytes();
 
-// Hands memory this thread's allocator holds free back to the kernel: mimalloc frees the
-// empty pages of the thread's default heap into their segments and decommits the free
-// spans and segments whose delay passed. mimalloc does that work only when the thread
-// allocates again, so without this call a thread that went quiet after a burst (10,000
-// connections closed, large replies sent) keeps that memory resident. Cost: one pass
-// over the default heap's pages (connection buffers and temporaries; the object heap's
-// pages are not visited, its free spans are decommitted with the rest). Any thread.
+// Hands memory this thread's allocator holds free back to the kernel, as far as mimalloc
+// 2.0 lets it: the empty and retired pages of the thread's default heap, and the blocks
+// other threads freed into them, go back to their segments, and segments left wholly free
+// are decommitted. mimalloc does that work only when the thread allocates again, so
+// without this call a thread that went quiet after a burst (10,000 connections closed,
+// large replies sent) keeps that memory resident. Not returned: free spans inside a
+// segment that still holds a live block, whose delayed decommit mimalloc runs only when
+// that segment hands out a page again (docs/benchmarks.md, "Memory return"). Cost: one
+// pass over the default heap's pages (connection buffers and temporaries; the object
+// heap's pages are not visited). Any thread.
 void ReleaseFreeMemory();
 
 }  // namespace damselfly::core
