@@ -306,8 +306,9 @@ def test_rss_returns_after_an_http_burst(server_factory):
 # What mimalloc 2.0.9 keeps of a burst of 16 KiB replies depends on where their pages fell:
 # a span freed in a segment that still holds a live block is decommitted only when that
 # segment hands out a page again, which a quiet thread never asks for (docs/benchmarks.md,
-# "What the release cannot return"). Run to run, 0% to 64% of such a burst stayed resident: at most the
-# reply buffers (about 40 of the 64 MiB), since stacks and read buffers go back anyway.
+# "What the release cannot return"). Run to run, 0% to 64% of such a burst stayed
+# resident: at most the reply buffers (about 40 of the 64 MiB), since stacks and read
+# buffers go back anyway.
 REPLY_BUFFERS_KEPT_AT_MOST = 0.75
 
 
