@@ -82,9 +82,9 @@ size_t ThreadObjHeapUsedBytes();
 // without this call a thread that went quiet after a burst (10,000 connections closed,
 // large replies sent) keeps that memory resident. Not returned: free spans inside a
 // segment that still holds a live block, whose delayed decommit mimalloc runs only when
-// that segment hands out a page again (docs/benchmarks.md, "Memory return"). Cost: one
-// pass over the default heap's pages (connection buffers and temporaries; the object
-// heap's pages are not visited). Any thread.
+// that segment hands out a page again (docs/benchmarks.md, "What the release cannot
+// return"). Cost: one pass over the default heap's pages (connection buffers and
+// temporaries; the object heap's pages are not visited). Any thread.
 void ReleaseFreeMemory();
 
 }  // namespace damselfly::core
