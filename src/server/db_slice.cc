@@ -422,7 +422,8 @@ std::optional<std::string> DbSlice::RandomKey(DbIndex index, absl::BitGen* rng) 
   return std::nullopt;
 }
 
-std::pair<size_t, size_t> DbSlice::ActiveExpire(size_t samples) {
+std::pair<size_t, size_t> DbSlice::ActiveExpire(
+    size_t samples, absl::FunctionRef<bool(std::string_view key)> may_delete) {
   const int64_t now_ms = UnixTimeMs();
   size_t checked = 0, deleted = 0;
   if (now_ms < keep_expired_until_ms_) return {checked, deleted};
@@ -438,16 +439,19 @@ std::pair<size_t, size_t> DbSlice::ActiveExpire(size_t samples) {
         if (base_ms_ + handle.value() <= now_ms) handle.key().GetString(&expired.emplace_back());
       });
     } while (d.expire_cursor != 0 && db_checked < samples);
+    size_t db_deleted = 0;
     for (const std::string& key : expired) {
+      if (!may_delete(key)) continue;
       MainTable::Handle handle = d.main.Find(key);
       DCHECK(handle);
       if (!handle) continue;
       EraseEntry(d, handle, key);
       Report(KeyChangeKind::kExpired, d.index, key, "expired");
+      ++db_deleted;
     }
     checked += db_checked;
-    deleted += expired.size();
-    stats_.expired_keys += expired.size();
+    deleted += db_deleted;
+    stats_.expired_keys += db_deleted;
   }
   return {checked, deleted};
 }

@@ -328,9 +328,12 @@ class DbSlice {
   std::optional<std::string> RandomKey(DbIndex db, absl::BitGen* rng);
 
   // One round of active expiry: checks about `samples` keys with a TTL in each database
-  // (resuming where the last round stopped) and deletes the expired ones. Returns the
-  // numbers checked and deleted.
-  std::pair<size_t, size_t> ActiveExpire(size_t samples);
+  // (resuming where the last round stopped) and deletes the expired ones for which
+  // `may_delete` says yes (the shard keeps those a transaction holds: in Redis no key
+  // expires in the middle of MULTI/EXEC or a script). Returns the numbers checked and
+  // deleted.
+  std::pair<size_t, size_t> ActiveExpire(
+      size_t samples, absl::FunctionRef<bool(std::string_view key)> may_delete);
 
   // CLIENT PAUSE keeps the dataset as it is until the clock passes `until_ms` (0: no
   // pause): lookups report keys past their deadline as missing without deleting them,

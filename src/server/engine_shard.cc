@@ -106,7 +106,9 @@ void EngineShard::RunExpiryCycles() {
     db_slice_.AgeAccessStamps(std::max<size_t>(64, keys / (600 * hz()) + 1));
     auto start = std::chrono::steady_clock::now();
     while (active_expire()) {
-      auto [checked, deleted] = db_slice_.ActiveExpire(kSamplesPerRound);
+      auto [checked, deleted] = db_slice_.ActiveExpire(kSamplesPerRound, [this](std::string_view key) {
+        return tx_queue_.IsFree(key, LockMode::kExclusive);
+      });
       if (checked == 0 || deleted * 4 <= checked) break;
       if (std::chrono::steady_clock::now() - start > kCycleBudget) break;
     }
