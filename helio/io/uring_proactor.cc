@@ -2,8 +2,11 @@
 
 #include <glog/logging.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -49,6 +52,7 @@ UringProactor::UringProactor(unsigned index, size_t task_queue_capacity, unsigne
 
 UringProactor::~UringProactor() {
   if (ring_ready_) io_uring_queue_exit(&ring_);
+  if (recv_buffer_ring_) munmap(recv_buffer_ring_, kRecvBufferCount * sizeof(io_uring_buf));
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 
@@ -81,7 +85,87 @@ absl::Status UringProactor::Init() {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return absl::InternalError(absl::StrCat("eventfd: ", strerror(errno)));
   ArmWakeRead();
+  InitFileTable();
+  InitRecvBuffers();
   return absl::OkStatus();
+}
+
+void UringProactor::InitRecvBuffers() {
+  const size_t ring_bytes = kRecvBufferCount * sizeof(io_uring_buf);
+  void* mem = mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+  if (mem == MAP_FAILED) return;
+  auto* ring = static_cast<io_uring_buf_ring*>(mem);
+  io_uring_buf_reg reg{};
+  reg.ring_addr = reinterpret_cast<uint64_t>(ring);
+  reg.ring_entries = kRecvBufferCount;
+  reg.bgid = kRecvBufferGroup;
+  int res = io_uring_register_buf_ring(&ring_, &reg, 0);
+  if (res < 0) {
+    LOG(WARNING) << "io_uring provided buffers unavailable (" << strerror(-res)
+                 << "): sockets receive one request at a time";
+    munmap(mem, ring_bytes);
+    return;
+  }
+  recv_buffer_ring_ = ring;
+  recv_buffers_ = std::make_unique_for_overwrite<uint8_t[]>(size_t(kRecvBufferCount) *
+                                                             kRecvBufferBytes);
+  io_uring_buf_ring_init(ring);
+  const int mask = io_uring_buf_ring_mask(kRecvBufferCount);
+  for (unsigned id = 0; id < kRecvBufferCount; ++id) {
+    io_uring_buf_ring_add(ring, recv_buffers_.get() + size_t(id) * kRecvBufferBytes,
+                          kRecvBufferBytes, uint16_t(id), mask, int(id));
+  }
+  io_uring_buf_ring_advance(ring, kRecvBufferCount);
+}
+
+void UringProactor::ReturnRecvBuffer(uint16_t id) {
+  io_uring_buf_ring_add(recv_buffer_ring_, recv_buffers_.get() + size_t(id) * kRecvBufferBytes,
+                        kRecvBufferBytes, id, io_uring_buf_ring_mask(kRecvBufferCount), 0);
+  io_uring_buf_ring_advance(recv_buffer_ring_, 1);
+}
+
+void UringProactor::InitFileTable() {
+  // The kernel refuses a table larger than RLIMIT_NOFILE; each slot costs it a few bytes.
+  constexpr rlim_t kMaxSlots = 1 << 16;
+  rlimit limit{};
+  rlim_t slots = kMaxSlots;
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0) slots = std::min(slots, limit.rlim_cur);
+  int res = io_uring_register_files_sparse(&ring_, unsigned(slots));
+  if (res < 0) {
+    LOG(WARNING) << "io_uring registered files unavailable (" << strerror(-res)
+                 << "): sockets name their fds";
+    return;
+  }
+  file_table_size_ = unsigned(slots);
+}
+
+int UringProactor::RegisterFile(int fd) {
+  DCHECK(InMyThread());
+  int slot;
+  if (!free_file_slots_.empty()) {
+    slot = free_file_slots_.back();
+    free_file_slots_.pop_back();
+  } else if (next_file_slot_ < file_table_size_) {
+    slot = int(next_file_slot_++);
+  } else {
+    return -1;
+  }
+  int res = io_uring_register_files_update(&ring_, unsigned(slot), &fd, 1);
+  if (res != 1) {
+    LOG(WARNING) << "io_uring_register_files_update: " << strerror(-res);
+    free_file_slots_.push_back(slot);
+    return -1;
+  }
+  return slot;
+}
+
+void UringProactor::UnregisterFile(int slot) {
+  DCHECK(InMyThread());
+  int empty = -1;
+  int res = io_uring_register_files_update(&ring_, unsigned(slot), &empty, 1);
+  // A slot that cannot be emptied keeps its socket open after close(2): never reuse it.
+  LOG_IF(DFATAL, res != 1) << "io_uring unregister file: " << strerror(-res);
+  if (res == 1) retired_file_slots_.push_back(slot);
 }
 
 io_uring_sqe* UringProactor::GetSqe() {
@@ -150,6 +234,12 @@ void UringProactor::PollEvents(fibers::Clock::time_point deadline, bool may_bloc
       io_uring_submit_and_get_events(&ring_);
     }
   }
+  if (!retired_file_slots_.empty() && io_uring_sq_ready(&ring_) == 0) {
+    // Everything prepared before the slots were emptied has been submitted.
+    free_file_slots_.insert(free_file_slots_.end(), retired_file_slots_.begin(),
+                            retired_file_slots_.end());
+    retired_file_slots_.clear();
+  }
   ReapCompletions();
 }
 
@@ -168,6 +258,7 @@ void UringProactor::ReapCompletions() {
     }
     auto* request = reinterpret_cast<Request*>(data);
     request->result = cqe->res;
+    request->cqe_flags = cqe->flags;
     if (request->waiter) {
       self->schedule(request->waiter);
     } else {

@@ -14,6 +14,8 @@
 #include <liburing.h>
 
 #include <boost/fiber/context.hpp>
+#include <memory>
+#include <vector>
 
 #include "helio/io/proactor.h"
 
@@ -28,8 +30,16 @@ class UringProactor final : public Proactor {
   struct Request {
     boost::fibers::context* waiter = nullptr;
     int32_t result = 0;
+    uint32_t cqe_flags = 0;  // the completion's flags (IORING_CQE_F_MORE, buffer id)
     void (*on_complete)(Request* request) = nullptr;
   };
+
+  // Provided receive buffers (a registered buffer ring) for multishot receives: the
+  // kernel picks one per completion and names it in the completion's flags; its owner
+  // copies the bytes out and gives it back at once, so the ring stays full.
+  static constexpr uint16_t kRecvBufferGroup = 0;
+  static constexpr unsigned kRecvBufferCount = 256;
+  static constexpr unsigned kRecvBufferBytes = 4096;
 
   UringProactor(unsigned index, size_t task_queue_capacity, unsigned ring_entries = 1024);
   ~UringProactor() override;
@@ -56,6 +66,24 @@ class UringProactor final : public Proactor {
   // flight; its fiber then wakes with -ECANCELED (or with its result if it won the race).
   void Cancel(Request* request);
 
+  // Own thread. Registered files: a socket that holds a slot of the ring's file table
+  // names it in its requests (IOSQE_FIXED_FILE), which spares the kernel a lookup and a
+  // reference count of the file per request. RegisterFile returns the slot, or -1 when
+  // the table is full or missing (the socket then names its fd). UnregisterFile empties
+  // the slot at once, so that close(2) on the fd really closes the socket; the slot is
+  // handed out again only after the next submission, so that a request prepared for the
+  // old socket and not yet submitted fails with EBADF instead of reaching a new one.
+  int RegisterFile(int fd);
+  void UnregisterFile(int slot);
+
+  // Own thread. Whether the ring has the provided receive buffers (Linux 5.19+).
+  bool has_recv_buffers() const { return recv_buffer_ring_ != nullptr; }
+  // The bytes of provided buffer `id`, and giving it back to the kernel.
+  const uint8_t* RecvBuffer(uint16_t id) const {
+    return recv_buffers_.get() + size_t(id) * kRecvBufferBytes;
+  }
+  void ReturnRecvBuffer(uint16_t id);
+
   // Whether io_uring can be used here, with the operations helio needs. Fails with a
   // reason under kernels without io_uring and seccomp profiles that block it (Docker's
   // default: EPERM, podman's: ENOSYS).
@@ -68,6 +96,18 @@ class UringProactor final : public Proactor {
  private:
   void ArmWakeRead();
   void ReapCompletions();
+  void InitFileTable();
+  void InitRecvBuffers();
+
+  // The registered file table: slots never used start at next_file_slot_; freed ones
+  // wait in retired_file_slots_ for a submission, then go to free_file_slots_.
+  unsigned file_table_size_ = 0;
+  unsigned next_file_slot_ = 0;
+  std::vector<int> free_file_slots_;
+  std::vector<int> retired_file_slots_;
+
+  io_uring_buf_ring* recv_buffer_ring_ = nullptr;  // mmap'ed; null: no provided buffers
+  std::unique_ptr<uint8_t[]> recv_buffers_;
 
   const unsigned ring_entries_;
   io_uring ring_{};

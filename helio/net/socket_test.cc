@@ -430,5 +430,114 @@ TEST_P(SocketTest, StartedRecvInterruptAndCancel) {
       });
 }
 
+// A stream of small messages and big bursts, read through small and big buffers by a
+// reader that now and then stops for a while: every byte arrives, in order. Over io_uring
+// this crosses the multishot receive's inbox, its bound and its switches to plain
+// receives for big reads (uring_multishot_recv.h).
+TEST_P(SocketTest, MixedSizesKeepTheirOrder) {
+  std::vector<size_t> pieces;
+  for (int i = 0; i < 40; ++i) {
+    pieces.push_back(i % 10 == 9 ? 300000 : 10 + i);
+  }
+  size_t total = 0;
+  for (size_t piece : pieces) total += piece;
+  size_t received = 0;
+  RunPair(
+      [&](FiberSocket* sock) {
+        std::vector<uint8_t> buf(256 << 10);
+        for (int round = 0;; ++round) {
+          // Small buffers mostly, a big one every fifth read; a pause every seventh.
+          size_t room = round % 5 == 4 ? buf.size() : 4096;
+          if (round % 7 == 6) boost::this_fiber::sleep_for(5ms);
+          sock->StartRecv({buf.data(), room});
+          Result<size_t> n = sock->FinishRecv();
+          ASSERT_TRUE(n.ok()) << n.error().message();
+          if (*n == 0) break;
+          for (size_t i = 0; i < *n; ++i) {
+            ASSERT_EQ(buf[i], PatternByte(received + i)) << "at byte " << received + i;
+          }
+          received += *n;
+        }
+      },
+      [&](FiberSocket* sock) {
+        size_t sent = 0;
+        for (size_t piece : pieces) {
+          std::vector<uint8_t> bytes(piece);
+          for (size_t i = 0; i < piece; ++i) bytes[i] = PatternByte(sent + i);
+          ASSERT_FALSE(sock->Send(absl::MakeSpan(bytes)));
+          sent += piece;
+          if (piece < 100) boost::this_fiber::sleep_for(1ms);  // one message per arrival
+        }
+        ASSERT_FALSE(sock->Shutdown(SHUT_WR));
+      });
+  EXPECT_EQ(received, total);
+}
+
+// A reader that stops reading leaves the backlog in the kernel: a peer that keeps
+// sending is held back by TCP's window, not absorbed by this process. The server reads
+// once (which, over io_uring, arms a multishot receive), then nothing for 300 ms while
+// the client sends without blocking; then it drains and counts.
+TEST_P(SocketTest, StalledReaderHoldsBackThePeer) {
+  std::atomic<size_t> accepted{0};
+  fibers::Done sender_done;
+  size_t drained = 0;
+  RunPair(
+      [&](FiberSocket* sock) {
+        uint8_t first;
+        ASSERT_FALSE(sock->RecvExact({&first, 1}));
+        sender_done.Wait();
+        std::vector<uint8_t> buf(1 << 16);
+        while (drained < accepted.load()) {
+          Result<size_t> n = sock->Recv(absl::MakeSpan(buf));
+          ASSERT_TRUE(n.ok() && *n > 0);
+          drained += *n;
+        }
+      },
+      [&](FiberSocket* sock) {
+        ASSERT_FALSE(sock->Send({reinterpret_cast<const uint8_t*>("x"), 1}));
+        std::vector<uint8_t> chunk(1 << 16, 'y');
+        auto until = std::chrono::steady_clock::now() + 300ms;
+        while (std::chrono::steady_clock::now() < until) {
+          ssize_t n = ::send(sock->fd(), chunk.data(), chunk.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+          if (n > 0) {
+            accepted += size_t(n);
+          } else {
+            boost::this_fiber::sleep_for(5ms);
+          }
+        }
+        sender_done.Notify();
+      });
+  // Loopback's socket buffers take a few MiB (tcp_wmem's 4 MiB at most on the sender);
+  // without the bound the reader would have taken everything sent in 300 ms.
+  EXPECT_LT(accepted.load(), size_t(16) << 20);
+  EXPECT_EQ(drained, accepted.load());
+}
+
+// A socket closed by its owner while its receive is armed ends the connection: the peer
+// reads end-of-stream (over io_uring the ring's registered file and the multishot
+// receive must both let go of the socket).
+TEST_P(SocketTest, CloseWithArmedReceiveEndsThePeer) {
+  RunPair(
+      [](FiberSocket* sock) {
+        uint8_t buf[16];
+        Result<size_t> n = sock->Recv(absl::MakeSpan(buf));
+        ASSERT_TRUE(n.ok());
+        EXPECT_EQ(*n, 2u);
+        sock->StartRecv(absl::MakeSpan(buf));  // armed, and abandoned
+        sock->InterruptRecv();
+        EXPECT_FALSE(sock->FinishRecv().ok());
+        sock->Close();
+      },
+      [](FiberSocket* sock) {
+        ASSERT_FALSE(sock->Send({reinterpret_cast<const uint8_t*>("hi"), 2}));
+        uint8_t buf[1];
+        auto start = std::chrono::steady_clock::now();
+        Result<size_t> n = sock->Recv(absl::MakeSpan(buf));
+        ASSERT_TRUE(n.ok()) << n.error().message();
+        EXPECT_EQ(*n, 0u);
+        EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+      });
+}
+
 }  // namespace
 }  // namespace helio::net

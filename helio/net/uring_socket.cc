@@ -13,6 +13,20 @@ namespace helio::net {
 UringSocket::UringSocket(io::UringProactor* proactor, int fd) : FiberSocket(proactor, fd) {
   int flags = fcntl(fd, F_GETFL);
   if (flags >= 0 && (flags & O_NONBLOCK)) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  file_slot_ = proactor->RegisterFile(fd);
+}
+
+void UringSocket::OnClose() {
+  CancelIo();
+  if (multishot_) MultishotRecv::Release(std::exchange(multishot_, nullptr));
+  if (file_slot_ >= 0) uring()->UnregisterFile(std::exchange(file_slot_, -1));
+}
+
+void UringSocket::NameFile(io_uring_sqe* sqe) const {
+  if (file_slot_ >= 0) {
+    sqe->fd = file_slot_;
+    sqe->flags |= IOSQE_FIXED_FILE;
+  }
 }
 
 int UringSocket::Execute(io_uring_sqe* sqe, io::UringProactor::Request** slot) {
@@ -33,13 +47,27 @@ bool UringSocket::PollFirst() const {
   return recv_drained_ && poll_first_supported.load(std::memory_order_relaxed);
 }
 
+MultishotRecv* UringSocket::multishot() {
+  if (multishot_ == nullptr && uring()->has_recv_buffers()) {
+    multishot_ = new MultishotRecv(uring(), fd(), file_slot_);
+    if (cancelled_) multishot_->Cancel();
+    if (std::exchange(recv_interrupted_, false)) multishot_->Interrupt();
+  }
+  return multishot_;
+}
+
 Result<size_t> UringSocket::Recv(absl::Span<uint8_t> buf) {
+  if (MultishotRecv* recv = multishot()) {
+    recv->Start(buf);
+    return recv->Finish();
+  }
   if (cancelled_) return ErrnoCode(ECANCELED);
   if (std::exchange(recv_interrupted_, false)) return ErrnoCode(ECANCELED);
   while (true) {
     const bool poll_first = PollFirst();
     io_uring_sqe* sqe = uring()->GetSqe();
     io_uring_prep_recv(sqe, fd(), buf.data(), buf.size(), 0);
+    NameFile(sqe);
     if (poll_first) sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
     int res = Execute(sqe, &pending_read_);
     recv_interrupted_ = false;
@@ -54,6 +82,7 @@ Result<size_t> UringSocket::Recv(absl::Span<uint8_t> buf) {
 }
 
 void UringSocket::StartRecv(absl::Span<uint8_t> buf) {
+  if (MultishotRecv* recv = multishot()) return recv->Start(buf);
   DCHECK(pending_read_ == nullptr);
   started_recv_buf_ = buf;
   started_recv_.fiber = nullptr;
@@ -66,6 +95,7 @@ void UringSocket::StartRecv(absl::Span<uint8_t> buf) {
   started_recv_.poll_first = PollFirst();
   io_uring_sqe* sqe = uring()->GetSqe();
   io_uring_prep_recv(sqe, fd(), buf.data(), buf.size(), 0);
+  NameFile(sqe);
   if (started_recv_.poll_first) sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
   started_recv_.on_complete = &UringSocket::OnStartedRecv;
   uring()->Submit(sqe, &started_recv_);
@@ -79,6 +109,7 @@ void UringSocket::OnStartedRecv(io::UringProactor::Request* request) {
 }
 
 Result<size_t> UringSocket::FinishRecv() {
+  if (multishot_) return multishot_->Finish();
   if (!started_recv_.done) {
     started_recv_.fiber = boost::fibers::context::active();
     started_recv_.fiber->suspend();
@@ -102,10 +133,12 @@ Result<size_t> UringSocket::WriteSome(const iovec* iov, size_t iov_count) {
   msghdr msg{};
   if (iov_count == 1) {
     io_uring_prep_send(sqe, fd(), iov->iov_base, iov->iov_len, MSG_NOSIGNAL);
+    NameFile(sqe);
   } else {
     msg.msg_iov = const_cast<iovec*>(iov);
     msg.msg_iovlen = iov_count;
     io_uring_prep_sendmsg(sqe, fd(), &msg, MSG_NOSIGNAL);
+    NameFile(sqe);
   }
   int res = Execute(sqe, &pending_write_);
   if (res < 0) return ErrnoCode(-res);
@@ -116,6 +149,7 @@ Result<int> UringSocket::AcceptFd() {
   if (cancelled_) return ErrnoCode(ECANCELED);
   io_uring_sqe* sqe = uring()->GetSqe();
   io_uring_prep_accept(sqe, fd(), nullptr, nullptr, SOCK_CLOEXEC);
+  NameFile(sqe);
   int res = Execute(sqe, &pending_read_);
   if (res < 0) return ErrnoCode(-res);
   return res;
@@ -125,6 +159,7 @@ std::error_code UringSocket::Connect(const SocketAddress& address) {
   if (cancelled_) return ErrnoCode(ECANCELED);
   io_uring_sqe* sqe = uring()->GetSqe();
   io_uring_prep_connect(sqe, fd(), address.sockaddr_ptr(), address.length());
+  NameFile(sqe);
   int res = Execute(sqe, &pending_write_);
   if (res < 0) return ErrnoCode(-res);
   return {};
@@ -132,6 +167,7 @@ std::error_code UringSocket::Connect(const SocketAddress& address) {
 
 void UringSocket::CancelIo() {
   cancelled_ = true;
+  if (multishot_) multishot_->Cancel();
   if (pending_read_) uring()->Cancel(pending_read_);
   if (pending_write_) uring()->Cancel(pending_write_);
   if (pending_hangup_) uring()->Cancel(pending_hangup_);
@@ -144,6 +180,7 @@ bool UringSocket::WaitHangup() {
   // kernel always reports POLLHUP and POLLERR.
   io_uring_sqe* sqe = uring()->GetSqe();
   io_uring_prep_poll_add(sqe, fd(), POLLRDHUP);
+  NameFile(sqe);
   int res = Execute(sqe, &pending_hangup_);
   if (res == -ECANCELED) return cancelled_;
   return true;
@@ -154,11 +191,13 @@ void UringSocket::CancelHangupWait() {
 }
 
 void UringSocket::InterruptRecv() {
+  if (multishot_) return multishot_->Interrupt();
   recv_interrupted_ = true;
   if (pending_read_) uring()->Cancel(pending_read_);
 }
 
 void UringSocket::NotifyWhenReadable(std::function<void()> on_readable) {
+  if (MultishotRecv* recv = multishot()) return recv->NotifyWhenReadable(std::move(on_readable));
   DCHECK(pending_read_ == nullptr && !readable_poll_.on_complete);
   on_readable_ = std::move(on_readable);
   if (cancelled_) {
@@ -167,6 +206,7 @@ void UringSocket::NotifyWhenReadable(std::function<void()> on_readable) {
   }
   io_uring_sqe* sqe = uring()->GetSqe();
   io_uring_prep_poll_add(sqe, fd(), POLLIN | POLLRDHUP);
+  NameFile(sqe);
   readable_poll_.on_complete = &UringSocket::OnReadable;
   readable_poll_.socket = this;
   uring()->Submit(sqe, &readable_poll_);

@@ -4,6 +4,7 @@
 
 #include "helio/io/uring_proactor.h"
 #include "helio/net/fiber_socket.h"
+#include "helio/net/uring_multishot_recv.h"
 
 namespace helio::net {
 
@@ -31,13 +32,17 @@ class UringSocket final : public FiberSocket {
  protected:
   // A request in flight holds its own reference to the file, so closing the fd would
   // not end it: cancel it, and its fiber wakes with ECANCELED.
-  void OnClose() override { CancelIo(); }
+  // Empties the socket's registered file slot too: the table's reference would keep
+  // the socket open after close(2).
+  void OnClose() override;
 
  private:
   io::UringProactor* uring() const { return static_cast<io::UringProactor*>(proactor()); }
   // Runs the request prepared in `sqe` as this socket's read or write request, so that
   // CancelIo can find it.
   int Execute(io_uring_sqe* sqe, io::UringProactor::Request** slot);
+  // Makes the prepared `sqe` name this socket by its registered slot, when it has one.
+  void NameFile(io_uring_sqe* sqe) const;
 
   struct ReadablePoll : io::UringProactor::Request {
     UringSocket* socket = nullptr;
@@ -64,6 +69,11 @@ class UringSocket final : public FiberSocket {
   // next one arms its poll first instead of trying an inline receive that would fail.
   bool recv_drained_ = false;
   StartedRecv started_recv_;
+  int file_slot_ = -1;  // in the proactor's registered file table; -1: none
+  // Receives through one multishot request when the ring has provided buffers (created
+  // by the first receive); the receive above is the fallback. Released on close.
+  MultishotRecv* multishot_ = nullptr;
+  MultishotRecv* multishot();
 };
 
 }  // namespace helio::net
