@@ -4,10 +4,13 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -45,7 +48,21 @@ int InitRing(unsigned entries, io_uring* ring) {
   return res;
 }
 
+// Whether the running kernel is at least major.minor (uname's release, "6.1.0-...").
+bool KernelAtLeast(int major, int minor) {
+  utsname name{};
+  int kernel_major = 0, kernel_minor = 0;
+  if (uname(&name) != 0 || sscanf(name.release, "%d.%d", &kernel_major, &kernel_minor) != 2) {
+    return false;
+  }
+  return kernel_major > major || (kernel_major == major && kernel_minor >= minor);
+}
+
+std::atomic<bool> recv_buffers_enabled{true};
+
 }  // namespace
+
+void UringProactor::SetRecvBuffersEnabled(bool enabled) { recv_buffers_enabled = enabled; }
 
 UringProactor::UringProactor(unsigned index, size_t task_queue_capacity, unsigned ring_entries)
     : Proactor(index, task_queue_capacity), ring_entries_(ring_entries) {}
@@ -91,6 +108,14 @@ absl::Status UringProactor::Init() {
 }
 
 void UringProactor::InitRecvBuffers() {
+  if (!recv_buffers_enabled) return;
+  // Buffer rings came in 5.19, but the multishot receive that uses them in 6.0; before
+  // that it would fail with EINVAL on the first receive of every socket.
+  if (!KernelAtLeast(6, 0)) {
+    LOG(WARNING) << "io_uring multishot receives need Linux 6.0: sockets receive one request "
+                    "at a time";
+    return;
+  }
   const size_t ring_bytes = kRecvBufferCount * sizeof(io_uring_buf);
   void* mem = mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
   if (mem == MAP_FAILED) return;

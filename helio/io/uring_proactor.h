@@ -76,7 +76,12 @@ class UringProactor final : public Proactor {
   int RegisterFile(int fd);
   void UnregisterFile(int slot);
 
-  // Own thread. Whether the ring has the provided receive buffers (Linux 5.19+).
+  // Rings initialised after SetRecvBuffersEnabled(false) have no provided buffers, so
+  // their sockets take the single-shot receive path that kernels before 6.0 use (for
+  // tests of that path). Call before the pool starts.
+  static void SetRecvBuffersEnabled(bool enabled);
+
+  // Own thread. Whether the ring has the provided receive buffers (used from Linux 6.0).
   bool has_recv_buffers() const { return recv_buffer_ring_ != nullptr; }
   // The bytes of provided buffer `id`, and giving it back to the kernel.
   const uint8_t* RecvBuffer(uint16_t id) const {
