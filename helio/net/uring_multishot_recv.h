@@ -8,13 +8,16 @@
 // the buffer of the receive that waits (StartRecv's), or else into a small inbox, and
 // the provided buffer goes straight back to the kernel.
 //
-// Big reads: while the bytes stream in (receives have brought kStreamingBytes or more,
+// Big reads: while the bytes stream in (receives have brought kStreamingBytes or more
 // on average: big requests or deep pipelines), and for a receive with room for more than
-// kDirectBytes (a big request on its way), the receive reads straight into its buffer
-// with a plain receive, as the fallback path does: the
-// multishot one is cancelled first (only one receive is ever in flight, so bytes keep
-// their order) and armed again by the next small receive. Through provided buffers such
-// a read would cost a completion and a copy per 4 KiB.
+// kDirectBytes (a big request on its way), a plain receive reads straight into the
+// receive's buffer, as the fallback path does. The multishot receive is cancelled first
+// (only one receive is ever in flight, so bytes keep their order) and armed again by the
+// next small receive. Through provided buffers such a read would cost a completion and a
+// copy per 4 KiB.
+//
+// Lifetime: the socket owns this object until it closes; then Release hands it to itself
+// (its request may still be in flight) and it is freed when the kernel ends the request.
 //
 // Bounds: the inbox holds at most about kInboxBytes; when it fills (a client that
 // pipelines while its connection is busy elsewhere), the receive is cancelled and armed
