@@ -4,11 +4,20 @@
 
 #include <boost/fiber/operations.hpp>
 
+#include <sched.h>
+#include <algorithm>
+
 namespace helio::io {
 
 namespace {
 thread_local Proactor* tl_proactor = nullptr;
+std::chrono::nanoseconds idle_poll_budget{0};
+// Polling checks between clock reads and yields: each check is a few loads and a pause
+// (~50 ns), so the loop looks at the clock and lets other threads run about every us.
+constexpr unsigned kChecksPerYield = 16;
 }  // namespace
+
+void Proactor::SetIdlePoll(std::chrono::nanoseconds budget) { idle_poll_budget = budget; }
 
 const char* ProactorKindName(ProactorKind kind) {
   return kind == ProactorKind::kUring ? "io_uring" : "epoll";
@@ -42,6 +51,20 @@ void Proactor::Notify() {
 
 void Proactor::RunOnce(fibers::Clock::time_point deadline, bool fibers_ready) {
   bool may_block = !fibers_ready && task_queue_.Empty();
+  // Idle polling (see the contract in proactor.h). The spell is timed from here, so that
+  // a poll that gave up and then slept briefly does not count as a short spell.
+  fibers::Clock::time_point idle_start{};
+  if (may_block && idle_poll_budget.count() > 0 && CanPollIdle()) {
+    idle_start = fibers::Clock::now();
+    if (poll_next_idle_) {
+      if (PollIdle(idle_start, deadline)) {
+        idle_polls_won_.fetch_add(1, std::memory_order_relaxed);
+        may_block = false;
+      } else {
+        idle_polls_lost_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
   if (may_block) {
     uint32_t expected = kRunning;
     if (!wake_state_.compare_exchange_strong(expected, kSleeping, std::memory_order_acq_rel)) {
@@ -57,8 +80,30 @@ void Proactor::RunOnce(fibers::Clock::time_point deadline, bool fibers_ready) {
     // Notifications that raced with waking up are covered: tasks are drained below and
     // remote-ready fibers by Boost's dispatcher right after we return.
     wake_state_.store(kRunning, std::memory_order_release);
+    if (idle_start != fibers::Clock::time_point{}) {
+      poll_next_idle_ = fibers::Clock::now() - idle_start <= idle_poll_budget;
+    }
   }
   RunTasks();
+}
+
+bool Proactor::PollIdle(fibers::Clock::time_point start, fibers::Clock::time_point deadline) {
+  SubmitPending();
+  const fibers::Clock::time_point until = std::min(deadline, start + idle_poll_budget);
+  // The loop stays kRunning meanwhile: a notifier then only sets kNotified, no eventfd.
+  for (unsigned checks = 1;; ++checks) {
+    if (EventsPending() || wake_state_.load(std::memory_order_acquire) == kNotified) return true;
+    if (checks % kChecksPerYield == 0) {
+      fibers::Clock::time_point now = fibers::Clock::now();
+      if (now >= until) {
+        poll_next_idle_ = now >= deadline;
+        return poll_next_idle_;
+      }
+      sched_yield();  // a client sharing this CPU runs now, not at the end of our slice
+    } else {
+      __builtin_ia32_pause();
+    }
+  }
 }
 
 void Proactor::RunTasks() {

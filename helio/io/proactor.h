@@ -11,10 +11,14 @@
 //    (LaunchFiber).
 //  - Dispatch never drops a task and never blocks a thread: when the target queue is
 //    full the calling *fiber* waits for space while its thread runs other fibers.
-//  - An idle proactor sleeps in the kernel; nothing polls.
+//  - An idle proactor sleeps in the kernel. Only one in a quick exchange (its last idle
+//    spell ended within --proactor_idle_poll_us) first polls its queues for that long,
+//    yielding the CPU to other runnable threads as it goes (RunOnce): a request that
+//    arrives then costs no sleep and no wake-up. A server without traffic never polls.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <type_traits>
@@ -78,6 +82,13 @@ class Proactor : public fibers::EventLoop {
   uint64_t tasks_run() const { return tasks_run_.load(std::memory_order_relaxed); }
   // Times the loop blocked in the kernel waiting for events.
   uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
+  // Idle spells that polling ended (work arrived), and those it gave up on (then slept).
+  uint64_t idle_polls_won() const { return idle_polls_won_.load(std::memory_order_relaxed); }
+  uint64_t idle_polls_lost() const { return idle_polls_lost_.load(std::memory_order_relaxed); }
+
+  // How long an idle loop polls before it sleeps (see the contract above); 0: never.
+  // Set before the proactors start (--proactor_idle_poll_us).
+  static void SetIdlePoll(std::chrono::nanoseconds budget);
 
   // fibers::EventLoop
   void RunOnce(fibers::Clock::time_point deadline, bool fibers_ready) final;
@@ -91,6 +102,13 @@ class Proactor : public fibers::EventLoop {
   // Thread-safe. Makes a blocked PollEvents return (an eventfd write).
   virtual void Interrupt() = 0;
 
+  // For idle polling: whether this proactor can see waiting events without entering the
+  // kernel (EventsPending); SubmitPending sends the queued I/O first, so that replies do
+  // not wait for the poll to end. A proactor that cannot (epoll) never polls.
+  virtual bool CanPollIdle() const { return false; }
+  virtual bool EventsPending() { return false; }
+  virtual void SubmitPending() {}
+
  private:
   // Wake-up protocol between Notify() (any thread) and RunOnce() (own thread):
   // RunOnce moves kRunning -> kSleeping before it blocks; Notify swaps in kNotified and
@@ -102,6 +120,10 @@ class Proactor : public fibers::EventLoop {
 
   void DispatchSlow(Task task);
   void RunTasks();
+  // Polls, from `start`, until an event, a task or a notification arrives (true), or the
+  // idle-poll budget passes (false). Reaching `deadline` (a timer is due) counts as
+  // work arriving.
+  bool PollIdle(fibers::Clock::time_point start, fibers::Clock::time_point deadline);
 
   const unsigned index_;
   BoundedMpscQueue<Task> task_queue_;
@@ -115,6 +137,8 @@ class Proactor : public fibers::EventLoop {
   fibers::Done stop_;
   std::atomic<uint64_t> tasks_run_{0};
   std::atomic<uint64_t> sleeps_{0};
+  std::atomic<uint64_t> idle_polls_won_{0}, idle_polls_lost_{0};
+  bool poll_next_idle_ = false;  // the last idle spell was shorter than the budget
 };
 
 template <typename Fn>

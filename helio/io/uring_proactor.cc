@@ -235,6 +235,19 @@ void UringProactor::Interrupt() {
   [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
 }
 
+bool UringProactor::KernelHasEvents() const {
+  constexpr unsigned kNeedsEnter = IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW;
+  return IO_URING_READ_ONCE(*ring_.sq.kflags) & kNeedsEnter;
+}
+
+bool UringProactor::EventsPending() {
+  return io_uring_cq_ready(&ring_) > 0 || KernelHasEvents();
+}
+
+void UringProactor::SubmitPending() {
+  if (io_uring_sq_ready(&ring_) > 0) io_uring_submit(&ring_);
+}
+
 void UringProactor::PollEvents(fibers::Clock::time_point deadline, bool may_block) {
   if (may_block) {
     __kernel_timespec ts{};
@@ -253,11 +266,8 @@ void UringProactor::PollEvents(fibers::Clock::time_point deadline, bool may_bloc
     if (res < 0 && res != -ETIME && res != -EINTR && res != -EBUSY) {
       LOG(ERROR) << "io_uring wait: " << strerror(-res);
     }
-  } else {
-    constexpr unsigned kNeedsEnter = IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW;
-    if (io_uring_sq_ready(&ring_) > 0 || (IO_URING_READ_ONCE(*ring_.sq.kflags) & kNeedsEnter)) {
-      io_uring_submit_and_get_events(&ring_);
-    }
+  } else if (io_uring_sq_ready(&ring_) > 0 || KernelHasEvents()) {
+    io_uring_submit_and_get_events(&ring_);
   }
   if (!retired_file_slots_.empty() && io_uring_sq_ready(&ring_) == 0) {
     // Everything prepared before the slots were emptied has been submitted.

@@ -97,8 +97,15 @@ class UringProactor final : public Proactor {
  protected:
   void PollEvents(fibers::Clock::time_point deadline, bool may_block) override;
   void Interrupt() override;
+  // Completions in the ring, or task work the kernel deferred to our next enter
+  // (IORING_SQ_TASKRUN: a receive's data under DEFER_TASKRUN) are read from shared memory.
+  bool CanPollIdle() const override { return true; }
+  bool EventsPending() override;
+  void SubmitPending() override;
 
  private:
+  // Completions the kernel holds until we enter it (deferred task work, CQ overflow).
+  bool KernelHasEvents() const;
   void ArmWakeRead();
   void ReapCompletions();
   void InitFileTable();

@@ -316,6 +316,15 @@ std::string RenderMetrics(Service* service) {
   per_thread("thread_tasks_total", "counter",
              "Cross-thread tasks each thread ran (hops to its shard, stats gathering).",
              [](const ThreadSnapshot& s) { return s.tasks_run; }, false);
+  per_thread("thread_loop_sleeps_total", "counter",
+             "Times each thread's event loop slept in the kernel waiting for work.",
+             [](const ThreadSnapshot& s) { return s.loop_sleeps; }, false);
+  per_thread("thread_idle_polls_won_total", "counter",
+             "Idle spells of each thread that ended while it polled (no sleep, no wake-up).",
+             [](const ThreadSnapshot& s) { return s.idle_polls_won; }, false);
+  per_thread("thread_idle_polls_lost_total", "counter",
+             "Idle spells of each thread that outlasted --proactor_idle_poll_us of polling.",
+             [](const ThreadSnapshot& s) { return s.idle_polls_lost; }, false);
   per_thread("thread_shard_hops_total", "counter",
              "Hops the connections of each thread made to other threads' shards.",
              [](const ThreadSnapshot& s) { return s.shard_hops; }, false);

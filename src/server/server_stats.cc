@@ -43,6 +43,9 @@ void AddInto(const ThreadSnapshot& t, ThreadSnapshot* sum) {
   sum->net_output_bytes += t.net_output_bytes;
   sum->error_replies += t.error_replies;
   sum->tasks_run += t.tasks_run;
+  sum->loop_sleeps += t.loop_sleeps;
+  sum->idle_polls_won += t.idle_polls_won;
+  sum->idle_polls_lost += t.idle_polls_lost;
   sum->object_bytes += t.object_bytes;
   sum->table_bytes += t.table_bytes;
   sum->buckets += t.buckets;
@@ -80,6 +83,9 @@ StatsSnapshot GatherStats() {
     s.scripts_rerun_whole_shard = state->stats.scripts_rerun_whole_shard;
     s.scripts_whole_shard = state->stats.scripts_whole_shard;
     s.tasks_run = proactor->tasks_run();
+    s.loop_sleeps = proactor->sleeps();
+    s.idle_polls_won = proactor->idle_polls_won();
+    s.idle_polls_lost = proactor->idle_polls_lost();
     mine.commands.assign(state->commands.begin(), state->commands.end());
     const facade::FacadeStats* facade_stats = facade::FacadeStats::tlocal();
     s.net_input_bytes = facade_stats->net_input_bytes;

@@ -28,6 +28,8 @@ struct ThreadSnapshot {
   uint64_t hits = 0, misses = 0, expired = 0, evicted = 0;
   uint64_t net_input_bytes = 0, net_output_bytes = 0, error_replies = 0;
   uint64_t tasks_run = 0;  // cross-thread tasks the thread ran (hops it served)
+  // The event loop: sleeps in the kernel, idle spells that polling ended or gave up on.
+  uint64_t loop_sleeps = 0, idle_polls_won = 0, idle_polls_lost = 0;
   // Memory: keys and values (the shard's object heap) and the tables holding them.
   uint64_t object_bytes = 0, table_bytes = 0, buckets = 0, entries = 0, inline_keys = 0;
   // Strings held LZF-compressed: how many, their length, their blocks (in object_bytes).
