@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <boost/fiber/mutex.hpp>
 #include <mutex>
 
@@ -40,6 +41,14 @@ const ChannelMap& Map(ChannelKind kind, size_t bucket) {
 }
 
 size_t NumBuckets(ChannelKind kind) { return kind == ChannelKind::kPattern ? 1 : kBuckets; }
+
+// Maps replaced by a change, freed when the last reference goes.
+struct RetiredMaps {
+  std::vector<const ChannelMap*> maps;
+  ~RetiredMaps() {
+    for (const ChannelMap* map : maps) delete map;
+  }
+};
 
 boost::fibers::mutex& WritersMutex() {
   static boost::fibers::mutex mutex;
@@ -111,7 +120,7 @@ void ChangeSubscriptions(ChannelKind kind, PushQueue* queue, bool subscribe,
     if (before_visible) before_visible();
     return;
   }
-  std::lock_guard guard(WritersMutex());  // may suspend: before anything is queued
+  std::unique_lock guard(WritersMutex());  // may suspend: before anything is queued
   std::atomic<const ChannelMap*>* current = maps[size_t(kind)];
   ChannelMap* copies[kBuckets] = {};
   for (const std::string& name : names) {
@@ -130,14 +139,23 @@ void ChangeSubscriptions(ChannelKind kind, PushQueue* queue, bool subscribe,
     if (subscribers.empty()) map.erase(it);
   }
   if (before_visible) before_visible();
-  std::vector<const ChannelMap*> old;
+  auto old = std::make_shared<RetiredMaps>();
   for (size_t bucket = 0; bucket < kBuckets; ++bucket) {
     if (copies[bucket] == nullptr) continue;
-    old.push_back(current[bucket].exchange(copies[bucket], std::memory_order_acq_rel));
+    old->maps.push_back(current[bucket].exchange(copies[bucket], std::memory_order_acq_rel));
   }
-  // Every thread passes a point where no publisher holds an old map (see the header).
-  shard_set->pool()->AwaitOnAll([](unsigned, helio::io::Proactor*) {});
-  for (const ChannelMap* map : old) delete map;
+  // The next writer copies the new maps: only publishers may still read the old ones.
+  guard.unlock();
+  helio::io::ProactorPool* pool = shard_set->pool();
+  if (subscribe) {
+    // Nothing waits for the old maps to go: a task on every thread holds them, and the
+    // last task to finish frees them (every publisher on its thread has let go of them
+    // by then, see the header). The subscriber's next command runs at once.
+    for (unsigned i = 0; i < pool->size(); ++i) pool->at(i)->Dispatch([old] {});
+  } else {
+    // The confirmation waits: after it, no publisher may still hold the queue.
+    pool->AwaitOnAll([](unsigned, helio::io::Proactor*) {});
+  }
 }
 
 std::vector<std::string> ActiveChannels(ChannelKind kind, std::string_view pattern) {

@@ -16,14 +16,18 @@
 //     in, changes the copies and swaps their pointers.
 //  3. The old maps are freed once every proactor thread has passed a point where it
 //     holds none: a publisher never suspends while it holds one, so after a task ran on
-//     every thread (AwaitOnAll) no publisher can still read an old copy. The same wait
-//     tells the subscriber that from now on every publisher sees the change, so
-//     UNSUBSCRIBE's reply is the last word, and the connection may then drop its queue.
+//     every thread no publisher can still read an old copy. A subscription change does
+//     not wait for that (a task on each thread holds the old maps, the last one frees
+//     them), so the subscriber's next command runs at once. An unsubscription waits
+//     (AwaitOnAll): that tells the subscriber that from now on no publisher can reach
+//     its queue, so UNSUBSCRIBE's reply is the last word, and the connection may then
+//     drop its queue. Neither holds the writers' mutex while it waits.
 //
 // Costs: a change copies the buckets it touches (about 1/64 of the channels each, or the
-// patterns) and waits for one task on each thread; a publish is one hash lookup plus one
-// glob match per distinct pattern, as in Redis, and frames the message once per protocol
-// (RESP2 array, RESP3 push) in use, not once per subscriber.
+// patterns) and sends one task to each thread (an unsubscription waits for them); a
+// publish is one hash lookup plus one glob match per distinct pattern, as in Redis, and
+// frames the message once per protocol (RESP2 array, RESP3 push) in use, not once per
+// subscriber.
 // Messages of one publisher reach each subscriber in the order published: each push
 // appends to the subscriber's queue in turn.
 //

@@ -1,6 +1,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "src/server/engine_shard_set.h"
 #include "src/server/test_utils.h"
 
 namespace damselfly {
@@ -35,6 +40,29 @@ TEST_P(PubSubFamilyTest, SubscribeConfirmationsAndCounts) {
   EXPECT_EQ(Run({"pubsub", "numpat"}), 0);
   EXPECT_THAT(Run({"pubsub", "channels"}), ArrLen(0));
   EXPECT_EQ(sub->Run({"get", "k"}).type, RespValue::Type::kNull);
+}
+
+// A subscription's confirmation does not wait for the other threads to let go of the old
+// channel maps (channel_store.h, point 3): it comes while another thread is busy. Only
+// UNSUBSCRIBE's waits, and it ends once that thread runs again.
+TEST_P(PubSubFamilyTest, SubscribeDoesNotWaitForOtherThreads) {
+  if (num_shards() < 2) GTEST_SKIP() << "needs a second thread";
+  using Clock = std::chrono::steady_clock;
+  auto sub = Connect(0);
+  std::atomic<bool> release{false};
+  // Holds thread 1 in a task, for 5 s at most: a confirmation that waits shows as slow.
+  const Clock::time_point held_until = Clock::now() + std::chrono::seconds(5);
+  shard_set->pool()->at(1)->Dispatch([&release, held_until] {
+    while (!release.load() && Clock::now() < held_until) std::this_thread::yield();
+  });
+  const Clock::time_point start = Clock::now();
+  EXPECT_THAT(sub->Run({"subscribe", "c"}), RespArray(ElementsAre("subscribe", "c", 1)));
+  EXPECT_THAT(sub->Run({"psubscribe", "c*"}), RespArray(ElementsAre("psubscribe", "c*", 2)));
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(2)) << "SUBSCRIBE waited for thread 1";
+  sub->Start({"unsubscribe", "c"});
+  release = true;
+  EXPECT_THAT(sub->Finish(), RespArray(ElementsAre("unsubscribe", "c", 1)));
+  EXPECT_EQ(RunOnThread(1, {"publish", "c", "m"}), 1);  // the pattern only
 }
 
 TEST_P(PubSubFamilyTest, UnsubscribeWhenNotSubscribed) {
