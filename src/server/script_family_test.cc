@@ -234,9 +234,12 @@ TEST_P(ScriptFamilyTest, BusyScriptAndScriptKill) {
   EXPECT_THAT(reader->Finish(), ErrArg("Script killed by user with SCRIPT KILL"));
   EXPECT_THAT(other->Run(std::vector<std::string_view>{"get", "k"}), IsNil());
 
-  // A script that wrote cannot be killed.
+  // A script that wrote cannot be killed. It runs long enough to be still running when
+  // the SCRIPT KILL comes under CI's load (ASAN, tests in parallel on two cores: 400 ms
+  // was once not enough).
   std::unique_ptr<TestConnection> writer = Connect(0);
-  writer->Start({"eval", helio::StrCat("redis.call('set', 'w', 1) ", Spin(400, "return 2")), "0"});
+  writer->Start(
+      {"eval", helio::StrCat("redis.call('set', 'w', 1) ", Spin(1500, "return 2")), "0"});
   usleep(200'000);
   EXPECT_THAT(other->Run(std::vector<std::string_view>{"script", "kill"}), ErrArg("UNKILLABLE"));
   EXPECT_EQ(writer->Finish(), 2);
