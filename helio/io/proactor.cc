@@ -95,10 +95,7 @@ bool Proactor::PollIdle(fibers::Clock::time_point start, fibers::Clock::time_poi
     if (EventsPending() || wake_state_.load(std::memory_order_acquire) == kNotified) return true;
     if (checks % kChecksPerYield == 0) {
       fibers::Clock::time_point now = fibers::Clock::now();
-      if (now >= until) {
-        poll_next_idle_ = now >= deadline;
-        return poll_next_idle_;
-      }
+      if (now >= until) return now >= deadline;
       sched_yield();  // a client sharing this CPU runs now, not at the end of our slice
     } else {
       __builtin_ia32_pause();

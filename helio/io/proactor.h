@@ -102,9 +102,10 @@ class Proactor : public fibers::EventLoop {
   // Thread-safe. Makes a blocked PollEvents return (an eventfd write).
   virtual void Interrupt() = 0;
 
-  // For idle polling: whether this proactor can see waiting events without entering the
-  // kernel (EventsPending); SubmitPending sends the queued I/O first, so that replies do
-  // not wait for the poll to end. A proactor that cannot (epoll) never polls.
+  // For idle polling, on the proactor's own thread (from RunOnce): whether this proactor
+  // can see waiting events without entering the kernel (EventsPending); SubmitPending
+  // sends the queued I/O first, so that replies do not wait for the poll to end. A
+  // proactor that cannot (epoll) never polls.
   virtual bool CanPollIdle() const { return false; }
   virtual bool EventsPending() { return false; }
   virtual void SubmitPending() {}
@@ -120,9 +121,9 @@ class Proactor : public fibers::EventLoop {
 
   void DispatchSlow(Task task);
   void RunTasks();
-  // Polls, from `start`, until an event, a task or a notification arrives (true), or the
-  // idle-poll budget passes (false). Reaching `deadline` (a timer is due) counts as
-  // work arriving.
+  // Own thread. Polls, from `start`, until an event, a task or a notification arrives
+  // (true), or the idle-poll budget passes (false; RunOnce then sleeps and, timing the
+  // spell, turns polling off). Reaching `deadline` (a timer is due) counts as work.
   bool PollIdle(fibers::Clock::time_point start, fibers::Clock::time_point deadline);
 
   const unsigned index_;
