@@ -22,12 +22,13 @@ std::optional<int64_t> ParseInt64(std::string_view text) {
     if (text.size() == 1) return 0;
     return std::nullopt;  // "01", "-0" are not canonical
   }
+  // Twenty digits are past 2^63 (out of range either way); nineteen cannot overflow a
+  // uint64_t, so the loop needs no overflow check (nor a division per digit).
+  if (text.size() - i > 19) return std::nullopt;
   uint64_t magnitude = 0;
   for (; i < text.size(); ++i) {
-    char c = text[i];
-    if (c < '0' || c > '9') return std::nullopt;
-    uint64_t digit = c - '0';
-    if (magnitude > (UINT64_MAX - digit) / 10) return std::nullopt;
+    const unsigned digit = static_cast<unsigned char>(text[i]) - unsigned{'0'};
+    if (digit > 9) return std::nullopt;
     magnitude = magnitude * 10 + digit;
   }
   if (negative) {

@@ -12,6 +12,28 @@ namespace {
 
 using namespace std::literals;
 
+// Redis's string2ll: canonical decimal only, the whole int64 range, nothing past it.
+TEST(ParseInt64Test, AcceptsCanonicalDecimalsInRange) {
+  EXPECT_EQ(ParseInt64("0"), 0);
+  EXPECT_EQ(ParseInt64("1"), 1);
+  EXPECT_EQ(ParseInt64("-1"), -1);
+  EXPECT_EQ(ParseInt64("8191"), 8191);
+  EXPECT_EQ(ParseInt64("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(ParseInt64("-9223372036854775808"), INT64_MIN);
+  EXPECT_EQ(ParseInt64("999999999999999999"), 999999999999999999);
+  EXPECT_EQ(ParseInt64("-1000000000000000000"), -1000000000000000000);
+}
+
+TEST(ParseInt64Test, RejectsAnythingElse) {
+  for (std::string_view bad :
+       {""sv, "-"sv, "+1"sv, "01"sv, "-0"sv, "00"sv, " 1"sv, "1 "sv, "1.0"sv, "1e3"sv, "0x1"sv,
+        "9223372036854775808"sv, "-9223372036854775809"sv, "9999999999999999999"sv,
+        "18446744073709551616"sv, "99999999999999999999"sv, "-99999999999999999999"sv,
+        "123456789012345678901"sv, "1\0"sv, "\xff"sv, "1/"sv, "1:"sv}) {
+    EXPECT_EQ(ParseInt64(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(ParseScanCursorTest, AcceptsWhatStrtoulAccepts) {
   EXPECT_EQ(ParseScanCursor("0"), 0u);
   EXPECT_EQ(ParseScanCursor(""), 0u);
