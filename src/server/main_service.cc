@@ -193,8 +193,12 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
       const bool alone = (cntx->transaction_state && MultiExec::InMulti(cntx)) ||
                          cntx->skipping_reply() || IsMonitoring(cntx);
       while (!alone && end < commands.size() && run_cids.size() < kMaxSquashedRun) {
-        // Keyed commands are never containers, so name and arity are the whole check.
-        const CommandId* next = registry_.Find(commands[end][0], run_cids.back());
+        // Keyed commands are never containers, so name and arity are the whole check. A
+        // pipeline repeats a name byte for byte: that needs no case-blind lookup.
+        const std::string_view name = commands[end][0];
+        const CommandId* next = name == commands[end - 1][0]
+                                    ? run_cids.back()
+                                    : registry_.Find(name, run_cids.back());
         if (next == nullptr || !next->subcommands.empty() ||
             !next->IsArityValid(commands[end].size()) ||
             (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth)) ||
