@@ -1,6 +1,7 @@
 #include "src/core/hyperloglog.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -326,8 +327,9 @@ std::string MakeEmpty() {
 std::optional<uint64_t> CachedCardinality(std::string_view hll) {
   const uint8_t* card = reinterpret_cast<const uint8_t*>(hll.data()) + kCardOffset;
   if (card[7] & kStaleBit) return std::nullopt;
-  uint64_t value = 0;
-  for (int i = 7; i >= 0; --i) value = (value << 8) | card[i];
+  uint64_t value;  // little-endian, as Redis stores it
+  std::memcpy(&value, card, sizeof(value));
+  if constexpr (std::endian::native == std::endian::big) value = __builtin_bswap64(value);
   return value;
 }
 
