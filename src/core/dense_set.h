@@ -196,6 +196,8 @@ class DenseSet {
   }
 
   // Returns the bytes of the table block (not the entries).
+  // Home slots of the table (0 before the first insert): the load is Size() / HomeSlots().
+  size_t HomeSlots() const { return homes_; }
   size_t TableMallocUsed() const { return table_ == nullptr ? 0 : ObjUsableSize(table_); }
 
   // Grows the table so that `n` more entries fit without a rehash.
@@ -307,9 +309,12 @@ class DenseSet {
     for (;; min_homes *= 2) {
       size_t bytes = (min_homes + OverflowFor(min_homes)) * sizeof(uintptr_t);
       table_ = static_cast<uintptr_t*>(ObjMalloc(bytes));
+      // The table takes the rest of its size class, but no more than an eighth over what
+      // it asked for: a free block of a bigger table can come back for a smaller request,
+      // and a shrink that keeps its size would repeat on every erase.
       if (size_t usable = ObjUsableSize(table_); usable > bytes) {
         ObjFree(table_);
-        bytes = usable;
+        bytes = std::min(usable, bytes + bytes / 8);
         table_ = static_cast<uintptr_t*>(ObjMalloc(bytes));
       }
       slots_ = bytes / sizeof(uintptr_t);

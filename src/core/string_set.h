@@ -76,6 +76,8 @@ class StringSet {
     return set_.Scan(cursor, count, [&](const Block* b) { f(Key(b)); });
   }
 
+  // Home slots of the table (DenseSet::HomeSlots).
+  size_t HomeSlots() const { return set_.HomeSlots(); }
   // Returns the heap bytes of the table and the member blocks.
   size_t MallocUsed() const { return set_.TableMallocUsed() + blocks_bytes_; }
   // Makes room for `n` more members without a rehash.
