@@ -3,14 +3,21 @@
 # in one run, each server on one thread pinned to CPU 0, the load pinned to CPU 1, only one
 # server running at a time and every server started fresh. Two parts:
 #
-# tput  Throughput per core with redis-benchmark, ROUNDS rounds (the starting server
-#       alternates per round), each command unpipelined and at -P 32, -c CLIENTS, values of
-#       SIZE bytes, members drawn from element:0..MEMBERS-1 (-r MEMBERS), one redis-benchmark
-#       invocation per command:
+# tput  Throughput per core, ROUNDS rounds (the starting server alternates per round), each
+#       command unpipelined and at -P 32, CLIENTS connections, values of SIZE bytes, members
+#       drawn from element:0..MEMBERS-1 (-r MEMBERS), one load invocation per command. The
+#       load is LOADER: tools/resp_load (the default) or redis-benchmark. redis-benchmark
+#       parses every reply in full, and at -P 32 its one core saturates near either server
+#       (about 2.5M simple replies/s, about 200k replies of 100 elements): its ratios there
+#       are partly the load generator's. resp_load sends the same commands as
+#       redis-benchmark's tests (-t lpush is LPUSH mylist <SIZE bytes>, -t hset HSET myhash
+#       element:<rand> <value>, -t sadd SADD myset element:<rand>, -t zadd ZADD myzset
+#       <rand> element:<rand>, -t lpop LPOP mylist) and only skims the replies. The commands:
 #         LPUSH, LPOP       -t lpush, -t lpop on mylist (LPOP runs on a list topped up with
 #                           tools/coll_load to hold every element it pops)
-#         LRANGE_100        -t lrange_100 (redis-benchmark first LPUSHes as many elements as
-#                           it sends LRANGEs, then sends LRANGE mylist 0 99); N/4 requests
+#         LRANGE_100        LRANGE mylist 0 99; N/4 requests. redis-benchmark (-t lrange_100)
+#                           first LPUSHes as many elements as it sends LRANGEs; for
+#                           resp_load tools/coll_load fills mylist to 100 elements first
 #         HSET, SADD, ZADD  -t hset, -t sadd, -t zadd -r MEMBERS (myhash, myset, myzset)
 #         HGET, SISMEMBER,  HGET bench:hash / SISMEMBER bench:set / ZSCORE bench:zset
 #         ZSCORE            element:__rand_int__ -r MEMBERS, against a hash, set, sorted set
@@ -54,7 +61,8 @@
 #   ROUNDS [3]          tput rounds
 #   N1 [100000]         requests per command unpipelined (-n; N1/4 for LRANGE_100, ZRANGE)
 #   N32 [1000000]       requests per command at the deeper pipeline (likewise)
-#   CLIENTS [50]        redis-benchmark connections (-c)
+#   CLIENTS [50]        connections (redis-benchmark -c, resp_load --conns)
+#   LOADER [resp_load]  resp_load or redis-benchmark
 #   SIZE [16]           value bytes for LPUSH and HSET (-d)
 #   MEMBERS [10000]     member space for tput (-r) and size of the prepared collections
 #   SCALE [1]           multiplies the mem datasets' key counts (the list's length)
@@ -66,6 +74,7 @@
 #   DRY_RUN             1: a second redis-server in damselfly's place (checks the script;
 #                       ratios should come out near 1.00)
 #   SKIP_BUILD          1: use the existing build-opt/damselfly and build-opt/tools/coll_load
+#                       and resp_load
 #   QUIET_MAX [10], QUIET_BUDGET [60]  as in tools/redis-bench.sh
 #   TPUT_TIME_LIMIT [420]  seconds for the tput part; no round starts that would likely end
 #                       after it
@@ -107,8 +116,11 @@ redis_server="${REDIS_SERVER:-redis-server}"
 redis_benchmark="${REDIS_BENCHMARK:-redis-benchmark}"
 redis_cli="${REDIS_CLI:-redis-cli}"
 damselfly_flags="${DAMSELFLY_FLAGS:-}"
-# Hard bound on one redis-benchmark invocation; a run that takes longer counts as a hang.
+# Hard bound on one load invocation; a run that takes longer counts as a hang.
 load_timeout="${LOAD_TIMEOUT:-120}"
+tput_loader="${LOADER:-resp_load}"
+[[ "$tput_loader" == resp_load || "$tput_loader" == redis-benchmark ]] ||
+  die_usage "unknown LOADER '$tput_loader' (resp_load, redis-benchmark)"
 
 require_counts "$rounds" "$n1" "$n32" "$clients" "$size" "$members" "$base_port" "$quiet_max" \
   "$tput_time_limit" "$time_limit" $pipelines
@@ -126,6 +138,11 @@ require_two_cpus "the load"
 require_commands "$redis_server" "$redis_benchmark" "$redis_cli"
 
 setup_pair
+resp_load="$bin/tools/resp_load"
+if [[ "$tput_loader" == resp_load && " $parts " == *" tput "* ]]; then
+  if [[ "${SKIP_BUILD:-0}" != 1 ]]; then build_release resp_load resp_load; fi
+  [[ -x "$resp_load" ]] || die_usage "$resp_load is missing (build it, or unset SKIP_BUILD)"
+fi
 
 # card <port> <key>: the size of a collection whatever its type (0 when missing), or "?".
 card() {
@@ -156,11 +173,31 @@ test_opts() {
 }
 test_cmd() {
   case "$1" in
+    LPUSH | LRANGE_100 | HSET | SADD | ZADD | LPOP) if [[ "$tput_loader" == resp_load ]]; then
+      resp_test_cmd "$1"
+    fi ;;
     HGET) echo "HGET bench:hash element:__rand_int__" ;;
     SISMEMBER) echo "SISMEMBER bench:set element:__rand_int__" ;;
     SPOP) echo "SPOP bench:spop" ;;
     ZRANGE) echo "ZRANGE bench:zset100 0 99" ;;
     ZSCORE) echo "ZSCORE bench:zset element:__rand_int__" ;;
+  esac
+}
+
+# resp_test_cmd <test>: what redis-benchmark sends for its -t tests, for resp_load.
+resp_test_cmd() {
+  # A printable value of SIZE bytes that does not repeat within 36 (redis-benchmark's is
+  # random printable bytes).
+  local data="" alphabet=0123456789abcdefghijklmnopqrstuvwxyz
+  while ((${#data} < size)); do data+=$alphabet; done
+  data="${data:0:size}"
+  case "$1" in
+    LPUSH) echo "LPUSH mylist $data" ;;
+    LPOP) echo "LPOP mylist" ;;
+    LRANGE_100) echo "LRANGE mylist 0 99" ;;
+    HSET) echo "HSET myhash element:__rand_int__ $data" ;;
+    SADD) echo "SADD myset element:__rand_int__" ;;
+    ZADD) echo "ZADD myzset __rand_int__ element:__rand_int__" ;;
   esac
 }
 
@@ -210,6 +247,13 @@ prepare() {
       load "$port" 120 --type=set --style=element --key=bench:spop --members=$((n + slack)) ||
         rc=$?
       ;;
+    LRANGE_100)
+      have="$(card "$port" mylist)"
+      if [[ "$tput_loader" == resp_load && "$have" =~ ^[0-9]+$ ]] && ((have < 100)); then
+        load "$port" 120 --type=list --style=element --key=mylist --members=$((100 - have)) ||
+          rc=$?
+      fi
+      ;;
     LPOP)
       have="$(card "$port" mylist)"
       if [[ "$have" =~ ^[0-9]+$ ]] && ((have < n + slack)); then
@@ -229,7 +273,14 @@ check() {
   now="$(card "${ports[$1]}" "$(test_key "$t")")"
   if [[ "$now" =~ ^[0-9]+$ ]]; then
     case "$t" in
-      LPUSH | LRANGE_100) ((now >= before + n && now <= before + n + slack)) && ok=1 ;;
+      LPUSH) ((now >= before + n && now <= before + n + slack)) && ok=1 ;;
+      LRANGE_100)
+        if [[ "$tput_loader" == resp_load ]]; then
+          ((now == before && now >= 100)) && ok=1
+        else
+          ((now >= before + n && now <= before + n + slack)) && ok=1
+        fi
+        ;;
       LPOP) ((now <= before - n && now >= before - n - slack)) && ok=1 ;;
       HSET | SADD | ZADD) ((now >= 1 && now <= members)) && ok=1 ;;
       HGET | SISMEMBER | ZSCORE) ((now == members)) && ok=1 ;;
@@ -242,13 +293,20 @@ check() {
   return 1
 }
 
-# measure <server index> <test> <pipeline> <n> <log prefix> <server log>: one
-# redis-benchmark invocation. Sets m_status (ok, n/a, failed), m_reason, m_rps, m_cpu,
-# m_ns, m_noise, m_secs.
+# measure <server index> <test> <pipeline> <n> <log prefix> <server log>: one invocation
+# of the load (LOADER). Sets m_status (ok, n/a, failed), m_reason, m_rps, m_cpu, m_ns,
+# m_noise, m_secs.
 measure() {
   local i=$1 t=$2 p=$3 n=$4 out="$5.out" err="$5.err" p0 b0 c0 t0 dt rc=0 server_ticks client_ticks
-  local args
-  args="$(test_opts "$t") -c $clients -d $size -n $n -P $p --csv $(test_cmd "$t")"
+  local args load_bin
+  if [[ "$tput_loader" == resp_load ]]; then
+    load_bin="$resp_load"
+    args="--port=${ports[$i]} --conns=$clients --requests=$n --pipeline=$p"
+    args+=" $(test_opts "$t" | sed -n 's/.*-r \([0-9]*\).*/--rand=\1/p') $(test_cmd "$t")"
+  else
+    load_bin="$redis_benchmark"
+    args="-p ${ports[$i]} $(test_opts "$t") -c $clients -d $size -n $n -P $p --csv $(test_cmd "$t")"
+  fi
   m_status=ok m_reason="" m_rps="" m_cpu="" m_ns="" m_noise="" m_secs=0
   # The server may have died since the last test (or die now): 0 then, and server_gone
   # below tells.
@@ -257,8 +315,7 @@ measure() {
   b0=$(cpu01_busy)
   t0=$(now_ns)
   # shellcheck disable=SC2086  # args is a word list on purpose
-  timeout "$load_timeout" taskset -c 1 "$redis_benchmark" -p "${ports[$i]}" $args \
-    >"$out" 2>"$err" &
+  timeout "$load_timeout" taskset -c 1 "$load_bin" $args >"$out" 2>"$err" &
   load_pid=$!
   wait "$load_pid" || rc=$?
   load_pid=""
@@ -266,48 +323,53 @@ measure() {
   m_secs=$(((dt + 999999999) / 1000000000))
   if server_gone "$i" "$6" "$t -P $p"; then
     m_status=failed m_reason="server died"
-    note "reproduce: taskset -c 0 ${cmds[$i]} & taskset -c 1 $redis_benchmark -p ${ports[$i]} $args"
+    note "reproduce: taskset -c 0 ${cmds[$i]} & taskset -c 1 $load_bin $args"
     return
   fi
   server_ticks=$(proc_ticks "$server_pid" 2>/dev/null) || server_ticks=$p0
   server_ticks=$((server_ticks - p0))
   client_ticks=$(($(child_ticks) - c0))
   if ((rc == 124)); then
-    m_status=failed m_reason="redis-benchmark did not finish in ${load_timeout}s (hang?)"
+    m_status=failed m_reason="$tput_loader did not finish in ${load_timeout}s (hang?)"
     note "${names[$i]}: $t -P $p: $m_reason; reproduce: taskset -c 0 ${cmds[$i]} &" \
-      "taskset -c 1 $redis_benchmark -p ${ports[$i]} $args"
+      "taskset -c 1 $load_bin $args"
     unclean=1
     keep_logs=1
     return
   fi
-  # redis-benchmark stops at the first error reply, saying "Error from server: ...".
-  if grep -q '^Error from server: ' "$err"; then
+  # Both stop at the first error reply: redis-benchmark says "Error from server: ...",
+  # resp_load "resp_load: error reply: ...".
+  if grep -qE '^(Error from server|resp_load: error reply): ' "$err"; then
     m_status=n/a
-    m_reason="$(sed -n 's/^Error from server: //p' "$err" | head -n 1 |
+    m_reason="$(sed -nE 's/^(Error from server|resp_load: error reply): //p' "$err" | head -n 1 |
       sed 's/, with args beginning with:.*//; s/ *$//')"
     return
   fi
   # It warns when CONFIG GET is not supported; anything else on stderr is an error.
   if ((rc != 0)) || grep -qv '^WARNING: Could not fetch server CONFIG' "$err"; then
-    m_status=failed m_reason="redis-benchmark failed (exit status $rc): $(head -c 200 "$err")"
+    m_status=failed m_reason="$tput_loader failed (exit status $rc): $(head -c 200 "$err")"
     note "${names[$i]}: $t -P $p: $m_reason"
     unclean=1
     keep_logs=1
     return
   fi
-  # The last CSV row is the test's (lrange_100 prints its preparing LPUSH row first).
-  m_rps=$(tail -n 1 "$out" | awk -F'"' '{ printf "%.0f", $4 }')
+  if [[ "$tput_loader" == resp_load ]]; then
+    m_rps=$(sed -n 's/^requests_per_sec=\([0-9]*\).*/\1/p' "$out")
+  else
+    # The last CSV row is the test's (lrange_100 prints its preparing LPUSH row first).
+    m_rps=$(tail -n 1 "$out" | awk -F'"' '{ printf "%.0f", $4 }')
+  fi
   if ! [[ "$m_rps" =~ ^[1-9][0-9]*$ ]]; then
-    m_status=failed m_reason="no result in the redis-benchmark output"
+    m_status=failed m_reason="no result in the $tput_loader output"
     note "${names[$i]}: $t -P $p: $m_reason ($out)"
     unclean=1
     keep_logs=1
     return
   fi
   m_cpu=$(pct "$server_ticks" "$dt" 1)
-  # Server CPU time per request; LRANGE_100's invocation also sends its n preparing LPUSHes.
+  # Server CPU time per request; redis-benchmark's LRANGE_100 also sends n preparing LPUSHes.
   local sent=$n
-  if [[ "$t" == LRANGE_100 ]]; then sent=$((2 * n)); fi
+  if [[ "$t" == LRANGE_100 && "$tput_loader" == redis-benchmark ]]; then sent=$((2 * n)); fi
   m_ns=$(awk -v t="$server_ticks" -v hz="$clk_tck" -v n="$sent" \
     'BEGIN { printf "%.0f", t / hz * 1e9 / n }')
   m_noise=$(pct $(($(cpu01_busy) - b0 - server_ticks - client_ticks)) "$dt" 2)
@@ -395,7 +457,7 @@ run_tput() {
 
   local a b ma mb rt target op na nb
   echo
-  echo "Throughput: redis-benchmark -c $clients -d $size -r $members; -n $n1 unpipelined," \
+  echo "Throughput: $tput_loader, $clients connections, -d $size -r $members; -n $n1 unpipelined," \
     "-n $n32 pipelined (a quarter for LRANGE_100 and ZRANGE); $done_rounds rounds;" \
     "$(machine_desc), commit $commit"
   echo
@@ -420,7 +482,7 @@ run_tput() {
         "| $(as_list "${noise[0,$p,$t]}"); $(as_list "${noise[1,$p,$t]}") |"
     done
   done
-  if [[ " $tests " == *" LRANGE_100 "* ]]; then
+  if [[ " $tests " == *" LRANGE_100 "* && "$tput_loader" == redis-benchmark ]]; then
     echo
     echo "LRANGE_100's server ns/request covers the invocation's preparing LPUSHes as well" \
       "(its CPU time over both)."
