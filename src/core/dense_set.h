@@ -23,9 +23,9 @@
 //   - Erase shifts the following displaced entries back by one (backward-shift
 //     deletion): no tombstones, the table never degrades.
 //   - Load stays between 1/4 and 7/8 (grow to ~0.55 above, shrink to 0.5 below), and a
-//     table uses its whole allocator size class (the home count need not be a power of
-//     two): ~9-15 bytes of table per entry while growing, ~11 on average
-//     (dense_set_test's MemoryPerMember prints it).
+//     table uses its whole allocator size class, up to an eighth over its request (the
+//     home count need not be a power of two): ~9-15 bytes of table per entry while
+//     growing, ~11 on average (dense_set_test's MemoryPerMember prints it).
 // Why not Dragonfly's chained DenseSet: chains need a link object or a tagged "next"
 // pointer inside each entry (8 more bytes per member, or a node whenever two keys
 // collide); at our loads linear probing with tags reads fewer cache lines per lookup.
