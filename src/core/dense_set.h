@@ -195,9 +195,9 @@ class DenseSet {
     size_ = 0;
   }
 
-  // Returns the bytes of the table block (not the entries).
   // Home slots of the table (0 before the first insert): the load is Size() / HomeSlots().
   size_t HomeSlots() const { return homes_; }
+  // Returns the bytes of the table block (not the entries).
   size_t TableMallocUsed() const { return table_ == nullptr ? 0 : ObjUsableSize(table_); }
 
   // Grows the table so that `n` more entries fit without a rehash.
