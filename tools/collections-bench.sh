@@ -161,7 +161,8 @@ card() {
 ########################################################################################
 # tput
 
-# The redis-benchmark options of a test, and its custom command (empty for a -t test):
+# The redis-benchmark options of a test, and its custom command (for a -t test: empty for
+# redis-benchmark, what that test sends for resp_load, whose --rand comes from -r):
 # redis-benchmark takes the first word that is not an option as the start of the command,
 # so the command goes last.
 test_opts() {
