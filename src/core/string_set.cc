@@ -20,14 +20,6 @@ char* LenPrefixed::Write(char* dst, std::string_view s) {
   return dst + s.size();
 }
 
-std::string_view LenPrefixed::Read(const char* src) {
-  uint8_t first = static_cast<uint8_t>(*src);
-  if (first < 255) return {src + 1, first};
-  uint32_t len;
-  std::memcpy(&len, src + 1, sizeof(len));
-  return {src + 5, len};
-}
-
 }  // namespace dense_internal
 
 using dense_internal::LenPrefixed;

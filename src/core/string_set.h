@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,8 +25,14 @@ struct LenPrefixed {
   static size_t HeaderSize(size_t len) { return len < 255 ? 1 : 5; }
   // Writes the prefix and the bytes of `s` at `dst`; returns the byte after them.
   static char* Write(char* dst, std::string_view s);
-  // Returns the string at `src`.
-  static std::string_view Read(const char* src);
+  // Returns the string at `src`. Inline: every probe's key compare reads one.
+  static std::string_view Read(const char* src) {
+    const uint8_t first = static_cast<uint8_t>(*src);
+    if (first < 255) return {src + 1, first};
+    uint32_t len;
+    std::memcpy(&len, src + 1, sizeof(len));
+    return {src + 5, len};
+  }
 };
 
 // The opaque entry type of StringSet and StringMap: a block that starts with a
