@@ -8,7 +8,6 @@
 
 #include <charconv>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -80,60 +79,12 @@ inline std::string AsciiStrToUpper(std::string_view text) {
   return out;
 }
 
-namespace internal {
-
-// The bytes of `word` with 'A'..'Z' turned into 'a'..'z', eight at a time. Bit 7 of each
-// byte of `upper` says whether that byte is an upper-case letter; bit 7 is cleared before
-// the sums, so none carries into the next byte, and bytes >= 0x80 are left alone.
-inline uint64_t AsciiLower8(uint64_t word) {
-  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL, kHigh = 0x8080808080808080ULL;
-  const uint64_t low = word & kLow7;
-  const uint64_t at_least_a = low + 0x3f3f3f3f3f3f3f3fULL;  // bit 7 set iff byte >= 'A'
-  const uint64_t above_z = low + 0x2525252525252525ULL;     // bit 7 set iff byte > 'Z'
-  const uint64_t upper = at_least_a & ~above_z & ~word & kHigh;
-  return word | (upper >> 2);
-}
-
-template <typename Word>
-Word LoadWord(const char* p) {
-  Word w;
-  std::memcpy(&w, p, sizeof(w));
-  return w;
-}
-
-// 4..8 bytes at p as one word, by two overlapping 4-byte loads (which bytes land where
-// does not matter: both sides of a comparison are loaded alike).
-inline uint64_t Load4To8(const char* p, size_t n) {
-  return LoadWord<uint32_t>(p) | uint64_t{LoadWord<uint32_t>(p + n - 4)} << 32;
-}
-
-}  // namespace internal
-
-// ASCII case-insensitive equality (command names and options: on every request's path,
-// hence eight bytes at a time).
 inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  using internal::AsciiLower8;
-  const size_t n = a.size();
-  if (n != b.size()) return false;
-  if (n < 4) {  // GET, SET, DEL: bytes are cheaper than words here
-    for (size_t i = 0; i < n; ++i) {
-      if (AsciiToLower(a[i]) != AsciiToLower(b[i])) return false;
-    }
-    return true;
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (AsciiToLower(a[i]) != AsciiToLower(b[i])) return false;
   }
-  if (n <= 8) {
-    return AsciiLower8(internal::Load4To8(a.data(), n)) ==
-           AsciiLower8(internal::Load4To8(b.data(), n));
-  }
-  for (size_t i = 0; i + 8 < n; i += 8) {
-    if (AsciiLower8(internal::LoadWord<uint64_t>(a.data() + i)) !=
-        AsciiLower8(internal::LoadWord<uint64_t>(b.data() + i))) {
-      return false;
-    }
-  }
-  // The last eight bytes, overlapping what the loop compared.
-  return AsciiLower8(internal::LoadWord<uint64_t>(a.data() + n - 8)) ==
-         AsciiLower8(internal::LoadWord<uint64_t>(b.data() + n - 8));
+  return true;
 }
 
 // `text` with backslash, double quote and non-printable bytes escaped (\\, \", \xNN):
