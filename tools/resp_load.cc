@@ -8,7 +8,8 @@
 // in flight and sends as many new ones as replies came back (a closed loop). The command is
 // the remaining arguments, as redis-benchmark takes them; each "__rand_int__" in an
 // argument becomes a 12-digit number below --rand (redis-benchmark's -r), drawn anew per
-// request, else 000000000000. Replies are skimmed, not parsed: the skimmer follows RESP2
+// request from a generator seeded anew each run (--seed=N repeats a run's draws), else
+// 000000000000. Replies are skimmed, not parsed: the skimmer follows RESP2
 // and RESP3 framing (lengths of bulk strings, element counts of aggregates, nested) only
 // far enough to find where each top-level reply ends.
 //
@@ -52,6 +53,7 @@ struct Options {
   int conns = 50;
   int pipeline = 1;
   uint64_t rand = 0;
+  uint64_t seed = std::random_device{}();  // a run repeated with the same draws hits no new key
   uint64_t requests = 0;  // 0: run for --warmup + --seconds
   double seconds = 5;
   double warmup = 1;
@@ -177,7 +179,7 @@ struct Conn {
 
 class Load {
  public:
-  explicit Load(const Options& o) : o_(o), template_(o.command), rng_(42) {}
+  explicit Load(const Options& o) : o_(o), template_(o.command), rng_(o.seed) {}
 
   void Run() {
     int ep = epoll_create1(0);
@@ -300,6 +302,7 @@ Options ParseOptions(int argc, char** argv) {
     else if (const char* v = value("--conns")) o.conns = atoi(v);
     else if (const char* v = value("--pipeline")) o.pipeline = atoi(v);
     else if (const char* v = value("--rand")) o.rand = strtoull(v, nullptr, 10);
+    else if (const char* v = value("--seed")) o.seed = strtoull(v, nullptr, 10);
     else if (const char* v = value("--requests")) o.requests = strtoull(v, nullptr, 10);
     else if (const char* v = value("--seconds")) o.seconds = atof(v);
     else if (const char* v = value("--warmup")) o.warmup = atof(v);
