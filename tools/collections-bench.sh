@@ -118,9 +118,7 @@ redis_cli="${REDIS_CLI:-redis-cli}"
 damselfly_flags="${DAMSELFLY_FLAGS:-}"
 # Hard bound on one load invocation; a run that takes longer counts as a hang.
 load_timeout="${LOAD_TIMEOUT:-120}"
-tput_loader="${LOADER:-resp_load}"
-[[ "$tput_loader" == resp_load || "$tput_loader" == redis-benchmark ]] ||
-  die_usage "unknown LOADER '$tput_loader' (resp_load, redis-benchmark)"
+check_loader
 
 require_counts "$rounds" "$n1" "$n32" "$clients" "$size" "$members" "$base_port" "$quiet_max" \
   "$tput_time_limit" "$time_limit" $pipelines
@@ -138,11 +136,7 @@ require_two_cpus "the load"
 require_commands "$redis_server" "$redis_benchmark" "$redis_cli"
 
 setup_pair
-resp_load="$bin/tools/resp_load"
-if [[ "$tput_loader" == resp_load && " $parts " == *" tput "* ]]; then
-  if [[ "${SKIP_BUILD:-0}" != 1 ]]; then build_release resp_load resp_load; fi
-  [[ -x "$resp_load" ]] || die_usage "$resp_load is missing (build it, or unset SKIP_BUILD)"
-fi
+setup_loader
 
 # card <port> <key>: the size of a collection whatever its type (0 when missing), or "?".
 card() {
@@ -294,86 +288,11 @@ check() {
   return 1
 }
 
-# measure <server index> <test> <pipeline> <n> <log prefix> <server log>: one invocation
-# of the load (LOADER). Sets m_status (ok, n/a, failed), m_reason, m_rps, m_cpu, m_ns,
-# m_noise, m_secs.
-measure() {
-  local i=$1 t=$2 p=$3 n=$4 out="$5.out" err="$5.err" p0 b0 c0 t0 dt rc=0 server_ticks client_ticks
-  local args load_bin
-  if [[ "$tput_loader" == resp_load ]]; then
-    load_bin="$resp_load"
-    args="--port=${ports[$i]} --conns=$clients --requests=$n --pipeline=$p"
-    args+=" $(test_opts "$t" | sed -n 's/.*-r \([0-9]*\).*/--rand=\1/p') $(test_cmd "$t")"
-  else
-    load_bin="$redis_benchmark"
-    args="-p ${ports[$i]} $(test_opts "$t") -c $clients -d $size -n $n -P $p --csv $(test_cmd "$t")"
-  fi
-  m_status=ok m_reason="" m_rps="" m_cpu="" m_ns="" m_noise="" m_secs=0
-  # The server may have died since the last test (or die now): 0 then, and server_gone
-  # below tells.
-  p0=$(proc_ticks "$server_pid" 2>/dev/null) || p0=0
-  c0=$(child_ticks)
-  b0=$(cpu01_busy)
-  t0=$(now_ns)
-  # shellcheck disable=SC2086  # args is a word list on purpose
-  timeout "$load_timeout" taskset -c 1 "$load_bin" $args >"$out" 2>"$err" &
-  load_pid=$!
-  wait "$load_pid" || rc=$?
-  load_pid=""
-  dt=$(($(now_ns) - t0))
-  m_secs=$(((dt + 999999999) / 1000000000))
-  if server_gone "$i" "$6" "$t -P $p"; then
-    m_status=failed m_reason="server died"
-    note "reproduce: taskset -c 0 ${cmds[$i]} & taskset -c 1 $load_bin $args"
-    return
-  fi
-  server_ticks=$(proc_ticks "$server_pid" 2>/dev/null) || server_ticks=$p0
-  server_ticks=$((server_ticks - p0))
-  client_ticks=$(($(child_ticks) - c0))
-  if ((rc == 124)); then
-    m_status=failed m_reason="$tput_loader did not finish in ${load_timeout}s (hang?)"
-    note "${names[$i]}: $t -P $p: $m_reason; reproduce: taskset -c 0 ${cmds[$i]} &" \
-      "taskset -c 1 $load_bin $args"
-    unclean=1
-    keep_logs=1
-    return
-  fi
-  # Both stop at the first error reply: redis-benchmark says "Error from server: ...",
-  # resp_load "resp_load: error reply: ...".
-  if grep -qE '^(Error from server|resp_load: error reply): ' "$err"; then
-    m_status=n/a
-    m_reason="$(sed -nE 's/^(Error from server|resp_load: error reply): //p' "$err" | head -n 1 |
-      sed 's/, with args beginning with:.*//; s/ *$//')"
-    return
-  fi
-  # It warns when CONFIG GET is not supported; anything else on stderr is an error.
-  if ((rc != 0)) || grep -qv '^WARNING: Could not fetch server CONFIG' "$err"; then
-    m_status=failed m_reason="$tput_loader failed (exit status $rc): $(head -c 200 "$err")"
-    note "${names[$i]}: $t -P $p: $m_reason"
-    unclean=1
-    keep_logs=1
-    return
-  fi
-  if [[ "$tput_loader" == resp_load ]]; then
-    m_rps=$(sed -n 's/^requests_per_sec=\([0-9]*\).*/\1/p' "$out")
-  else
-    # The last CSV row is the test's (lrange_100 prints its preparing LPUSH row first).
-    m_rps=$(tail -n 1 "$out" | awk -F'"' '{ printf "%.0f", $4 }')
-  fi
-  if ! [[ "$m_rps" =~ ^[1-9][0-9]*$ ]]; then
-    m_status=failed m_reason="no result in the $tput_loader output"
-    note "${names[$i]}: $t -P $p: $m_reason ($out)"
-    unclean=1
-    keep_logs=1
-    return
-  fi
-  m_cpu=$(pct "$server_ticks" "$dt" 1)
-  # Server CPU time per request; redis-benchmark's LRANGE_100 also sends n preparing LPUSHes.
-  local sent=$n
-  if [[ "$t" == LRANGE_100 && "$tput_loader" == redis-benchmark ]]; then sent=$((2 * n)); fi
-  m_ns=$(awk -v t="$server_ticks" -v hz="$clk_tck" -v n="$sent" \
-    'BEGIN { printf "%.0f", t / hz * 1e9 / n }')
-  m_noise=$(pct $(($(cpu01_busy) - b0 - server_ticks - client_ticks)) "$dt" 2)
+
+# test_sent <test> <n>: the requests a load invocation of n sends (measure's CPU per
+# request): redis-benchmark's LRANGE_100 also sends n preparing LPUSHes.
+test_sent() {
+  if [[ "$1" == LRANGE_100 && "$tput_loader" == redis-benchmark ]]; then echo $(($2 * 2)); else echo "$2"; fi
 }
 
 # Results per server, pipeline and test: space-separated per-round values (rps, or n/a or
