@@ -78,7 +78,7 @@ bool VisitPacked(const uint8_t* src, size_t len, Visit visit) {
 }  // namespace
 
 CompactObj CompactObj::Clone() const {
-  DCHECK_NE(encoding(), kObject);
+  DCHECK(!IsObject());
   CompactObj copy;
   std::memcpy(copy.payload_, payload_, kInlineLen);
   copy.tag_ = tag_;
@@ -195,8 +195,8 @@ void CompactObj::GetString(std::string* out) const {
 }
 
 size_t CompactObj::MallocUsed() const {
-  if (IsObject()) return GetObject()->MallocUsed();
-  return IsHeapString() ? ObjUsableSize(HeapPtr()) : 0;
+  if (encoding() == kObject) return GetObject()->MallocUsed();
+  return IsInline() ? 0 : ObjUsableSize(HeapPtr());
 }
 
 void CompactObj::SetObject(uint8_t type, uint8_t encoding, TypedObject* object) {
@@ -208,6 +208,18 @@ void CompactObj::SetObject(uint8_t type, uint8_t encoding, TypedObject* object) 
   payload[kObjTypeOffset] = type;
   payload[kObjEncodingOffset] = encoding;
   SetContent(payload, MakeTag(kObject, 0));
+}
+
+void CompactObj::SetBlock(uint8_t type, uint8_t encoding, void* block, uint32_t capacity) {
+  DCHECK_NE(type, 0);
+  DCHECK(block != nullptr);
+  ReleaseHeap();
+  uint8_t payload[kInlineLen] = {};
+  std::memcpy(payload, &block, sizeof(block));
+  payload[kObjTypeOffset] = type;
+  payload[kObjEncodingOffset] = encoding;
+  std::memcpy(payload + kBlockCapacityOffset, &capacity, sizeof(capacity));
+  SetContent(payload, MakeTag(kBlock, 0));
 }
 
 const char* CompactObj::RedisEncodingName() const {
@@ -228,7 +240,8 @@ size_t CompactObj::HeapBlockLen() const {
 }
 
 void CompactObj::ReleaseOwned() {
-  if (IsObject()) return TypedObject::Destroy(GetObject());
+  if (encoding() == kObject) return TypedObject::Destroy(GetObject());
+  if (encoding() == kBlock) return ObjFree(HeapPtr());
   CountCompressed(-1);
   ObjFree(HeapPtr());
 }

@@ -28,6 +28,9 @@
 //                   24-bit block length [11, 14)
 //   kObject         a TypedObject (typed_object.h), owned: pointer in [0, 8), the
 //                   server's type number in [8] and encoding number in [9]
+//   kBlock          a typed value's bare heap block (a small hash's listpack), owned:
+//                   pointer in [0, 8), type in [8], encoding in [9], the block's
+//                   capacity in [10, 14)
 //
 // Why these numbers:
 //  - 14 inline bytes: two bytes of metadata (tag, flags) are the least that can carry the
@@ -195,19 +198,43 @@ class alignas(8) CompactObj {
   // has_expire, has_mc_flags and the spare bits; clears the raw mark.
   // REQUIRES: type != 0 (0 is how PrimeValue numbers strings), object != nullptr.
   void SetObject(uint8_t type, uint8_t encoding, TypedObject* object);
-  // Whether this holds a typed object rather than a string. The string methods below
-  // (Size, GetSlice, Hash, ==...) REQUIRE !IsObject(); MallocUsed works for both.
-  bool IsObject() const { return encoding() == kObject; }
+  // Holds `block` (ObjMalloc'd on this thread), owned, as a typed value with no
+  // TypedObject around it, and `capacity`, the block's size as its user counts it; the
+  // user knows the block's format from the type and encoding numbers. Why: an object
+  // wrapper costs a 32-byte block per key, which for a small collection (a 10-field
+  // hash's listpack is about 96 bytes) is a quarter of its memory. Frees the previous
+  // content; flags as SetObject. REQUIRES: type != 0, block != nullptr.
+  void SetBlock(uint8_t type, uint8_t encoding, void* block, uint32_t capacity);
+  // Whether this holds a block (SetBlock).
+  bool IsBlock() const { return encoding() == kBlock; }
+  // The block and its capacity. REQUIRE: IsBlock().
+  void* GetBlock() const { return HeapPtr(); }
+  uint32_t BlockCapacity() const {
+    uint32_t capacity;
+    std::memcpy(&capacity, payload_ + kBlockCapacityOffset, sizeof(capacity));
+    return capacity;
+  }
+  // Records that the block's user moved it (and freed the old one): a write that grew
+  // or shrank it. Type, encoding and flags stay. REQUIRES: IsBlock().
+  void MoveBlock(void* block, uint32_t capacity) {
+    std::memcpy(payload_, &block, sizeof(block));
+    std::memcpy(payload_ + kBlockCapacityOffset, &capacity, sizeof(capacity));
+  }
+  // Whether this holds a typed value (SetObject or SetBlock) rather than a string. The
+  // string methods below (Size, GetSlice, Hash, ==...) REQUIRE !IsObject(); MallocUsed
+  // works for all.
+  bool IsObject() const { return encoding() >= kObject; }
   // The type number given to SetObject; 0 for a string.
   uint8_t ObjectType() const { return IsObject() ? payload_[kObjTypeOffset] : 0; }
-  // The encoding number given to SetObject (or SetObjectEncoding). REQUIRES: IsObject().
+  // The encoding number given to SetObject or SetBlock (or SetObjectEncoding).
+  // REQUIRES: IsObject().
   uint8_t ObjectEncoding() const { return payload_[kObjEncodingOffset]; }
-  // Records a new encoding of the same object (a listpack converted in place to a hash
-  // table keeps its TypedObject wrapper). REQUIRES: IsObject().
+  // Records a new encoding of the same object (a sorted set's listpack converted in place
+  // to a skiplist keeps its TypedObject wrapper). REQUIRES: IsObject().
   void SetObjectEncoding(uint8_t encoding) { payload_[kObjEncodingOffset] = encoding; }
-  // The held object, or nullptr when this holds a string.
+  // The held object, or nullptr when this holds a string or a block.
   TypedObject* GetObject() const {
-    return IsObject() ? static_cast<TypedObject*>(HeapPtr()) : nullptr;
+    return encoding() == kObject ? static_cast<TypedObject*>(HeapPtr()) : nullptr;
   }
 
   // Returns the length of the logical string. O(1).
@@ -280,8 +307,8 @@ class alignas(8) CompactObj {
   // buffer).
   uint64_t Hash() const { return IsRawString() ? HashKey(RawView()) : HashDecoded(); }
 
-  // Returns the bytes of this object's heap block (ObjUsableSize), or its typed object's
-  // MallocUsed, 0 when inline. The 16 bytes of the object itself are not included.
+  // Returns the bytes of this object's heap block (ObjUsableSize: for a string or a
+  // SetBlock block), or its typed object's MallocUsed, 0 when inline. The 16 bytes of the object itself are not included.
   size_t MallocUsed() const;
 
   // Whether the content lives in the 16 bytes (no heap block).
@@ -337,6 +364,7 @@ class alignas(8) CompactObj {
     kHeapPacked = 4,
     kHeapLzf = 5,
     kObject = 6,
+    kBlock = 7,  // the typed encodings are numbered last (IsObject)
   };
 
   enum Flag : uint8_t {
@@ -353,8 +381,9 @@ class alignas(8) CompactObj {
   static constexpr size_t kHeapLenBytes = 6;
   static constexpr int kLzfLenBits = 24;  // kHeapLzf splits the 48 bits in two
   static constexpr uint64_t kLzfLenMask = (uint64_t{1} << kLzfLenBits) - 1;
-  static constexpr size_t kObjTypeOffset = 8;  // kObject: type and encoding after the pointer
+  static constexpr size_t kObjTypeOffset = 8;  // kObject, kBlock: type, encoding after the pointer
   static constexpr size_t kObjEncodingOffset = 9;
+  static constexpr size_t kBlockCapacityOffset = 10;  // kBlock: 32 bits after those two
 
   Encoding encoding() const { return static_cast<Encoding>(tag_ & kEncodingMask); }
   size_t SmallLen() const { return tag_ >> kSmallLenShift; }

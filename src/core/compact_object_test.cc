@@ -763,6 +763,53 @@ TEST(CompactObjTest, OwnsTypedObjects) {
   EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
 }
 
+// A bare block (SetBlock) is owned as a typed object is, with its capacity in the payload.
+TEST(CompactObjTest, OwnsBareBlocks) {
+  const size_t baseline = ThreadObjHeapUsedBytes();
+  {
+    CompactObj obj("a string first");
+    obj.SetExpire(true);
+    void* block = ObjMalloc(96);
+    obj.SetBlock(4, 0, block, 96);
+    EXPECT_TRUE(obj.IsObject());
+    EXPECT_TRUE(obj.IsBlock());
+    EXPECT_EQ(obj.GetObject(), nullptr) << "a block is not a TypedObject";
+    EXPECT_EQ(obj.GetBlock(), block);
+    EXPECT_EQ(obj.BlockCapacity(), 96u);
+    EXPECT_EQ(obj.ObjectType(), 4);
+    EXPECT_EQ(obj.ObjectEncoding(), 0);
+    EXPECT_TRUE(obj.HasExpire()) << "flags survive SetBlock";
+    EXPECT_EQ(obj.MallocUsed(), ObjUsableSize(block));
+    EXPECT_EQ(ThreadObjHeapUsedBytes() - baseline, obj.MallocUsed());
+
+    // The user grows the block: it frees the old one and records the new one.
+    void* bigger = ObjMalloc(4000);
+    ObjFree(block);
+    obj.MoveBlock(bigger, 4000);
+    EXPECT_EQ(obj.GetBlock(), bigger);
+    EXPECT_EQ(obj.BlockCapacity(), 4000u);
+    EXPECT_EQ(obj.ObjectType(), 4) << "a move keeps type and encoding";
+    EXPECT_EQ(obj.ObjectEncoding(), 0);
+    EXPECT_TRUE(obj.HasExpire());
+    EXPECT_EQ(obj.MallocUsed(), ObjUsableSize(bigger));
+
+    CompactObj moved(std::move(obj));
+    EXPECT_FALSE(obj.IsObject());
+    EXPECT_TRUE(moved.IsBlock());
+    EXPECT_EQ(moved.GetBlock(), bigger);
+
+    moved.SetObject(3, 1, TypedObject::Make<CountedObject>(1));  // frees the block
+    EXPECT_FALSE(moved.IsBlock());
+    EXPECT_EQ(moved.ObjectType(), 3);
+    moved.SetBlock(4, 0, ObjMalloc(16), 16);  // frees the object
+    EXPECT_EQ(CountedObject::live, 0);
+    moved.SetString("back to a string");
+    EXPECT_FALSE(moved.IsObject());
+    moved.SetBlock(4, 0, ObjMalloc(200), 200);
+  }
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline) << "the destructor frees the block";
+}
+
 // GetMutableBytes decodes every encoding once into plain bytes, grows with zeros, and the
 // object keeps reading, comparing and hashing as the string it now holds.
 TEST(CompactObjTest, MutableBytesFromEveryEncoding) {

@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace damselfly::core {
 
@@ -71,6 +72,20 @@ class Listpack {
   };
 
   enum class Where { kBefore, kAfter };
+
+  // The block and its capacity, for an owner that keeps them in its own storage (a small
+  // hash's table slot holds them with no object around them). Release() hands them over
+  // and leaves this Listpack moved-from; Adopt() makes a Listpack of them again. A
+  // Listpack made by Adopt over a block that stays someone else's must end with
+  // Release() rather than destruction, which would free the block.
+  struct Block {
+    uint8_t* data = nullptr;
+    uint32_t capacity = 0;
+  };
+  static Listpack Adopt(Block block) { return Listpack(block); }
+  Block Release() { return {std::exchange(data_, nullptr), std::exchange(capacity_, 0)}; }
+  // The current block (changes move it). REQUIRES: not moved-from.
+  Block block() const { return {data_, capacity_}; }
 
   // Makes an empty listpack (7 bytes: 07 00 00 00 00 00 FF).
   Listpack();
@@ -147,6 +162,8 @@ class Listpack {
   size_t DeleteRange(int64_t index, size_t count);
 
  private:
+  explicit Listpack(Block block) : data_(block.data), capacity_(block.capacity) {}
+
   uint8_t* data_;
   uint32_t capacity_;
 

@@ -145,7 +145,7 @@ void AddValueDigest(const PrimeValue& value, bool has_expire, Digest* digest) {
           [&](std::string_view member) { XorDigest(digest, member); });
       break;
     case ObjType::kHash:
-      value.GetObjectAs<HashObject>()->ForEach(
+      HashView(value).ForEach(
           [&](std::string_view field, std::string_view v) { XorPair(digest, field, v); });
       break;
     case ObjType::kZSet: {

@@ -415,7 +415,7 @@ void PutList(DbSlice* slice, std::string_view key, std::string items, DbIndex db
 }
 
 TEST(DbSliceTest, TypedValuesMoveWithoutCopies) {
-  RegisterTypedObjectFactory(ObjType::kList, TestList::Make);
+  RegisterTypedObjectFactory(ObjType::kList, ObjectFactory<ObjType::kList, TestList::Make>);
   {
     DbSlice slice(2);
     ChangeLog log(&slice);

@@ -72,15 +72,15 @@ void FillCollection(DbSlice::Update& entry, const PopulateSpec& spec, uint64_t k
       return;
     }
     case ObjType::kHash: {
-      HashObject* hash = HashObject::Make();
+      HashRef::MakeEmpty(&entry.value());
+      HashRef hash(&entry.value());
       for (uint64_t j = 0; j < spec.elements; ++j) {
         std::string field = helio::StrCat("field:", j);
         element_of(j);
-        hash->ConvertIfNeeded(std::max(field.size(), element.size()),
-                              field.size() + element.size());
-        hash->Set(field, element);
+        hash.ConvertIfNeeded(std::max(field.size(), element.size()),
+                             field.size() + element.size());
+        hash.Set(field, element);
       }
-      entry->SetObject(ObjType::kHash, hash->encoding(), hash);
       return;
     }
     case ObjType::kZSet: {

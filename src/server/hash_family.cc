@@ -34,10 +34,10 @@ constexpr char kIncrNanOrInfErr[] = "ERR increment would produce NaN or Infinity
 constexpr char kOutOfRangeErr[] = "ERR value is out of range";
 
 // The hash under `key` for a read: kKeyNotFound, or kWrongType for another type.
-OpResult<const HashObject*> FindHash(DbIndex db, std::string_view key) {
+OpResult<HashView> FindHash(DbIndex db, std::string_view key) {
   OpResult<const PrimeValue*> found = Slice().FindTyped(db, key, ObjType::kHash);
   if (!found) return found.status();
-  return (*found)->GetObjectAs<const HashObject>();
+  return HashView(**found);
 }
 
 // An Update of the hash under `key`, made empty when missing (taken out again when the
@@ -45,20 +45,13 @@ OpResult<const HashObject*> FindHash(DbIndex db, std::string_view key) {
 OpResult<DbSlice::Update> FindOrAddHash(DbIndex db, std::string_view key) {
   DbSlice::Update entry = Slice().AddOrFind(db, key);
   if (entry.inserted()) {
-    entry->SetObject(ObjType::kHash, ObjEncoding::kListpack, HashObject::Make());
+    HashRef::MakeEmpty(&entry.value());
   } else if (entry->type() != ObjType::kHash) {
     return OpStatus::kWrongType;
   }
   return entry;
 }
 
-HashObject* HashOf(const DbSlice::Update& entry) { return entry->GetObjectAs<HashObject>(); }
-
-// Records a conversion the write may have made in the value's encoding byte.
-void SyncEncoding(DbSlice::Update& entry) {
-  ObjEncoding encoding = HashOf(entry)->encoding();
-  if (entry->object_encoding() != encoding) entry->set_object_encoding(encoding);
-}
 
 // --- HSET, HMSET, HSETNX
 
@@ -68,19 +61,18 @@ OpResult<size_t> OpSet(DbIndex db, CmdArgList args, size_t first, bool only_if_a
   OpResult<DbSlice::Update> found = FindOrAddHash(db, args[1]);
   if (!found) return found.status();
   DbSlice::Update& entry = *found;
-  HashObject* hash = HashOf(entry);
+  HashRef hash(&entry.value());
   size_t max_len = 0, total_len = 0;
   for (size_t i = first; i < args.size(); ++i) {
     max_len = std::max(max_len, args[i].size());
     total_len += args[i].size();
   }
   // HSETNX of an existing field changes nothing, not even the encoding.
-  if (only_if_absent && hash->Contains(args[first])) return size_t{0};
-  hash->ConvertIfNeeded(max_len, total_len);
+  if (only_if_absent && hash.Contains(args[first])) return size_t{0};
+  hash.ConvertIfNeeded(max_len, total_len);
   size_t created = 0;
-  for (size_t i = first; i + 1 < args.size(); i += 2) created += hash->Set(args[i], args[i + 1]);
+  for (size_t i = first; i + 1 < args.size(); i += 2) created += hash.Set(args[i], args[i + 1]);
   entry.Changed("hset");  // also when no value changed, as Redis notifies
-  SyncEncoding(entry);
   return created;
 }
 
@@ -107,46 +99,46 @@ void CmdHSetNx(CmdArgList args, ConnectionContext* cntx) {
 
 void CmdHGet(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<const HashObject*> hash = FindHash(cntx->db_index, args[1]);
+  OpResult<HashView> hash = FindHash(cntx->db_index, args[1]);
   if (ReplyIfError(rb, hash.status())) return;
   std::optional<std::string_view> value;
-  if (hash) value = (*hash)->Get(args[2], &Scratch());
+  if (hash) value = hash->Get(args[2], &Scratch());
   value ? rb->SendBulk(*value) : rb->SendNull();
 }
 
 void CmdHMGet(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<const HashObject*> hash = FindHash(cntx->db_index, args[1]);
+  OpResult<HashView> hash = FindHash(cntx->db_index, args[1]);
   if (ReplyIfError(rb, hash.status())) return;
   rb->StartArray(args.size() - 2);
   for (size_t i = 2; i < args.size(); ++i) {
     std::optional<std::string_view> value;
-    if (hash) value = (*hash)->Get(args[i], &Scratch());
+    if (hash) value = hash->Get(args[i], &Scratch());
     value ? rb->SendBulk(*value) : rb->SendNull();
   }
 }
 
 void CmdHExists(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<const HashObject*> hash = FindHash(cntx->db_index, args[1]);
+  OpResult<HashView> hash = FindHash(cntx->db_index, args[1]);
   if (ReplyIfError(rb, hash.status())) return;
-  rb->SendLong(hash && (*hash)->Contains(args[2]) ? 1 : 0);
+  rb->SendLong(hash && hash->Contains(args[2]) ? 1 : 0);
 }
 
 void CmdHStrLen(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<const HashObject*> hash = FindHash(cntx->db_index, args[1]);
+  OpResult<HashView> hash = FindHash(cntx->db_index, args[1]);
   if (ReplyIfError(rb, hash.status())) return;
   std::optional<std::string_view> value;
-  if (hash) value = (*hash)->Get(args[2], &Scratch());
+  if (hash) value = hash->Get(args[2], &Scratch());
   rb->SendLong(value ? value->size() : 0);
 }
 
 void CmdHLen(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<const HashObject*> hash = FindHash(cntx->db_index, args[1]);
+  OpResult<HashView> hash = FindHash(cntx->db_index, args[1]);
   if (ReplyIfError(rb, hash.status())) return;
-  rb->SendLong(hash ? (*hash)->Size() : 0);
+  rb->SendLong(hash ? hash->Size() : 0);
 }
 
 // --- HDEL
@@ -155,11 +147,11 @@ OpResult<size_t> OpDel(DbIndex db, CmdArgList args) {
   OpResult<DbSlice::Update> found = Slice().FindMutableTyped(db, args[1], ObjType::kHash);
   if (!found) return found.status();
   DbSlice::Update& entry = *found;
-  HashObject* hash = HashOf(entry);
+  HashRef hash(&entry.value());
   size_t removed = 0;
-  for (size_t i = 2; i < args.size() && hash->Size() > 0; ++i) removed += hash->Remove(args[i]);
+  for (size_t i = 2; i < args.size() && hash.Size() > 0; ++i) removed += hash.Remove(args[i]);
   if (removed > 0) entry.Changed("hdel");
-  if (hash->Size() == 0) entry.Erase("del");
+  if (hash.Size() == 0) entry.Erase("del");
   return removed;
 }
 
@@ -177,9 +169,9 @@ OpResult<int64_t> OpIncrBy(DbIndex db, std::string_view key, std::string_view fi
   OpResult<DbSlice::Update> found = FindOrAddHash(db, key);
   if (!found) return found.status();
   DbSlice::Update& entry = *found;
-  HashObject* hash = HashOf(entry);
+  HashRef hash(&entry.value());
   int64_t current = 0;
-  if (std::optional<std::string_view> text = hash->Get(field, &Scratch())) {
+  if (std::optional<std::string_view> text = hash.Get(field, &Scratch())) {
     std::optional<int64_t> parsed = ParseInt64(*text);
     if (!parsed) return OpStatus::kInvalidInt;
     current = *parsed;
@@ -189,8 +181,7 @@ OpResult<int64_t> OpIncrBy(DbIndex db, std::string_view key, std::string_view fi
     return OpStatus::kIncrOverflow;
   }
   int64_t result = current + delta;
-  hash->Set(field, helio::StrCat(result));
-  SyncEncoding(entry);
+  hash.Set(field, helio::StrCat(result));
   entry.Changed("hincrby");
   return result;
 }
@@ -211,9 +202,9 @@ OpResult<std::string> OpIncrByFloat(DbIndex db, std::string_view key, std::strin
   OpResult<DbSlice::Update> found = FindOrAddHash(db, key);
   if (!found) return found.status();
   DbSlice::Update& entry = *found;
-  HashObject* hash = HashOf(entry);
+  HashRef hash(&entry.value());
   long double current = 0;
-  if (std::optional<std::string_view> text = hash->Get(field, &Scratch())) {
+  if (std::optional<std::string_view> text = hash.Get(field, &Scratch())) {
     std::optional<long double> parsed = ParseLongDouble(*text);
     if (!parsed) return OpStatus::kInvalidFloat;
     current = *parsed;
@@ -221,8 +212,7 @@ OpResult<std::string> OpIncrByFloat(DbIndex db, std::string_view key, std::strin
   long double result = current + delta;
   if (std::isnan(result) || std::isinf(result)) return OpStatus::kSkipped;
   std::string text = FormatLongDouble(result);
-  hash->Set(field, text);
-  SyncEncoding(entry);
+  hash.Set(field, text);
   entry.Changed("hincrbyfloat");
   return text;
 }
@@ -245,16 +235,16 @@ enum class Part { kKeys, kValues, kBoth };
 
 void ReplyAll(CmdArgList args, ConnectionContext* cntx, Part part) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<const HashObject*> hash = FindHash(cntx->db_index, args[1]);
+  OpResult<HashView> hash = FindHash(cntx->db_index, args[1]);
   if (ReplyIfError(rb, hash.status())) return;
-  size_t size = hash ? (*hash)->Size() : 0;
+  size_t size = hash ? hash->Size() : 0;
   if (part == Part::kBoth) {
     rb->StartMap(size);
   } else {
     rb->StartArray(size);
   }
   if (!hash) return;
-  (*hash)->ForEach([&](std::string_view field, std::string_view value) {
+  hash->ForEach([&](std::string_view field, std::string_view value) {
     if (part != Part::kValues) rb->SendBulk(field);
     if (part != Part::kKeys) rb->SendBulk(value);
   });
@@ -286,11 +276,11 @@ void StartRandomReply(ReplyBuilder* rb, bool with_values, size_t count) {
 void CmdHRandField(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   if (args.size() == 2) {
-    OpResult<const HashObject*> hash = FindHash(cntx->db_index, args[1]);
+    OpResult<HashView> hash = FindHash(cntx->db_index, args[1]);
     if (ReplyIfError(rb, hash.status())) return;
     if (!hash) return rb->SendNull();
     uint64_t rnd = absl::Uniform<uint64_t>(EngineShard::tlocal()->rng());
-    return rb->SendBulk((*hash)->Random(rnd).first);
+    return rb->SendBulk(hash->Random(rnd).first);
   }
   std::optional<int64_t> count = ParseInt64(args[2]);
   if (!count) return rb->SendError(facade::kInvalidIntErr);
@@ -306,19 +296,19 @@ void CmdHRandField(CmdArgList args, ConnectionContext* cntx) {
   if (with_values && (*count < -kLongMax / 2 || *count > kLongMax / 2)) {
     return rb->SendError(kOutOfRangeErr);
   }
-  OpResult<const HashObject*> found = FindHash(cntx->db_index, args[1]);
+  OpResult<HashView> found = FindHash(cntx->db_index, args[1]);
   if (ReplyIfError(rb, found.status())) return;
   if (!found || *count == 0) return rb->SendEmptyArray();
-  const HashObject* hash = *found;
+  const HashView& hash = *found;
   absl::BitGen& rng = EngineShard::tlocal()->rng();
-  const size_t size = hash->Size();
+  const size_t size = hash.Size();
 
   if (*count < 0) {  // repetitions allowed
     uint64_t n = uint64_t(-*count);
     if (n * (with_values ? 2 : 1) > kMaxRandomReplyElements) return rb->SendError(kOutOfRangeErr);
     StartRandomReply(rb, with_values, n);
     for (uint64_t i = 0; i < n; ++i) {
-      auto [field, value] = hash->Random(absl::Uniform<uint64_t>(rng));
+      auto [field, value] = hash.Random(absl::Uniform<uint64_t>(rng));
       ReplyPair(rb, with_values, field, value);
     }
     return;
@@ -326,7 +316,7 @@ void CmdHRandField(CmdArgList args, ConnectionContext* cntx) {
   uint64_t n = uint64_t(*count);
   if (n >= size) {  // the whole hash
     StartRandomReply(rb, with_values, size);
-    hash->ForEach([&](std::string_view field, std::string_view value) {
+    hash.ForEach([&](std::string_view field, std::string_view value) {
       ReplyPair(rb, with_values, field, value);
     });
     return;
@@ -336,7 +326,7 @@ void CmdHRandField(CmdArgList args, ConnectionContext* cntx) {
   std::vector<std::pair<std::string, std::string>> picked;
   if (n * 3 > size) {
     picked.reserve(size);
-    hash->ForEach(
+    hash.ForEach(
         [&](std::string_view field, std::string_view value) { picked.emplace_back(field, value); });
     while (picked.size() > n) {
       size_t victim = absl::Uniform<size_t>(rng, 0, picked.size());
@@ -346,7 +336,7 @@ void CmdHRandField(CmdArgList args, ConnectionContext* cntx) {
   } else {
     absl::flat_hash_set<std::string> seen;
     while (picked.size() < n) {
-      auto pair = hash->Random(absl::Uniform<uint64_t>(rng));
+      auto pair = hash.Random(absl::Uniform<uint64_t>(rng));
       if (seen.insert(pair.first).second) picked.push_back(std::move(pair));
     }
   }
@@ -360,7 +350,7 @@ void CmdHScan(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::optional<uint64_t> cursor = ParseScanCursor(args[2]);
   if (!cursor) return rb->SendError("ERR invalid cursor");
-  OpResult<const HashObject*> hash = FindHash(cntx->db_index, args[1]);
+  OpResult<HashView> hash = FindHash(cntx->db_index, args[1]);
   if (ReplyIfError(rb, hash.status())) return;
   // Redis reads the options only for an existing key.
   ScanOptions options;
@@ -375,7 +365,7 @@ void CmdHScan(CmdArgList args, ConnectionContext* cntx) {
   std::vector<std::string> pairs;
   uint64_t next = 0;
   if (hash) {
-    next = (*hash)->Scan(*cursor, count, [&](std::string_view field, std::string_view value) {
+    next = hash->Scan(*cursor, count, [&](std::string_view field, std::string_view value) {
       if (pattern && !core::GlobMatch(*pattern, field)) return;
       pairs.emplace_back(field);
       pairs.emplace_back(value);
@@ -384,10 +374,6 @@ void CmdHScan(CmdArgList args, ConnectionContext* cntx) {
   rb->StartArray(2);
   rb->SendBulk(helio::StrCat(next));
   rb->SendBulkArray(pairs);
-}
-
-core::TypedObject* MakeHashFromForm(ObjEncoding encoding, std::string_view form) {
-  return HashObject::Deserialize(encoding, form);
 }
 
 }  // namespace

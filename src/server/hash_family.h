@@ -1,7 +1,7 @@
 // The hash commands: HSET HSETNX HGET HMGET HMSET HDEL HLEN HEXISTS HINCRBY HINCRBYFLOAT
 // HKEYS HVALS HGETALL HSTRLEN HRANDFIELD HSCAN. Each has one key and runs on its shard's
-// thread. Values are HashObjects (hash_object.h: listpack or hashtable, Redis 7.0's
-// conversion rules); writes report Redis's keyspace event names (hset, hdel, hincrby,
+// thread. Values are hashes as hash_object.h keeps them (listpack or hashtable, Redis
+// 7.0's conversion rules); writes report Redis's keyspace event names (hset, hdel, hincrby,
 // hincrbyfloat), and a hash emptied by HDEL is deleted.
 #pragma once
 

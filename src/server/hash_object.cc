@@ -37,23 +37,42 @@ bool ReadString(std::string_view* in, std::string_view* out) {
 
 }  // namespace
 
-HashObject::~HashObject() {
-  if (map_ != nullptr) {
-    map_->~StringMap();
-    core::ObjFree(map_);
+size_t HashTable::MallocUsed() const {
+  return core::ObjUsableSize(const_cast<HashTable*>(this)) + map.MallocUsed();
+}
+
+void HashTable::Serialize(std::string* out) const {
+  map.ForEach([&](std::string_view field, std::string_view value) {
+    AppendVarint(field.size(), out);
+    out->append(field);
+    AppendVarint(value.size(), out);
+    out->append(value);
+  });
+}
+
+HashView::HashView(const PrimeValue& value) {
+  if (value.holds_listpack()) {
+    lp_ = Listpack::Adopt(value.listpack_block());
+  } else {
+    map_ = &static_cast<HashTable*>(value.GetObject())->map;
   }
 }
 
-std::string_view HashObject::Text(const Listpack::Value& value, char (&buf)[24]) {
+HashView& HashView::operator=(HashView&& other) noexcept {
+  lp_.Release();
+  lp_ = std::move(other.lp_);
+  map_ = other.map_;
+  return *this;
+}
+
+std::string_view HashView::Text(const Listpack::Value& value, char (&buf)[24]) {
   if (!value.is_int) return value.sval;
   char* end = std::to_chars(buf, buf + sizeof(buf), value.ival).ptr;
   return {buf, size_t(end - buf)};
 }
 
-size_t HashObject::Size() const { return map_ != nullptr ? map_->Size() : lp_.Size() / 2; }
-
-std::optional<std::string_view> HashObject::Get(std::string_view field,
-                                                std::string* scratch) const {
+std::optional<std::string_view> HashView::Get(std::string_view field,
+                                              std::string* scratch) const {
   if (map_ != nullptr) return map_->Get(field);
   Listpack::Pos pos = lp_.Find(lp_.First(), field, 1);
   if (pos == Listpack::kNoPos) return std::nullopt;
@@ -64,53 +83,12 @@ std::optional<std::string_view> HashObject::Get(std::string_view field,
   return *scratch;
 }
 
-bool HashObject::Contains(std::string_view field) const {
+bool HashView::Contains(std::string_view field) const {
   if (map_ != nullptr) return map_->Contains(field);
   return lp_.Find(lp_.First(), field, 1) != Listpack::kNoPos;
 }
 
-void HashObject::ConvertIfNeeded(size_t max_len, size_t total_len) {
-  if (map_ != nullptr) return;
-  if (max_len > CollectionLimits::HashMaxListpackValue() ||
-      !Listpack::SafeToAdd(lp_.ByteSize(), total_len)) {
-    ConvertToMap();
-  }
-}
-
-bool HashObject::Set(std::string_view field, std::string_view value) {
-  if (map_ == nullptr) {
-    // HINCRBY* reach here without a check of the field's length (Redis's hashTypeSet).
-    ConvertIfNeeded(std::max(field.size(), value.size()), field.size() + value.size());
-  }
-  if (map_ != nullptr) return map_->Set(field, value);
-  Listpack::Pos pos = lp_.Find(lp_.First(), field, 1);
-  if (pos != Listpack::kNoPos) {
-    lp_.Replace(lp_.Next(pos), value);
-    return false;
-  }
-  lp_.Append(field);
-  lp_.Append(value);
-  if (Size() > CollectionLimits::HashMaxListpackEntries()) ConvertToMap();
-  return true;
-}
-
-bool HashObject::Remove(std::string_view field) {
-  if (map_ != nullptr) return map_->Remove(field);
-  Listpack::Pos pos = lp_.Find(lp_.First(), field, 1);
-  if (pos == Listpack::kNoPos) return false;
-  lp_.Delete(lp_.Delete(pos));
-  return true;
-}
-
-void HashObject::ConvertToMap() {
-  core::StringMap* map = new (core::ObjMalloc(sizeof(core::StringMap))) core::StringMap();
-  map->Reserve(Size());
-  ForEach([&](std::string_view field, std::string_view value) { map->Set(field, value); });
-  map_ = map;
-  Listpack dropped = std::move(lp_);  // lp_ stays moved-from (no block) while map_ is set
-}
-
-std::pair<std::string, std::string> HashObject::Random(uint64_t rnd) const {
+std::pair<std::string, std::string> HashView::Random(uint64_t rnd) const {
   if (map_ != nullptr) {
     auto [field, value] = map_->Random(rnd);
     return {std::string(field), std::string(value)};
@@ -119,47 +97,73 @@ std::pair<std::string, std::string> HashObject::Random(uint64_t rnd) const {
   return {lp_.Get(pos).ToString(), lp_.Get(lp_.Next(pos)).ToString()};
 }
 
-size_t HashObject::MallocUsed() const {
-  size_t bytes = core::ObjUsableSize(const_cast<HashObject*>(this));
-  if (map_ != nullptr) return bytes + core::ObjUsableSize(map_) + map_->MallocUsed();
-  return bytes + core::ObjUsableSize(const_cast<uint8_t*>(
-                     reinterpret_cast<const uint8_t*>(lp_.bytes().data())));
+void HashRef::MakeEmpty(PrimeValue* value) { value->SetListpack(ObjType::kHash, Listpack()); }
+
+void HashRef::ConvertIfNeeded(size_t max_len, size_t total_len) {
+  if (map_ != nullptr) return;
+  if (max_len > CollectionLimits::HashMaxListpackValue() ||
+      !Listpack::SafeToAdd(lp_.ByteSize(), total_len)) {
+    ConvertToMap();
+  }
 }
 
-void HashObject::Serialize(std::string* out) const {
+bool HashRef::Set(std::string_view field, std::string_view value) {
   if (map_ == nullptr) {
-    out->append(lp_.bytes());
-    return;
+    // HINCRBY* reach here without a check of the field's length (Redis's hashTypeSet).
+    ConvertIfNeeded(std::max(field.size(), value.size()), field.size() + value.size());
   }
-  map_->ForEach([&](std::string_view field, std::string_view value) {
-    AppendVarint(field.size(), out);
-    out->append(field);
-    AppendVarint(value.size(), out);
-    out->append(value);
-  });
+  if (map_ != nullptr) return map_->Set(field, value);
+  Listpack::Pos pos = lp_.Find(lp_.First(), field, 1);
+  if (pos != Listpack::kNoPos) {
+    lp_.Replace(lp_.Next(pos), value);
+    SyncBlock();
+    return false;
+  }
+  lp_.Append(field);
+  lp_.Append(value);
+  SyncBlock();
+  if (Size() > CollectionLimits::HashMaxListpackEntries()) ConvertToMap();
+  return true;
 }
 
-core::TypedObject* HashObject::Deserialize(ObjEncoding encoding, std::string_view form) {
+bool HashRef::Remove(std::string_view field) {
+  if (map_ != nullptr) return map_->Remove(field);
+  Listpack::Pos pos = lp_.Find(lp_.First(), field, 1);
+  if (pos == Listpack::kNoPos) return false;
+  lp_.Delete(lp_.Delete(pos));
+  SyncBlock();
+  return true;
+}
+
+void HashRef::ConvertToMap() {
+  HashTable* table = core::TypedObject::Make<HashTable>();
+  table->map.Reserve(Size());
+  ForEach([&](std::string_view field, std::string_view value) { table->map.Set(field, value); });
+  lp_.Release();  // the value frees the block as it takes the table
+  value_->SetObject(ObjType::kHash, ObjEncoding::kHashtable, table);
+  map_ = &table->map;
+}
+
+bool MakeHashFromForm(ObjEncoding encoding, std::string_view form, PrimeValue* value) {
   if (encoding == ObjEncoding::kListpack) {
-    if (!Listpack::Validate(form)) return nullptr;
+    if (!Listpack::Validate(form)) return false;
     Listpack lp = Listpack::FromBytes(form);
-    if (lp.Size() % 2 != 0) return nullptr;
-    HashObject* hash = Make();
-    hash->lp_ = std::move(lp);
-    return hash;
+    if (lp.Size() % 2 != 0) return false;
+    value->SetListpack(ObjType::kHash, std::move(lp));
+    return true;
   }
-  if (encoding != ObjEncoding::kHashtable) return nullptr;
-  HashObject* hash = Make();
-  hash->map_ = new (core::ObjMalloc(sizeof(core::StringMap))) core::StringMap();
+  if (encoding != ObjEncoding::kHashtable) return false;
+  HashTable* table = core::TypedObject::Make<HashTable>();
   while (!form.empty()) {
-    std::string_view field, value;
-    if (!ReadString(&form, &field) || !ReadString(&form, &value) ||
-        !hash->map_->Set(field, value)) {
-      Destroy(hash);
-      return nullptr;
+    std::string_view field, field_value;
+    if (!ReadString(&form, &field) || !ReadString(&form, &field_value) ||
+        !table->map.Set(field, field_value)) {
+      core::TypedObject::Destroy(table);
+      return false;
     }
   }
-  return hash;
+  value->SetObject(ObjType::kHash, ObjEncoding::kHashtable, table);
+  return true;
 }
 
 }  // namespace damselfly

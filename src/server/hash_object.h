@@ -1,18 +1,22 @@
-// HashObject: the value of a Redis hash, in Redis 7.0's two encodings.
-//   listpack   field, value, field, value... in one core::Listpack block, while the hash
-//              has at most hash-max-listpack-entries fields and every field and value is
-//              at most hash-max-listpack-value bytes (CollectionLimits);
-//   hashtable  a core::StringMap (one block per field with its value, 8-byte slots).
+// A Redis hash, in Redis 7.0's two encodings:
+//   listpack   field, value, field, value... in one core::Listpack block, held by the
+//              PrimeValue itself (PrimeValue::SetListpack), while the hash has at most
+//              hash-max-listpack-entries fields and every field and value is at most
+//              hash-max-listpack-value bytes (CollectionLimits);
+//   hashtable  a HashTable object: a core::StringMap (one block per field with its
+//              value, 8-byte slots).
 // A write that breaks a listpack limit converts the hash first (Redis checks lengths
 // before and the count after adding); a hash never converts back, as in Redis.
 //
-// Why a Listpack member and a pointer to the map (the listpack is moved-from once the
-// map exists) rather than the map inline: small hashes are the common case (1M session
-// hashes of 10 fields), and this keeps the object at 32 bytes, one mimalloc class,
-// beside its listpack.
+// Why the listpack has no object around it: small hashes are the common case (1M session
+// hashes of 10 fields), and a wrapper object costs a 32-byte block per hash beside a
+// listpack of about 96 bytes. So a hash is read through a HashView and changed through a
+// HashRef, handles made per command on the stack over the PrimeValue that holds it,
+// which work on the listpack in place.
 //
 // Thread contract: not thread-safe; a hash and its blocks belong to its shard's thread
-// (ObjMalloc's rule), which makes every call, the destructor included.
+// (ObjMalloc's rule), which makes every call. A handle must not outlive its value, nor
+// be used after anything else changed the value.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +24,6 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 #include "src/core/listpack.h"
 #include "src/core/string_map.h"
@@ -29,31 +32,36 @@
 
 namespace damselfly {
 
-class HashObject : public core::TypedObject {
+// The hashtable encoding's object.
+class HashTable final : public core::TypedObject {
  public:
-  // Makes an empty listpack-encoded hash.
-  static HashObject* Make() { return TypedObject::Make<HashObject>(); }
-  HashObject() = default;
-  ~HashObject() override;
+  core::StringMap map;
+
+  size_t MallocUsed() const override;
+  // Form: the pairs, each string as a varint length and its bytes.
+  void Serialize(std::string* out) const override;
+};
+
+// Reads the hash a PrimeValue holds.
+class HashView {
+ public:
+  // No hash: for OpResult's sake only; call nothing on it.
+  HashView() = default;
+  // REQUIRES: value.type() == ObjType::kHash.
+  explicit HashView(const PrimeValue& value);
+  HashView(HashView&& other) noexcept : lp_(std::move(other.lp_)), map_(other.map_) {}
+  HashView& operator=(HashView&& other) noexcept;
+  ~HashView() { lp_.Release(); }  // the block is the value's
 
   ObjEncoding encoding() const {
     return map_ == nullptr ? ObjEncoding::kListpack : ObjEncoding::kHashtable;
   }
-  size_t Size() const;
+  size_t Size() const { return map_ != nullptr ? map_->Size() : lp_.Size() / 2; }
 
   // The value of `field`, or nullopt. A listpack integer is printed into *scratch; other
   // views point into the hash and stay valid until its next change.
   std::optional<std::string_view> Get(std::string_view field, std::string* scratch) const;
   bool Contains(std::string_view field) const;
-
-  // Converts to a hash table when a string of `max_len` bytes would break the listpack's
-  // value limit, or `total_len` more bytes its 1 GiB limit (Redis's
-  // hashTypeTryConversion, which HSET runs over all its arguments before setting any).
-  void ConvertIfNeeded(size_t max_len, size_t total_len);
-  // Sets `field` to `value`; returns true when the field is new. Converts as Redis does.
-  bool Set(std::string_view field, std::string_view value);
-  // Removes `field`; returns false when absent.
-  bool Remove(std::string_view field);
 
   // Calls f(field, value) for every pair, in listpack order or table order. f must not
   // change the hash.
@@ -80,20 +88,47 @@ class HashObject : public core::TypedObject {
   // A random pair (copied). REQUIRES: Size() > 0.
   std::pair<std::string, std::string> Random(uint64_t rnd) const;
 
-  size_t MallocUsed() const override;
-  // Form: for a listpack its bytes; for a hash table the pairs, each string as a
-  // varint length and its bytes.
-  void Serialize(std::string* out) const override;
-  // Rebuilds a hash from Serialize's form, or returns nullptr when the form is malformed.
-  static core::TypedObject* Deserialize(ObjEncoding encoding, std::string_view form);
+  // The listpack's bytes, as Redis stores them. REQUIRES: encoding() == kListpack.
+  std::string_view listpack_bytes() const { return lp_.bytes(); }
 
- private:
+ protected:
   // The text of a listpack element: its bytes, or its integer printed into `buf`.
   static std::string_view Text(const core::Listpack::Value& value, char (&buf)[24]);
+
+  // The value's listpack, worked on in place and never freed here (moved-from, no
+  // block, while map_ is set); the value's hash table otherwise.
+  core::Listpack lp_ = core::Listpack::Adopt({});
+  core::StringMap* map_ = nullptr;
+};
+
+// Reads and changes the hash a PrimeValue holds; the value follows every change (its
+// block, its encoding), so it may be read between changes.
+class HashRef : public HashView {
+ public:
+  // Makes *value an empty hash (listpack).
+  static void MakeEmpty(PrimeValue* value);
+  // REQUIRES: value->type() == ObjType::kHash.
+  explicit HashRef(PrimeValue* value) : HashView(*value), value_(value) {}
+
+  // Converts to a hash table when a string of `max_len` bytes would break the listpack's
+  // value limit, or `total_len` more bytes its 1 GiB limit (Redis's
+  // hashTypeTryConversion, which HSET runs over all its arguments before setting any).
+  void ConvertIfNeeded(size_t max_len, size_t total_len);
+  // Sets `field` to `value`; returns true when the field is new. Converts as Redis does.
+  bool Set(std::string_view field, std::string_view value);
+  // Removes `field`; returns false when absent.
+  bool Remove(std::string_view field);
+
+ private:
+  // Tells the value where the listpack's block is after a change.
+  void SyncBlock() { value_->set_listpack_block(lp_.block()); }
   void ConvertToMap();
 
-  core::Listpack lp_;               // the listpack encoding (moved-from once converted)
-  core::StringMap* map_ = nullptr;  // the hashtable encoding, when converted
+  PrimeValue* value_;
 };
+
+// The hash family's TypedObjectFactory. Forms: a listpack's bytes (validated, with an
+// even count), or HashTable::Serialize's.
+bool MakeHashFromForm(ObjEncoding encoding, std::string_view form, PrimeValue* value);
 
 }  // namespace damselfly

@@ -750,7 +750,8 @@ void CmdBRPopLPush(CmdArgList args, ConnectionContext* cntx) {
 
 void ListFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  RegisterTypedObjectFactory(ObjType::kList, ListObject::Deserialize);
+  RegisterTypedObjectFactory(ObjType::kList,
+                             ObjectFactory<ObjType::kList, ListObject::Deserialize>);
   CommandRegistry& r = *registry;
   constexpr uint32_t kWrite = kCmdWrite | kCmdDenyOom;
   constexpr uint32_t kAclW = kAclWrite | kAclList, kAclR = kAclRead | kAclList;

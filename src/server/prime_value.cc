@@ -15,8 +15,8 @@ constexpr const char* kTypeNames[kObjTypeCount] = {"string", "list", "set", "zse
 std::array<TypedObjectFactory, kObjTypeCount> factories{};
 
 // Serialized form: one byte of type, then for a string its bytes and a byte that says
-// whether it was built (SetBuiltString); for a typed object a byte of encoding and the
-// object's own form.
+// whether it was built (SetBuiltString); for a typed value a byte of encoding and the
+// object's own form (a held listpack: its bytes).
 enum : char { kBuiltString = 'b', kPlainString = 's' };
 
 }  // namespace
@@ -62,6 +62,12 @@ void PrimeValue::Serialize(std::string* out) const {
     return;
   }
   out->push_back(char(obj_.ObjectEncoding()));
+  if (holds_listpack()) {
+    core::Listpack lp = core::Listpack::Adopt(listpack_block());
+    out->append(lp.bytes());
+    lp.Release();  // the block stays ours
+    return;
+  }
   obj_.GetObject()->Serialize(out);
 }
 
@@ -78,11 +84,7 @@ bool PrimeValue::Deserialize(std::string_view form) {
   }
   TypedObjectFactory factory = factories[unsigned(type)];
   if (factory == nullptr) return false;
-  const ObjEncoding encoding = ObjEncoding(form[1]);
-  core::TypedObject* object = factory(encoding, form.substr(2));
-  if (object == nullptr) return false;
-  SetObject(type, encoding, object);
-  return true;
+  return factory(ObjEncoding(form[1]), form.substr(2), this);
 }
 
 }  // namespace damselfly

@@ -1,6 +1,8 @@
-// PrimeValue: what a key maps to in a shard's table: a CompactObj holding a string or a
-// typed object (list, hash, set, sorted set...: core/typed_object.h). The per-key "has a
-// deadline" bit lives in the object's flags, so keys without a TTL pay nothing for expiry.
+// PrimeValue: what a key maps to in a shard's table: a CompactObj holding a string, a
+// typed object (list, hash, set, sorted set...: core/typed_object.h), or a small
+// collection's listpack block with no object around it (SetListpack: small hashes). The
+// per-key "has a deadline" bit lives in the object's flags, so keys without a TTL pay
+// nothing for expiry.
 //
 // Thread-safety: none; owned by its shard's thread (its heap block comes from that
 // thread's heap, see core/obj_malloc.h).
@@ -12,6 +14,7 @@
 #include <string_view>
 
 #include "src/core/compact_object.h"
+#include "src/core/listpack.h"
 
 namespace damselfly {
 
@@ -29,9 +32,14 @@ std::optional<ObjType> ObjTypeFromName(std::string_view name);
 enum class ObjEncoding : uint8_t { kListpack = 0, kQuicklist, kHashtable, kIntset, kSkiplist, kStream };
 const char* ObjEncodingName(ObjEncoding encoding);
 
-// Rebuilds a typed object of one type from its Serialize() form (a value moved across
-// shards). Each family that owns a type registers one at start-up, before any shard runs.
-using TypedObjectFactory = core::TypedObject* (*)(ObjEncoding encoding, std::string_view form);
+class PrimeValue;
+
+// Makes *value the typed value of one type that `encoding` and its Serialize() form
+// describe (a value moved across shards); returns false, *value unchanged, when the form
+// is malformed. Each family that owns a type registers one at start-up, before any shard
+// runs.
+using TypedObjectFactory = bool (*)(ObjEncoding encoding, std::string_view form,
+                                    PrimeValue* value);
 void RegisterTypedObjectFactory(ObjType type, TypedObjectFactory factory);
 
 class PrimeValue {
@@ -100,7 +108,25 @@ class PrimeValue {
     obj_.SetObject(uint8_t(type), uint8_t(encoding), object);
     obj_.SetMcFlags(false);
   }
-  // The typed object, or nullptr for a string.
+  // Holds `lp`'s block itself, with no object around it (CompactObj::SetBlock): a small
+  // collection of `type` in the listpack encoding. Work on it in place with a Listpack
+  // from Adopt(listpack_block()), and set_listpack_block() after each change.
+  void SetListpack(ObjType type, core::Listpack lp) {
+    core::Listpack::Block block = lp.Release();
+    obj_.SetBlock(uint8_t(type), uint8_t(ObjEncoding::kListpack), block.data, block.capacity);
+    obj_.SetMcFlags(false);
+  }
+  // Whether the value is a listpack held that way.
+  bool holds_listpack() const { return obj_.IsBlock(); }
+  // REQUIRE: holds_listpack().
+  core::Listpack::Block listpack_block() const {
+    return {static_cast<uint8_t*>(obj_.GetBlock()), obj_.BlockCapacity()};
+  }
+  void set_listpack_block(core::Listpack::Block block) {
+    obj_.MoveBlock(block.data, block.capacity);
+  }
+
+  // The typed object, or nullptr for a string or a held listpack.
   core::TypedObject* GetObject() const { return obj_.GetObject(); }
   template <typename T>
   T* GetObjectAs() const {
@@ -139,5 +165,15 @@ class PrimeValue {
  private:
   core::CompactObj obj_;
 };
+
+// A TypedObjectFactory for a type whose values are all TypedObjects, from a function
+// that rebuilds the object (nullptr when the form is malformed).
+template <ObjType kType, core::TypedObject* (*kMake)(ObjEncoding, std::string_view)>
+bool ObjectFactory(ObjEncoding encoding, std::string_view form, PrimeValue* value) {
+  core::TypedObject* object = kMake(encoding, form);
+  if (object == nullptr) return false;
+  value->SetObject(kType, encoding, object);
+  return true;
+}
 
 }  // namespace damselfly

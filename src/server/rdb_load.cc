@@ -717,12 +717,12 @@ bool RdbLoader::LoadHashElements(PrimeValue* value) {
   // Too many fields for a listpack: straight into a hash table, whose Set finds
   // duplicates in O(1).
   PrimeValue built;
-  HashObject* hash = HashObject::Make();
-  built.SetObject(ObjType::kHash, ObjEncoding::kHashtable, hash);
-  hash->ConvertIfNeeded(SIZE_MAX, 0);  // as for a value too long for any listpack
+  HashRef::MakeEmpty(&built);
+  HashRef hash(&built);
+  hash.ConvertIfNeeded(SIZE_MAX, 0);  // as for a value too long for any listpack
   for (uint64_t i = 0; i < count; ++i) {
     if (!ReadString(&field) || !ReadString(&field_value)) return false;
-    if (!hash->Set(field, field_value)) return Fail("duplicate hash field");
+    if (!hash.Set(field, field_value)) return Fail("duplicate hash field");
   }
   *value = std::move(built);
   return true;
@@ -753,30 +753,28 @@ bool RdbLoader::LoadHashPacked(PrimeValue* value, uint8_t type) {
 // factory), then checked in place for an even count and duplicate fields.
 bool RdbLoader::LoadHashListpack(std::string_view blob, PrimeValue* value) {
   PrimeValue built;
-  core::TypedObject* object = HashObject::Deserialize(ObjEncoding::kListpack, blob);
-  if (object == nullptr) return Fail("bad hash listpack");
-  built.SetObject(ObjType::kHash, ObjEncoding::kListpack, object);
-  const HashObject* hash = static_cast<const HashObject*>(object);
-  if (hash->Size() == 0) return Empty();
+  if (!MakeHashFromForm(ObjEncoding::kListpack, blob, &built)) return Fail("bad hash listpack");
+  const HashView hash(built);
+  if (hash.Size() == 0) return Empty();
   absl::flat_hash_set<std::string_view, helio::StringViewHash, helio::StringViewEq> fields;
-  fields.reserve(hash->Size());
+  fields.reserve(hash.Size());
   std::deque<std::string> numbers;  // integer fields, which ForEach prints into a buffer
   size_t max_len = 0;
   bool duplicate = false;
-  hash->ForEach([&](std::string_view field, std::string_view field_value) {
+  hash.ForEach([&](std::string_view field, std::string_view field_value) {
     max_len = std::max({max_len, field.size(), field_value.size()});
     int64_t ignored;
     if (core::ListpackStringToInt64(field, &ignored)) field = numbers.emplace_back(field);
     duplicate |= !fields.insert(field).second;
   });
   if (duplicate) return Fail("duplicate hash field");
-  if (hash->Size() <= CollectionLimits::HashMaxListpackEntries() &&
+  if (hash.Size() <= CollectionLimits::HashMaxListpackEntries() &&
       max_len <= CollectionLimits::HashMaxListpackValue()) {
     *value = std::move(built);
     return true;
   }
   std::vector<std::string> pairs;
-  hash->ForEach([&](std::string_view field, std::string_view field_value) {
+  hash.ForEach([&](std::string_view field, std::string_view field_value) {
     pairs.emplace_back(field);
     pairs.emplace_back(field_value);
   });
@@ -784,7 +782,7 @@ bool RdbLoader::LoadHashListpack(std::string_view blob, PrimeValue* value) {
 }
 
 // Makes *value the hash of `pairs` (field, value...) after checking for duplicate fields
-// (with a set: HashObject::Set would search the listpack for each field, O(n^2)), as one
+// (with a set: HashRef::Set would search the listpack for each field, O(n^2)), as one
 // listpack built here when the pairs are within its limits, else a hash table.
 bool RdbLoader::BuildHash(const std::vector<std::string>& pairs, PrimeValue* value) {
   absl::flat_hash_set<std::string_view, helio::StringViewHash, helio::StringViewEq> fields;
@@ -799,13 +797,12 @@ bool RdbLoader::BuildHash(const std::vector<std::string>& pairs, PrimeValue* val
       max_len <= CollectionLimits::HashMaxListpackValue() && Listpack::SafeToAdd(0, total_len)) {
     Listpack lp;
     for (const std::string& s : pairs) lp.Append(s);
-    built.SetObject(ObjType::kHash, ObjEncoding::kListpack,
-                    HashObject::Deserialize(ObjEncoding::kListpack, lp.bytes()));
+    built.SetListpack(ObjType::kHash, std::move(lp));
   } else {
-    HashObject* hash = HashObject::Make();
-    built.SetObject(ObjType::kHash, ObjEncoding::kHashtable, hash);
-    hash->ConvertIfNeeded(SIZE_MAX, 0);
-    for (size_t i = 0; i < pairs.size(); i += 2) hash->Set(pairs[i], pairs[i + 1]);
+    HashRef::MakeEmpty(&built);
+    HashRef hash(&built);
+    hash.ConvertIfNeeded(SIZE_MAX, 0);
+    for (size_t i = 0; i < pairs.size(); i += 2) hash.Set(pairs[i], pairs[i + 1]);
   }
   *value = std::move(built);
   return true;

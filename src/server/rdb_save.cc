@@ -206,8 +206,7 @@ uint8_t RdbSerializer::SaveType(const PrimeValue& value) {
                  ? rdb::kTypeZSetListpack
                  : rdb::kTypeZSet2;
     case ObjType::kHash:
-      return value.GetObjectAs<HashObject>()->encoding() == ObjEncoding::kListpack
-                 ? rdb::kTypeHashListpack
+      return value.object_encoding() == ObjEncoding::kListpack ? rdb::kTypeHashListpack
                  : rdb::kTypeHash;
     case ObjType::kStream:
       return rdb::kTypeStreamListpacks2;
@@ -263,14 +262,10 @@ void RdbSerializer::SaveList(const PrimeValue& value) {
 }
 
 void RdbSerializer::SaveHash(const PrimeValue& value) {
-  const HashObject* hash = value.GetObjectAs<HashObject>();
-  if (hash->encoding() == ObjEncoding::kListpack) {
-    std::string bytes;
-    hash->Serialize(&bytes);  // a listpack's form is its bytes
-    return SaveString(bytes);
-  }
-  SaveLength(hash->Size());
-  hash->ForEach([&](std::string_view field, std::string_view field_value) {
+  const HashView hash(value);
+  if (hash.encoding() == ObjEncoding::kListpack) return SaveString(hash.listpack_bytes());
+  SaveLength(hash.Size());
+  hash.ForEach([&](std::string_view field, std::string_view field_value) {
     SaveString(field);
     SaveString(field_value);
     MaybeFlush();

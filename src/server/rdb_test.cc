@@ -62,7 +62,7 @@ std::string Describe(const PrimeValue& value) {
       break;
     }
     case ObjType::kHash:
-      value.GetObjectAs<HashObject>()->ForEach([&](std::string_view f, std::string_view v) {
+      HashView(value).ForEach([&](std::string_view f, std::string_view v) {
         items.push_back(helio::StrCat(f, "=", v));
       });
       sort = true;
@@ -152,10 +152,9 @@ PrimeValue ListValue(const std::vector<std::string>& elements, int fill = -2, un
 
 PrimeValue HashValue(size_t fields, size_t value_len = 3) {
   PrimeValue value;
-  HashObject* hash = HashObject::Make();
-  value.SetObject(ObjType::kHash, ObjEncoding::kListpack, hash);
-  for (size_t i = 0; i < fields; ++i) hash->Set(helio::StrCat("f", i), std::string(value_len, 'v'));
-  value.set_object_encoding(hash->encoding());
+  HashRef::MakeEmpty(&value);
+  HashRef hash(&value);
+  for (size_t i = 0; i < fields; ++i) hash.Set(helio::StrCat("f", i), std::string(value_len, 'v'));
   return value;
 }
 

@@ -541,7 +541,7 @@ void CmdSMove(CmdArgList args, ConnectionContext* cntx) {
 
 void SetFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  RegisterTypedObjectFactory(ObjType::kSet, MakeSetFromForm);
+  RegisterTypedObjectFactory(ObjType::kSet, ObjectFactory<ObjType::kSet, MakeSetFromForm>);
   CommandRegistry& r = *registry;
   constexpr uint32_t kWrite = kCmdWrite | kCmdDenyOom;
   constexpr uint32_t kAclW = kAclWrite | kAclSet, kAclR = kAclRead | kAclSet;

@@ -79,7 +79,7 @@ void ZSetMembersByRank(const PrimeValue& value, size_t start, size_t count, bool
 
 std::optional<std::string> HashFieldValue(const PrimeValue& value, std::string_view field) {
   std::optional<std::string_view> found =
-      value.GetObjectAs<HashObject>()->Get(field, &Scratch());
+      HashView(value).Get(field, &Scratch());
   if (!found) return std::nullopt;
   return std::string(*found);
 }

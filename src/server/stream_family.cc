@@ -618,7 +618,8 @@ core::TypedObject* MakeStreamFromForm(ObjEncoding encoding, std::string_view for
 
 void StreamFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  RegisterTypedObjectFactory(ObjType::kStream, MakeStreamFromForm);
+  RegisterTypedObjectFactory(ObjType::kStream,
+                             ObjectFactory<ObjType::kStream, MakeStreamFromForm>);
   CommandRegistry& r = *registry;
   constexpr uint32_t kWrite = kCmdWrite | kCmdDenyOom;
   constexpr uint32_t kAclW = kAclWrite | kAclStream, kAclR = kAclRead | kAclStream;

@@ -47,7 +47,7 @@ core::TypedObject* RebuildZSet(ObjEncoding encoding, std::string_view form) {
 
 }  // namespace
 
-void ZSetObject::RegisterFactory() { RegisterTypedObjectFactory(ObjType::kZSet, RebuildZSet); }
+void ZSetObject::RegisterFactory() { RegisterTypedObjectFactory(ObjType::kZSet, ObjectFactory<ObjType::kZSet, RebuildZSet>); }
 
 ZSetObject::~ZSetObject() {
   if (large_) {
