@@ -149,8 +149,8 @@ void AddValueDigest(const PrimeValue& value, bool has_expire, Digest* digest) {
           [&](std::string_view field, std::string_view v) { XorPair(digest, field, v); });
       break;
     case ObjType::kZSet: {
-      const ZSetObject* zset = value.GetObjectAs<ZSetObject>();
-      zset->Walk(0, zset->Size(), false, [&](std::string_view member, double score) {
+      const ZSetView zset(value);
+      zset.Walk(0, zset.Size(), false, [&](std::string_view member, double score) {
         char text[32];
         const int length = std::snprintf(text, sizeof(text), "%.17g", score);
         XorPair(digest, member, std::string_view(text, length));

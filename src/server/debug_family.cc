@@ -84,9 +84,9 @@ void FillCollection(DbSlice::Update& entry, const PopulateSpec& spec, uint64_t k
       return;
     }
     case ObjType::kZSet: {
-      ZSetObject* zset = MakeZSet(&entry.value());
-      for (uint64_t j = 0; j < spec.elements; ++j) zset->Set(element_of(j), double(j));
-      SyncZSetEncoding(&entry.value());
+      ZSetRef::MakeEmpty(&entry.value());
+      ZSetRef zset(&entry.value());
+      for (uint64_t j = 0; j < spec.elements; ++j) zset.Set(element_of(j), double(j));
       return;
     }
     default:

@@ -101,21 +101,21 @@ void SendCoordinate(ReplyBuilder* rb, double value) { rb->SendDoubleText(FormatL
 
 // --- Shard code.
 
-// The sorted set under `key`, or null when missing.
-OpResult<const ZSetObject*> FindGeoSet(DbIndex db, std::string_view key) {
+// The sorted set under `key`, or nullopt when missing.
+OpResult<std::optional<ZSetView>> FindGeoSet(DbIndex db, std::string_view key) {
   OpResult<const PrimeValue*> value = Slice().FindTyped(db, key, ObjType::kZSet);
-  if (value.status() == OpStatus::kKeyNotFound) return static_cast<const ZSetObject*>(nullptr);
+  if (value.status() == OpStatus::kKeyNotFound) return std::optional<ZSetView>();
   if (!value) return value.status();
-  return (*value)->GetObjectAs<ZSetObject>();
+  return std::optional<ZSetView>(std::in_place, **value);
 }
 
 // The scores of `members` (nullopt: absent, or the key is missing).
 OpResult<std::vector<std::optional<double>>> OpScores(DbIndex db, std::string_view key,
                                                       CmdArgList members) {
-  OpResult<const ZSetObject*> zset = FindGeoSet(db, key);
+  OpResult<std::optional<ZSetView>> zset = FindGeoSet(db, key);
   if (!zset) return zset.status();
   std::vector<std::optional<double>> scores(members.size());
-  if (*zset == nullptr) return scores;
+  if (!zset->has_value()) return scores;
   for (size_t i = 0; i < members.size(); ++i) scores[i] = (*zset)->Score(members[i]);
   return scores;
 }
@@ -155,7 +155,7 @@ struct SearchOutcome {
 
 // Appends the members with scores in ranks [first, last) that lie in the shape, stopping
 // once there are `limit` points (0: no limit). Returns false when it stopped there.
-bool CollectRanks(const ZSetObject& zset, size_t first, size_t last, const geo::Shape& shape,
+bool CollectRanks(const ZSetView& zset, size_t first, size_t last, const geo::Shape& shape,
                   size_t limit, std::vector<GeoPoint>* points) {
   bool more = true;
   zset.Walk(first, last, false, [&](std::string_view member, double score) {
@@ -169,7 +169,7 @@ bool CollectRanks(const ZSetObject& zset, size_t first, size_t last, const geo::
   return more;
 }
 
-size_t RankOf(const ZSetObject& zset, uint64_t score) {
+size_t RankOf(const ZSetView& zset, uint64_t score) {
   return zset.CountScoreBelow({double(score), false});
 }
 
@@ -179,7 +179,7 @@ size_t RankOf(const ZSetObject& zset, uint64_t score) {
 // finer, contiguous score ranges in the same order), skipping those no point of the
 // shape can fall in: the same points, in the same order, as reading all of it, with a
 // fraction of the candidates.
-void CollectCell(const ZSetObject& zset, geo::HashBits hash, const geo::Shape& shape, size_t limit,
+void CollectCell(const ZSetView& zset, geo::HashBits hash, const geo::Shape& shape, size_t limit,
                  std::vector<GeoPoint>* points) {
   // Fewer members than this are cheaper to test than 16 sub-cells.
   constexpr size_t kRefineAbove = 48;
@@ -220,7 +220,7 @@ void CollectCell(const ZSetObject& zset, geo::HashBits hash, const geo::Shape& s
 
 // The members in the shape, from the centre cell and the neighbours the area reaches, in
 // Redis's order (centre, N, S, E, W, NE, NW, SE, SW; by score within a cell).
-std::vector<GeoPoint> CollectShape(const ZSetObject& zset, geo::Shape* shape, size_t limit) {
+std::vector<GeoPoint> CollectShape(const ZSetView& zset, geo::Shape* shape, size_t limit) {
   const geo::SearchBoxes boxes = geo::SearchAreas(shape);
   const geo::Neighbors& n = boxes.neighbors;
   const geo::HashBits cells[9] = {boxes.hash,   n.north,      n.south,      n.east,      n.west,
@@ -244,12 +244,12 @@ SearchOutcome OpSearch(DbIndex db, CmdArgList args, unsigned flags) {
   SearchOutcome out;
   SearchQuery& q = out.query;
   const size_t source = (flags & kSearchStore) ? 2 : 1;
-  OpResult<const ZSetObject*> found = FindGeoSet(db, args[source]);
+  OpResult<std::optional<ZSetView>> found = FindGeoSet(db, args[source]);
   if (!found) {
     out.error = OpStatusError(found.status());
     return out;
   }
-  const ZSetObject* zset = *found;
+  const std::optional<ZSetView>& zset = *found;
 
   size_t base;
   if (flags & kFromCoords) {
@@ -403,8 +403,8 @@ void ReplyPoints(ReplyBuilder* rb, const SearchQuery& q, const std::vector<GeoPo
 
 // The destination's sorted set: the points by hash, or by distance in the query's unit
 // (STOREDIST), in (score, member) order.
-ZSetObject::SortedPairs StoredPairs(const SearchQuery& q, const std::vector<GeoPoint>& points) {
-  ZSetObject::SortedPairs pairs;
+ZSetView::SortedPairs StoredPairs(const SearchQuery& q, const std::vector<GeoPoint>& points) {
+  ZSetView::SortedPairs pairs;
   pairs.reserve(points.size());
   for (const GeoPoint& p : points) {
     pairs.emplace_back(p.member, q.storedist ? p.distance / q.shape.conversion : p.score);
@@ -441,7 +441,7 @@ void SearchGeneric(CmdArgList args, ConnectionContext* cntx, unsigned flags) {
   if (!out.query.store_key) return ReplyPoints(rb, out.query, out.points);
   const std::string_view destination = args[out.query.store_key];
   const ShardId destination_shard = shard_set->ShardOf(destination);
-  const ZSetObject::SortedPairs pairs = StoredPairs(out.query, out.points);
+  const ZSetView::SortedPairs pairs = StoredPairs(out.query, out.points);
   const std::string_view event = (flags & kSearchStore) ? "geosearchstore" : "georadiusstore";
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {

@@ -664,16 +664,16 @@ bool RdbLoader::LoadZSetElements(PrimeValue* value, bool binary_scores) {
   if (!ReadLength(&count)) return false;
   if (count == 0) return Empty();
   PrimeValue built;
-  ZSetObject* zset = MakeZSet(&built);
+  ZSetRef::MakeEmpty(&built);
+  ZSetRef zset(&built);
   std::string member;
   for (uint64_t i = 0; i < count; ++i) {
     double score;
     if (!ReadString(&member)) return false;
     if (!(binary_scores ? ReadBinaryDouble(&score) : ReadTextDouble(&score))) return false;
     if (std::isnan(score)) return Fail("NaN score");
-    if (!zset->Set(member, score)) return Fail("duplicate sorted set member");
+    if (!zset.Set(member, score)) return Fail("duplicate sorted set member");
   }
-  SyncZSetEncoding(&built);
   *value = std::move(built);
   return true;
 }
@@ -688,13 +688,13 @@ bool RdbLoader::LoadZSetPacked(PrimeValue* value, bool ziplist) {
   if (elements.size() % 2 != 0) return Fail("odd sorted set blob");
   if (elements.empty()) return Empty();
   PrimeValue built;
-  ZSetObject* zset = MakeZSet(&built);
+  ZSetRef::MakeEmpty(&built);
+  ZSetRef zset(&built);
   for (size_t i = 0; i < elements.size(); i += 2) {
     double score;
     if (!ParseScore(elements[i + 1], &score)) return Fail("bad score");
-    if (!zset->Set(elements[i], score)) return Fail("duplicate sorted set member");
+    if (!zset.Set(elements[i], score)) return Fail("duplicate sorted set member");
   }
-  SyncZSetEncoding(&built);
   *value = std::move(built);
   return true;
 }

@@ -202,8 +202,7 @@ uint8_t RdbSerializer::SaveType(const PrimeValue& value) {
                  ? rdb::kTypeSetIntset
                  : rdb::kTypeSet;
     case ObjType::kZSet:
-      return value.GetObjectAs<ZSetObject>()->encoding() == ObjEncoding::kListpack
-                 ? rdb::kTypeZSetListpack
+      return value.object_encoding() == ObjEncoding::kListpack ? rdb::kTypeZSetListpack
                  : rdb::kTypeZSet2;
     case ObjType::kHash:
       return value.object_encoding() == ObjEncoding::kListpack ? rdb::kTypeHashListpack
@@ -287,14 +286,10 @@ void RdbSerializer::SaveSet(const PrimeValue& value) {
 }
 
 void RdbSerializer::SaveZSet(const PrimeValue& value) {
-  const ZSetObject* zset = value.GetObjectAs<ZSetObject>();
-  if (zset->encoding() == ObjEncoding::kListpack) {
-    std::string bytes;
-    zset->Serialize(&bytes);  // a listpack's form is its bytes
-    return SaveString(bytes);
-  }
-  SaveLength(zset->Size());
-  zset->Walk(0, zset->Size(), /*reverse=*/true, [&](std::string_view member, double score) {
+  const ZSetView zset(value);
+  if (zset.encoding() == ObjEncoding::kListpack) return SaveString(zset.listpack_bytes());
+  SaveLength(zset.Size());
+  zset.Walk(0, zset.Size(), /*reverse=*/true, [&](std::string_view member, double score) {
     SaveString(member);
     SaveBinaryDouble(score);
     MaybeFlush();

@@ -73,8 +73,8 @@ std::string Describe(const PrimeValue& value) {
       sort = true;
       break;
     case ObjType::kZSet: {
-      const ZSetObject* zset = value.GetObjectAs<ZSetObject>();
-      zset->Walk(0, zset->Size(), false, [&](std::string_view m, double s) {
+      const ZSetView zset(value);
+      zset.Walk(0, zset.Size(), false, [&](std::string_view m, double s) {
         char buf[core::kMaxScoreChars];
         items.push_back(helio::StrCat(m, "=", core::FormatScore(s, buf)));
         return true;
@@ -173,9 +173,9 @@ PrimeValue SetValue(const std::vector<std::string>& members) {
 
 PrimeValue ZSetValue(size_t members) {
   PrimeValue value;
-  ZSetObject* zset = MakeZSet(&value);
-  for (size_t i = 0; i < members; ++i) zset->Set(helio::StrCat("m", i), double(i) / 3);
-  SyncZSetEncoding(&value);
+  ZSetRef::MakeEmpty(&value);
+  ZSetRef zset(&value);
+  for (size_t i = 0; i < members; ++i) zset.Set(helio::StrCat("m", i), double(i) / 3);
   return value;
 }
 
@@ -400,11 +400,11 @@ TEST(RdbCodecTest, ZSetRoundTrips) {
   EXPECT_EQ(Dump(large)[0], char(rdb::kTypeZSet2));
   EXPECT_EQ(RoundTrip(large), std::string("skiplist"));
   PrimeValue special;
-  ZSetObject* zset = MakeZSet(&special);
-  zset->Set("inf", INFINITY);
-  zset->Set("-inf", -INFINITY);
-  zset->Set("tiny", 1e-300);
-  SyncZSetEncoding(&special);
+  ZSetRef::MakeEmpty(&special);
+  ZSetRef zset(&special);
+  zset.Set("inf", INFINITY);
+  zset.Set("-inf", -INFINITY);
+  zset.Set("tiny", 1e-300);
   RoundTrip(special);
 }
 

@@ -63,15 +63,15 @@ void SetMembers(const PrimeValue& value, std::vector<std::string>* out) {
   set->ForEach([out](std::string_view member) { out->emplace_back(member); });
 }
 
-size_t ZSetLength(const PrimeValue& value) { return value.GetObjectAs<ZSetObject>()->Size(); }
+size_t ZSetLength(const PrimeValue& value) { return ZSetView(value).Size(); }
 
 // `count` members from rank `start`, ascending, or with reverse from the highest rank.
 void ZSetMembersByRank(const PrimeValue& value, size_t start, size_t count, bool reverse,
                        std::vector<std::string>* out) {
-  const ZSetObject* zset = value.GetObjectAs<ZSetObject>();
-  const size_t size = zset->Size();
+  const ZSetView zset(value);
+  const size_t size = zset.Size();
   const size_t first = reverse ? size - start - count : start;
-  zset->Walk(first, first + count, reverse, [out](std::string_view member, double) {
+  zset.Walk(first, first + count, reverse, [out](std::string_view member, double) {
     out->emplace_back(member);
     return true;
   });

@@ -36,7 +36,7 @@ using core::ScoreBound;
 using facade::CmdArgList;
 using facade::ConnectionContext;
 using facade::ReplyBuilder;
-using SortedPairs = ZSetObject::SortedPairs;
+using SortedPairs = ZSetView::SortedPairs;
 
 constexpr char kNanErr[] = "ERR resulting score is not a number (NaN)";
 constexpr char kScoreRangeErr[] = "ERR min or max is not a float";
@@ -136,10 +136,10 @@ void ReplyPairs(ReplyBuilder* rb, const SortedPairs& pairs, bool withscores, boo
 // --- Shard code: reads.
 
 // The sorted set under `key` for a read (or a write's first look, see DbSlice::FindTyped).
-OpResult<const ZSetObject*> FindZSet(DbIndex db, std::string_view key, bool for_write = false) {
+OpResult<ZSetView> FindZSet(DbIndex db, std::string_view key, bool for_write = false) {
   OpResult<const PrimeValue*> value = Slice().FindTyped(db, key, ObjType::kZSet, for_write);
   if (!value) return value.status();
-  return (*value)->GetObjectAs<ZSetObject>();
+  return ZSetView(**value);
 }
 
 // A range request of ZRANGE and its relatives, parsed.
@@ -171,7 +171,7 @@ RankRange ResolveIndexes(int64_t start, int64_t end, size_t size) {
   return {size_t(start), size_t(end) + 1};
 }
 
-RankRange ResolveRange(const ZSetObject& zset, const RangeSpec& spec) {
+RankRange ResolveRange(const ZSetView& zset, const RangeSpec& spec) {
   const size_t size = zset.Size();
   if (spec.kind == RangeSpec::kRank) {
     RankRange r = ResolveIndexes(spec.start, spec.end, size);
@@ -195,7 +195,7 @@ RankRange ResolveRange(const ZSetObject& zset, const RangeSpec& spec) {
 }
 
 // The pairs `spec` selects, in reply order.
-SortedPairs CollectRange(const ZSetObject& zset, const RangeSpec& spec) {
+SortedPairs CollectRange(const ZSetView& zset, const RangeSpec& spec) {
   SortedPairs pairs;
   RankRange r = ResolveRange(zset, spec);
   if (r.empty()) return pairs;
@@ -208,8 +208,8 @@ SortedPairs CollectRange(const ZSetObject& zset, const RangeSpec& spec) {
 }
 
 OpResult<SortedPairs> OpRange(DbIndex db, std::string_view key, const RangeSpec& spec) {
-  OpResult<const ZSetObject*> zset = FindZSet(db, key);
-  if (zset) return CollectRange(**zset, spec);
+  OpResult<ZSetView> zset = FindZSet(db, key);
+  if (zset) return CollectRange(*zset, spec);
   if (zset.status() == OpStatus::kKeyNotFound) return SortedPairs{};
   return zset.status();
 }
@@ -227,10 +227,10 @@ OpResult<AddOutcome> OpAdd(DbIndex db, std::string_view key, const AddFlags& fla
   if (!update.inserted() && update->type() != ObjType::kZSet) return OpStatus::kWrongType;
   AddOutcome out;
   if (update.inserted() && flags.xx) return out;  // the inserted entry goes with the Update
-  ZSetObject* zset =
-      update.inserted() ? MakeZSet(&update.value()) : update->GetObjectAs<ZSetObject>();
+  if (update.inserted()) ZSetRef::MakeEmpty(&update.value());
+  ZSetRef zset(&update.value());
   for (auto [score, member] : pairs) {
-    std::optional<double> current = zset->Score(member);
+    std::optional<double> current = zset.Score(member);
     if (current) {
       if (flags.nx) continue;
       if (flags.incr) {
@@ -244,39 +244,35 @@ OpResult<AddOutcome> OpAdd(DbIndex db, std::string_view key, const AddFlags& fla
       ++out.processed;
       out.last_score = score;
       if (score != *current) {
-        zset->Set(member, score);
+        zset.Set(member, score);
         ++out.updated;
       }
     } else if (!flags.xx) {
-      zset->InsertNew(member, score);
+      zset.InsertNew(member, score);
       ++out.added;
       ++out.processed;
       out.last_score = score;
     }
   }
-  if (out.added || out.updated) {
-    SyncZSetEncoding(&update.value());
-    update.Changed(flags.incr ? "zincr" : "zadd");
-  }
+  if (out.added || out.updated) update.Changed(flags.incr ? "zincr" : "zadd");
   return out;
 }
 
 // Ends a write to a sorted set: reports `event`, then deletes the key if it became empty
 // (Redis notifies "zrem" then "del").
-void FinishWrite(DbSlice::Update& update, const ZSetObject& zset, std::string_view event) {
+void FinishWrite(DbSlice::Update& update, const ZSetView& zset, std::string_view event) {
   update.Changed(event);
-  if (zset.Size() == 0) return update.Erase("del");
-  SyncZSetEncoding(&update.value());
+  if (zset.Size() == 0) update.Erase("del");
 }
 
 OpResult<int64_t> OpRemove(DbIndex db, std::string_view key, CmdArgList members) {
   OpResult<DbSlice::Update> update = Slice().FindMutableTyped(db, key, ObjType::kZSet);
   if (update.status() == OpStatus::kKeyNotFound) return int64_t{0};
   if (!update) return update.status();
-  ZSetObject* zset = (*update)->GetObjectAs<ZSetObject>();
+  ZSetRef zset(&update->value());
   int64_t removed = 0;
-  for (std::string_view member : members) removed += zset->Remove(member);
-  if (removed) FinishWrite(*update, *zset, "zrem");
+  for (std::string_view member : members) removed += zset.Remove(member);
+  if (removed) FinishWrite(*update, zset, "zrem");
   return removed;
 }
 
@@ -286,11 +282,11 @@ OpResult<int64_t> OpRemoveRange(DbIndex db, std::string_view key, const RangeSpe
   OpResult<DbSlice::Update> update = Slice().FindMutableTyped(db, key, ObjType::kZSet);
   if (update.status() == OpStatus::kKeyNotFound) return int64_t{0};
   if (!update) return update.status();
-  ZSetObject* zset = (*update)->GetObjectAs<ZSetObject>();
-  RankRange r = ResolveRange(*zset, spec);
+  ZSetRef zset(&update->value());
+  RankRange r = ResolveRange(zset, spec);
   if (r.empty()) return int64_t{0};
-  int64_t removed = zset->EraseRanks(r.first, r.last);
-  FinishWrite(*update, *zset, event);
+  int64_t removed = zset.EraseRanks(r.first, r.last);
+  FinishWrite(*update, zset, event);
   return removed;
 }
 
@@ -300,19 +296,19 @@ OpResult<SortedPairs> OpPop(DbIndex db, std::string_view key, uint64_t count, bo
   OpResult<DbSlice::Update> update = Slice().FindMutableTyped(db, key, ObjType::kZSet);
   if (update.status() == OpStatus::kKeyNotFound) return SortedPairs{};
   if (!update) return update.status();
-  ZSetObject* zset = (*update)->GetObjectAs<ZSetObject>();
-  const size_t size = zset->Size();
+  ZSetRef zset(&update->value());
+  const size_t size = zset.Size();
   const size_t n = std::min<uint64_t>(count, size);
   SortedPairs popped;
   if (n == 0) return popped;
   popped.reserve(n);
   const size_t first = max ? size - n : 0;
-  zset->Walk(first, first + n, max, [&](std::string_view member, double score) {
+  zset.Walk(first, first + n, max, [&](std::string_view member, double score) {
     popped.emplace_back(member, score);
     return true;
   });
-  zset->EraseRanks(first, first + n);
-  FinishWrite(*update, *zset, max ? "zpopmax" : "zpopmin");
+  zset.EraseRanks(first, first + n);
+  FinishWrite(*update, zset, max ? "zpopmax" : "zpopmin");
   return popped;
 }
 
@@ -325,8 +321,7 @@ void StoreResult(DbIndex db, std::string_view key, const SortedPairs& pairs,
     return;
   }
   DbSlice::Update update = Slice().AddOrFind(db, key);
-  ZSetObject* zset = ZSetObject::FromSorted(pairs);
-  update->SetObject(ObjType::kZSet, zset->encoding(), zset);
+  ZSetRef::Store(pairs, &update.value());
   update.SetExpire(0);
   update.Changed(event);
 }
@@ -408,40 +403,40 @@ void CmdZRem(CmdArgList args, ConnectionContext* cntx) {
 
 void CmdZCard(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<const ZSetObject*> zset = FindZSet(cntx->db_index, args[1]);
+  OpResult<ZSetView> zset = FindZSet(cntx->db_index, args[1]);
   if (zset.status() == OpStatus::kKeyNotFound) return rb->SendLong(0);
   if (SendIfError(rb, zset)) return;
-  rb->SendLong((*zset)->Size());
+  rb->SendLong(zset->Size());
 }
 
 void CmdZScore(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<const ZSetObject*> zset = FindZSet(cntx->db_index, args[1]);
+  OpResult<ZSetView> zset = FindZSet(cntx->db_index, args[1]);
   if (zset.status() == OpStatus::kKeyNotFound) return rb->SendNull();
   if (SendIfError(rb, zset)) return;
-  std::optional<double> score = (*zset)->Score(args[2]);
+  std::optional<double> score = zset->Score(args[2]);
   score ? rb->SendDouble(*score) : rb->SendNull();
 }
 
 void CmdZMScore(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<const ZSetObject*> zset = FindZSet(cntx->db_index, args[1]);
+  OpResult<ZSetView> zset = FindZSet(cntx->db_index, args[1]);
   if (ReplyIfError(rb, zset.status())) return;
   rb->StartArray(args.size() - 2);
   for (std::string_view member : args.subspan(2)) {
-    std::optional<double> score = zset ? (*zset)->Score(member) : std::nullopt;
+    std::optional<double> score = zset ? zset->Score(member) : std::nullopt;
     score ? rb->SendDouble(*score) : rb->SendNull();
   }
 }
 
 void ZRankGeneric(CmdArgList args, ConnectionContext* cntx, bool reverse) {
   ReplyBuilder* rb = cntx->reply_builder();
-  OpResult<const ZSetObject*> zset = FindZSet(cntx->db_index, args[1]);
+  OpResult<ZSetView> zset = FindZSet(cntx->db_index, args[1]);
   if (zset.status() == OpStatus::kKeyNotFound) return rb->SendNull();
   if (SendIfError(rb, zset)) return;
-  std::optional<size_t> rank = (*zset)->Rank(args[2]);
+  std::optional<size_t> rank = zset->Rank(args[2]);
   if (!rank) return rb->SendNull();
-  rb->SendLong(reverse ? (*zset)->Size() - 1 - *rank : *rank);
+  rb->SendLong(reverse ? zset->Size() - 1 - *rank : *rank);
 }
 
 void CmdZRank(CmdArgList args, ConnectionContext* cntx) { ZRankGeneric(args, cntx, false); }
@@ -463,10 +458,10 @@ void CountGeneric(CmdArgList args, ConnectionContext* cntx, RangeSpec::Kind kind
     spec.lex_min = *min;
     spec.lex_max = *max;
   }
-  OpResult<const ZSetObject*> zset = FindZSet(cntx->db_index, args[1]);
+  OpResult<ZSetView> zset = FindZSet(cntx->db_index, args[1]);
   if (zset.status() == OpStatus::kKeyNotFound) return rb->SendLong(0);
   if (SendIfError(rb, zset)) return;
-  RankRange r = ResolveRange(**zset, spec);
+  RankRange r = ResolveRange(*zset, spec);
   rb->SendLong(r.last - r.first);
 }
 
@@ -552,17 +547,17 @@ void RangeGeneric(CmdArgList args, ConnectionContext* cntx, std::optional<RangeS
   RangeSpec spec;
   std::string_view error = ParseRange(args, 1, false, kind, reverse, &spec);
   if (!error.empty()) return rb->SendError(error);
-  OpResult<const ZSetObject*> zset = FindZSet(cntx->db_index, args[1]);
+  OpResult<ZSetView> zset = FindZSet(cntx->db_index, args[1]);
   if (zset.status() == OpStatus::kKeyNotFound) return rb->SendEmptyArray();
   if (SendIfError(rb, zset)) return;
   // A one-key read runs on the key's shard: the reply is written from the set itself,
   // without copying the range into strings first (ZRANGE is the hot read).
-  RankRange r = ResolveRange(**zset, spec);
+  RankRange r = ResolveRange(*zset, spec);
   const size_t n = r.last - r.first;
   const bool nested = spec.withscores && rb->protocol() == facade::RespVersion::kResp3;
   rb->StartArray(spec.withscores && !nested ? 2 * n : n);
   if (n == 0) return;
-  (*zset)->Walk(r.first, r.last, spec.reverse, [&](std::string_view member, double score) {
+  zset->Walk(r.first, r.last, spec.reverse, [&](std::string_view member, double score) {
     if (nested) rb->StartArray(2);
     rb->SendBulk(member);
     if (spec.withscores) rb->SendDouble(score);
@@ -651,14 +646,14 @@ void CmdZRandMember(CmdArgList args, ConnectionContext* cntx) {
       return rb->SendError("ERR value is out of range");
     }
   }
-  OpResult<const ZSetObject*> zset = FindZSet(cntx->db_index, args[1]);
+  OpResult<ZSetView> zset = FindZSet(cntx->db_index, args[1]);
   if (zset.status() == OpStatus::kKeyNotFound) {
     return count ? rb->SendEmptyArray() : rb->SendNull();
   }
   if (SendIfError(rb, zset)) return;
   absl::BitGen& rng = EngineShard::tlocal()->rng();
-  const size_t size = (*zset)->Size();
-  if (!count) return rb->SendBulk((*zset)->At(absl::Uniform<size_t>(rng, 0, size)).first);
+  const size_t size = zset->Size();
+  if (!count) return rb->SendBulk(zset->At(absl::Uniform<size_t>(rng, 0, size)).first);
   SortedPairs picked;
   if (*count < 0) {
     // Repeats allowed: |count| independent draws, replied as they are drawn so that a
@@ -667,7 +662,7 @@ void CmdZRandMember(CmdArgList args, ConnectionContext* cntx) {
     const bool nested = withscores && rb->protocol() == facade::RespVersion::kResp3;
     rb->StartArray(withscores && !nested ? 2 * n : n);
     for (uint64_t i = 0; i < n; ++i) {
-      auto [member, score] = (*zset)->At(absl::Uniform<size_t>(rng, 0, size));
+      auto [member, score] = zset->At(absl::Uniform<size_t>(rng, 0, size));
       if (nested) rb->StartArray(2);
       rb->SendBulk(member);
       if (withscores) rb->SendDouble(score);
@@ -675,14 +670,14 @@ void CmdZRandMember(CmdArgList args, ConnectionContext* cntx) {
     return;
   }
   if (uint64_t(*count) >= size) {
-    picked = CollectRange(**zset, RangeSpec{.start = 0, .end = -1});
+    picked = CollectRange(*zset, RangeSpec{.start = 0, .end = -1});
   } else if (uint64_t(*count) * 3 > size) {
     // Distinct ranks, many of them: a partial Fisher-Yates shuffle over all ranks.
     std::vector<size_t> ranks(size);
     for (size_t i = 0; i < size; ++i) ranks[i] = i;
     for (size_t i = 0; i < size_t(*count); ++i) {
       std::swap(ranks[i], ranks[absl::Uniform<size_t>(rng, i, size)]);
-      picked.push_back((*zset)->At(ranks[i]));
+      picked.push_back(zset->At(ranks[i]));
     }
   } else {
     // Few of a large set: draw ranks until `count` distinct ones (at most a third of the
@@ -690,7 +685,7 @@ void CmdZRandMember(CmdArgList args, ConnectionContext* cntx) {
     absl::flat_hash_set<size_t> seen;
     while (picked.size() < size_t(*count)) {
       size_t rank = absl::Uniform<size_t>(rng, 0, size);
-      if (seen.insert(rank).second) picked.push_back((*zset)->At(rank));
+      if (seen.insert(rank).second) picked.push_back(zset->At(rank));
     }
   }
   ReplyPairs(rb, picked, withscores, true);
@@ -701,7 +696,7 @@ void CmdZScan(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::optional<uint64_t> cursor = ParseScanCursor(args[2]);
   if (!cursor) return rb->SendError("ERR invalid cursor");
-  OpResult<const ZSetObject*> zset = FindZSet(cntx->db_index, args[1]);
+  OpResult<ZSetView> zset = FindZSet(cntx->db_index, args[1]);
   if (ReplyIfError(rb, zset.status())) return;
   // Redis reads the options only for an existing key.
   ScanOptions options;
@@ -716,8 +711,8 @@ void CmdZScan(CmdArgList args, ConnectionContext* cntx) {
   std::vector<std::string> items;
   uint64_t next = 0;
   if (zset) {
-    const bool listpack = (*zset)->encoding() == ObjEncoding::kListpack;
-    next = (*zset)->Scan(*cursor, count, [&](std::string_view member, double score) {
+    const bool listpack = zset->encoding() == ObjEncoding::kListpack;
+    next = zset->Scan(*cursor, count, [&](std::string_view member, double score) {
       if (pattern && !core::GlobMatch(*pattern, member)) return;
       char buf[core::kMaxScoreChars];
       items.emplace_back(member);
@@ -836,7 +831,7 @@ PopOutcome PopFirstZSet(CmdArgList args, ConnectionContext* cntx, size_t keys_be
       tx.Get(), OnOneShard(args, keys_begin, keys_end),
       [&](Transaction* t, EngineShard* shard) {
         for (uint32_t index : t->KeyIndices(shard->shard_id())) {
-          OpResult<const ZSetObject*> zset = FindZSet(t->db(), args[index], true);
+          OpResult<ZSetView> zset = FindZSet(t->db(), args[index], true);
           states[index] = zset                                    ? kNonEmpty
                           : zset.status() == OpStatus::kWrongType ? kWrongType
                                                                   : kEmpty;
@@ -1054,8 +1049,7 @@ void ReadSetOpInput(DbIndex db, std::string_view key, SetOpInput* input) {
         [&](std::string_view member) { input->pairs.emplace_back(member, 1.0); });
     return;
   }
-  const ZSetObject* zset = value->GetObjectAs<ZSetObject>();
-  input->pairs = CollectRange(*zset, RangeSpec{.start = 0, .end = -1});
+  input->pairs = CollectRange(ZSetView(*value), RangeSpec{.start = 0, .end = -1});
 }
 
 // ZUNION/ZINTER/ZDIFF numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES],
@@ -1190,7 +1184,7 @@ void ZSetFamily::Store(DbIndex db, std::string_view key, const SortedPairs& pair
 
 void ZSetFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  ZSetObject::RegisterFactory();
+  RegisterZSetFactory();
   CommandRegistry& r = *registry;
   constexpr uint32_t kWrite = kCmdWrite | kCmdDenyOom;
   constexpr uint32_t kReadFast = kCmdReadOnly | kCmdFast;

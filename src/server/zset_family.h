@@ -3,7 +3,7 @@
 // ZREVRANGEBYSCORE, ZRANGEBYLEX, ZREVRANGEBYLEX, ZREVRANGE) and removals
 // (ZREMRANGEBYRANK/SCORE/LEX), the pops (ZPOPMIN, ZPOPMAX, ZMPOP), ZRANDMEMBER, ZSCAN, and
 // the multi-key ones (ZRANGESTORE, ZUNION, ZINTER, ZDIFF, their *STORE forms,
-// ZINTERCARD). Values are ZSetObject (zset_object.h). Single-key commands run on the
+// ZINTERCARD). Values are sorted sets as zset_object.h keeps them. Single-key commands run on the
 // key's shard; multi-key ones copy their inputs out in a read hop of a CommandTransaction
 // and write the destination in a second hop, so they are atomic across shards.
 #pragma once
@@ -40,7 +40,7 @@ class ZSetFamily {
                                   const ScoreMembers& pairs);
   // Replaces `key` with a sorted set of `pairs` (ascending, distinct members; none:
   // deletes the key), without a deadline, reporting `event`, as the *STORE commands do.
-  static void Store(DbIndex db, std::string_view key, const ZSetObject::SortedPairs& pairs,
+  static void Store(DbIndex db, std::string_view key, const ZSetView::SortedPairs& pairs,
                     std::string_view event);
 };
 

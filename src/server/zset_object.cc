@@ -1,7 +1,6 @@
 #include "src/server/zset_object.h"
 
 #include <cstring>
-#include <new>
 
 #include "src/server/collection_limits.h"
 
@@ -9,15 +8,9 @@ namespace damselfly {
 
 namespace {
 
-core::SortedSet* NewSortedSet() {
-  return new (core::ObjMalloc(sizeof(core::SortedSet))) core::SortedSet;
-}
-
-// The large encoding's form: per element, a u32 member length, the member, the score's
-// 8 bytes (host order: the form never leaves the process).
-core::TypedObject* RebuildLarge(std::string_view form) {
-  core::SortedSet* large = NewSortedSet();
-  ZSetObject* zset = core::TypedObject::Make<ZSetObject>(large);
+// Rebuilds a ZSetTree from its Serialize form; false when malformed or empty.
+bool RebuildLarge(std::string_view form, PrimeValue* value) {
+  ZSetTree* tree = core::TypedObject::Make<ZSetTree>();
   while (!form.empty()) {
     uint32_t len;
     double score;
@@ -28,85 +21,59 @@ core::TypedObject* RebuildLarge(std::string_view form) {
     std::string_view member = form.substr(0, len);
     memcpy(&score, form.data() + len, sizeof(score));
     form.remove_prefix(len + sizeof(score));
-    large->Add(member, score);
+    tree->set.Add(member, score);
   }
-  if (!form.empty() || large->Size() == 0) {
-    core::TypedObject::Destroy(zset);
-    return nullptr;
+  if (!form.empty() || tree->set.Size() == 0) {
+    core::TypedObject::Destroy(tree);
+    return false;
   }
-  return zset;
+  value->SetObject(ObjType::kZSet, ObjEncoding::kSkiplist, tree);
+  return true;
 }
 
-core::TypedObject* RebuildZSet(ObjEncoding encoding, std::string_view form) {
-  if (encoding == ObjEncoding::kSkiplist) return RebuildLarge(form);
-  if (encoding != ObjEncoding::kListpack || !core::Listpack::Validate(form)) return nullptr;
+bool RebuildZSet(ObjEncoding encoding, std::string_view form, PrimeValue* value) {
+  if (encoding == ObjEncoding::kSkiplist) return RebuildLarge(form, value);
+  if (encoding != ObjEncoding::kListpack || !core::Listpack::Validate(form)) return false;
   core::Listpack lp = core::Listpack::FromBytes(form);
-  if (lp.Size() % 2 != 0) return nullptr;
-  return core::TypedObject::Make<ZSetObject>(std::move(lp));
+  if (lp.Size() % 2 != 0) return false;
+  value->SetListpack(ObjType::kZSet, std::move(lp));
+  return true;
 }
 
 }  // namespace
 
-void ZSetObject::RegisterFactory() { RegisterTypedObjectFactory(ObjType::kZSet, ObjectFactory<ObjType::kZSet, RebuildZSet>); }
+void RegisterZSetFactory() { RegisterTypedObjectFactory(ObjType::kZSet, RebuildZSet); }
 
-ZSetObject::~ZSetObject() {
-  if (large_) {
-    large_->~SortedSet();
-    core::ObjFree(large_);
-  }
+size_t ZSetTree::MallocUsed() const {
+  return core::ObjUsableSize(const_cast<ZSetTree*>(this)) + set.MallocUsed();
 }
 
-ZSetObject* ZSetObject::FromSorted(const SortedPairs& pairs) {
-  size_t longest = 0;
-  for (const auto& [member, score] : pairs) longest = std::max(longest, member.size());
-  if (pairs.size() > CollectionLimits::ZSetMaxListpackEntries() ||
-      longest > CollectionLimits::ZSetMaxListpackValue()) {
-    core::SortedSet* large = NewSortedSet();
-    large->Reserve(pairs.size());
-    for (const auto& [member, score] : pairs) large->Add(member, score);
-    return Make<ZSetObject>(large);
-  }
-  ZSetObject* zset = Make<ZSetObject>();
-  char buf[core::kMaxScoreChars];
-  for (const auto& [member, score] : pairs) {
-    zset->lp_.Append(member);
-    zset->lp_.Append(core::FormatScore(score, buf));
-  }
-  return zset;
-}
-
-void ZSetObject::ConvertToLarge() {
-  core::SortedSet* large = NewSortedSet();
-  large->Reserve(Size());
-  Small().Walk(0, Size(), false, [&](std::string_view member, double score) {
-    large->Add(member, score);
+void ZSetTree::Serialize(std::string* out) const {
+  set.Walk(0, set.Size(), false, [&](std::string_view member, double score) {
+    uint32_t len = member.size();
+    out->append(reinterpret_cast<const char*>(&len), sizeof(len));
+    out->append(member);
+    out->append(reinterpret_cast<const char*>(&score), sizeof(score));
     return true;
   });
-  core::Listpack freed = std::move(lp_);
-  large_ = large;
 }
 
-void ZSetObject::InsertNew(std::string_view member, double score) {
-  if (!large_) {
-    // Redis's zsetAdd: convert before an insertion that would pass a limit.
-    if (Size() + 1 <= CollectionLimits::ZSetMaxListpackEntries() &&
-        member.size() <= CollectionLimits::ZSetMaxListpackValue() &&
-        core::Listpack::SafeToAdd(lp_.ByteSize(), member.size() + core::kMaxScoreChars)) {
-      return Small().InsertNew(member, score);
-    }
-    ConvertToLarge();
+ZSetView::ZSetView(const PrimeValue& value) {
+  if (value.holds_listpack()) {
+    lp_ = core::Listpack::Adopt(value.listpack_block());
+  } else {
+    large_ = &static_cast<ZSetTree*>(value.GetObject())->set;
   }
-  large_->Add(member, score);
 }
 
-bool ZSetObject::Set(std::string_view member, double score) {
-  if (large_) return large_->Add(member, score);
-  if (Small().Score(member)) return Small().Set(member, score);
-  InsertNew(member, score);
-  return true;
+ZSetView& ZSetView::operator=(ZSetView&& other) noexcept {
+  lp_.Release();
+  lp_ = std::move(other.lp_);
+  large_ = other.large_;
+  return *this;
 }
 
-std::pair<std::string, double> ZSetObject::At(size_t rank) const {
+std::pair<std::string, double> ZSetView::At(size_t rank) const {
   if (large_) {
     auto [member, score] = large_->At(rank);
     return {std::string(member), score};
@@ -116,30 +83,77 @@ std::pair<std::string, double> ZSetObject::At(size_t rank) const {
   return {std::string(member), score};
 }
 
-size_t ZSetObject::MallocUsed() const {
-  size_t bytes = core::ObjUsableSize(const_cast<ZSetObject*>(this));
-  if (large_) return bytes + core::ObjUsableSize(large_) + large_->MallocUsed();
-  return bytes + core::ObjUsableSize(const_cast<char*>(lp_.bytes().data()));
-}
+void ZSetRef::MakeEmpty(PrimeValue* value) { value->SetListpack(ObjType::kZSet, core::Listpack()); }
 
-void ZSetObject::Serialize(std::string* out) const {
-  if (!large_) {
-    out->append(lp_.bytes());
+void ZSetRef::Store(const SortedPairs& pairs, PrimeValue* value) {
+  size_t longest = 0;
+  for (const auto& [member, score] : pairs) longest = std::max(longest, member.size());
+  if (pairs.size() > CollectionLimits::ZSetMaxListpackEntries() ||
+      longest > CollectionLimits::ZSetMaxListpackValue()) {
+    ZSetTree* tree = core::TypedObject::Make<ZSetTree>();
+    tree->set.Reserve(pairs.size());
+    for (const auto& [member, score] : pairs) tree->set.Add(member, score);
+    value->SetObject(ObjType::kZSet, ObjEncoding::kSkiplist, tree);
     return;
   }
-  large_->Walk(0, large_->Size(), false, [&](std::string_view member, double score) {
-    uint32_t len = member.size();
-    out->append(reinterpret_cast<const char*>(&len), sizeof(len));
-    out->append(member);
-    out->append(reinterpret_cast<const char*>(&score), sizeof(score));
-    return true;
-  });
+  core::Listpack lp;
+  char buf[core::kMaxScoreChars];
+  for (const auto& [member, score] : pairs) {
+    lp.Append(member);
+    lp.Append(core::FormatScore(score, buf));
+  }
+  value->SetListpack(ObjType::kZSet, std::move(lp));
 }
 
-ZSetObject* MakeZSet(PrimeValue* value) {
-  ZSetObject* zset = core::TypedObject::Make<ZSetObject>();
-  value->SetObject(ObjType::kZSet, zset->encoding(), zset);
-  return zset;
+void ZSetRef::ConvertToLarge() {
+  ZSetTree* tree = core::TypedObject::Make<ZSetTree>();
+  tree->set.Reserve(Size());
+  Small().Walk(0, Size(), false, [&](std::string_view member, double score) {
+    tree->set.Add(member, score);
+    return true;
+  });
+  lp_.Release();  // the value frees the block as it takes the tree
+  value_->SetObject(ObjType::kZSet, ObjEncoding::kSkiplist, tree);
+  large_ = &tree->set;
+}
+
+void ZSetRef::InsertNew(std::string_view member, double score) {
+  if (!large_) {
+    // Redis's zsetAdd: convert before an insertion that would pass a limit.
+    if (Size() + 1 <= CollectionLimits::ZSetMaxListpackEntries() &&
+        member.size() <= CollectionLimits::ZSetMaxListpackValue() &&
+        core::Listpack::SafeToAdd(lp_.ByteSize(), member.size() + core::kMaxScoreChars)) {
+      Small().InsertNew(member, score);
+      return SyncBlock();
+    }
+    ConvertToLarge();
+  }
+  large_->Add(member, score);
+}
+
+bool ZSetRef::Set(std::string_view member, double score) {
+  if (large_) return large_->Add(member, score);
+  if (Small().Score(member)) {
+    bool added = Small().Set(member, score);
+    SyncBlock();
+    return added;
+  }
+  InsertNew(member, score);
+  return true;
+}
+
+bool ZSetRef::Remove(std::string_view member) {
+  if (large_) return large_->Remove(member);
+  bool removed = Small().Remove(member);
+  SyncBlock();
+  return removed;
+}
+
+size_t ZSetRef::EraseRanks(size_t start, size_t end) {
+  if (large_) return large_->EraseRanks(start, end);
+  size_t erased = Small().EraseRanks(start, end);
+  SyncBlock();
+  return erased;
 }
 
 }  // namespace damselfly

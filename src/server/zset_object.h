@@ -1,21 +1,25 @@
-// ZSetObject: the value of a sorted-set key, in one of Redis's two encodings:
-//   - listpack (core/zset_listpack.h): member/score pairs in one block, while the set has
-//     at most zset-max-listpack-entries members of at most zset-max-listpack-value bytes;
-//   - skiplist (core/sorted_set.h): an order-statistic tree plus a member index, once it
-//     outgrows either limit.
-// Everything the commands need is here, once, for both encodings: ranks, counts below a
-// score or lex bound, walks over rank ranges, erasure of rank ranges. The commands work
-// in ranks: ZRANGEBYSCORE min max is the ranks [CountScoreBelow(min), CountScoreAtMost(max)).
+// A sorted set, in one of Redis's two encodings:
+//   - listpack (core/zset_listpack.h): member/score pairs in one block, held by the
+//     PrimeValue itself (PrimeValue::SetListpack, no object around it: see hash_object.h
+//     for why), while the set has at most zset-max-listpack-entries members of at most
+//     zset-max-listpack-value bytes;
+//   - skiplist (core/sorted_set.h): a ZSetTree object, an order-statistic tree plus a
+//     member index, once it outgrows either limit.
+// A set is read through a ZSetView and changed through a ZSetRef, handles made per
+// command over the PrimeValue that holds it. Everything the commands need is there, once,
+// for both encodings: ranks, counts below a score or lex bound, walks over rank ranges,
+// erasure of rank ranges. The commands work in ranks: ZRANGEBYSCORE min max is the ranks
+// [CountScoreBelow(min), CountScoreAtMost(max)).
 //
 // Conversions follow Redis 7.0: a set grows from listpack to skiplist when an insertion
 // would pass a limit (or the listpack's 1 GiB cap) and never shrinks back, except that a
 // result built whole (ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE, ZRANGESTORE) takes the
-// encoding its size calls for (FromSorted).
+// encoding its size calls for (ZSetRef::Store).
 //
 // Thread contract: not thread-safe; a sorted set and its blocks belong to its shard's
-// thread, which makes every call, the destructor included (ObjMalloc's rule).
-// RegisterFactory writes the process's factory table: call it at start-up, before any
-// shard runs.
+// thread, which makes every call (ObjMalloc's rule). A handle must not outlive its value,
+// nor be used after anything else changed the value. RegisterZSetFactory writes the
+// process's factory table: call it at start-up, before any shard runs.
 #pragma once
 
 #include <cstddef>
@@ -34,45 +38,38 @@
 
 namespace damselfly {
 
-class ZSetObject final : public core::TypedObject {
+// The skiplist encoding's object.
+class ZSetTree final : public core::TypedObject {
+ public:
+  core::SortedSet set;
+
+  size_t MallocUsed() const override;
+  // Form: per element, a u32 member length, the member, the score's 8 bytes (host
+  // order: the form never leaves the process).
+  void Serialize(std::string* out) const override;
+};
+
+// Reads the sorted set a PrimeValue holds.
+class ZSetView {
  public:
   using ScoreBound = core::ScoreBound;
   using LexBound = core::LexBound;
   // Member/score pairs in ascending (score, member) order.
   using SortedPairs = std::vector<std::pair<std::string, double>>;
 
-  // An empty listpack-encoded set.
-  ZSetObject() = default;
-  explicit ZSetObject(core::Listpack lp) : lp_(std::move(lp)) {}
-  // The large encoding; lp_ is left moved-from (no block), as ConvertToLarge leaves it,
-  // so the set holds and counts no unused listpack.
-  explicit ZSetObject(core::SortedSet* large) : large_(large) {
-    core::Listpack unused = std::move(lp_);
-  }
-  ~ZSetObject() override;
-
-  // A new set holding `pairs` (sorted, distinct members) in the encoding its size calls
-  // for. REQUIRES: pairs not empty.
-  static ZSetObject* FromSorted(const SortedPairs& pairs);
-  // Registers the factory that rebuilds a sorted set from Serialize's form (RENAME, MOVE
-  // and COPY across shards). Call once at start-up.
-  static void RegisterFactory();
+  // No set: for OpResult's sake only; call nothing on it.
+  ZSetView() = default;
+  // REQUIRES: value.type() == ObjType::kZSet.
+  explicit ZSetView(const PrimeValue& value);
+  ZSetView(ZSetView&& other) noexcept : lp_(std::move(other.lp_)), large_(other.large_) {}
+  ZSetView& operator=(ZSetView&& other) noexcept;
+  ~ZSetView() { lp_.Release(); }  // the block is the value's
 
   ObjEncoding encoding() const { return large_ ? ObjEncoding::kSkiplist : ObjEncoding::kListpack; }
   size_t Size() const { return large_ ? large_->Size() : Small().Size(); }
 
   std::optional<double> Score(std::string_view member) const {
     return large_ ? large_->Score(member) : Small().Score(member);
-  }
-  // Adds `member` or changes its score, converting to the large encoding first when a
-  // new member would pass the listpack's limits. Returns true when the member is new.
-  // REQUIRES: score is not NaN.
-  bool Set(std::string_view member, double score);
-  // Set for a member known to be absent (saves the listpack a search).
-  void InsertNew(std::string_view member, double score);
-  // false: absent.
-  bool Remove(std::string_view member) {
-    return large_ ? large_->Remove(member) : Small().Remove(member);
   }
   // 0-based ascending rank; nullopt when absent.
   std::optional<size_t> Rank(std::string_view member) const {
@@ -103,10 +100,6 @@ class ZSetObject final : public core::TypedObject {
     if (large_) return large_->Walk(start, end, reverse, std::forward<F>(f));
     Small().Walk(start, end, reverse, std::forward<F>(f));
   }
-  // Removes ranks [start, end); returns how many.
-  size_t EraseRanks(size_t start, size_t end) {
-    return large_ ? large_->EraseRanks(start, end) : Small().EraseRanks(start, end);
-  }
 
   // ZSCAN: calls f(member, score) for a batch of about `count` members from `cursor` and
   // returns the next cursor (0: done). A listpack is returned whole in one call, as Redis
@@ -121,24 +114,52 @@ class ZSetObject final : public core::TypedObject {
     return 0;
   }
 
-  size_t MallocUsed() const override;
-  void Serialize(std::string* out) const override;
+  // The listpack's bytes, as Redis stores them. REQUIRES: encoding() == kListpack.
+  std::string_view listpack_bytes() const { return lp_.bytes(); }
 
- private:
+ protected:
   core::ZSetListpack Small() const { return core::ZSetListpack(const_cast<core::Listpack*>(&lp_)); }
-  // Moves the pairs into a new SortedSet (Redis's zsetConvert); lp_ is left moved-from.
-  void ConvertToLarge();
 
-  core::Listpack lp_;                 // the pairs while large_ is null
-  core::SortedSet* large_ = nullptr;  // ObjMalloc'ed; the pairs once converted
+  // The value's listpack, worked on in place and never freed here (moved-from, no
+  // block, while large_ is set); the value's tree otherwise.
+  core::Listpack lp_ = core::Listpack::Adopt({});
+  core::SortedSet* large_ = nullptr;
 };
 
-// Makes `value` a new, empty sorted set (listpack).
-ZSetObject* MakeZSet(PrimeValue* value);
-// After a change to the sorted set `value` holds: keeps the encoding PrimeValue reports
-// (OBJECT ENCODING) in step with the object's.
-inline void SyncZSetEncoding(PrimeValue* value) {
-  value->set_object_encoding(value->GetObjectAs<ZSetObject>()->encoding());
-}
+// Reads and changes the sorted set a PrimeValue holds; the value follows every change
+// (its block, its encoding), so it may be read between changes.
+class ZSetRef : public ZSetView {
+ public:
+  // Makes *value an empty sorted set (listpack).
+  static void MakeEmpty(PrimeValue* value);
+  // Makes *value the set of `pairs` (sorted, distinct members), in the encoding its size
+  // calls for. REQUIRES: pairs not empty.
+  static void Store(const SortedPairs& pairs, PrimeValue* value);
+  // REQUIRES: value->type() == ObjType::kZSet.
+  explicit ZSetRef(PrimeValue* value) : ZSetView(*value), value_(value) {}
+
+  // Adds `member` or changes its score, converting to the large encoding first when a
+  // new member would pass the listpack's limits. Returns true when the member is new.
+  // REQUIRES: score is not NaN.
+  bool Set(std::string_view member, double score);
+  // Set for a member known to be absent (saves the listpack a search).
+  void InsertNew(std::string_view member, double score);
+  // false: absent.
+  bool Remove(std::string_view member);
+  // Removes ranks [start, end); returns how many.
+  size_t EraseRanks(size_t start, size_t end);
+
+ private:
+  // Tells the value where the listpack's block is after a change.
+  void SyncBlock() { value_->set_listpack_block(lp_.block()); }
+  // Moves the pairs into a new ZSetTree (Redis's zsetConvert), which the value holds.
+  void ConvertToLarge();
+
+  PrimeValue* value_;
+};
+
+// Registers the factory that rebuilds a sorted set from its Serialize form (RENAME, MOVE
+// and COPY across shards). Call once at start-up.
+void RegisterZSetFactory();
 
 }  // namespace damselfly
