@@ -220,6 +220,12 @@ class alignas(8) CompactObj {
     std::memcpy(payload_, &block, sizeof(block));
     std::memcpy(payload_ + kBlockCapacityOffset, &capacity, sizeof(capacity));
   }
+  // Lets go of the block without freeing it (its user took it over): this becomes the
+  // empty string; flags stay. REQUIRES: IsBlock().
+  void ForgetBlock() {
+    const uint8_t empty[kInlineLen] = {};
+    SetContent(empty, MakeTag(kInlineRaw, 0));
+  }
   // Whether this holds a typed value (SetObject or SetBlock) rather than a string. The
   // string methods below (Size, GetSlice, Hash, ==...) REQUIRE !IsObject(); MallocUsed
   // works for all.

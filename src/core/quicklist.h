@@ -82,7 +82,7 @@ class Quicklist {
 
   // Deletes up to `count` elements from index `start` (0-based from the head).
   void DeleteRange(size_t start, size_t count);
-  // The listpack bytes of the only node, read without taking it out (ListObject's test
+  // The listpack bytes of the only node, read without taking it out (the list handles' test
   // for going back to one listpack). REQUIRES: NodeCount() == 1.
   size_t OnlyNodeBytes() const;
 

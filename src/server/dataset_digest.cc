@@ -132,10 +132,9 @@ void AddValueDigest(const PrimeValue& value, bool has_expire, Digest* digest) {
       MixDigest(digest, value.GetString(&Scratch()));
       break;
     case ObjType::kList: {
-      // Mutable for the cursor, which may decompress nodes; the content is not changed.
-      ListObject* list = value.GetObjectAs<ListObject>();
+      const ListView list(value);
       char buffer[24];
-      for (ListObject::Cursor it = list->Begin(ListObject::End::kHead); it.Valid(); it.Next()) {
+      for (ListView::Cursor it = list.Begin(ListView::End::kHead); it.Valid(); it.Next()) {
         MixDigest(digest, ElementText(it.Get(), buffer));
       }
       break;

@@ -53,11 +53,12 @@ void FillCollection(DbSlice::Update& entry, const PopulateSpec& spec, uint64_t k
   };
   switch (spec.type) {
     case ObjType::kList: {
-      ListObject* list = MakeList(&entry.value());
+      ListRef::MakeEmpty(&entry.value());
+      ListRef list(&entry.value());
       for (uint64_t j = 0; j < spec.elements; ++j) {
-        list->PrepareAdd(element_of(j).size(), 1, CollectionLimits::ListFill(),
-                         CollectionLimits::ListDepth());
-        list->Push(ListObject::End::kTail, element);
+        list.PrepareAdd(element_of(j).size(), 1, CollectionLimits::ListFill(),
+                        CollectionLimits::ListDepth());
+        list.Push(ListView::End::kTail, element);
       }
       return;
     }

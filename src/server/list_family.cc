@@ -26,7 +26,7 @@ namespace {
 using facade::CmdArgList;
 using facade::ConnectionContext;
 using facade::ReplyBuilder;
-using End = ListObject::End;
+using End = ListView::End;
 
 constexpr char kOutOfRangeErr[] = "ERR index out of range";
 constexpr char kMustBePositiveErr[] = "ERR value is out of range, must be positive";
@@ -34,8 +34,6 @@ constexpr char kMustBePositiveErr[] = "ERR value is out of range, must be positi
 int Fill() { return CollectionLimits::ListFill(); }
 unsigned Depth() { return CollectionLimits::ListDepth(); }
 
-ListObject* ListOf(const PrimeValue& value) { return value.GetObjectAs<ListObject>(); }
-ListObject* ListOf(const DbSlice::Update& entry) { return ListOf(entry.value()); }
 
 const char* PushEvent(End end) { return end == End::kHead ? "lpush" : "rpush"; }
 const char* PopEvent(End end) { return end == End::kHead ? "lpop" : "rpop"; }
@@ -58,10 +56,10 @@ std::optional<End> ParseEnd(std::string_view arg) {
 // Ends a change of a list: reports `event`, then deletes the list if it is empty (Redis
 // notifies "lpop" then "del"). `shrunk`: elements were removed (it may go back to a
 // listpack).
-void FinishChange(DbSlice::Update& entry, ListObject* list, const char* event, bool shrunk) {
+void FinishChange(DbSlice::Update& entry, ListRef& list, const char* event, bool shrunk) {
   entry.Changed(event);
-  if (list->Size() == 0) return entry.Erase("del");
-  if (shrunk) list->TryShrink(Fill());
+  if (list.Size() == 0) return entry.Erase("del");
+  if (shrunk) list.TryShrink(Fill());
 }
 
 // The list under `key` for a change: kKeyNotFound, kWrongType, or its Update.
@@ -78,20 +76,18 @@ OpResult<size_t> OpPush(DbIndex db, std::string_view key, End end, CmdArgList va
   DbSlice::Update entry =
       only_if_exists ? Slice().FindMutable(db, key) : Slice().AddOrFind(db, key);
   if (!entry) return OpStatus::kKeyNotFound;
-  ListObject* list;
   if (entry.inserted()) {
-    list = MakeList(&entry.value());
+    ListRef::MakeEmpty(&entry.value());
   } else if (entry->type() != ObjType::kList) {
     return OpStatus::kWrongType;
-  } else {
-    list = ListOf(entry);
   }
+  ListRef list(&entry.value());
   size_t bytes = 0;
   for (std::string_view value : values) bytes += value.size();
-  list->PrepareAdd(bytes, values.size(), Fill(), Depth());
-  for (std::string_view value : values) list->Push(end, value);
+  list.PrepareAdd(bytes, values.size(), Fill(), Depth());
+  for (std::string_view value : values) list.Push(end, value);
   FinishChange(entry, list, PushEvent(end), false);
-  return list->Size();
+  return list.Size();
 }
 
 void Push(CmdArgList args, ConnectionContext* cntx, End end, bool only_if_exists) {
@@ -111,10 +107,10 @@ void CmdRPushX(CmdArgList args, ConnectionContext* cntx) { Push(args, cntx, End:
 
 // Pops up to `count` elements from `end` of the list in `entry` into *out.
 void PopInto(DbSlice::Update& entry, End end, size_t count, std::vector<std::string>* out) {
-  ListObject* list = ListOf(entry);
-  count = std::min(count, list->Size());
+  ListRef list(&entry.value());
+  count = std::min(count, list.Size());
   out->resize(count);
-  for (size_t i = 0; i < count; ++i) list->Pop(end, &(*out)[i]);
+  for (size_t i = 0; i < count; ++i) list.Pop(end, &(*out)[i]);
   FinishChange(entry, list, PopEvent(end), true);
 }
 
@@ -137,9 +133,9 @@ void Pop(CmdArgList args, ConnectionContext* cntx, End end) {
     return has_count ? rb->SendNullArray() : rb->SendNull();
   }
   if (!has_count) {
-    ListObject* list = ListOf(*found);
+    ListRef list(&found->value());
     std::string& value = Scratch();
-    list->Pop(end, &value);
+    list.Pop(end, &value);
     FinishChange(*found, list, PopEvent(end), true);
     return rb->SendBulk(value);
   }
@@ -157,7 +153,7 @@ void CmdRPop(CmdArgList args, ConnectionContext* cntx) { Pop(args, cntx, End::kT
 void CmdLLen(CmdArgList args, ConnectionContext* cntx) {
   OpResult<const PrimeValue*> found = Slice().FindTyped(cntx->db_index, args[1], ObjType::kList);
   ReplyBuilder* rb = cntx->reply_builder();
-  if (found) return rb->SendLong(int64_t(ListOf(**found)->Size()));
+  if (found) return rb->SendLong(int64_t(ListView(**found).Size()));
   if (found.status() == OpStatus::kKeyNotFound) return rb->SendLong(0);
   SendOpError(rb, found.status());
 }
@@ -182,11 +178,11 @@ void CmdLRange(CmdArgList args, ConnectionContext* cntx) {
     if (found.status() == OpStatus::kKeyNotFound) return rb->SendEmptyArray();
     return SendOpError(rb, found.status());
   }
-  ListObject* list = ListOf(**found);
-  if (!ClampRange(int64_t(list->Size()), &*start, &*end)) return rb->SendEmptyArray();
+  const ListView list(**found);
+  if (!ClampRange(int64_t(list.Size()), &*start, &*end)) return rb->SendEmptyArray();
   const int64_t length = *end - *start + 1;
   rb->StartArray(length);
-  ListObject::Cursor cursor = list->At(*start);
+  ListView::Cursor cursor = list.At(*start);
   for (int64_t i = 0; i < length; ++i, cursor.Next()) SendValue(rb, cursor.Get());
 }
 
@@ -199,7 +195,8 @@ void CmdLIndex(CmdArgList args, ConnectionContext* cntx) {
   }
   std::optional<int64_t> index = ParseInt64(args[2]);
   if (!index) return rb->SendError(facade::kInvalidIntErr);
-  ListObject::Cursor cursor = ListOf(**found)->At(*index);
+  const ListView list(**found);
+  ListView::Cursor cursor = list.At(*index);
   if (!cursor.Valid()) return rb->SendNull();
   SendValue(rb, cursor.Get());
 }
@@ -236,13 +233,13 @@ void CmdLPos(CmdArgList args, ConnectionContext* cntx) {
     if (found.status() != OpStatus::kKeyNotFound) return SendOpError(rb, found.status());
     return count >= 0 ? rb->SendEmptyArray() : rb->SendNull();
   }
-  ListObject* list = ListOf(**found);
-  const int64_t size = int64_t(list->Size());
+  const ListView list(**found);
+  const int64_t size = int64_t(list.Size());
   const End from = rank > 0 ? End::kHead : End::kTail;
   const int64_t skip = (rank > 0 ? rank : -rank) - 1;  // matches to pass over first
   std::vector<int64_t> positions;
   int64_t matches = 0, index = 0;
-  for (ListObject::Cursor cursor = list->Begin(from);
+  for (ListView::Cursor cursor = list.Begin(from);
        cursor.Valid() && (maxlen == 0 || index < maxlen); cursor.Next(), ++index) {
     if (!cursor.Get().Equals(args[2]) || matches++ < skip) continue;
     positions.push_back(from == End::kHead ? index : size - index - 1);
@@ -266,11 +263,11 @@ void CmdLSet(CmdArgList args, ConnectionContext* cntx) {
   }
   std::optional<int64_t> index = ParseInt64(args[2]);
   if (!index) return rb->SendError(facade::kInvalidIntErr);
-  ListObject* list = ListOf(*found);
-  const int64_t size = int64_t(list->Size());
+  ListRef list(&found->value());
+  const int64_t size = int64_t(list.Size());
   if (*index >= size || *index < -size) return rb->SendError(kOutOfRangeErr);
-  list->PrepareAdd(args[3].size(), 1, Fill(), Depth());
-  list->At(*index).Replace(args[3]);
+  list.PrepareAdd(args[3].size(), 1, Fill(), Depth());
+  list.At(*index).Replace(args[3]);
   FinishChange(*found, list, "lset", true);
   rb->SendOk();
 }
@@ -291,14 +288,14 @@ void CmdLInsert(CmdArgList args, ConnectionContext* cntx) {
     if (found.status() == OpStatus::kKeyNotFound) return rb->SendLong(0);
     return SendOpError(rb, found.status());
   }
-  ListObject* list = ListOf(*found);
-  list->PrepareAdd(args[4].size(), 1, Fill(), Depth());
-  ListObject::Cursor cursor = list->Begin(End::kHead);
+  ListRef list(&found->value());
+  list.PrepareAdd(args[4].size(), 1, Fill(), Depth());
+  ListView::Cursor cursor = list.Begin(End::kHead);
   while (cursor.Valid() && !cursor.Get().Equals(args[3])) cursor.Next();
   if (!cursor.Valid()) return rb->SendLong(-1);
   cursor.Insert(args[4], where);
   FinishChange(*found, list, "linsert", false);
-  rb->SendLong(int64_t(list->Size()));
+  rb->SendLong(int64_t(list.Size()));
 }
 
 // LREM key count element
@@ -311,12 +308,12 @@ void CmdLRem(CmdArgList args, ConnectionContext* cntx) {
     if (found.status() == OpStatus::kKeyNotFound) return rb->SendLong(0);
     return SendOpError(rb, found.status());
   }
-  ListObject* list = ListOf(*found);
+  ListRef list(&found->value());
   const uint64_t limit = *count == 0  ? UINT64_MAX
                          : *count < 0 ? 0 - uint64_t(*count)
                                       : uint64_t(*count);
   uint64_t removed = 0;
-  for (ListObject::Cursor cursor = list->Begin(*count < 0 ? End::kTail : End::kHead);
+  for (ListView::Cursor cursor = list.Begin(*count < 0 ? End::kTail : End::kHead);
        cursor.Valid() && removed < limit;) {
     if (cursor.Get().Equals(args[3])) {
       cursor.Erase();
@@ -339,13 +336,13 @@ void CmdLTrim(CmdArgList args, ConnectionContext* cntx) {
     if (found.status() == OpStatus::kKeyNotFound) return rb->SendOk();
     return SendOpError(rb, found.status());
   }
-  ListObject* list = ListOf(*found);
-  const int64_t size = int64_t(list->Size());
+  ListRef list(&found->value());
+  const int64_t size = int64_t(list.Size());
   if (!ClampRange(size, &*start, &*end)) {
-    list->DeleteRange(0, size);
+    list.DeleteRange(0, size);
   } else {
-    list->DeleteRange(*end + 1, size - *end - 1);
-    list->DeleteRange(0, *start);
+    list.DeleteRange(*end + 1, size - *end - 1);
+    list.DeleteRange(0, *start);
   }
   // Redis reports ltrim (and touches WATCHers) even when nothing was removed.
   FinishChange(*found, list, "ltrim", true);
@@ -385,7 +382,7 @@ MoveOutcome MoveElement(CmdArgList args, ConnectionContext* cntx, End from, End 
               Slice().FindTyped(t->db(), source, ObjType::kList, true);
           outcome.status = found.status();
           if (found) {
-            core::ListpackValueTo(ListOf(**found)->At(from == End::kHead ? 0 : -1).Get(),
+            core::ListpackValueTo(ListView(**found).At(from == End::kHead ? 0 : -1).Get(),
                                   &outcome.value);
           }
         }
@@ -407,10 +404,10 @@ MoveOutcome MoveElement(CmdArgList args, ConnectionContext* cntx, End from, End 
           // A rotation of one key: it never empties, so it keeps its TTL (as in Redis).
           DbSlice::Update entry = Slice().FindMutable(t->db(), source);
           if (!entry) return;  // expired since the look: gone, as after the move
-          ListObject* list = ListOf(entry);
-          list->Pop(from, &Scratch());
-          list->PrepareAdd(value.size(), 1, Fill(), Depth());
-          list->Push(to, value);
+          ListRef list(&entry.value());
+          list.Pop(from, &Scratch());
+          list.PrepareAdd(value.size(), 1, Fill(), Depth());
+          list.Push(to, value);
           entry.Changed(PushEvent(to));  // Redis notifies the push, then the pop
           entry.Changed(PopEvent(from));
           return;
@@ -424,8 +421,8 @@ MoveOutcome MoveElement(CmdArgList args, ConnectionContext* cntx, End from, End 
           // The move happens as of the look; a source that expired since then is
           // gone either way, so the element read then still moves.
           if (DbSlice::Update entry = Slice().FindMutable(t->db(), source)) {
-            ListObject* list = ListOf(entry);
-            list->Pop(from, &Scratch());
+            ListRef list(&entry.value());
+            list.Pop(from, &Scratch());
             FinishChange(entry, list, PopEvent(from), true);
           }
         }
@@ -660,22 +657,22 @@ Waiter::ServeFn MoveServe(End from, End to, std::string destination, TrackingWri
     writer.Run([&] {
       if (key == destination) {  // a rotation: the key never empties
         DbSlice::Update entry = Slice().FindMutable(db, key);
-        ListObject* list = ListOf(entry);
-        list->Pop(from, &value);
-        list->PrepareAdd(value.size(), 1, Fill(), Depth());
-        list->Push(to, value);
+        ListRef list(&entry.value());
+        list.Pop(from, &value);
+        list.PrepareAdd(value.size(), 1, Fill(), Depth());
+        list.Push(to, value);
         entry.Changed(PushEvent(to));  // Redis notifies the push, then the pop
         entry.Changed(PopEvent(from));
         return;
       }
       if (here) {  // the push first, as Redis notifies them
-        core::ListpackValueTo(ListOf(**source)->At(from == End::kHead ? 0 : -1).Get(), &value);
+        core::ListpackValueTo(ListView(**source).At(from == End::kHead ? 0 : -1).Get(), &value);
         std::string_view element = value;
         OpPush(db, destination, to, CmdArgList(&element, 1), false);
       }
       DbSlice::Update entry = Slice().FindMutable(db, key);
-      ListObject* list = ListOf(entry);
-      list->Pop(from, here ? &Scratch() : &value);
+      ListRef list(&entry.value());
+      list.Pop(from, here ? &Scratch() : &value);
       FinishChange(entry, list, PopEvent(from), true);
       result.push_pending = !here;
     });
@@ -751,7 +748,7 @@ void CmdBRPopLPush(CmdArgList args, ConnectionContext* cntx) {
 void ListFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   RegisterTypedObjectFactory(ObjType::kList,
-                             ObjectFactory<ObjType::kList, ListObject::Deserialize>);
+                             MakeListFromForm);
   CommandRegistry& r = *registry;
   constexpr uint32_t kWrite = kCmdWrite | kCmdDenyOom;
   constexpr uint32_t kAclW = kAclWrite | kAclList, kAclR = kAclRead | kAclList;

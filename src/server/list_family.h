@@ -1,6 +1,6 @@
 // The list commands: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE, LINDEX, LSET,
 // LINSERT, LREM, LTRIM, LPOS, LMOVE, RPOPLPUSH, LMPOP, with Redis 7.0's replies and error
-// texts. Values are ListObjects (list_object.h). Single-key commands run on the key's
+// texts. Values are lists as list_object.h keeps them. Single-key commands run on the key's
 // shard thread; LMOVE, RPOPLPUSH and LMPOP too when their keys share a shard, else as
 // one VLL transaction (transaction.h) that checks every key before changing any.
 //

@@ -61,13 +61,14 @@ void PrimeValue::Serialize(std::string* out) const {
     obj_.AppendTo(out);
     return;
   }
-  out->push_back(char(obj_.ObjectEncoding()));
-  if (holds_listpack()) {
+  if (holds_listpack()) {  // kListpack whatever OBJECT ENCODING reports
+    out->push_back(char(ObjEncoding::kListpack));
     core::Listpack lp = core::Listpack::Adopt(listpack_block());
     out->append(lp.bytes());
     lp.Release();  // the block stays ours
     return;
   }
+  out->push_back(char(obj_.ObjectEncoding()));
   obj_.GetObject()->Serialize(out);
 }
 

@@ -109,15 +109,25 @@ class PrimeValue {
     obj_.SetMcFlags(false);
   }
   // Holds `lp`'s block itself, with no object around it (CompactObj::SetBlock): a small
-  // collection of `type` in the listpack encoding. Work on it in place with a Listpack
-  // from Adopt(listpack_block()), and set_listpack_block() after each change.
-  void SetListpack(ObjType type, core::Listpack lp) {
+  // collection of `type` in the listpack encoding. `reported` is the encoding byte that
+  // OBJECT ENCODING reads (a small list says quicklist, as in Redis 7.0). Work on the
+  // block in place with a Listpack from Adopt(listpack_block()), and
+  // set_listpack_block() after each change.
+  void SetListpack(ObjType type, core::Listpack lp,
+                   ObjEncoding reported = ObjEncoding::kListpack) {
     core::Listpack::Block block = lp.Release();
-    obj_.SetBlock(uint8_t(type), uint8_t(ObjEncoding::kListpack), block.data, block.capacity);
+    obj_.SetBlock(uint8_t(type), uint8_t(reported), block.data, block.capacity);
     obj_.SetMcFlags(false);
   }
   // Whether the value is a listpack held that way.
   bool holds_listpack() const { return obj_.IsBlock(); }
+  // Hands the held listpack over (to become a quicklist's node, say); the value is left
+  // an empty string until the caller sets it again. REQUIRES: holds_listpack().
+  core::Listpack TakeListpack() {
+    core::Listpack::Block block = listpack_block();
+    obj_.ForgetBlock();
+    return core::Listpack::Adopt(block);
+  }
   // REQUIRE: holds_listpack().
   core::Listpack::Block listpack_block() const {
     return {static_cast<uint8_t*>(obj_.GetBlock()), obj_.BlockCapacity()};

@@ -98,9 +98,9 @@ class SetBuilder {
   SetObject* set_ = nullptr;
 };
 
-void PushTail(ListObject* list, std::string_view element) {
-  list->PrepareAdd(element.size(), 1, CollectionLimits::ListFill(), CollectionLimits::ListDepth());
-  list->Push(ListObject::End::kTail, element);
+void PushTail(ListRef& list, std::string_view element) {
+  list.PrepareAdd(element.size(), 1, CollectionLimits::ListFill(), CollectionLimits::ListDepth());
+  list.Push(ListView::End::kTail, element);
 }
 
 // The elements of a listpack blob as texts; false when it is no valid listpack.
@@ -559,7 +559,8 @@ bool RdbLoader::LoadListElements(PrimeValue* value) {
   if (!ReadLength(&count)) return false;
   if (count == 0) return Empty();
   PrimeValue built;
-  ListObject* list = MakeList(&built);
+  ListRef::MakeEmpty(&built);
+  ListRef list(&built);
   std::string element;
   for (uint64_t i = 0; i < count; ++i) {
     if (!ReadString(&element)) return false;
@@ -576,7 +577,8 @@ bool RdbLoader::LoadListZiplist(PrimeValue* value) {
   if (!ZiplistTexts(blob, &elements)) return Fail("bad ziplist");
   if (elements.empty()) return Empty();
   PrimeValue built;
-  ListObject* list = MakeList(&built);
+  ListRef::MakeEmpty(&built);
+  ListRef list(&built);
   for (const std::string& element : elements) PushTail(list, element);
   *value = std::move(built);
   return true;
@@ -586,7 +588,8 @@ bool RdbLoader::LoadQuicklist(PrimeValue* value, bool ziplist_nodes) {
   uint64_t nodes;
   if (!ReadLength(&nodes)) return false;
   PrimeValue built;
-  ListObject* list = MakeList(&built);
+  ListRef::MakeEmpty(&built);
+  ListRef list(&built);
   size_t total = 0;
   std::string blob;
   std::vector<std::string> elements;

@@ -244,9 +244,9 @@ void RdbSerializer::SaveStringValue(const PrimeValue& value) {
 }
 
 void RdbSerializer::SaveList(const PrimeValue& value) {
-  const ListObject* list = value.GetObjectAs<ListObject>();
-  SaveLength(list->NodeCount());
-  list->ForEachNode([&](std::string_view bytes, size_t raw_len) {
+  const ListView list(value);
+  SaveLength(list.NodeCount());
+  list.ForEachNode([&](std::string_view bytes, size_t raw_len) {
     SaveLength(rdb::kQuicklistNodePacked);
     if (raw_len == 0) {
       SaveString(bytes);

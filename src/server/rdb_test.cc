@@ -55,8 +55,8 @@ std::string Describe(const PrimeValue& value) {
       return helio::StrCat("string:", value.GetString(&scratch));
     }
     case ObjType::kList: {
-      ListObject* list = value.GetObjectAs<ListObject>();
-      for (ListObject::Cursor c = list->Begin(ListObject::End::kHead); c.Valid(); c.Next()) {
+      const ListView list(value);
+      for (ListView::Cursor c = list.Begin(ListView::End::kHead); c.Valid(); c.Next()) {
         items.push_back(c.Get().ToString());
       }
       break;
@@ -142,10 +142,11 @@ PrimeValue StringValue(std::string_view s) {
 
 PrimeValue ListValue(const std::vector<std::string>& elements, int fill = -2, unsigned depth = 0) {
   PrimeValue value;
-  ListObject* list = MakeList(&value);
+  ListRef::MakeEmpty(&value);
+  ListRef list(&value);
   for (const std::string& e : elements) {
-    list->PrepareAdd(e.size(), 1, fill, depth);
-    list->Push(ListObject::End::kTail, e);
+    list.PrepareAdd(e.size(), 1, fill, depth);
+    list.Push(ListView::End::kTail, e);
   }
   return value;
 }
@@ -369,7 +370,7 @@ TEST(RdbCodecTest, ListRoundTrips) {
   // Count fill 4 with depth 1: many nodes, the interior ones LZF-compressed, written as
   // their compressed streams.
   PrimeValue compressed = ListValue(Numbered(200, "a-long-repeating-element-value-"), 4, 1);
-  ASSERT_GT(compressed.GetObjectAs<ListObject>()->NodeCount(), 10u);
+  ASSERT_GT(ListView(compressed).NodeCount(), 10u);
   RoundTrip(compressed);
 }
 

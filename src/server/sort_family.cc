@@ -42,16 +42,15 @@ using facade::ReplyBuilder;
 
 // --- What SORT reads from and writes to the collection types.
 
-size_t ListLength(const PrimeValue& value) { return value.GetObjectAs<ListObject>()->Size(); }
+size_t ListLength(const PrimeValue& value) { return ListView(value).Size(); }
 
 // `count` elements from index `start` towards the tail, or with from_tail, from index
 // `start` counted from the tail towards the head.
 void ListElements(const PrimeValue& value, size_t start, size_t count, bool from_tail,
                   std::vector<std::string>* out) {
-  // Mutable for the cursor, which may decompress nodes; the content is not changed.
-  ListObject* list = value.GetObjectAs<ListObject>();
-  ListObject::Cursor cursor = from_tail ? list->At(-1 - int64_t(start), ListObject::End::kTail)
-                                        : list->At(int64_t(start), ListObject::End::kHead);
+  const ListView list(value);
+  ListView::Cursor cursor = from_tail ? list.At(-1 - int64_t(start), ListView::End::kTail)
+                                      : list.At(int64_t(start), ListView::End::kHead);
   for (; cursor.Valid() && out->size() < count; cursor.Next()) {
     out->push_back(cursor.Get().ToString());
   }
@@ -88,12 +87,13 @@ std::optional<std::string> HashFieldValue(const PrimeValue& value, std::string_v
 void StoreAsList(DbIndex db, std::string_view key, const std::vector<std::string>& elements,
                  const char* event) {
   DbSlice::Update entry = Slice().AddOrFind(db, key);
-  ListObject* list = MakeList(&entry.value());
+  ListRef::MakeEmpty(&entry.value());
+  ListRef list(&entry.value());
   size_t bytes = 0;
   for (const std::string& element : elements) bytes += element.size();
-  list->PrepareAdd(bytes, elements.size(), CollectionLimits::ListFill(),
-                   CollectionLimits::ListDepth());
-  for (const std::string& element : elements) list->Push(ListObject::End::kTail, element);
+  list.PrepareAdd(bytes, elements.size(), CollectionLimits::ListFill(),
+                  CollectionLimits::ListDepth());
+  for (const std::string& element : elements) list.Push(ListView::End::kTail, element);
   entry.SetExpire(0);
   entry.Changed(event);
 }
