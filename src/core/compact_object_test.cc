@@ -808,6 +808,18 @@ TEST(CompactObjTest, OwnsBareBlocks) {
     moved.SetBlock(4, 0, ObjMalloc(200), 200);
   }
   EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline) << "the destructor frees the block";
+  {
+    CompactObj obj;
+    void* block = ObjMalloc(64);
+    obj.SetBlock(4, 0, block, 64);
+    obj.SetExpire(true);
+    obj.ForgetBlock();  // a user took the block over
+    EXPECT_FALSE(obj.IsObject());
+    EXPECT_EQ(obj.Size(), 0u);
+    EXPECT_TRUE(obj.HasExpire());
+    ObjFree(block);  // the taker's to free, not the object's
+  }
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), baseline);
 }
 
 // GetMutableBytes decodes every encoding once into plain bytes, grows with zeros, and the
