@@ -314,7 +314,8 @@ class alignas(8) CompactObj {
   uint64_t Hash() const { return IsRawString() ? HashKey(RawView()) : HashDecoded(); }
 
   // Returns the bytes of this object's heap block (ObjUsableSize: for a string or a
-  // SetBlock block), or its typed object's MallocUsed, 0 when inline. The 16 bytes of the object itself are not included.
+  // SetBlock block), or its typed object's MallocUsed, 0 when inline. The 16 bytes of the
+  // object itself are not included.
   size_t MallocUsed() const;
 
   // Whether the content lives in the 16 bytes (no heap block).

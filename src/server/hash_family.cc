@@ -52,7 +52,6 @@ OpResult<DbSlice::Update> FindOrAddHash(DbIndex db, std::string_view key) {
   return entry;
 }
 
-
 // --- HSET, HMSET, HSETNX
 
 // Sets the pairs args[first], args[first + 1]... (HSETNX: one pair, only when its field is

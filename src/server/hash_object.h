@@ -16,7 +16,8 @@
 //
 // Thread contract: not thread-safe; a hash and its blocks belong to its shard's thread
 // (ObjMalloc's rule), which makes every call. A handle must not outlive its value, nor
-// be used after anything else changed the value.
+// be used after anything else changed or moved the value (a HashRef keeps the value's
+// address: DbSlice's pointer rule holds for it as for an Update).
 #pragma once
 
 #include <cstdint>

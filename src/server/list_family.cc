@@ -747,8 +747,7 @@ void CmdBRPopLPush(CmdArgList args, ConnectionContext* cntx) {
 
 void ListFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  RegisterTypedObjectFactory(ObjType::kList,
-                             MakeListFromForm);
+  RegisterTypedObjectFactory(ObjType::kList, MakeListFromForm);
   CommandRegistry& r = *registry;
   constexpr uint32_t kWrite = kCmdWrite | kCmdDenyOom;
   constexpr uint32_t kAclW = kAclWrite | kAclList, kAclR = kAclRead | kAclList;

@@ -21,7 +21,8 @@
 //
 // Thread contract: not thread-safe; a list and its blocks belong to its shard's thread,
 // which makes every call (ObjMalloc's rule). A handle (and a cursor) must not outlive
-// its value, nor be used after anything else changed the value.
+// its value, nor be used after anything else changed or moved the value (a ListRef
+// keeps the value's address: DbSlice's pointer rule holds for it as for an Update).
 #pragma once
 
 #include <cstddef>

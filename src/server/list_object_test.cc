@@ -140,7 +140,8 @@ TEST(ListObjectTest, CursorEditsBothEncodings) {
     ref.At(-1).Replace(std::string(200, 'C'));  // grows the block: it moves
     ref.At(1).Insert("y", core::Listpack::Where::kBefore);
     ref.DeleteRange(0, 1);
-    EXPECT_EQ(Contents(list.value), (std::vector<std::string>{"y", "x", "b", std::string(200, 'C')}));
+    EXPECT_EQ(Contents(list.value),
+              (std::vector<std::string>{"y", "x", "b", std::string(200, 'C')}));
     EXPECT_FALSE(ref.At(4).Valid());
     EXPECT_FALSE(ref.At(-5).Valid());
   }

@@ -18,8 +18,10 @@
 //
 // Thread contract: not thread-safe; a sorted set and its blocks belong to its shard's
 // thread, which makes every call (ObjMalloc's rule). A handle must not outlive its value,
-// nor be used after anything else changed the value. RegisterZSetFactory writes the
-// process's factory table: call it at start-up, before any shard runs.
+// nor be used after anything else changed or moved the value (a ZSetRef keeps the
+// value's address: DbSlice's pointer rule holds for it as for an Update).
+// RegisterZSetFactory writes the process's factory table: call it at start-up, before any
+// shard runs.
 #pragma once
 
 #include <cstddef>
