@@ -28,9 +28,9 @@
 //                   24-bit block length [11, 14)
 //   kObject         a TypedObject (typed_object.h), owned: pointer in [0, 8), the
 //                   server's type number in [8] and encoding number in [9]
-//   kBlock          a typed value's bare heap block (a small hash's listpack), owned:
-//                   pointer in [0, 8), type in [8], encoding in [9], the block's
-//                   capacity in [10, 14)
+//   kBlock          a typed value's bare heap block (a small list's, hash's or sorted
+//                   set's listpack), owned: pointer in [0, 8), type in [8], encoding
+//                   in [9], the block's capacity in [10, 14)
 //
 // Why these numbers:
 //  - 14 inline bytes: two bytes of metadata (tag, flags) are the least that can carry the
@@ -235,8 +235,8 @@ class alignas(8) CompactObj {
   // The encoding number given to SetObject or SetBlock (or SetObjectEncoding).
   // REQUIRES: IsObject().
   uint8_t ObjectEncoding() const { return payload_[kObjEncodingOffset]; }
-  // Records a new encoding of the same object (a sorted set's listpack converted in place
-  // to a skiplist keeps its TypedObject wrapper). REQUIRES: IsObject().
+  // Records a new encoding of the same object (a set converted in place from intset to
+  // hashtable keeps its TypedObject). REQUIRES: IsObject().
   void SetObjectEncoding(uint8_t encoding) { payload_[kObjEncodingOffset] = encoding; }
   // The held object, or nullptr when this holds a string or a block.
   TypedObject* GetObject() const {

@@ -74,7 +74,7 @@ class Listpack {
   enum class Where { kBefore, kAfter };
 
   // The block and its capacity, for an owner that keeps them in its own storage (a small
-  // hash's table slot holds them with no object around them). Release() hands them over
+  // collection's table slot holds them with no object around them). Release() hands them over
   // and leaves this Listpack moved-from; Adopt() makes a Listpack of them again. A
   // Listpack made by Adopt over a block that stays someone else's must end with
   // Release() rather than destruction, which would free the block.
