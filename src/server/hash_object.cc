@@ -1,7 +1,6 @@
 #include "src/server/hash_object.h"
 
 #include <charconv>
-#include <new>
 
 #include "src/server/collection_limits.h"
 
