@@ -150,8 +150,11 @@ OpResult<DbSlice::Update> DbSlice::FindMutableTyped(DbIndex index, std::string_v
 DbSlice::Update DbSlice::AddOrFind(DbIndex index, std::string_view key) {
   Db& d = EnsureDb(index);
   const uint64_t hash = core::HashKey(key);
-  if (eviction_.limit_bytes != 0) [[unlikely]]
+  if (eviction_.limit_bytes != 0) [[unlikely]] {
     EvictBeforeWrite(d, hash);
+  } else if (report_step_ != 0) [[unlikely]] {  // noeviction with a maxmemory
+    ReportMemory(UsedBytes());
+  }
   if (MainTable::Handle handle = FindLive(d, key, hash, true)) {
     d.main.BeforeChange(handle);
     Touch(handle, hash);

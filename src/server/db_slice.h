@@ -224,6 +224,12 @@ class DbSlice {
   // Whether the last eviction attempt found the shard over its limit and nothing it may
   // evict (a volatile policy without keys with a TTL): writes then get -OOM.
   bool eviction_stuck() const { return eviction_stuck_; }
+  // Called from writes while maxmemory is set (any policy), when the shard's used bytes
+  // moved by a 16th of its share since the last call, or eviction_stuck() changed: the
+  // shard then publishes both for the -OOM check that other threads make. Without it they
+  // would see them once per housekeeping cycle, and a write flood (450K 1 KiB SETs a
+  // second) could run 40 MiB past maxmemory before its first -OOM.
+  void SetMemoryListener(std::function<void()> listener) { memory_listener_ = std::move(listener); }
 
   // Counts a keyspace hit or miss for a read that did not go through FindRead (memcache's
   // gets, which may hand out a cas unique; SET's GET option).
@@ -448,6 +454,8 @@ class DbSlice {
 
   // Eviction before a write into `d` (AddOrFind); `hash` is the written key's.
   void EvictBeforeWrite(Db& d, uint64_t hash);
+  // Calls the memory listener when `used` or eviction_stuck_ moved enough (see there).
+  void ReportMemory(uint64_t used);
   // The entry the policy evicts next from `d` (empty when none may go); cache mode looks
   // first at the buckets of `near_hash` when given.
   MainTable::Handle PickVictim(Db& d, const uint64_t* near_hash);
@@ -530,6 +538,10 @@ class DbSlice {
   StampMode stamp_mode_ = StampMode::kStamp;
   EvictionSettings eviction_;
   bool eviction_stuck_ = false;
+  std::function<void()> memory_listener_;
+  uint64_t report_step_ = 0;    // a 16th of the share; 0: no maxmemory, no reports
+  uint64_t reported_used_ = 0;  // what the listener was last called at
+  bool reported_stuck_ = false;
   uint32_t lfu_minutes_ = 0;  // the clock LFU counters decay by, refreshed with clock_s_
   uint64_t rng_state_ = 0x9e3779b97f4a7c15;
   // Cache mode's frequencies and clock (eviction.h); empty outside cache mode.

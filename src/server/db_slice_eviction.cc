@@ -12,6 +12,7 @@ namespace damselfly {
 
 void DbSlice::SetEviction(const EvictionSettings& settings) {
   eviction_ = settings;
+  report_step_ = settings.limit_bytes / 16;  // also under noeviction, whose -OOM needs it
   if (eviction_.policy == EvictionPolicy::kNoEviction) eviction_.limit_bytes = 0;
   if (eviction_.limit_bytes == 0) eviction_stuck_ = false;
   stamp_mode_ = IsLfu(eviction_.policy)                         ? StampMode::kLfu
@@ -59,10 +60,11 @@ size_t DbSlice::TableBytes() const {
 void DbSlice::EvictBeforeWrite(Db& d, uint64_t hash) {
   // Erasing never shrinks a table, so its bytes hold for the whole loop.
   const uint64_t tables = TableBytes();
-  auto over = [&] { return core::ThreadObjHeapUsedBytes() + tables > eviction_.limit_bytes; };
+  auto used = [&] { return core::ThreadObjHeapUsedBytes() + tables; };
+  auto over = [&] { return used() > eviction_.limit_bytes; };
   if (!over()) {
     eviction_stuck_ = false;
-    return;
+    return ReportMemory(used());
   }
   unsigned evicted = 0;
   do {
@@ -71,6 +73,16 @@ void DbSlice::EvictBeforeWrite(Db& d, uint64_t hash) {
     EvictEntry(d, victim);
   } while (++evicted < kMaxEvictionsPerWrite && over());
   eviction_stuck_ = evicted == 0;
+  ReportMemory(used());
+}
+
+void DbSlice::ReportMemory(uint64_t used) {
+  const uint64_t step = report_step_ + 1;
+  const bool moved = used >= reported_used_ + step || used + step <= reported_used_;
+  if (!memory_listener_ || (!moved && eviction_stuck_ == reported_stuck_)) return;
+  reported_used_ = used;
+  reported_stuck_ = eviction_stuck_;
+  memory_listener_();
 }
 
 size_t DbSlice::EvictOverLimit(size_t max_keys) {

@@ -67,6 +67,31 @@ TEST(DbSliceEvictionTest, NoEvictionNeverEvicts) {
   EXPECT_FALSE(slice.eviction_stuck());
 }
 
+// Writes tell the shard to publish its memory once per 16th of the limit it grows by, and
+// when it becomes stuck over the limit: the -OOM check elsewhere then lags by that much at
+// most, not by a housekeeping cycle.
+TEST(DbSliceEvictionTest, WritesReportMemoryEverySixteenthOfTheLimit) {
+  DbSlice slice(1);
+  int reports = 0;
+  slice.SetMemoryListener([&] { ++reports; });
+  const uint64_t limit = slice.UsedBytes() + (1 << 20);
+  slice.SetEviction(Policy(EvictionPolicy::kNoEviction, limit));
+  // 4000 values of 200 bytes (~1 MiB with their blocks and table slots): about 16 steps
+  // of 64 KiB, the first write included.
+  for (int i = 0; i < 4000; ++i) Put(&slice, Key("k", i), i);
+  EXPECT_GE(reports, 10);
+  EXPECT_LE(reports, 24);
+  // Under an evicting policy that finds nothing to evict (no key has a TTL): stuck,
+  // reported once, not on every write.
+  slice.SetEviction(Policy(EvictionPolicy::kVolatileLru, slice.UsedBytes() - 1000));
+  const int before = reports;
+  Put(&slice, "one more", 1);
+  ASSERT_TRUE(slice.eviction_stuck());
+  EXPECT_EQ(reports, before + 1);
+  Put(&slice, "and another", 2);
+  EXPECT_EQ(reports, before + 1);
+}
+
 TEST(DbSliceEvictionTest, UsageStaysAtTheLimit) {
   DbSlice slice(1);
   for (int i = 0; i < 1000; ++i) Put(&slice, Key("k", i), i);

@@ -38,6 +38,10 @@ void EngineShard::InitThreadLocal(ShardId id, unsigned num_shards, unsigned dbnu
   tl_shard->db_slice_.SetCasSequence(id + 1, num_shards);
   tl_shard->keyspace_events_.SetFlags(KeyspaceEventFlags());
   tl_shard->RefreshEviction();
+  tl_shard->db_slice_.SetMemoryListener([shard = tl_shard] {
+    shard_set->PublishUsedMemory(shard->shard_id_, shard->UsedMemory(),
+                                 shard->db_slice_.eviction_stuck());
+  });
   tl_shard->expiry_fiber_ = helio::fibers::Launch([shard = tl_shard] { shard->RunExpiryCycles(); });
 }
 
