@@ -200,26 +200,24 @@ size_t CompactObj::MallocUsed() const {
 }
 
 void CompactObj::SetObject(uint8_t type, uint8_t encoding, TypedObject* object) {
-  DCHECK_NE(type, 0);
-  DCHECK(object != nullptr);
-  ReleaseHeap();
-  uint8_t payload[kInlineLen] = {};
-  std::memcpy(payload, &object, sizeof(object));
-  payload[kObjTypeOffset] = type;
-  payload[kObjEncodingOffset] = encoding;
-  SetContent(payload, MakeTag(kObject, 0));
+  SetTyped(kObject, type, encoding, object, 0);
 }
 
 void CompactObj::SetBlock(uint8_t type, uint8_t encoding, void* block, uint32_t capacity) {
+  SetTyped(kBlock, type, encoding, block, capacity);
+}
+
+void CompactObj::SetTyped(Encoding kind, uint8_t type, uint8_t encoding, void* ptr,
+                          uint32_t capacity) {
   DCHECK_NE(type, 0);
-  DCHECK(block != nullptr);
+  DCHECK(ptr != nullptr);
   ReleaseHeap();
   uint8_t payload[kInlineLen] = {};
-  std::memcpy(payload, &block, sizeof(block));
+  std::memcpy(payload, &ptr, sizeof(ptr));
   payload[kObjTypeOffset] = type;
   payload[kObjEncodingOffset] = encoding;
-  std::memcpy(payload + kBlockCapacityOffset, &capacity, sizeof(capacity));
-  SetContent(payload, MakeTag(kBlock, 0));
+  std::memcpy(payload + kBlockCapacityOffset, &capacity, sizeof(capacity));  // kObject: 0
+  SetContent(payload, MakeTag(kind, 0));
 }
 
 const char* CompactObj::RedisEncodingName() const {

@@ -467,6 +467,8 @@ class alignas(8) CompactObj {
   void GrowHeapRaw(size_t len, size_t new_len);
 
   void StoreString(std::string_view value, bool may_compress);
+  // SetObject (kind kObject, capacity 0) and SetBlock (kBlock).
+  void SetTyped(Encoding kind, uint8_t type, uint8_t encoding, void* ptr, uint32_t capacity);
 
   uint8_t payload_[kInlineLen] = {};
   uint8_t tag_ = 0;

@@ -224,12 +224,15 @@ class DbSlice {
   // Whether the last eviction attempt found the shard over its limit and nothing it may
   // evict (a volatile policy without keys with a TTL): writes then get -OOM.
   bool eviction_stuck() const { return eviction_stuck_; }
-  // Called from writes while maxmemory is set (any policy), when the shard's used bytes
-  // moved by a 16th of its share since the last call, or eviction_stuck() changed: the
-  // shard then publishes both for the -OOM check that other threads make. Without it they
-  // would see them once per housekeeping cycle, and a write flood (450K 1 KiB SETs a
-  // second) could run 40 MiB past maxmemory before its first -OOM.
-  void SetMemoryListener(std::function<void()> listener) { memory_listener_ = std::move(listener); }
+  // Called on the shard's thread from its writes while maxmemory is set (any policy), when
+  // the shard's used bytes moved by a 16th of its share since the last call, or
+  // eviction_stuck() changed: the shard then publishes both for the -OOM check that other
+  // threads make. Without it they would see them once per housekeeping cycle, and a write
+  // flood (450K 1 KiB SETs a second) could run 40 MiB past maxmemory before its first
+  // -OOM. Set once, before the shard serves.
+  void SetMemoryListener(std::function<void()> listener) {
+    memory_listener_ = std::move(listener);
+  }
 
   // Counts a keyspace hit or miss for a read that did not go through FindRead (memcache's
   // gets, which may hand out a cas unique; SET's GET option).

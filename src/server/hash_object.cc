@@ -49,19 +49,8 @@ void HashTable::Serialize(std::string* out) const {
   });
 }
 
-HashView::HashView(const PrimeValue& value) {
-  if (value.holds_listpack()) {
-    lp_ = Listpack::Adopt(value.listpack_block());
-  } else {
-    map_ = &static_cast<HashTable*>(value.GetObject())->map;
-  }
-}
-
-HashView& HashView::operator=(HashView&& other) noexcept {
-  lp_.Release();
-  lp_ = std::move(other.lp_);
-  map_ = other.map_;
-  return *this;
+HashView::HashView(const PrimeValue& value) : lp_(value) {
+  if (!value.holds_listpack()) map_ = &static_cast<HashTable*>(value.GetObject())->map;
 }
 
 std::string_view HashView::Text(const Listpack::Value& value, char (&buf)[24]) {

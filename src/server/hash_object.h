@@ -29,6 +29,7 @@
 #include "src/core/listpack.h"
 #include "src/core/string_map.h"
 #include "src/core/typed_object.h"
+#include "src/server/borrowed_listpack.h"
 #include "src/server/prime_value.h"
 
 namespace damselfly {
@@ -50,9 +51,6 @@ class HashView {
   HashView() = default;
   // REQUIRES: value.type() == ObjType::kHash.
   explicit HashView(const PrimeValue& value);
-  HashView(HashView&& other) noexcept : lp_(std::move(other.lp_)), map_(other.map_) {}
-  HashView& operator=(HashView&& other) noexcept;
-  ~HashView() { lp_.Release(); }  // the block is the value's
 
   ObjEncoding encoding() const {
     return map_ == nullptr ? ObjEncoding::kListpack : ObjEncoding::kHashtable;
@@ -96,9 +94,8 @@ class HashView {
   // The text of a listpack element: its bytes, or its integer printed into `buf`.
   static std::string_view Text(const core::Listpack::Value& value, char (&buf)[24]);
 
-  // The value's listpack, worked on in place and never freed here (moved-from, no
-  // block, while map_ is set); the value's hash table otherwise.
-  core::Listpack lp_ = core::Listpack::Adopt({});
+  // The value's listpack (no block while map_ is set); the value's hash table otherwise.
+  BorrowedListpack lp_;
   core::StringMap* map_ = nullptr;
 };
 

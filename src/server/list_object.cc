@@ -54,19 +54,8 @@ bool MakeListFromForm(ObjEncoding encoding, std::string_view form, PrimeValue* v
   return true;
 }
 
-ListView::ListView(const PrimeValue& value) {
-  if (value.holds_listpack()) {
-    lp_ = Listpack::Adopt(value.listpack_block());
-  } else {
-    ql_ = &static_cast<ListQuicklist*>(value.GetObject())->ql;
-  }
-}
-
-ListView& ListView::operator=(ListView&& other) noexcept {
-  lp_.Release();
-  lp_ = std::move(other.lp_);
-  ql_ = other.ql_;
-  return *this;
+ListView::ListView(const PrimeValue& value) : lp_(value) {
+  if (!value.holds_listpack()) ql_ = &static_cast<ListQuicklist*>(value.GetObject())->ql;
 }
 
 void ListView::ForEachNode(
@@ -102,7 +91,7 @@ void ListRef::TryShrink(int fill) {
     if (!Quicklist::WithinFill(fill, ql_->OnlyNodeBytes() * 2, ql_->Size() * 2)) return;
     lp = ql_->TakeOnlyNode();
   }
-  lp_ = Listpack::Adopt(lp.block());  // the value owns it from the next line on
+  lp_.Borrow(lp.block());  // the value owns it from the next line on
   value_->SetListpack(ObjType::kList, std::move(lp), ObjEncoding::kQuicklist);
   ql_ = nullptr;
 }
@@ -140,7 +129,7 @@ ListView::Cursor ListView::MakeCursor(End from, ListRef* owner) const {
   if (ql_) {
     cursor.it_.emplace(ql_->Begin(from));
   } else {
-    cursor.lp_ = const_cast<Listpack*>(&lp_);
+    cursor.lp_ = const_cast<BorrowedListpack*>(&lp_);
     cursor.pos_ = from == End::kHead ? lp_.First() : lp_.Last();
   }
   return cursor;
@@ -153,7 +142,7 @@ ListView::Cursor ListView::MakeCursor(int64_t index, End direction, ListRef* own
   if (ql_) {
     cursor.it_.emplace(ql_->At(index, direction));
   } else {
-    cursor.lp_ = const_cast<Listpack*>(&lp_);
+    cursor.lp_ = const_cast<BorrowedListpack*>(&lp_);
     cursor.pos_ = lp_.Seek(index);
   }
   return cursor;

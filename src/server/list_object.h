@@ -33,6 +33,7 @@
 #include "src/core/listpack.h"
 #include "src/core/quicklist.h"
 #include "src/core/typed_object.h"
+#include "src/server/borrowed_listpack.h"
 #include "src/server/prime_value.h"
 
 namespace damselfly {
@@ -59,9 +60,6 @@ class ListView {
   ListView() = default;
   // REQUIRES: value.type() == ObjType::kList.
   explicit ListView(const PrimeValue& value);
-  ListView(ListView&& other) noexcept : lp_(std::move(other.lp_)), ql_(other.ql_) {}
-  ListView& operator=(ListView&& other) noexcept;
-  ~ListView() { lp_.Release(); }  // the block is the value's
 
   ObjEncoding encoding() const { return ql_ ? ObjEncoding::kQuicklist : ObjEncoding::kListpack; }
   size_t Size() const { return ql_ ? ql_->Size() : lp_.Size(); }
@@ -107,9 +105,8 @@ class ListView {
   Cursor MakeCursor(End from, ListRef* owner) const;
   Cursor MakeCursor(int64_t index, End direction, ListRef* owner) const;
 
-  // The value's listpack, worked on in place and never freed here (moved-from, no
-  // block, while ql_ is set); the value's quicklist otherwise.
-  core::Listpack lp_ = core::Listpack::Adopt({});
+  // The value's listpack (no block while ql_ is set); the value's quicklist otherwise.
+  BorrowedListpack lp_;
   core::Quicklist* ql_ = nullptr;
 };
 

@@ -58,19 +58,8 @@ void ZSetTree::Serialize(std::string* out) const {
   });
 }
 
-ZSetView::ZSetView(const PrimeValue& value) {
-  if (value.holds_listpack()) {
-    lp_ = core::Listpack::Adopt(value.listpack_block());
-  } else {
-    large_ = &static_cast<ZSetTree*>(value.GetObject())->set;
-  }
-}
-
-ZSetView& ZSetView::operator=(ZSetView&& other) noexcept {
-  lp_.Release();
-  lp_ = std::move(other.lp_);
-  large_ = other.large_;
-  return *this;
+ZSetView::ZSetView(const PrimeValue& value) : lp_(value) {
+  if (!value.holds_listpack()) large_ = &static_cast<ZSetTree*>(value.GetObject())->set;
 }
 
 std::pair<std::string, double> ZSetView::At(size_t rank) const {

@@ -36,6 +36,7 @@
 #include "src/core/sorted_set.h"
 #include "src/core/typed_object.h"
 #include "src/core/zset_listpack.h"
+#include "src/server/borrowed_listpack.h"
 #include "src/server/prime_value.h"
 
 namespace damselfly {
@@ -63,9 +64,6 @@ class ZSetView {
   ZSetView() = default;
   // REQUIRES: value.type() == ObjType::kZSet.
   explicit ZSetView(const PrimeValue& value);
-  ZSetView(ZSetView&& other) noexcept : lp_(std::move(other.lp_)), large_(other.large_) {}
-  ZSetView& operator=(ZSetView&& other) noexcept;
-  ~ZSetView() { lp_.Release(); }  // the block is the value's
 
   ObjEncoding encoding() const { return large_ ? ObjEncoding::kSkiplist : ObjEncoding::kListpack; }
   size_t Size() const { return large_ ? large_->Size() : Small().Size(); }
@@ -120,11 +118,12 @@ class ZSetView {
   std::string_view listpack_bytes() const { return lp_.bytes(); }
 
  protected:
-  core::ZSetListpack Small() const { return core::ZSetListpack(const_cast<core::Listpack*>(&lp_)); }
+  core::ZSetListpack Small() const {
+    return core::ZSetListpack(const_cast<BorrowedListpack*>(&lp_));
+  }
 
-  // The value's listpack, worked on in place and never freed here (moved-from, no
-  // block, while large_ is set); the value's tree otherwise.
-  core::Listpack lp_ = core::Listpack::Adopt({});
+  // The value's listpack (no block while large_ is set); the value's tree otherwise.
+  BorrowedListpack lp_;
   core::SortedSet* large_ = nullptr;
 };
 
