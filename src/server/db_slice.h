@@ -225,11 +225,12 @@ class DbSlice {
   // evict (a volatile policy without keys with a TTL): writes then get -OOM.
   bool eviction_stuck() const { return eviction_stuck_; }
   // Called on the shard's thread from its writes while maxmemory is set (any policy), when
-  // the shard's used bytes moved by a 16th of its share since the last call, or
-  // eviction_stuck() changed: the shard then publishes both for the -OOM check that other
-  // threads make. Without it they would see them once per housekeeping cycle, and a write
-  // flood (450K 1 KiB SETs a second) could run 40 MiB past maxmemory before its first
-  // -OOM. Set once, before the shard serves.
+  // the shard's used bytes moved by a 16th of its share since the last call, its writes
+  // evicted that much, or eviction_stuck() changed: the shard then publishes both for the
+  // -OOM check that other threads make, and follows RSS (rss_correction.h). Without it
+  // they would see them once per housekeeping cycle, and a write flood (450K 1 KiB SETs a
+  // second) could run 40 MiB past maxmemory before its first -OOM, or its RSS pass
+  // maxmemory by a tenth before the first correction. Set once, before the shard serves.
   void SetMemoryListener(std::function<void()> listener) {
     memory_listener_ = std::move(listener);
   }
@@ -544,6 +545,7 @@ class DbSlice {
   std::function<void()> memory_listener_;
   uint64_t report_step_ = 0;    // a 16th of the share; 0: no maxmemory, no reports
   uint64_t reported_used_ = 0;  // what the listener was last called at
+  uint64_t evicted_since_report_ = 0;  // bytes evicted by writes since then
   bool reported_stuck_ = false;
   uint32_t lfu_minutes_ = 0;  // the clock LFU counters decay by, refreshed with clock_s_
   uint64_t rng_state_ = 0x9e3779b97f4a7c15;

@@ -66,6 +66,7 @@ void DbSlice::EvictBeforeWrite(Db& d, uint64_t hash) {
     eviction_stuck_ = false;
     return ReportMemory(used());
   }
+  const uint64_t before = used();
   unsigned evicted = 0;
   do {
     MainTable::Handle victim = PickVictim(d, evicted == 0 ? &hash : nullptr);
@@ -73,15 +74,18 @@ void DbSlice::EvictBeforeWrite(Db& d, uint64_t hash) {
     EvictEntry(d, victim);
   } while (++evicted < kMaxEvictionsPerWrite && over());
   eviction_stuck_ = evicted == 0;
+  evicted_since_report_ += before - used();
   ReportMemory(used());
 }
 
 void DbSlice::ReportMemory(uint64_t used) {
   const uint64_t step = report_step_ + 1;
-  const bool moved = used >= reported_used_ + step || used + step <= reported_used_;
+  const bool moved = used >= reported_used_ + step || used + step <= reported_used_ ||
+                     evicted_since_report_ >= step;
   if (!memory_listener_ || (!moved && eviction_stuck_ == reported_stuck_)) return;
   reported_used_ = used;
   reported_stuck_ = eviction_stuck_;
+  evicted_since_report_ = 0;
   memory_listener_();
 }
 

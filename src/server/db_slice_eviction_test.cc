@@ -92,6 +92,21 @@ TEST(DbSliceEvictionTest, WritesReportMemoryEverySixteenthOfTheLimit) {
   EXPECT_EQ(reports, before + 1);
 }
 
+// Once full, usage stays at the limit: the writes' evictions are reported instead, so that
+// the shard follows RSS through a flood that only replaces keys.
+TEST(DbSliceEvictionTest, EvictionsReportEverySixteenthOfTheLimit) {
+  DbSlice slice(1);
+  for (int i = 0; i < 4000; ++i) Put(&slice, Key("k", i), i);
+  FillAndCap(&slice, Policy(EvictionPolicy::kAllKeysRandom, 0));
+  int reports = 0;
+  slice.SetMemoryListener([&] { ++reports; });
+  // 4000 more keys replace about as many: ~16 steps of a 16th of the limit.
+  for (int i = 0; i < 4000; ++i) Put(&slice, Key("new", i), i);
+  EXPECT_GE(slice.stats().evicted_keys, 3900u);
+  EXPECT_GE(reports, 10);
+  EXPECT_LE(reports, 24);
+}
+
 TEST(DbSliceEvictionTest, UsageStaysAtTheLimit) {
   DbSlice slice(1);
   for (int i = 0; i < 1000; ++i) Put(&slice, Key("k", i), i);

@@ -39,8 +39,11 @@ void EngineShard::InitThreadLocal(ShardId id, unsigned num_shards, unsigned dbnu
   tl_shard->keyspace_events_.SetFlags(KeyspaceEventFlags());
   tl_shard->RefreshEviction();
   tl_shard->db_slice_.SetMemoryListener([shard = tl_shard] {
-    shard_set->PublishUsedMemory(shard->shard_id_, shard->UsedMemory(),
-                                 shard->db_slice_.eviction_stuck());
+    shard->PublishMemory();
+    // A write flood fills maxmemory within a few housekeeping cycles: the correction and
+    // the shares follow its reports too.
+    if (shard->shard_id_ == 0) shard_set->UpdateRssCorrection(MaxMemoryBytes());
+    shard->RefreshEviction();
   });
   tl_shard->expiry_fiber_ = helio::fibers::Launch([shard = tl_shard] { shard->RunExpiryCycles(); });
 }
@@ -75,6 +78,10 @@ void EngineShard::RefreshEviction() {
   db_slice_.SetEviction(settings);
 }
 
+void EngineShard::PublishMemory() {
+  shard_set->PublishUsedMemory(shard_id_, UsedMemory(), db_slice_.eviction_stuck());
+}
+
 unsigned EngineShard::hz() { return configured_hz.load(std::memory_order_relaxed); }
 
 bool EngineShard::active_expire() { return active_expire_enabled.load(std::memory_order_relaxed); }
@@ -96,10 +103,10 @@ void EngineShard::set_hz(unsigned hz) {
 void EngineShard::RunExpiryCycles() {
   while (!stop_expiry_.WaitFor(std::chrono::microseconds(1000000 / hz()))) {
     if (cron_paused()) continue;
-    if (shard_id_ == 0) shard_set->UpdateRssCorrection(MaxMemoryBytes(), RssBytes());
+    if (shard_id_ == 0) shard_set->UpdateRssCorrection(MaxMemoryBytes());
     RefreshEviction();
     db_slice_.EvictOverLimit(kMaxEvictionsPerCycle);
-    shard_set->PublishUsedMemory(shard_id_, UsedMemory(), db_slice_.eviction_stuck());
+    PublishMemory();
     if (flush_at_ms_ != 0 && UnixTimeMs() >= flush_at_ms_) {
       db_slice_.FlushDb(flush_db_);
       flush_at_ms_ = 0;

@@ -62,9 +62,12 @@ class EngineShard {
   // Shard thread.
   uint64_t UsedMemory() const;
   // Gives the db slice its eviction settings from the process's configuration
-  // (eviction.h): its share of maxmemory, less the RSS correction. Runs every cycle;
-  // CONFIG SET calls it on every shard so that a change applies at once. Shard thread.
+  // (eviction.h): its share of maxmemory, less the RSS correction. Runs every cycle and
+  // on the db slice's memory reports; CONFIG SET calls it on every shard so that a change
+  // applies at once. Shard thread.
   void RefreshEviction();
+  // Publishes UsedMemory() and whether eviction is stuck to the shard set. Shard thread.
+  void PublishMemory();
 
   // Empties database `db` once the clock passes at_ms (memcached's flush_all with a
   // delay); a later call replaces the pending one, at_ms == 0 cancels it. Checked by the

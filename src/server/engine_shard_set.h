@@ -13,6 +13,7 @@
 
 #include "helio/io/proactor_pool.h"
 #include "src/server/engine_shard.h"
+#include "src/server/rss_correction.h"
 
 namespace damselfly {
 
@@ -38,11 +39,11 @@ class EngineShardSet {
   }
   // Whether a shard last published that it is over its share with nothing to evict.
   bool EvictionStuck() const;
-  // How much the shards' shares of maxmemory are lowered for the start-up footprint and
-  // because RSS passes it (eviction.h); any thread. UpdateRssCorrection runs on shard 0's
-  // housekeeping cycle.
+  // How much the shards' shares of maxmemory are lowered so that it bounds RSS
+  // (rss_correction.h); any thread. UpdateRssCorrection samples RSS and the published
+  // used memory; shard 0's thread only: its housekeeping cycle and its writes' reports.
   uint64_t rss_correction() const { return rss_correction_.load(std::memory_order_relaxed); }
-  void UpdateRssCorrection(uint64_t maxmemory, uint64_t rss);
+  void UpdateRssCorrection(uint64_t maxmemory);
   helio::io::ProactorPool* pool() const { return pool_; }
 
   ShardId ShardOf(std::string_view key) const;
@@ -69,9 +70,8 @@ class EngineShardSet {
   std::unique_ptr<std::atomic<uint64_t>[]> used_memory_;  // per shard
   std::unique_ptr<std::atomic<bool>[]> eviction_stuck_;   // per shard
   std::atomic<uint64_t> rss_correction_{0};
-  uint64_t last_rss_ = 0;          // UpdateRssCorrection's (shard 0's thread only)
-  uint64_t startup_rss_ = 0;       // set by Init before the shards start: the footprint
-  uint64_t first_cycle_rss_ = 0;   // UpdateRssCorrection's: RSS at its first call
+  // UpdateRssCorrection's (shard 0's thread only); made by Init before the shards start.
+  std::unique_ptr<RssCorrection> rss_corrector_;
   uint64_t warned_maxmemory_ = 0;  // likewise: the maxmemory last warned about
 };
 

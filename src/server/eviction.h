@@ -14,13 +14,8 @@
 // their own database.
 //
 // The shard's share: (maxmemory - correction) / shards, so that maxmemory bounds the
-// process's RSS, not only the tables. The correction starts at the process's start-up
-// footprint (its RSS before any data: code, libraries, stacks, rings, ~11 MiB), which no
-// eviction can lower; it grows while RSS passes maxmemory and still grows (connection
-// buffers, fibers, allocator fragmentation) and shrinks back to the footprint once RSS is
-// under 95% of maxmemory; never past half of maxmemory. A maxmemory under 4x the
-// footprint (logged) bounds the data and RSS's growth over the footprint instead, as
-// Redis's bounds used_memory (EngineShardSet::UpdateRssCorrection).
+// process's RSS, not only the tables: the correction is the process's start-up footprint
+// plus room for what RSS takes beyond the bytes the shards count (rss_correction.h).
 //
 // Per-key bits. A key has 13 spare bits (core/access_stamp.h). Under the LRU policies and
 // noeviction they hold the access stamp (OBJECT IDLETIME). Under the LFU policies they
