@@ -182,9 +182,15 @@ DbSlice::CacheUse DbSlice::CacheUseOf(MainTable::Handle handle) const {
 uint64_t DbSlice::CacheScore(const CacheUse& use, unsigned level) const {
   if (use.idle_ticks == 0) return 0;  // grace for the newest uses
   // The estimate halves for every 4 / quarters of the key's mean gap between hits (the
-  // sketch's window over the estimate) that it has been idle.
-  const uint64_t halvings = kCacheDecayQuarters[level] * use.idle_hits *
-                            std::max(use.estimate, 1u) / (4 * sketch_.window());
+  // sketch's window over the estimate) that it has been idle: halvings = idle / gap =
+  // quarters * idle_hits * estimate / (4 * window), found by comparisons: a division for
+  // each of the ~40 candidates and 3 levels of every eviction took 5% of the server's time
+  // in a write flood.
+  const uint64_t idle = uint64_t(kCacheDecayQuarters[level]) * use.idle_hits *
+                        std::max(use.estimate, 1u);
+  const uint64_t gap = 4 * sketch_.window();
+  const unsigned halvings =
+      idle < 2 * gap ? (idle >= gap) : 2 + (idle >= 3 * gap) + (idle >= 4 * gap);
   const unsigned decayed = halvings >= 4 ? 0 : use.estimate >> halvings;
   return uint64_t(core::FrequencySketch::kMaxCount - decayed) << 32 | use.idle_ticks;
 }
