@@ -128,7 +128,6 @@ absl::Status SaveNow(bool background) {
     options.path = s.dbfilename;
     options.compression = s.compression;
     options.checksum = s.checksum;
-    if (background) s.bgsave_started_s = NowS();
   }
   const auto start = std::chrono::steady_clock::now();
   SnapshotResult result;
@@ -156,9 +155,15 @@ absl::Status SaveNow(bool background) {
   return status;
 }
 
-// BGSAVE: the save runs on a fiber of proactor 0; false when one already runs.
+// BGSAVE: the save runs on a fiber of proactor 0; false when one already runs. It counts
+// as running from here, before its fiber starts: INFO says so at once, and another BGSAVE
+// or SAVE sent meanwhile is refused, as Redis refuses them once it has forked.
 bool StartBackgroundSave() {
-  if (SnapshotRunning()) return false;
+  {
+    std::lock_guard lock(state().mu);
+    if (SnapshotRunning() || state().bgsave_started_s >= 0) return false;
+    state().bgsave_started_s = NowS();
+  }
   shard_set->pool()->at(0)->LaunchFiber([] { (void)SaveNow(true); });
   return true;
 }
@@ -203,7 +208,7 @@ void SaveRulesLoop() {
 
 void CmdSave(CmdArgList, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  if (SnapshotRunning()) return rb->SendError("ERR Background save already in progress");
+  if (SaveInProgress()) return rb->SendError("ERR Background save already in progress");
   absl::Status status = SaveNow(false);
   if (absl::IsFailedPrecondition(status)) {
     return rb->SendError("ERR Background save already in progress");
@@ -236,6 +241,11 @@ void CmdLastSave(CmdArgList, ConnectionContext* cntx) {
 }
 
 }  // namespace
+
+bool SaveInProgress() {
+  std::lock_guard lock(state().mu);
+  return SnapshotRunning() || state().bgsave_started_s >= 0;
+}
 
 void PersistenceFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
@@ -331,7 +341,7 @@ void StopPersistence() {
   helio::fibers::Done stopped;
   shard_set->pool()->at(0)->LaunchFiber([&] {
     if (s.rules_fiber.joinable()) s.rules_fiber.join();
-    while (SnapshotRunning()) boost::this_fiber::sleep_for(std::chrono::milliseconds(1));
+    while (SaveInProgress()) boost::this_fiber::sleep_for(std::chrono::milliseconds(1));
     stopped.Notify();
   });
   stopped.Wait();
@@ -354,7 +364,7 @@ bool SaveBeforeShutdown(std::string_view mode) {
   if (save) {
     // A save that runs is waited for, then the final one is written, on a proactor fiber.
     auto save_now = [&status] {
-      while (SnapshotRunning()) boost::this_fiber::sleep_for(std::chrono::milliseconds(1));
+      while (SaveInProgress()) boost::this_fiber::sleep_for(std::chrono::milliseconds(1));
       status = SaveNow(false);
     };
     if (helio::io::Proactor::me() != nullptr) {

@@ -46,6 +46,8 @@ void AbortLoading();
 bool SaveBeforeShutdown(std::string_view mode);
 // Stops the save-rules fiber; from main(), before the shards stop.
 void StopPersistence();
+// A save runs, or a BGSAVE was accepted and has yet to begin; any thread.
+bool SaveInProgress();
 
 // DEBUG RELOAD: saves (unless !save), empties every database in a whole-shard transaction
 // (unless !flush) and loads dir/dbfilename (not isolated from other clients' writes, as

@@ -16,6 +16,7 @@
 
 #include "gflags/gflags.h"
 #include "helio/base/strings.h"
+#include "src/server/persistence_family.h"
 #include "src/server/rdb_load.h"
 #include "src/server/test_utils.h"
 
@@ -36,7 +37,7 @@ class SnapshotTest : public ServiceTest {
     path_ = dir_ + "/dump.rdb";
   }
   void TearDown() override {
-    while (SnapshotRunning()) usleep(1000);  // a BGSAVE must not outlive the shards
+    while (SaveInProgress()) usleep(1000);  // a BGSAVE must not outlive the shards
     unlink(path_.c_str());
     rmdir(dir_.c_str());
     ServiceTest::TearDown();
@@ -135,6 +136,20 @@ TEST_P(SnapshotTest, SecondSaveWhileOneRunsIsRefused) {
   EXPECT_THAT(scheduled.str, testing::AnyOf(std::string("Background saving scheduled"),
                                             std::string("Background saving started")));
   EXPECT_THAT(Run({"bgsave", "now"}), ErrArg("ERR syntax error"));
+}
+
+// A BGSAVE counts as running from its reply on, before its fiber has begun the save:
+// INFO says so, and a BGSAVE or SAVE sent right after is refused (as Redis, which has
+// forked by then). The save of 200,000 keys takes far longer than the next command.
+TEST_P(SnapshotTest, BgsaveRunsFromItsReplyOn) {
+  EXPECT_EQ(Run({"debug", "populate", "200000", "k", "100"}), "OK");
+  EXPECT_EQ(Run({"bgsave"}), "Background saving started");
+  EXPECT_THAT(Run({"info", "persistence"}).str, testing::HasSubstr("rdb_bgsave_in_progress:1"));
+  EXPECT_THAT(Run({"bgsave"}), ErrArg("ERR Background save already in progress"));
+  EXPECT_THAT(Run({"save"}), ErrArg("ERR Background save already in progress"));
+  while (SaveInProgress()) usleep(1000);
+  EXPECT_THAT(Run({"info", "persistence"}).str,
+              testing::HasSubstr("rdb_changes_since_last_save:0"));
 }
 
 // While a snapshot runs, writers on every thread change keys of every shard. The file
