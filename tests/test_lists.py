@@ -424,3 +424,36 @@ def test_rotation_of_one_key_keeps_it_and_its_ttl(server):
     assert c.lmove("two", "two", "LEFT", "RIGHT") == b"a"
     assert c.lrange("two", 0, -1) == [b"b", b"a"]
     assert 0 < c.ttl("two") <= 100
+
+
+def test_large_elements_in_plain_nodes(server_factory, target):
+    """DEBUG QUICKLIST-PACKED-THRESHOLD: elements of that size or more get a node of their
+    own (Redis's plain nodes); every command keeps its answers, across nodes of both kinds.
+    A server of its own: the threshold is the process's."""
+    c = server_factory(*(("--enable-debug-command=local",) if target == "redis" else ())).raw()
+    bad = err("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+    assert c("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "abc") == bad
+    assert c("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "5gb") == bad
+    assert c("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "4294967296") == bad
+    assert c("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "5b") == "OK"
+    try:
+        big = [ch * 1000 for ch in (b"a", b"b", b"c")]
+        assert c("RPUSH", "l", "aa", "bb", "cc", "dd", "ee") == 5
+        assert c("LSET", "l", "2", b"x" * 10) == "OK"  # splits the packed node
+        assert c("LINSERT", "l", "AFTER", "bb", big[0]) == 6
+        assert c("LPUSH", "l", big[1], "9") == 8
+        assert c("RPUSH", "l", big[2]) == 9
+        expected = [b"9", big[1], b"aa", b"bb", big[0], b"x" * 10, b"dd", b"ee", big[2]]
+        assert c("LRANGE", "l", "0", "-1") == expected
+        assert c("LPOS", "l", big[0]) == 4
+        assert c("LINDEX", "l", "-1") == big[2]
+        assert c("LSET", "l", "4", "small") == "OK"  # plain to packed
+        assert c("LREM", "l", "0", b"x" * 10) == 1
+        assert c("LTRIM", "l", "1", "-2") == "OK"
+        assert c("LRANGE", "l", "0", "-1") == [big[1], b"aa", b"bb", b"small", b"dd", b"ee"]
+        assert c("LMOVE", "l", "m", "LEFT", "RIGHT") == big[1]
+        assert c("LPOP", "m") == big[1]
+        assert c("RPOP", "l", "6") == [b"ee", b"dd", b"small", b"bb", b"aa"]
+        assert c("EXISTS", "l", "m") == 0
+    finally:
+        assert c("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0") == "OK"

@@ -1,5 +1,6 @@
 #include "src/core/quicklist.h"
 
+#include <atomic>
 #include <cassert>
 #include <cstring>
 #include <utility>
@@ -31,6 +32,19 @@ size_t EntryBytes(size_t len) {
   return body + backlen;
 }
 
+std::atomic<size_t> packed_threshold{Quicklist::kDefaultPackedThreshold};
+
+bool IsLarge(size_t value_bytes) {
+  return value_bytes >= packed_threshold.load(std::memory_order_relaxed);
+}
+
+// Whether a stored element is large: by the length of its text, as it was pushed.
+bool IsLarge(const Listpack::Value& value) {
+  if (!value.is_int) return IsLarge(value.sval.size());
+  char buf[24];
+  return IsLarge(size_t(absl::numbers_internal::FastIntToBuffer(value.ival, buf) - buf));
+}
+
 }  // namespace
 
 // A node: its listpack, or while compressed its LZF image (and a moved-from listpack).
@@ -42,6 +56,8 @@ struct Quicklist::Node {
   uint32_t count = 0;
   // Plain only for an access (an iterator): compress again when the access ends.
   bool recompress = false;
+  // Holds one large element, alone (PackedThreshold()).
+  bool isolated = false;
 
   explicit Node(Listpack l) : lp(std::move(l)) {}
   bool compressed() const { return image != nullptr; }
@@ -87,6 +103,14 @@ void DecompressNode(Quicklist::Node* node, bool for_access) {
 
 }  // namespace
 
+bool Quicklist::SetPackedThreshold(size_t bytes) {
+  if (bytes > (size_t{1} << 32) - (size_t{1} << 20)) return false;
+  packed_threshold.store(bytes == 0 ? kDefaultPackedThreshold : bytes, std::memory_order_relaxed);
+  return true;
+}
+
+size_t Quicklist::PackedThreshold() { return packed_threshold.load(std::memory_order_relaxed); }
+
 bool Quicklist::WithinFill(int fill, size_t bytes, size_t count) {
   if (fill >= 0) return count <= size_t(fill == 0 ? 1 : fill) && bytes <= kSafetyLimitBytes;
   int level = -fill > 5 ? 5 : -fill;
@@ -102,7 +126,11 @@ Quicklist::Quicklist(int fill, unsigned compress_depth)
 Quicklist::Quicklist(int fill, unsigned compress_depth, Listpack lp)
     : Quicklist(fill, compress_depth) {
   if (lp.Empty()) return;
-  if (WithinFill(fill_, lp.ByteSize(), lp.Size())) {
+  bool has_large = false;
+  for (Listpack::Pos pos = lp.First(); pos != Listpack::kNoPos && !has_large; pos = lp.Next(pos)) {
+    has_large = IsLarge(lp.Get(pos));
+  }
+  if (!has_large && WithinFill(fill_, lp.ByteSize(), lp.Size())) {
     AppendNode(std::move(lp));
     return;
   }
@@ -175,7 +203,16 @@ void Quicklist::Unlink(Node* node) {
 }
 
 bool Quicklist::AllowsInsert(const Node* node, size_t value_bytes) const {
-  return WithinFill(fill_, node->ByteSize() + EntryBytes(value_bytes), node->count + 1);
+  return !node->isolated && !IsLarge(value_bytes) &&
+         WithinFill(fill_, node->ByteSize() + EntryBytes(value_bytes), node->count + 1);
+}
+
+Quicklist::Node* Quicklist::NewNodeOf(std::string_view value) {
+  Listpack lp;
+  lp.Append(value);
+  Node* node = NewNode(std::move(lp));
+  node->isolated = IsLarge(value.size());
+  return node;
 }
 
 // The depth nodes at each end must be plain; the first node past each end region turns
@@ -213,9 +250,7 @@ void Quicklist::Push(End end, std::string_view value) {
     ++node->count;
     return;
   }
-  Listpack lp;
-  lp.Append(value);
-  Node* fresh = NewNode(std::move(lp));
+  Node* fresh = NewNodeOf(value);
   LinkAfter(end == End::kHead ? nullptr : tail_, fresh);
   Compress(fresh);
 }
@@ -300,7 +335,8 @@ void Quicklist::MergeInto(Node* a, Node* b) {
 
 void Quicklist::MergeAround(Node* node) {
   auto fits = [this](const Node* a, const Node* b) {
-    return WithinFill(fill_, a->ByteSize() + b->ByteSize() - kListpackFrame, a->count + b->count);
+    return !a->isolated && !b->isolated &&
+           WithinFill(fill_, a->ByteSize() + b->ByteSize() - kListpackFrame, a->count + b->count);
   };
   if (node->prev != nullptr && fits(node->prev, node)) {
     Node* prev = node->prev;
@@ -420,15 +456,14 @@ void Quicklist::Iterator::Insert(std::string_view value, Listpack::Where where) 
       list->Compress(neighbour);
       return;
     }
-    Listpack lp;
-    lp.Append(value);
-    Node* fresh = list->NewNode(std::move(lp));
+    Node* fresh = list->NewNodeOf(value);
     list->LinkAfter(after ? node : node->prev, fresh);
     list->Compress(fresh);
     return;
   }
   // Split the full node: the entries from the insertion point on move to a new node
-  // after it, and the value ends the first half.
+  // after it, and the value ends the first half, or has a node of its own between the
+  // halves when it is large.
   DecompressNode(node, false);
   Listpack::Pos split = after ? node->lp.Next(pos) : pos;
   size_t index = 0;
@@ -440,10 +475,18 @@ void Quicklist::Iterator::Insert(std::string_view value, Listpack::Where where) 
     rest.Append(text);
   }
   node->lp.DeleteRange(int64_t(index), node->count - index);
-  node->lp.Append(value);
-  node->count = index + 1;
+  node->count = index;
+  Node* first_half_end = node;
+  if (IsLarge(value.size())) {
+    first_half_end = list->NewNodeOf(value);
+    list->LinkAfter(node, first_half_end);
+    list->Compress(first_half_end);
+  } else {
+    node->lp.Append(value);
+    ++node->count;
+  }
   Node* second = list->NewNode(std::move(rest));
-  list->LinkAfter(node, second);
+  list->LinkAfter(first_half_end, second);
   list->MergeAround(second);
   // `node` survives MergeAround(second) (merges keep the first node of a pair).
   list->MergeAround(node);
@@ -455,13 +498,15 @@ void Quicklist::Iterator::Replace(std::string_view value) {
   Listpack::Pos next = node->lp.Next(pos_);
   size_t old_bytes = (next == Listpack::kNoPos ? node->lp.ByteSize() - 1 : next) - pos_;
   size_t new_bytes = node->lp.ByteSize() - old_bytes + EntryBytes(value.size());
-  if (node->count == 1 || WithinFill(list->fill_, new_bytes, node->count)) {
+  const bool fits = !IsLarge(value.size()) && WithinFill(list->fill_, new_bytes, node->count);
+  if (node->count == 1 || fits) {
     node->lp.Replace(pos_, value);
+    node->isolated = IsLarge(value.size());
     Leave();
     return;
   }
-  // Too big for its node: insert the new value after it as a new element, then erase
-  // the old one (Redis's way too).
+  // Too big for its node, or large: insert the new value after it as a new element, then
+  // erase the old one (Redis's way too).
   Listpack::Pos pos = pos_;
   size_t index = 0;
   for (Listpack::Pos p = node->lp.First(); p != pos; p = node->lp.Next(p)) ++index;
@@ -502,6 +547,11 @@ size_t Quicklist::OnlyNodeBytes() const {
   return head_->ByteSize();
 }
 
+bool Quicklist::OnlyNodeIsolated() const {
+  assert(node_count_ == 1);
+  return head_->isolated;
+}
+
 Listpack Quicklist::TakeOnlyNode() {
   assert(node_count_ == 1);
   Node* node = head_;
@@ -515,6 +565,9 @@ Listpack Quicklist::TakeOnlyNode() {
 
 void Quicklist::AppendNode(Listpack lp) {
   Node* node = NewNode(std::move(lp));
+  if (node->count == 1) {
+    node->isolated = IsLarge(node->lp.Get(node->lp.First()));
+  }
   count_ += node->count;
   LinkAfter(tail_, node);
   Compress(node);
@@ -527,6 +580,13 @@ bool Quicklist::CheckInvariants() const {
   for (const Node* node = head_; node != nullptr; prev = node, node = node->next) {
     if (node->prev != prev || node->count == 0 || node->recompress) return false;
     if (!node->compressed() && node->lp.Size() != node->count) return false;
+    if (node->isolated && node->count != 1) return false;
+    if (!node->compressed() && node->count > 1) {
+      const Listpack& lp = node->lp;
+      for (Listpack::Pos pos = lp.First(); pos != Listpack::kNoPos; pos = lp.Next(pos)) {
+        if (IsLarge(lp.Get(pos))) return false;
+      }
+    }
     total += node->count;
     ++nodes;
   }

@@ -18,6 +18,11 @@
 // plain ends; an access to an interior node (index, iteration, insert) decompresses it and
 // compresses it again when the access leaves it, as Redis does.
 //
+// Large elements (Redis's plain nodes): an element of PackedThreshold() bytes or more
+// (1 GiB unless DEBUG QUICKLIST-PACKED-THRESHOLD sets it) lives alone in its node, and no
+// other element joins that node; merges pass it by. Such a node is still a listpack of
+// one entry (its few bytes of framing are nothing beside the element).
+//
 // Merging: inserting into a full interior node splits it; the halves are then merged
 // with their neighbours when the result fits one node, so the chain does not fill up with
 // small nodes after many middle insertions (Redis's rule).
@@ -29,8 +34,10 @@
 // one thread (ObjMalloc's rule), which makes every call, the destructor included.
 //
 // Invariants (CheckInvariants verifies them): no node is empty; the counts of the nodes
-// add up to Size(); the depth nodes at each end are plain; every other node is compressed
-// unless compression did not pay, or an iterator stands on it.
+// add up to Size(); a large element has its node to itself (checked in plain nodes, and
+// for a threshold that did not change since the list was built); the depth nodes at each
+// end are plain; every other node is compressed unless compression did not pay, or an
+// iterator stands on it.
 #pragma once
 
 #include <cstddef>
@@ -66,6 +73,13 @@ class Quicklist {
   // Heap bytes held: the nodes, their listpacks or compressed images.
   size_t MallocUsed() const;
 
+  static constexpr size_t kDefaultPackedThreshold = size_t{1} << 30;
+  // Sets the size from which an element is large (above); 0 restores the default. False
+  // for more than 4 GiB - 1 MiB (Redis's bound). Process-wide, any thread; lists apply it
+  // to the elements they add from then on.
+  static bool SetPackedThreshold(size_t bytes);
+  static size_t PackedThreshold();
+
   // Whether a node listpack of `bytes` bytes and `count` entries is within `fill` (the
   // rule a node follows, and a list's test for leaving its single-listpack encoding).
   static bool WithinFill(int fill, size_t bytes, size_t count);
@@ -85,6 +99,8 @@ class Quicklist {
   // The listpack bytes of the only node, read without taking it out (the list handles' test
   // for going back to one listpack). REQUIRES: NodeCount() == 1.
   size_t OnlyNodeBytes() const;
+  // Whether the only node holds a large element. REQUIRES: NodeCount() == 1.
+  bool OnlyNodeIsolated() const;
 
   // Appends each node's listpack (plain, even for compressed nodes) to *out as a 4-byte
   // little-endian length and its bytes, from the head.
@@ -155,6 +171,8 @@ class Quicklist {
 
  private:
   Node* NewNode(Listpack lp);
+  // A node of the one element `value`, isolated when it is large.
+  Node* NewNodeOf(std::string_view value);
   void FreeNode(Node* node);
   void LinkAfter(Node* prev, Node* node);  // prev nullptr: at the head
   void Unlink(Node* node);

@@ -6,6 +6,7 @@
 #include <deque>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -205,12 +206,17 @@ TEST(QuicklistTest, ConversionAndSerialization) {
   EXPECT_EQ(one.Size(), 0u);
 }
 
-// Random operations against a std::deque, at several fills and depths.
-class QuicklistRandomTest : public testing::TestWithParam<std::pair<int, int>> {};
+// Random operations against a std::deque, at several fills, depths and packed thresholds
+// (0: the default).
+class QuicklistRandomTest : public testing::TestWithParam<std::tuple<int, int, size_t>> {
+ protected:
+  void TearDown() override { Quicklist::SetPackedThreshold(0); }
+};
 
 TEST_P(QuicklistRandomTest, MatchesDeque) {
-  const auto [fill, depth] = GetParam();
-  std::mt19937_64 rng(fill * 1000 + depth);
+  const auto [fill, depth, threshold] = GetParam();
+  ASSERT_TRUE(Quicklist::SetPackedThreshold(threshold));
+  std::mt19937_64 rng(fill * 1000 + depth + threshold);
   Quicklist ql(fill, depth);
   std::deque<string> model;
   string out;
@@ -308,10 +314,36 @@ TEST_P(QuicklistRandomTest, MatchesDeque) {
   ASSERT_EQ(Contents(&ql), Model(model));
 }
 
-INSTANTIATE_TEST_SUITE_P(Fills, QuicklistRandomTest,
-                         testing::Values(std::pair{1, 0}, std::pair{2, 1}, std::pair{5, 0},
-                                         std::pair{5, 2}, std::pair{128, 1}, std::pair{-1, 0},
-                                         std::pair{-1, 1}, std::pair{-2, 3}, std::pair{-5, 1}));
+INSTANTIATE_TEST_SUITE_P(
+    Fills, QuicklistRandomTest,
+    testing::Values(std::tuple{1, 0, 0}, std::tuple{2, 1, 0}, std::tuple{5, 0, 0},
+                    std::tuple{5, 2, 0}, std::tuple{128, 1, 0}, std::tuple{-1, 0, 0},
+                    std::tuple{-1, 1, 0}, std::tuple{-2, 3, 0}, std::tuple{-5, 1, 0},
+                    // Large elements (plain nodes): many, or nearly all.
+                    std::tuple{5, 1, 100}, std::tuple{-2, 2, 300}, std::tuple{128, 0, 2}));
+
+// A large element lives in a node of its own wherever it comes in, and LSET of a small
+// value over it or of a large one over a small one moves the nodes as needed.
+TEST(QuicklistTest, LargeElementsHaveNodesOfTheirOwn) {
+  ASSERT_TRUE(Quicklist::SetPackedThreshold(10));
+  Quicklist ql(128, 0);
+  for (const char* v : {"aa", "bb", "cc", "dd", "ee"}) ql.Push(Quicklist::End::kTail, v);
+  EXPECT_EQ(ql.NodeCount(), 1u);
+  ql.At(2).Replace(string(10, 'x'));  // split in the middle
+  EXPECT_EQ(ql.NodeCount(), 3u);
+  ql.At(1).Insert(string(12, 'y'), Listpack::Where::kAfter);  // at a node's edge
+  ql.Push(Quicklist::End::kHead, string(20, 'z'));
+  EXPECT_EQ(Contents(&ql), (std::vector<string>{string(20, 'z'), "aa", "bb", string(12, 'y'),
+                                                 string(10, 'x'), "dd", "ee"}));
+  EXPECT_EQ(ql.NodeCount(), 5u);  // z | aa bb | y | x | dd ee
+  ql.At(4).Replace("cc");  // the large node turns small and takes neighbours no more
+  ql.Push(Quicklist::End::kTail, "ff");
+  EXPECT_TRUE(ql.CheckInvariants());
+  EXPECT_EQ(ql.Size(), 8u);
+  EXPECT_FALSE(Quicklist::SetPackedThreshold((size_t{1} << 32) - (size_t{1} << 20) + 1));
+  EXPECT_TRUE(Quicklist::SetPackedThreshold(0));
+  EXPECT_EQ(Quicklist::PackedThreshold(), Quicklist::kDefaultPackedThreshold);
+}
 
 }  // namespace
 }  // namespace damselfly::core

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "helio/base/strings.h"
+#include "src/core/quicklist.h"
 #include "src/core/set_object.h"
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
@@ -315,6 +316,14 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
     }
     return rb->SendOk();
   }
+  if (ArgIs(sub, "QUICKLIST-PACKED-THRESHOLD") && args.size() == 3) {
+    std::optional<uint64_t> bytes = ParseMemoryValue(args[2]);
+    if (!bytes || !core::Quicklist::SetPackedThreshold(*bytes)) {
+      return rb->SendError(
+          "ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+    }
+    return rb->SendOk();
+  }
   if (ArgIs(sub, "KEYSHARD") && args.size() == 3) {
     return rb->SendLong(shard_set->ShardOf(args[2]));
   }
@@ -348,6 +357,9 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
         "    default.",
         "PAUSE-CRON <0|1>",
         "    Stop periodic cron job processing.",
+        "QUICKLIST-PACKED-THRESHOLD <size>",
+        "    List elements of <size> bytes or more get a quicklist node of their own",
+        "    (a plain node). 1gb by default, less than 4gb; 0 restores the default.",
         "KEYSHARD <key>",
         "    Return the shard that owns <key> (damselfly only).",
         "HELP",

@@ -71,8 +71,10 @@ void ListRef::MakeEmpty(PrimeValue* value) {
 void ListRef::PrepareAdd(size_t bytes, size_t count, int fill, unsigned depth) {
   if (ql_) return;
   const size_t new_bytes = lp_.ByteSize() + bytes;
+  // `bytes` at or over the packed threshold may hold a large element, which lives in a
+  // quicklist node of its own (core/quicklist.h).
   if (Quicklist::WithinFill(fill, new_bytes, lp_.Size() + count) &&
-      Listpack::SafeToAdd(lp_.ByteSize(), bytes)) {
+      Listpack::SafeToAdd(lp_.ByteSize(), bytes) && bytes < Quicklist::PackedThreshold()) {
     return;
   }
   // The quicklist takes the block as its first node.
@@ -88,7 +90,10 @@ void ListRef::TryShrink(int fill) {
   // Half the limits: bytes and count doubled must still fit.
   Listpack lp;
   if (ql_->NodeCount() == 1) {
-    if (!Quicklist::WithinFill(fill, ql_->OnlyNodeBytes() * 2, ql_->Size() * 2)) return;
+    if (!Quicklist::WithinFill(fill, ql_->OnlyNodeBytes() * 2, ql_->Size() * 2) ||
+        ql_->OnlyNodeIsolated()) {
+      return;
+    }
     lp = ql_->TakeOnlyNode();
   }
   lp_.Borrow(lp.block());  // the value owns it from the next line on

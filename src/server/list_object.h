@@ -120,10 +120,11 @@ class ListRef : public ListView {
   explicit ListRef(PrimeValue* value) : ListView(*value), value_(value) {}
 
   // Before adding `count` elements of `bytes` bytes in all: converts to a quicklist of
-  // (fill, depth) when the listpack would outgrow `fill`, or Listpack::SafeToAdd refuses.
+  // (fill, depth) when the listpack would outgrow `fill`, Listpack::SafeToAdd refuses, or
+  // `bytes` reach Quicklist::PackedThreshold() (a large element needs a node of its own).
   void PrepareAdd(size_t bytes, size_t count, int fill, unsigned depth);
   // After removals: converts back to a listpack when the quicklist is one node within
-  // half of `fill`.
+  // half of `fill`, not holding a large element.
   void TryShrink(int fill);
 
   void Push(End end, std::string_view value);
