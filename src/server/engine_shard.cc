@@ -41,8 +41,13 @@ void EngineShard::InitThreadLocal(ShardId id, unsigned num_shards, unsigned dbnu
   tl_shard->db_slice_.SetMemoryListener([shard = tl_shard] {
     shard->PublishMemory();
     // A write flood fills maxmemory within a few housekeeping cycles: the correction and
-    // the shares follow its reports too.
-    if (shard->shard_id_ == 0) shard_set->UpdateRssCorrection(MaxMemoryBytes());
+    // the shares follow its reports too. Not under a small limit, whose excess law adds a
+    // quarter of RSS's excess per update: a report per write (its 16th of the share is a
+    // few KiB) would add it at every page RSS grows by.
+    const uint64_t maxmemory = MaxMemoryBytes();
+    if (shard->shard_id_ == 0 && shard_set->RssBoundsWhole(maxmemory)) {
+      shard_set->UpdateRssCorrection(maxmemory);
+    }
     shard->RefreshEviction();
   });
   tl_shard->expiry_fiber_ = helio::fibers::Launch([shard = tl_shard] { shard->RunExpiryCycles(); });

@@ -44,6 +44,10 @@ class EngineShardSet {
   // used memory; shard 0's thread only: its housekeeping cycle and its writes' reports.
   uint64_t rss_correction() const { return rss_correction_.load(std::memory_order_relaxed); }
   void UpdateRssCorrection(uint64_t maxmemory);
+  // Whether `maxmemory` bounds the whole RSS, or (a small limit) the data and RSS's growth.
+  bool RssBoundsWhole(uint64_t maxmemory) const {
+    return rss_corrector_->bounds_whole_rss(maxmemory);
+  }
   helio::io::ProactorPool* pool() const { return pool_; }
 
   ShardId ShardOf(std::string_view key) const;
