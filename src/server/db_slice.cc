@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "src/core/obj_malloc.h"
+
 namespace damselfly {
 
 using core::CompactObj;
@@ -153,7 +155,8 @@ DbSlice::Update DbSlice::AddOrFind(DbIndex index, std::string_view key) {
   if (eviction_.limit_bytes != 0) [[unlikely]] {
     EvictBeforeWrite(d, hash);
   } else if (report_step_ != 0) [[unlikely]] {  // noeviction with a maxmemory
-    ReportMemory(UsedBytes());
+    // O(1): the tables as of the last report or cycle (their growth shows there).
+    ReportMemory(core::ThreadObjHeapUsedBytes() + reported_tables_);
   }
   if (MainTable::Handle handle = FindLive(d, key, hash, true)) {
     d.main.BeforeChange(handle);

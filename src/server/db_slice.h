@@ -545,6 +545,7 @@ class DbSlice {
   std::function<void()> memory_listener_;
   uint64_t report_step_ = 0;    // a 16th of the share; 0: no maxmemory, no reports
   uint64_t reported_used_ = 0;  // what the listener was last called at
+  uint64_t reported_tables_ = 0;  // TableBytes() then, or at the last SetEviction
   uint64_t evicted_since_report_ = 0;  // bytes evicted by writes since then
   bool reported_stuck_ = false;
   uint32_t lfu_minutes_ = 0;  // the clock LFU counters decay by, refreshed with clock_s_

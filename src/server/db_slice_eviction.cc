@@ -13,6 +13,7 @@ namespace damselfly {
 void DbSlice::SetEviction(const EvictionSettings& settings) {
   eviction_ = settings;
   report_step_ = settings.limit_bytes / 16;  // also under noeviction, whose -OOM needs it
+  reported_tables_ = TableBytes();
   if (eviction_.policy == EvictionPolicy::kNoEviction) eviction_.limit_bytes = 0;
   if (eviction_.limit_bytes == 0) eviction_stuck_ = false;
   stamp_mode_ = IsLfu(eviction_.policy)                         ? StampMode::kLfu
@@ -84,6 +85,7 @@ void DbSlice::ReportMemory(uint64_t used) {
                      evicted_since_report_ >= step;
   if (!memory_listener_ || (!moved && eviction_stuck_ == reported_stuck_)) return;
   reported_used_ = used;
+  reported_tables_ = TableBytes();
   reported_stuck_ = eviction_stuck_;
   evicted_since_report_ = 0;
   memory_listener_();
