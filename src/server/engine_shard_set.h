@@ -41,10 +41,12 @@ class EngineShardSet {
   bool EvictionStuck() const;
   // How much the shards' shares of maxmemory are lowered so that it bounds RSS
   // (rss_correction.h); any thread. UpdateRssCorrection samples RSS and the published
-  // used memory; shard 0's thread only: its housekeeping cycle and its writes' reports.
+  // used memory; shard 0's thread only: its housekeeping cycle and, for limits that
+  // bound the whole RSS, its writes' reports.
   uint64_t rss_correction() const { return rss_correction_.load(std::memory_order_relaxed); }
   void UpdateRssCorrection(uint64_t maxmemory);
   // Whether `maxmemory` bounds the whole RSS, or (a small limit) the data and RSS's growth.
+  // Any thread after Init (it reads the start-up footprint, fixed there).
   bool RssBoundsWhole(uint64_t maxmemory) const {
     return rss_corrector_->bounds_whole_rss(maxmemory);
   }
