@@ -18,6 +18,7 @@ DbSlice::~DbSlice() = default;
 
 DbSlice::Db& DbSlice::CreateDb(DbIndex index) {
   dbs_[index] = std::make_unique<Db>(index);
+  dbs_end_ = std::max<size_t>(dbs_end_, index + 1);
   if (pre_update_hook_) InstallHook(*dbs_[index]);
   return *dbs_[index];
 }
@@ -357,6 +358,7 @@ void DbSlice::SwapDb(DbIndex a, DbIndex b) {
   std::swap(dbs_[a], dbs_[b]);
   if (dbs_[a]) dbs_[a]->index = a;
   if (dbs_[b]) dbs_[b]->index = b;
+  if (dbs_[a] || dbs_[b]) dbs_end_ = std::max<size_t>(dbs_end_, std::max(a, b) + 1);
 }
 
 uint64_t DbSlice::AddChangeListener(ChangeListener listener) {

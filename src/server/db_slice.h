@@ -536,6 +536,7 @@ class DbSlice {
 
   const int64_t base_ms_;
   std::vector<std::unique_ptr<Db>> dbs_;
+  size_t dbs_end_ = 0;  // no database was ever made at or past this index (TableBytes)
   uint32_t clock_s_ = 0;  // seconds since base_ms_, refreshed by AgeAccessStamps
   // What the 13 access bits hold (eviction.h, "Per-key bits").
   enum class StampMode : uint8_t { kStamp, kLfu, kCacheMode };

@@ -52,7 +52,8 @@ uint64_t DbSlice::UsedBytes() const { return core::ThreadObjHeapUsedBytes() + Ta
 
 size_t DbSlice::TableBytes() const {
   size_t bytes = sizeof(*this) + dbs_.capacity() * sizeof(dbs_[0]);
-  for (const auto& d : dbs_) {
+  for (size_t i = 0; i < dbs_end_; ++i) {
+    const Db* d = dbs_[i].get();
     if (d) bytes += sizeof(Db) + d->main.mem_usage() + d->expire.mem_usage();
   }
   return bytes + sketch_.bytes() + ghosts_.bytes() + cache_clock_.bytes();

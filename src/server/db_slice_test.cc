@@ -502,6 +502,16 @@ TEST(DbSliceTest, SwapDbTradesContents) {
   EXPECT_EQ(slice.DbSize(2), 0u);
 }
 
+// The tables of a database swapped to an index never used before still count.
+TEST(DbSliceTest, UsedBytesFollowASwapToAnUnusedIndex) {
+  DbSlice slice(16);
+  for (int i = 0; i < 1000; ++i) Put(&slice, "k" + std::to_string(i), "v", 0);
+  const uint64_t used = slice.UsedBytes();
+  slice.SwapDb(0, 15);
+  EXPECT_EQ(slice.UsedBytes(), used);
+  EXPECT_EQ(slice.DbSize(15), 1000u);
+}
+
 TEST(DbSliceTest, WatchedKeysAreMarkedOnRealChanges) {
   DbSlice slice(2);
   WatchTable watches(&slice);
