@@ -648,3 +648,44 @@ def test_refused_exec_aborts_the_transaction(tx_server):
     assert c("EXEC") == err("ERR EXEC without MULTI")
     assert c("GET", "refused-exec") is None
     assert c("EXEC", "extra") == arity
+
+
+def test_multi_past_maxmemory(tx_server):
+    """Past maxmemory (noeviction) Redis refuses to queue any command inside MULTI, since
+    queuing takes memory, and refuses an EXEC that holds a denyoom command; an EXEC of
+    reads still runs, and DISCARD works."""
+    c, admin = tx_server.raw(), tx_server.raw()
+    oom = "OOM command not allowed when used memory > 'maxmemory'."
+
+    def limit_to_one_byte():
+        # damselfly's shards publish their memory every 1/hz s: a server started a moment
+        # ago may not have yet.
+        assert admin("CONFIG", "SET", "maxmemory", "1") == "OK"
+        wait_for(lambda: admin("SET", "oom-probe", "1") == err(oom), what="OOM", timeout=5)
+
+    assert c("SET", "oom-multi", "value") == "OK"
+    try:
+        assert c("MULTI") == "OK"
+        assert c("GET", "oom-multi") == "QUEUED"
+        assert c("PING") == "QUEUED"
+        limit_to_one_byte()
+        assert c("EXEC") == [b"value", "PONG"]
+
+        assert admin("CONFIG", "SET", "maxmemory", "0") == "OK"
+        assert c("MULTI") == "OK"
+        assert c("SET", "oom-multi", "1") == "QUEUED"
+        assert c("GET", "oom-multi") == "QUEUED"
+        limit_to_one_byte()
+        assert c("EXEC") == err("EXECABORT Transaction discarded because of: " + oom)
+        assert c("GET", "oom-multi") == b"value"  # not run, and no longer in MULTI
+
+        assert c("MULTI") == "OK"
+        assert c("GET", "oom-multi") == err(oom)  # queuing is refused, even a read
+        assert c("SET", "oom-multi", "2") == err(oom)
+        assert c("EXEC") == EXECABORT
+        assert c("MULTI") == "OK"
+        assert c("GET", "oom-multi") == err(oom)
+        assert c("DISCARD") == "OK"
+        assert c("GET", "oom-multi") == b"value"
+    finally:
+        admin("CONFIG", "SET", "maxmemory", "0")

@@ -234,6 +234,18 @@ bool MultiExec::InMulti(ConnectionContext* cntx) {
   return state && state->in_multi;
 }
 
+bool MultiExec::DeniedOnOomInMulti(const CommandId* cid, ConnectionContext* cntx) {
+  ConnTxState* state = ConnTxState::Find(cntx);
+  if (!state || !state->in_multi) return false;
+  const std::string& name = cid->name;
+  if (name == "EXEC") {
+    return std::any_of(state->queued.begin(), state->queued.end(), [](const auto& queued) {
+      return (queued.cid->flags & facade::kCmdDenyOom) != 0;
+    });
+  }
+  return name != "DISCARD" && name != "QUIT" && name != "RESET";
+}
+
 bool MultiExec::InterceptInMulti(const CommandId* cid, CmdArgList args, ConnectionContext* cntx) {
   ConnTxState* state = ConnTxState::Find(cntx);
   if (cid && cid->name == "RESET") {

@@ -35,6 +35,11 @@ class MultiExec {
 
   // True between MULTI and EXEC/DISCARD: commands must not be squashed into shard hops.
   static bool InMulti(facade::ConnectionContext* cntx);
+  // Whether `cid` must be refused with OOM while the server is over maxmemory, beyond
+  // its own denyoom flag (Redis's processCommand): inside MULTI every command but EXEC,
+  // DISCARD, QUIT and RESET, since queuing takes memory; and EXEC when a queued command
+  // is denyoom (the refusal then aborts the transaction, see AbortExec).
+  static bool DeniedOnOomInMulti(const facade::CommandId* cid, facade::ConnectionContext* cntx);
   // EXEC refused before it ran (BUSY, LOADING, NOAUTH...): replies EXECABORT with
   // `error` as the reason (less an "ERR " code) and discards the transaction and the
   // watches, as Redis does, also for an EXEC outside MULTI.
