@@ -7,7 +7,7 @@ import pytest
 
 from helpers import err
 
-MONITOR_LINE = re.compile(r'^\d{10}\.\d{6} \[(\d+) ([0-9.]+:\d+)\] (.*)$')
+MONITOR_LINE = re.compile(r'^\d{10}\.\d{6} \[(\d+) ([0-9.]+:\d+|lua)\] (.*)$')
 
 
 @pytest.fixture
@@ -172,6 +172,46 @@ def test_monitor_shows_queued_commands_when_exec_runs_them(server):
         '"MULTI"', '"SET" "k" "v"', '"GET" "k"', '"EXEC"', '"MULTI"', '"EXEC"']
     stamps = [float(line.split(" ")[0]) for line in lines[:4]]
     assert stamps == sorted(stamps)
+
+
+def test_monitor_shows_a_script_before_its_commands(server):
+    """EVAL*, FCALL* show as they start, whether they run or fail; the commands their
+    script calls follow with "lua" for the client, and an EXEC after its commands."""
+    monitor = server.raw()
+    assert monitor("MONITOR") == "OK"
+    c = server.raw()
+    assert c("EVALSHA", "0" * 40, "0") == err("NOSCRIPT No matching script. Please use EVAL.")
+    assert c("EVAL", "return 1", "-1") == err("ERR Number of keys can't be negative")
+    assert c("EVAL", "redis.call('set', KEYS[1], ARGV[1]) return redis.call('get', KEYS[1])",
+             "1", "mk", "v") == b"v"
+    assert c("MULTI") == "OK"
+    assert c("EVAL_RO", "return redis.call('get', 'mk')", "0") == "QUEUED"
+    assert c("EXEC") == [b"v"]
+    assert c("FUNCTION", "LOAD", "REPLACE", "#!lua name=monlib\n"
+             "redis.register_function('monf', function() return redis.call('ping') end)") == \
+        b"monlib"
+    assert c("FCALL", "monf", "0") == "PONG"
+    assert c("FCALL", "nosuch", "0") == err("ERR Function not found")
+    lines = read_monitor_lines(monitor, 12)
+    parsed = [MONITOR_LINE.match(line) for line in lines]
+    assert all(parsed), lines
+    assert [(m.group(2) == "lua", m.group(3)) for m in parsed] == [
+        (False, '"EVALSHA" "' + "0" * 40 + '" "0"'),
+        (False, '"EVAL" "return 1" "-1"'),
+        (False, '"EVAL" "redis.call(\'set\', KEYS[1], ARGV[1]) return '
+                'redis.call(\'get\', KEYS[1])" "1" "mk" "v"'),
+        (True, '"set" "mk" "v"'),
+        (True, '"get" "mk"'),
+        (False, '"MULTI"'),
+        (False, '"EVAL_RO" "return redis.call(\'get\', \'mk\')" "0"'),
+        (True, '"get" "mk"'),
+        (False, '"EXEC"'),
+        (False, '"FUNCTION" "LOAD" "REPLACE" "#!lua name=monlib\\nredis.register_function('
+                '\'monf\', function() return redis.call(\'ping\') end)"'),
+        (False, '"FCALL" "monf" "0"'),
+        (True, '"ping"'),
+    ]
+    assert c("FUNCTION", "DELETE", "monlib") == "OK"
 
 
 def test_monitor_connection_keeps_serving_its_client(server):

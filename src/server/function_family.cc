@@ -20,6 +20,7 @@
 #include "src/server/config_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/function_payload.h"
+#include "src/server/monitor.h"
 #include "src/server/script_runner.h"
 
 namespace damselfly {
@@ -334,6 +335,7 @@ std::string SubcommandSyntaxError(std::string_view subcommand) {
 // FCALL, FCALL_RO: function numkeys key... arg...
 void FCall(CmdArgList args, ConnectionContext* cntx, bool read_only) {
   ReplyBuilder* rb = cntx->reply_builder();
+  FeedScriptCommandToMonitors(args, cntx);
   std::shared_ptr<const LibrarySet> set = CurrentSet();
   // Lower-cased on the stack: no allocation per call for names of usual length.
   char buffer[64];

@@ -71,6 +71,7 @@ void AppendQuoted(std::string_view arg, std::string* out) {
 
 // Whether argument `i` carries a credential: all of AUTH's, and HELLO's after AUTH.
 bool IsRedacted(const facade::CommandId* cid, facade::CmdArgList args, size_t i) {
+  if (cid == nullptr) return false;
   if (cid->name == "AUTH") return i > 0;
   if (cid->name != "HELLO") return false;
   for (size_t j = 2; j < i; ++j) {
@@ -96,12 +97,16 @@ std::string FormatMonitorLine(int64_t unix_time_us, const facade::CommandId* cid
   return line;
 }
 
-void FeedMonitors(const facade::CommandId* cid, facade::CmdArgList args,
-                  facade::ConnectionContext* cntx) {
-  if (cid->flags & (facade::kCmdAdmin | facade::kCmdSkipMonitor)) return;
-  std::string line = helio::StrCat(
-      "+", FormatMonitorLine(UnixTimeUs(), cid, args, cntx->db_index, cntx->owner()->peer_address()),
-      "\r\n");
+namespace {
+
+// Sends the line of `args` (cid: for redaction, may be null) to every monitor.
+void Feed(const facade::CommandId* cid, facade::CmdArgList args,
+          facade::ConnectionContext* cntx) {
+  const ConnTxState* tx_state = ConnTxState::Find(cntx);
+  const std::string_view peer =
+      tx_state && tx_state->in_script ? std::string_view("lua") : cntx->owner()->peer_address();
+  std::string line =
+      helio::StrCat("+", FormatMonitorLine(UnixTimeUs(), cid, args, cntx->db_index, peer), "\r\n");
   // A monitor's own command: its reply goes first (a monitor's commands run on its
   // connection fiber, as they never touch keys). After its QUIT, nothing more is sent.
   if (IsMonitoring(cntx)) {
@@ -113,6 +118,18 @@ void FeedMonitors(const facade::CommandId* cid, facade::CmdArgList args,
   MonitorSet& set = Monitors();
   std::lock_guard set_guard(set.lock);
   for (facade::PushQueue* queue : set.monitors) queue->Push(line);
+}
+
+}  // namespace
+
+void FeedMonitors(const facade::CommandId* cid, facade::CmdArgList args,
+                  facade::ConnectionContext* cntx) {
+  if (cid->flags & (facade::kCmdAdmin | facade::kCmdSkipMonitor)) return;
+  Feed(cid, args, cntx);
+}
+
+void FeedScriptCommandToMonitors(facade::CmdArgList args, facade::ConnectionContext* cntx) {
+  if (MonitorsActive()) Feed(nullptr, args, cntx);
 }
 
 void StartMonitor(facade::ConnectionContext* cntx) {

@@ -15,7 +15,8 @@
 //   +1700000000.123456 [0 127.0.0.1:50000] "set" "k" "v"
 // (arguments as sent, escaped like sdscatrepr), admin commands are not shown, AUTH's
 // arguments and HELLO's credentials read "(redacted)", commands queued by MULTI show when
-// EXEC runs them (before the EXEC line), and a monitor is bounded by the `normal` class
+// EXEC runs them (before the EXEC line), a script command shows before the commands its
+// script calls (whose client reads "lua"), and a monitor is bounded by the `normal` class
 // of client-output-buffer-limit, as in Redis; while that class is unlimited (0 0 0, the
 // default) a monitor whose backlog grows past kMaxMonitorBacklogBytes is disconnected
 // all the same, so a monitor that stops reading cannot grow the server's memory. On a
@@ -40,9 +41,15 @@ inline constexpr size_t kMaxMonitorBacklogBytes = 32 << 20;
 // Whether any client monitors (a relaxed load).
 bool MonitorsActive();
 
-// Shows a command that `cntx`'s client ran to every monitor.
+// Shows a command that `cntx`'s client ran to every monitor. A command a script calls
+// shows with "lua" for its client, as in Redis.
 void FeedMonitors(const facade::CommandId* cid, facade::CmdArgList args,
                   facade::ConnectionContext* cntx);
+
+// Shows a script command (EVAL*, FCALL*) as it starts: Redis shows it before the
+// commands its script calls, whether it then runs or fails (NOSCRIPT, a compile error).
+// Those commands are flagged skip-monitor, so that RunCommand leaves them out after.
+void FeedScriptCommandToMonitors(facade::CmdArgList args, facade::ConnectionContext* cntx);
 
 // The MONITOR command: replies +OK and starts streaming to the connection, which goes on
 // reading its commands. Inside EXEC it is Redis's error instead, and on a connection that

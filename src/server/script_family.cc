@@ -10,6 +10,7 @@
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/config_family.h"
+#include "src/server/monitor.h"
 #include "src/server/script_runner.h"
 
 namespace damselfly {
@@ -109,6 +110,7 @@ std::shared_ptr<const CachedScript> Load(std::string_view body, std::string* sha
 // EVAL, EVALSHA, EVAL_RO, EVALSHA_RO: script|sha numkeys key... arg...
 void Eval(CmdArgList args, ConnectionContext* cntx, bool by_sha, bool read_only) {
   ReplyBuilder* rb = cntx->reply_builder();
+  FeedScriptCommandToMonitors(args, cntx);
   std::optional<int64_t> numkeys = ParseInt64(args[2]);
   if (!numkeys) return rb->SendError(facade::kInvalidIntErr);
   if (*numkeys < 0) return rb->SendError("ERR Number of keys can't be negative");
