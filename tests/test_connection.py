@@ -549,6 +549,41 @@ def test_client_pause_multi_exec(server):
     assert admin("GET", "k") == b"x"
 
 
+def test_client_pause_write_holds_may_replicate_commands_and_write_scripts(server):
+    """As Redis 7.0: PUBLISH and PFCOUNT (may-replicate) wait too, and so do EVAL, EVALSHA
+    and FCALL unless their script declares no-writes (an EVAL without a shebang counts
+    as a write); the *_RO forms and no-writes scripts run, inside EXEC too."""
+    admin = server.raw()
+    assert admin("PFADD", "pause-hll", "a") == 1
+    assert admin("FUNCTION", "LOAD", "REPLACE", "#!lua name=pauselib\n"
+                 "redis.register_function('pw', function() return 1 end)\n"
+                 "redis.register_function{function_name='pr', callback=function() return 2 end,"
+                 " flags={'no-writes'}}") == b"pauselib"
+    ro_sha = admin("SCRIPT", "LOAD", "#!lua flags=no-writes\nreturn 3")
+    rw_sha = admin("SCRIPT", "LOAD", "return 4")
+    held = [("PFCOUNT", "pause-hll"), ("PUBLISH", "pause-ch", "m"), ("EVAL", "return 5", "0"),
+            ("EVAL", "#!lua\nreturn 6", "0"), ("EVALSHA", rw_sha, "0"), ("FCALL", "pw", "0")]
+    clients = [server.raw() for _ in held]
+    try:
+        with paused(admin, "100000", "WRITE"):
+            reader = server.raw()
+            assert reader("EVAL_RO", "return 7", "0") == 7
+            assert reader("EVAL", "#!lua flags=no-writes\nreturn 8", "0") == 8
+            assert reader("EVALSHA", ro_sha, "0") == 3
+            assert reader("FCALL", "pr", "0") == 2
+            assert reader("FCALL_RO", "pr", "0") == 2
+            assert reader("MULTI") == "OK"
+            assert reader("EVALSHA", ro_sha, "0") == "QUEUED"
+            assert reader("EXEC") == [3]
+            for client, command in zip(clients, held):
+                client.send(*command)
+            wait_blocked(admin, len(held))
+            assert all(nothing_to_read(client, 0.05) for client in clients)
+        assert [client.read() for client in clients] == [1, 0, 5, 6, 4, 1]
+    finally:
+        admin("FUNCTION", "DELETE", "pauselib")
+
+
 def test_client_pause_inside_exec_starts_after_it(server):
     admin, other = server.raw(), server.raw()
     try:

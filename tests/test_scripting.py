@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from helpers import err, wait_for
+from helpers import err, info_fields, wait_for
 from script_helpers import (KEYS_GT_ARGS, KEYS_NEGATIVE, NOSCRIPT, NOT_INTEGER, NOTBUSY,
                             RO_WRITE, keys_on_distinct_shards, script_error, sha1)
 
@@ -529,6 +529,81 @@ def test_eval_ro_refuses_writes(c):
     sha = c("SCRIPT", "LOAD", script).decode()
     assert c("EVALSHA_RO", sha, "0") == script_error(RO_WRITE, script)
     assert c("GET", "a") == b"v"
+
+
+def test_read_only_scripts_refuse_may_replicate_commands(c):
+    """PUBLISH (may-replicate) counts as a write in a read-only script, as in Redis 7.0,
+    so that such a script may run through CLIENT PAUSE WRITE."""
+    script = "return redis.call('publish', 'ch', 'm')"
+    assert c("EVAL_RO", script, "0") == script_error(RO_WRITE, script)
+    flagged = "#!lua flags=no-writes\nreturn redis.call('publish', 'ch', 'm')"
+    assert c("EVAL", flagged, "0") == script_error(RO_WRITE, flagged, line=2)
+    assert c("EVAL", script, "0") == 0
+    assert c("EVAL_RO", "return redis.call('pfcount', 'hll')", "0") == script_error(
+        RO_WRITE, "return redis.call('pfcount', 'hll')")
+
+
+def error_stats(c):
+    stats = {name: value for name, value in info_fields(c, "errorstats").items()}
+    stats["total"] = int(info_fields(c, "stats")["total_error_replies"])
+    commands = info_fields(c, "commandstats")
+    for name in ("set", "get", "select", "eval"):
+        fields = dict(kv.split("=") for kv in commands.get(f"cmdstat_{name}", "").split(",")
+                      if kv)
+        stats[name] = (int(fields.get("calls", 0)), int(fields.get("rejected_calls", 0)),
+                       int(fields.get("failed_calls", 0)))
+    return stats
+
+
+@pytest.mark.parametrize("script, reply, errors", [
+    # A command's error counts once, when the command sends it, also when the script
+    # returns it or catches it; EVAL fails only when its own reply is an error.
+    ("return redis.call('select', 99)", "ERR DB index is out of range", {
+        "errorstat_ERR": "count=1", "total": 1, "select": (1, 0, 1), "eval": (1, 0, 1)}),
+    ("return redis.pcall('select', 99)", "ERR DB index is out of range", {
+        "errorstat_ERR": "count=1", "total": 1, "select": (1, 0, 1), "eval": (1, 0, 1)}),
+    ("redis.pcall('select', 99) return 1", 1, {
+        "errorstat_ERR": "count=1", "total": 1, "select": (1, 0, 1), "eval": (1, 0, 0)}),
+    # A refused call counts as the command's rejected call.
+    ("return redis.call('get')", "ERR Wrong number of args calling Redis command from script", {
+        "errorstat_ERR": "count=1", "total": 1, "get": (0, 1, 0), "eval": (1, 0, 1)}),
+    ("redis.pcall('nosuchcommand') return 1", 1, {
+        "errorstat_ERR": "count=1", "total": 1, "eval": (1, 0, 0)}),
+    # The script's own errors count as EVAL's reply.
+    ("return redis.error_reply('MY own')", "MY own", {
+        "errorstat_MY": "count=1", "total": 1, "eval": (1, 0, 1)}),
+])
+def test_errors_inside_scripts_count_once(c, script, reply, errors):
+    assert c("CONFIG", "RESETSTAT") == "OK"
+    got = c("EVAL", script, "0")
+    if isinstance(reply, str):
+        assert isinstance(got, Exception) and str(got).startswith(reply), got
+    else:
+        assert got == reply
+    stats = error_stats(c)
+    for name, value in errors.items():
+        assert stats[name] == value, (name, stats)
+    for name in ("set", "get", "select"):
+        if name not in errors:
+            assert stats[name] == (0, 0, 0), (name, stats)
+
+
+def test_oom_inside_a_script_is_a_rejected_call(c, server):
+    admin = server.raw()
+    assert c("CONFIG", "RESETSTAT") == "OK"
+    try:
+        assert admin("CONFIG", "SET", "maxmemory", "1") == "OK"
+        # damselfly's shards publish their memory every 1/hz s.
+        wait_for(lambda: isinstance(admin("SET", "oom-probe", "1"), Exception), what="OOM")
+        assert c("CONFIG", "RESETSTAT") == "OK"
+        script = "return redis.call('set', 'x', 'y')"
+        got = c("EVAL", script, "1", "x")
+        assert str(got).startswith("OOM command not allowed when used memory > 'maxmemory'.")
+        stats = error_stats(c)
+        assert (stats["errorstat_OOM"], stats["total"]) == ("count=1", 1), stats
+        assert (stats["set"], stats["eval"]) == ((0, 1, 0), (1, 0, 1)), stats
+    finally:
+        admin("CONFIG", "SET", "maxmemory", "0")
 
 
 @pytest.mark.parametrize("command", [

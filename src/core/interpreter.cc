@@ -584,7 +584,8 @@ void Interpreter::Run(std::string_view name, int nargs, ScriptReplyWriter* out) 
       text.append(std::to_string(lua_tointeger(lua_, -1))).append(".");
     }
     std::string scratch;
-    out->Error(lua::OneLine(text, &scratch));
+    const std::string_view message = lua::OneLine(text, &scratch);
+    lua::IsCommandError(lua_, error) ? out->CommandError(message) : out->Error(message);
   } else {
     std::string text = "ERR Error running script ";
     text.append(name).append(", ");

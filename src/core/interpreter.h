@@ -45,6 +45,10 @@ class ScriptReplyWriter {
   // final: a script may return an error with no code ({err="bad"} replies "-bad"), so
   // the writer must not add "ERR ". It never holds '\r' or '\n'.
   virtual void Error(std::string_view message) = 0;
+  // An error reply of a command the script called (Redis marks its table
+  // ignore_error_stats_update): the server counted it in its error stats when the command
+  // sent it, and must not count it again as the script's reply.
+  virtual void CommandError(std::string_view message) { Error(message); }
   virtual void Array(size_t length) = 0;
   virtual void Map(size_t pairs) = 0;
   virtual void Set(size_t length) = 0;

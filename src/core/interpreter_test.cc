@@ -34,6 +34,10 @@ class RespWriter : public ScriptReplyWriter {
   }
   void Status(std::string_view value) override { out_ += Cat({"+", value, "\r\n"}); }
   void Error(std::string_view message) override { out_ += Cat({"-", message, "\r\n"}); }
+  void CommandError(std::string_view message) override {
+    ++command_errors;
+    Error(message);
+  }
   void Array(size_t length) override { absl::StrAppend(&out_, "*", length, "\r\n"); }
   void Map(size_t pairs) override {
     absl::StrAppend(&out_, resp3_ ? "%" : "*", resp3_ ? pairs : 2 * pairs, "\r\n");
@@ -67,6 +71,8 @@ class RespWriter : public ScriptReplyWriter {
 
   std::string Take() { return std::move(out_); }
 
+  int command_errors = 0;  // errors written as a command's (CommandError)
+
  private:
   bool resp3_;
   std::string out_;
@@ -99,6 +105,7 @@ class InterpreterTest : public ::testing::Test {
       return "-" + error + "\r\n";
     RespWriter writer(resp3_client);
     interpreter_.RunScript(sha, keys, argv, &writer);
+    last_command_errors_ = writer.command_errors;
     return writer.Take();
   }
 
@@ -129,6 +136,7 @@ class InterpreterTest : public ::testing::Test {
   std::vector<std::string> calls_;
   std::vector<bool> resp3_calls_;
   std::vector<std::string> logs_;
+  int last_command_errors_ = 0;  // of the last Eval
 };
 
 TEST_F(InterpreterTest, Sha1Hex) {
@@ -389,6 +397,25 @@ TEST_F(InterpreterTest, Pcall) {
             BulkOf("status: true result: 1"));
   EXPECT_EQ(Eval("local ok, e = pcall(redis.error_reply, 'x') return {tostring(ok), type(e)}"),
             "*2\r\n$4\r\ntrue\r\n$5\r\ntable\r\n");
+}
+
+TEST_F(InterpreterTest, CommandErrorsAreMarked) {
+  // A command's error reply, raised or returned, is written as one (the server counted it
+  // when the command sent it); the script's own errors are not.
+  replies_["select 99"] = "-ERR DB index is out of range\r\n";
+  EXPECT_EQ(Eval("return redis.call('select', 99)"),
+            "-ERR DB index is out of range" + Suffix("return redis.call('select', 99)"));
+  EXPECT_EQ(last_command_errors_, 1);
+  EXPECT_EQ(Eval("return redis.pcall('select', 99)"), "-ERR DB index is out of range\r\n");
+  EXPECT_EQ(last_command_errors_, 1);
+  EXPECT_EQ(Eval("return redis.pcall('select', 99).ignore_error_stats_update"), ":1\r\n");
+  EXPECT_EQ(Eval("return {1, redis.pcall('select', 99)}"),
+            "*2\r\n:1\r\n-ERR DB index is out of range\r\n");
+  EXPECT_EQ(last_command_errors_, 1);
+  EXPECT_EQ(Eval("return redis.error_reply('MY own')"), "-MY own\r\n");
+  EXPECT_EQ(last_command_errors_, 0);
+  EXPECT_EQ(Eval("error('x')").substr(0, 6), "-ERR u");
+  EXPECT_EQ(last_command_errors_, 0);
 }
 
 TEST_F(InterpreterTest, CompileErrors) {

@@ -58,6 +58,8 @@ bool PushReplyAt(lua_State* lua, std::string_view* in, int depth) {
       return true;
     case '-':
       PushErrorTable(lua, std::string_view(start, line.size() + 1));
+      lua_pushboolean(lua, 1);
+      lua_setfield(lua, -2, "ignore_error_stats_update");
       return true;
     case ':':
       if (!ReadInt(line, &n)) return false;
@@ -217,8 +219,10 @@ class ReplyConverter {
   // The table on top of the stack (left there).
   void WriteTable(int depth) {
     int table = lua_gettop(lua_);
-    if (WriteTyped(table, "err", LUA_TSTRING,
-                   [this] { out_->Error(OneLine(ToView(lua_, -1), &scratch_)); }))
+    if (WriteTyped(table, "err", LUA_TSTRING, [this, table] {
+          const std::string_view message = OneLine(ToView(lua_, -1), &scratch_);
+          IsCommandError(lua_, table) ? out_->CommandError(message) : out_->Error(message);
+        }))
       return;
     if (WriteTyped(table, "ok", LUA_TSTRING,
                    [this] { out_->Status(OneLine(ToView(lua_, -1), &scratch_)); }))
@@ -343,6 +347,13 @@ void PushErrorTable(lua_State* lua, std::string_view text) {
   lua_pushlstring(lua, message.data(), message.size());
   lua_concat(lua, 3);
   lua_rawset(lua, -3);
+}
+
+bool IsCommandError(lua_State* lua, int index) {
+  RawField(lua, index, "ignore_error_stats_update");
+  const bool marked = lua_toboolean(lua, -1);
+  lua_pop(lua, 1);
+  return marked;
 }
 
 // Raw field read of the table at `index`; pushes the value.

@@ -29,10 +29,13 @@ void RawField(lua_State* lua, int index, const char* name);
 // Pushes Redis's error table {err="CODE message"}. `text` is "-CODE message" (the code
 // is the first word) or a message that gets the code ERR; CR/LF around it are dropped.
 void PushErrorTable(lua_State* lua, std::string_view text);
+// Whether the error table at `index` holds a command's error reply (PushReply marks it
+// ignore_error_stats_update, as Redis does): the server counted it already.
+bool IsCommandError(lua_State* lua, int index);
 
 // Pushes the Lua value of the reply at the front of *in and consumes it: integer ->
 // number, bulk -> string, nil bulk/array -> false, array -> table, status -> {ok=},
-// error -> {err=}; RESP3: null -> nil, map -> {map=}, set -> {set=}, double ->
+// error -> {err=, ignore_error_stats_update=true}; RESP3: null -> nil, map -> {map=}, set -> {set=}, double ->
 // {double=}, boolean, big number -> {big_number=}, verbatim -> {verbatim_string=};
 // attributes are skipped. False on a malformed or too deeply nested reply (nothing
 // pushed).

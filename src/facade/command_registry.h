@@ -47,6 +47,10 @@ enum CommandFlag : uint32_t {
   // Runs a script on the connection's fiber, which makes its own hops (EVAL, FCALL):
   // never squashed into a shard hop, also inside EXEC. Internal.
   kCmdScript = 1 << 17,
+  // Not a write, but may make one in Redis's replication stream (PUBLISH, PFCOUNT, EVAL
+  // and FCALL of a script without flags): held by CLIENT PAUSE WRITE, refused inside a
+  // read-only script. Internal, as in Redis's COMMAND INFO.
+  kCmdMayReplicate = 1 << 18,
 };
 
 // Flags of a key spec, as Redis 7 names them (COMMAND INFO, COMMAND GETKEYSANDFLAGS).

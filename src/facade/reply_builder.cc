@@ -118,8 +118,12 @@ void ReplyBuilder::SendSimpleString(std::string_view s) {
 }
 
 void ReplyBuilder::SendError(std::string_view message) {
-  ++errors_sent_;
   FacadeStats::tlocal()->CountError(message);
+  SendErrorCountedBefore(message);
+}
+
+void ReplyBuilder::SendErrorCountedBefore(std::string_view message) {
+  ++errors_sent_;
   size_t start = buffer_.size() + 1;
   AppendLine(buffer_, '-', message);
   // Redis replaces CR and LF inside error messages with spaces so the reply stays one line.

@@ -32,6 +32,9 @@ class ReplyBuilder {
   // "ERR syntax error", "WRONGTYPE Operation against a key ...". A \r or \n inside is
   // replaced by a space, as Redis does, so the reply stays one line.
   void SendError(std::string_view message);
+  // The same reply, left out of INFO errorstats and total_error_replies: an error they
+  // counted when a command sent it first (a script returning its command's error).
+  void SendErrorCountedBefore(std::string_view message);
   void SendLong(int64_t value);               // :value
   void SendBulk(std::string_view value);      // $len\r\nvalue\r\n
   void SendNull();                            // RESP2 $-1, RESP3 _
@@ -73,6 +76,10 @@ class ReplyBuilder {
 
   // Errors sent so far (for INFO errorstats, later): counts by code are kept by the caller.
   uint64_t errors_sent() const { return errors_sent_; }
+  // Takes `count` errors back from errors_sent(): replies that a script's commands wrote
+  // here and the script took as values. They counted as those commands' failures, not
+  // the script command's.
+  void TakeBackErrors(uint64_t count) { errors_sent_ -= count; }
 
  private:
   void AppendLengthHeader(char type, int64_t length);  // "<type><length>\r\n"

@@ -13,6 +13,8 @@
 #include "src/server/conn_tx_state.h"
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/function_family.h"
+#include "src/server/script_family.h"
 
 namespace damselfly {
 
@@ -39,17 +41,30 @@ struct ThreadPause {
 
 thread_local ThreadPause tl_pause;
 
-// Whether a pause in `mode` holds `cid` back. EXEC counts as a write when its queue has
-// one (Redis looks at the flags of the queued commands).
-bool Holds(PauseMode mode, const facade::CommandId* cid, facade::ConnectionContext* cntx) {
-  if (mode == PauseMode::kAll) return true;
-  if (cid->flags & facade::kCmdWrite) return true;
+// Whether a WRITE pause holds the command: a write or may-replicate command, but not a
+// script command whose script declares no-writes (Redis takes a script's flags for the
+// command's).
+bool WritesForPause(const facade::CommandId* cid, facade::CmdArgList args) {
+  if (!(cid->flags & (facade::kCmdWrite | facade::kCmdMayReplicate))) return false;
+  if (!(cid->flags & facade::kCmdScript)) return true;
+  if (cid->name == "FCALL") return !FunctionFamily::DeclaresNoWrites(args);
+  return !ScriptFamily::DeclaresNoWrites(args, /*by_sha=*/cid->name == "EVALSHA");
+}
+
+// The same for a command about to run or be queued; EXEC counts as a write when its queue
+// has one (Redis looks at the flags of the queued commands).
+bool WritesForPause(const facade::CommandId* cid, facade::CmdArgList args,
+                    facade::ConnectionContext* cntx) {
+  if (WritesForPause(cid, args)) return true;
   ConnTxState* tx = ConnTxState::Find(cntx);
   if (tx == nullptr || !tx->in_multi || cid->name != "EXEC") return false;
   return std::any_of(tx->queued.begin(), tx->queued.end(), [](const auto& queued) {
-    return (queued.cid->flags & facade::kCmdWrite) != 0;
+    std::vector<std::string_view> views(queued.args.begin(), queued.args.end());
+    return WritesForPause(queued.cid, views);
   });
 }
+
+bool Holds(PauseMode mode, bool writes) { return mode == PauseMode::kAll || writes; }
 
 }  // namespace
 
@@ -87,20 +102,24 @@ void ClientPause::Unpause() {
       [&](unsigned, helio::io::Proactor*) { SetLocal(PauseMode::kNone, 0, &tl_mode); });
 }
 
-bool ClientPause::MustWaitSlow(const facade::CommandId* cid, facade::ConnectionContext* cntx) {
+bool ClientPause::MustWaitSlow(const facade::CommandId* cid, facade::CmdArgList args,
+                               facade::ConnectionContext* cntx) {
   const ThreadPause& p = tl_pause;
   if (helio::UnixTimeMs() >= p.end_ms) {
     SetLocal(PauseMode::kNone, 0, &tl_mode);
     return false;
   }
-  return Holds(p.mode, cid, cntx);
+  return p.mode == PauseMode::kAll || WritesForPause(cid, args, cntx);
 }
 
-void ClientPause::Wait(const facade::CommandId* cid, facade::ConnectionContext* cntx) {
+void ClientPause::Wait(const facade::CommandId* cid, facade::CmdArgList args,
+                       facade::ConnectionContext* cntx) {
+  // Looked up once, outside the lock (a script's flags are in a cache under a mutex).
+  const bool writes = WritesForPause(cid, args, cntx);
   ThreadPause& p = tl_pause;
   std::unique_lock guard(p.lock);
   p.parked.insert(cntx);
-  while (p.mode != PauseMode::kNone && Holds(p.mode, cid, cntx) && !cntx->owner()->killed()) {
+  while (p.mode != PauseMode::kNone && Holds(p.mode, writes) && !cntx->owner()->killed()) {
     if (Clock::now() >= p.deadline || helio::UnixTimeMs() >= p.end_ms) {
       // The first fiber to see the deadline ends this thread's copy for all.
       guard.unlock();

@@ -1,8 +1,9 @@
 // ClientPause: CLIENT PAUSE and CLIENT UNPAUSE, with Redis 7.0's semantics.
 //
 // A pause holds client commands back until it ends (CLIENT UNPAUSE, or its deadline): in
-// ALL mode every command, in WRITE mode the write commands and an EXEC whose queue holds
-// one. A command is held after validation (a wrong one is still refused at once) and
+// ALL mode every command, in WRITE mode the write and may-replicate commands (PUBLISH,
+// PFCOUNT; EVAL, EVALSHA and FCALL unless their script declares no-writes) and an EXEC
+// whose queue holds one. A command is held after validation (a wrong one is still refused at once) and
 // before MULTI queues it, as Redis does. A second pause combines with the one in force:
 // the stronger mode and the later deadline win. While a pause lasts the dataset stays as
 // it is: keys past their deadline read as missing but are not deleted, and active expiry
@@ -42,14 +43,17 @@ class ClientPause {
 
   // Connection fiber: whether `cid` (validated, about to run or be queued) must wait for
   // the pause to end. One branch when this thread has no pause.
-  static bool MustWait(const facade::CommandId* cid, facade::ConnectionContext* cntx) {
+  static bool MustWait(const facade::CommandId* cid, facade::CmdArgList args,
+                       facade::ConnectionContext* cntx) {
     if (tl_mode == PauseMode::kNone) [[likely]]
       return false;
-    return MustWaitSlow(cid, cntx);
+    return MustWaitSlow(cid, args, cntx);
   }
   // Connection fiber: parks until `cid` may run (the pause ended or became WRITE-only
-  // for a read) or the connection was killed. REQUIRES: MustWait(cid, cntx) was true.
-  static void Wait(const facade::CommandId* cid, facade::ConnectionContext* cntx);
+  // for a read) or the connection was killed. REQUIRES: MustWait(cid, args, cntx) was
+  // true.
+  static void Wait(const facade::CommandId* cid, facade::CmdArgList args,
+                   facade::ConnectionContext* cntx);
   // This thread (a task or a fiber): wakes its parked fibers to look at their
   // connection again; a killed one leaves, the others park again in the same order.
   static void WakeParked();
@@ -59,7 +63,8 @@ class ClientPause {
   static bool IsParked(const facade::ConnectionContext* cntx);
 
  private:
-  static bool MustWaitSlow(const facade::CommandId* cid, facade::ConnectionContext* cntx);
+  static bool MustWaitSlow(const facade::CommandId* cid, facade::CmdArgList args,
+                           facade::ConnectionContext* cntx);
 
   // This thread's mode, the only part the dispatch path reads.
   static constinit thread_local PauseMode tl_mode;

@@ -332,24 +332,29 @@ std::string SubcommandSyntaxError(std::string_view subcommand) {
                        "'. Try FUNCTION HELP.");
 }
 
-// FCALL, FCALL_RO: function numkeys key... arg...
-void FCall(CmdArgList args, ConnectionContext* cntx, bool read_only) {
-  ReplyBuilder* rb = cntx->reply_builder();
-  FeedScriptCommandToMonitors(args, cntx);
-  std::shared_ptr<const LibrarySet> set = CurrentSet();
+// The function named `name` (any case) in `set`, or nullptr.
+const Function* FindFunction(const LibrarySet& set, std::string_view name) {
   // Lower-cased on the stack: no allocation per call for names of usual length.
   char buffer[64];
   std::string long_name;
-  std::string_view name = args[1];
   if (name.size() <= sizeof(buffer)) {
     for (size_t i = 0; i < name.size(); ++i) buffer[i] = helio::AsciiToLower(name[i]);
     name = std::string_view(buffer, name.size());
   } else {
     name = long_name = helio::AsciiStrToLower(name);
   }
-  auto it = set->functions.find(absl::string_view(name.data(), name.size()));
-  if (it == set->functions.end()) return rb->SendError("ERR Function not found");
-  const Function& function = it->second;
+  auto it = set.functions.find(absl::string_view(name.data(), name.size()));
+  return it == set.functions.end() ? nullptr : &it->second;
+}
+
+// FCALL, FCALL_RO: function numkeys key... arg...
+void FCall(CmdArgList args, ConnectionContext* cntx, bool read_only) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  FeedScriptCommandToMonitors(args, cntx);
+  std::shared_ptr<const LibrarySet> set = CurrentSet();
+  const Function* found = FindFunction(*set, args[1]);
+  if (found == nullptr) return rb->SendError("ERR Function not found");
+  const Function& function = *found;
   const ScriptFlags& flags = function.flags;
   // Redis refuses such a call before running it (the function's flags make it a
   // deny-oom command); no-writes implies allow-oom.
@@ -673,6 +678,13 @@ std::string FunctionFamily::LoadLibraries(const std::vector<std::string>& codes,
   return error;
 }
 
+bool FunctionFamily::DeclaresNoWrites(CmdArgList args) {
+  if (args.size() < 2) return false;
+  const std::shared_ptr<const LibrarySet> set = CurrentSet();
+  const Function* function = FindFunction(*set, args[1]);
+  return function != nullptr && function->flags.no_writes;
+}
+
 void FunctionFamily::Register(facade::CommandRegistry* r) {
   using namespace facade;
   registry = r;
@@ -681,7 +693,7 @@ void FunctionFamily::Register(facade::CommandRegistry* r) {
   constexpr KeySpec kFcallKeys{
       .begin_index = 2, .key_step = 1, .keynum = true, .keynum_index = 0, .first_key_index = 1};
   constexpr uint32_t kAcl = kAclSlow | kAclScripting;
-  r->Add("FCALL", -3, kFcallFlags, kFcallKeys.WithFlags(kKeyRW | kKeyAccess | kKeyUpdate), kAcl,
+  r->Add("FCALL", -3, kFcallFlags | kCmdMayReplicate, kFcallKeys.WithFlags(kKeyRW | kKeyAccess | kKeyUpdate), kAcl,
          [](CmdArgList args, ConnectionContext* cntx) { FCall(args, cntx, false); });
   r->Add("FCALL_RO", -3, kFcallFlags | kCmdReadOnly, kFcallKeys.WithFlags(kKeyRO | kKeyAccess),
          kAcl, [](CmdArgList args, ConnectionContext* cntx) { FCall(args, cntx, true); });

@@ -27,6 +27,8 @@ namespace damselfly {
 class FunctionFamily {
  public:
   static void Register(facade::CommandRegistry* registry);
+  // Whether the function FCALL `args` names exists and declares no-writes.
+  static bool DeclaresNoWrites(facade::CmdArgList args);
   // INFO memory's number_of_functions and number_of_libraries.
   static size_t FunctionCount();
   static size_t LibraryCount();

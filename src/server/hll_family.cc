@@ -306,7 +306,7 @@ void HllFamily::Register(facade::CommandRegistry* registry) {
   r.Add("PFADD", -2, kCmdWrite | kCmdDenyOom | kCmdFast, Keys(1).WithFlags(kKeyRW | kKeyInsert),
         kAclW | kAclFast, CmdPfAdd);
   // Read-only for Redis, but RW keys: one key's cached cardinality is written back.
-  r.Add("PFCOUNT", -2, kCmdReadOnly, Keys(1, -1).WithFlags(kKeyRW | kKeyAccess),
+  r.Add("PFCOUNT", -2, kCmdReadOnly | kCmdMayReplicate, Keys(1, -1).WithFlags(kKeyRW | kKeyAccess),
         kAclRead | kAclHyperLogLog | kAclSlow, CmdPfCount);
   r.Add("PFMERGE", -2, kCmdWrite | kCmdDenyOom, kMerged, kAclW | kAclSlow, CmdPfMerge);
   r.Add("PFDEBUG", 3, kCmdWrite | kCmdDenyOom | kCmdAdmin, Keys(2).WithFlags(kKeyRW | kKeyAccess),

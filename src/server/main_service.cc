@@ -162,11 +162,11 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
     cntx->current_args = args;
     const CommandId* cid = Validate(args, cntx);
     ++stats.commands_processed;
-    if (cid != nullptr && ClientPause::MustWait(cid, cntx)) [[unlikely]] {
+    if (cid != nullptr && ClientPause::MustWait(cid, args, cntx)) [[unlikely]] {
       cntx->last_command = cid;
       if (!cntx->Flush()) return;
       output_before = 0;
-      ClientPause::Wait(cid, cntx);
+      ClientPause::Wait(cid, args, cntx);
       if (cntx->owner()->killed()) return;
     }
     if (cntx->transaction_state && MultiExec::InterceptInMulti(cid, args, cntx)) {
@@ -206,7 +206,7 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
             !next->IsArityValid(commands[end].size()) ||
             (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth)) ||
             ((next->flags & facade::kCmdDenyOom) && over_maxmemory) ||
-            ClientPause::MustWait(next, cntx)) {
+            ClientPause::MustWait(next, commands[end], cntx)) {
           break;
         }
         Route next_route = RouteOf(next, commands[end]);

@@ -244,7 +244,7 @@ void PubSubFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   CommandRegistry& r = *registry;
   constexpr uint32_t kSub = kCmdPubSub | kCmdNoScript | kCmdLoading | kCmdStale;
-  constexpr uint32_t kPub = kCmdPubSub | kCmdLoading | kCmdStale | kCmdFast;
+  constexpr uint32_t kPub = kCmdPubSub | kCmdLoading | kCmdStale | kCmdFast | kCmdMayReplicate;
   auto subscribe = [](ChannelKind kind) {
     return [kind](CmdArgList args, ConnectionContext* cntx) { Subscribe(kind, args, cntx); };
   };

@@ -207,18 +207,32 @@ size_t ScriptFamily::CachedScripts() {
   return cache->size();
 }
 
+bool ScriptFamily::DeclaresNoWrites(CmdArgList args, bool by_sha) {
+  if (args.size() < 2) return false;
+  if (by_sha) {
+    char sha_buffer[40];
+    const std::string_view sha = LowerSha(args[1], sha_buffer);
+    const std::shared_ptr<const CachedScript> script = sha.empty() ? nullptr : Lookup(sha);
+    return script && script->flags.no_writes;
+  }
+  ScriptFlags flags;
+  std::string error;
+  return ParseShebang(args[1], &flags, &error) && flags.no_writes;
+}
+
 void ScriptFamily::Register(facade::CommandRegistry* r) {
   using namespace facade;
   registry = r;
   constexpr uint32_t kEvalFlags =
       kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys | kCmdScript;
+  constexpr uint32_t kMayWrite = kEvalFlags | kCmdMayReplicate;
   constexpr KeySpec kEvalKeys{.begin_index = 2, .key_step = 1, .keynum = true,
                               .keynum_index = 0, .first_key_index = 1};
   constexpr uint32_t kAcl = kAclSlow | kAclScripting;
   const KeySpec write_keys = kEvalKeys.WithFlags(kKeyRW | kKeyAccess | kKeyUpdate);
-  r->Add("EVAL", -3, kEvalFlags, write_keys, kAcl,
+  r->Add("EVAL", -3, kMayWrite, write_keys, kAcl,
          [](CmdArgList args, ConnectionContext* cntx) { Eval(args, cntx, false, false); });
-  r->Add("EVALSHA", -3, kEvalFlags, write_keys, kAcl,
+  r->Add("EVALSHA", -3, kMayWrite, write_keys, kAcl,
          [](CmdArgList args, ConnectionContext* cntx) { Eval(args, cntx, true, false); });
   r->Add("EVAL_RO", -3, kEvalFlags | kCmdReadOnly, kEvalKeys.WithFlags(kKeyRO | kKeyAccess), kAcl,
          [](CmdArgList args, ConnectionContext* cntx) { Eval(args, cntx, false, true); });

@@ -19,6 +19,9 @@ class ScriptFamily {
   static void Register(facade::CommandRegistry* registry);
   // INFO memory's number_of_cached_scripts.
   static size_t CachedScripts();
+  // Whether the script EVAL (EVALSHA when by_sha) `args` would run declares no-writes: its
+  // shebang for EVAL, the cached script's for EVALSHA; false for one not cached.
+  static bool DeclaresNoWrites(facade::CmdArgList args, bool by_sha);
 };
 
 }  // namespace damselfly

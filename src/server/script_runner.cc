@@ -12,6 +12,7 @@
 #include "absl/container/inlined_vector.h"
 #include "boost/fiber/operations.hpp"
 #include "src/facade/error.h"
+#include "src/facade/facade_stats.h"
 #include "src/server/command_accounting.h"
 #include "src/server/config_family.h"
 #include "src/server/conn_tx_state.h"
@@ -54,6 +55,7 @@ class BuilderWriter final : public ScriptReplyWriter {
   void Bulk(std::string_view value) override { rb_->SendBulk(value); }
   void Status(std::string_view value) override { rb_->SendSimpleString(value); }
   void Error(std::string_view message) override { rb_->SendError(message); }
+  void CommandError(std::string_view message) override { rb_->SendErrorCountedBefore(message); }
   void Array(size_t length) override { rb_->StartArray(length); }
   void Map(size_t pairs) override { rb_->StartMap(pairs); }
   void Set(size_t length) override { rb_->StartSet(length); }
@@ -329,9 +331,18 @@ void Run::RunCommandHere(const CommandId* cid, CmdArgList args) {
 }
 
 void Run::Call(CmdArgList args, bool resp3, std::string* reply) {
-  auto fail = [reply](std::string_view error) { helio::StrAppend(reply, "-", error, "\r\n"); };
-  if (restart_) return fail("ERR script restarted");
+  auto reply_error = [reply](std::string_view error) {
+    helio::StrAppend(reply, "-", error, "\r\n");
+  };
+  if (restart_) return reply_error("ERR script restarted");
   const CommandId* cid = registry_.Find(args[0]);
+  // A refusal counts in the error stats now, as the command's own errors do when it
+  // sends them, and as a rejected call of a known command (Redis's scriptCall).
+  auto fail = [&](std::string_view error) {
+    facade::FacadeStats::tlocal()->CountError(error);
+    if (cid != nullptr) CountRejected(cid, args);
+    reply_error(error);
+  };
   if (cid == nullptr) return fail("ERR Unknown Redis command called from script");
   if (!cid->IsArityValid(args.size())) {
     return fail("ERR Wrong number of args calling Redis command from script");
@@ -341,8 +352,12 @@ void Run::Call(CmdArgList args, bool resp3, std::string* reply) {
   if (cid->flags & facade::kCmdNoScript) {
     return fail("ERR This Redis command is not allowed from script");
   }
+  // As in Redis, a may-replicate command (PUBLISH) counts as a write here, which lets a
+  // read-only script run through CLIENT PAUSE WRITE.
+  if ((cid->flags & (facade::kCmdWrite | facade::kCmdMayReplicate)) && call_.read_only) {
+    return fail("ERR Write commands are not allowed from read-only scripts.");
+  }
   if (cid->flags & facade::kCmdWrite) {
-    if (call_.read_only) return fail("ERR Write commands are not allowed from read-only scripts.");
     if ((cid->flags & facade::kCmdDenyOom) && !call_.flags.allow_oom && OverMaxMemory()) {
       return fail(facade::kOomErr);
     }
@@ -362,10 +377,12 @@ void Run::Call(CmdArgList args, bool resp3, std::string* reply) {
   ReplyBuilder* rb = cntx_->reply_builder();
   const RespVersion protocol = rb->protocol();
   const size_t before = rb->output_size();
+  const uint64_t errors_before = rb->errors_sent();
   rb->set_protocol(resp3 ? RespVersion::kResp3 : RespVersion::kResp2);
   RunCommandHere(cid, args);
   reply->append(rb->output().substr(before));
   rb->TruncateOutput(before);
+  rb->TakeBackErrors(rb->errors_sent() - errors_before);
   rb->set_protocol(protocol);
 }
 
