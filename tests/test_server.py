@@ -192,6 +192,37 @@ def test_flushall_all_dbs(server):
     assert c("FLUSHALL", "foo") == err("ERR syntax error")
 
 
+def test_lazy_free_of_flushall_async_and_unlink(debug_server):
+    """FLUSHALL ASYNC and UNLINK of a large collection answer at once and free the memory
+    after (damselfly: on the shard's thread, in steps); INFO counts what they freed, a
+    key per key of a flushed database and one per unlinked value, as Redis does. Small
+    values are freed at once and not counted."""
+    c = debug_server.raw()
+
+    def memory():
+        return info_fields(c, "memory")
+
+    assert c("DEBUG", "POPULATE", "200000", "key", "100") == "OK"
+    assert c("FLUSHALL", "ASYNC") == "OK"
+    assert c("DBSIZE") == 0
+    assert c("GET", "key:1") is None
+    wait_for(lambda: memory()["lazyfree_pending_objects"] == "0", what="the flush freed")
+    assert memory()["lazyfreed_objects"] == "200000"
+
+    assert c("SADD", "big", *[f"member:{i}" for i in range(1000)]) == 1000
+    assert c("SADD", "small", "a", "b") == 2
+    assert c("SET", "string", "x" * 1000) == "OK"
+    used_with_big = int(memory()["used_memory"])
+    assert c("UNLINK", "big", "small", "string", "missing") == 3
+    assert c("EXISTS", "big", "small", "string") == 0
+    wait_for(lambda: memory()["lazyfreed_objects"] == "200001", what="the set freed")
+    assert memory()["lazyfree_pending_objects"] == "0"
+    wait_for(lambda: int(memory()["used_memory"]) < used_with_big - 10000,
+             what="used_memory down by the set")
+    assert c("CONFIG", "RESETSTAT") == "OK"
+    assert memory()["lazyfreed_objects"] == "0"
+
+
 # ------------------------------------------------------------------------------- TIME
 
 

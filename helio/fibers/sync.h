@@ -47,6 +47,29 @@ class Done {
   boost::fibers::condition_variable_any cv_;
 };
 
+// A re-armable wake-up for one waiting fiber: Notify() from anywhere (including proactor
+// tasks) sets it, Wait() sleeps until it is set and clears it. Notifications that come
+// while nobody waits are merged into one.
+class Wakeup {
+ public:
+  void Notify() {
+    std::lock_guard guard(lock_);
+    set_ = true;
+    cv_.notify_one();
+  }
+
+  void Wait() {
+    std::unique_lock guard(lock_);
+    cv_.wait(guard, [this] { return set_; });
+    set_ = false;
+  }
+
+ private:
+  SpinLock lock_;
+  bool set_ = false;
+  boost::fibers::condition_variable_any cv_;
+};
+
 // Counts outstanding work; Wait() returns once the count is zero. Add/Dec from anywhere.
 class BlockingCounter {
  public:

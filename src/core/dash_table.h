@@ -423,6 +423,38 @@ class DashTable {
     directory_.push_back(NewSegment(0, 1));
   }
 
+  // Destroys up to `max_blocks` blocks with their entries (a block holds up to
+  // kBlockBuckets * kSlots), from the directory's end, and returns how many entries went;
+  // segment_count() is 0 once all went. For a table nobody reads any more, freed in steps
+  // (FLUSHALL ASYNC): between the calls it may only be destroyed, cleared, or stepped
+  // on. Clear() makes it an empty table again.
+  size_t DestroySomeBlocks(size_t max_blocks) {
+    size_t destroyed = 0;
+    while (max_blocks > 0 && !directory_.empty()) {
+      Segment* segment = directory_.back();
+      if (segment->num_blocks > 0) {
+        const unsigned k = --segment->num_blocks;
+        for (unsigned b = 0; b < kBlockBuckets; ++b) {
+          for (uint32_t bits = segment->block[k]->buckets[b].occupied; bits; bits &= bits - 1) {
+            Handle h(segment, k, b, __builtin_ctz(bits));
+            h.key().~Key();
+            h.value().~Value();
+            ++destroyed;
+          }
+        }
+        delete segment->block[k];
+        --blocks_;
+        --max_blocks;
+        continue;
+      }
+      // A segment's directory entries are one aligned run: the last ones point to it.
+      directory_.resize(directory_.size() - (size_t(1) << (global_depth_ - segment->local_depth)));
+      DeleteSegment(segment);  // no block left
+    }
+    size_ -= destroyed;
+    return destroyed;
+  }
+
   // Calls fn(Handle) for the entries of one (segment, home bucket) step of a scan, from
   // `cursor` (0 starts), and returns the next cursor; 0 when the scan is complete. fn
   // must not insert or erase. Cursors fit in 48 bits.

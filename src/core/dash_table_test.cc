@@ -331,6 +331,29 @@ TEST(DashTableTest, RandomEntryAndClear) {
   EXPECT_TRUE(table.Find(std::string("again")));
 }
 
+TEST(DashTableTest, DestroyedInSteps) {
+  StringTable table;
+  for (int i = 0; i < 20000; ++i) table.Insert("k" + std::to_string(i), std::string(40, 'v'));
+  const size_t segments = table.segment_count();
+  ASSERT_GE(segments, 4u);
+  const size_t blocks = table.block_count();
+  size_t destroyed = 0, steps = 0;
+  while (table.segment_count() > 0) {
+    const size_t before = table.block_count();
+    destroyed += table.DestroySomeBlocks(3);
+    EXPECT_EQ(table.block_count(), before - std::min<size_t>(before, 3));
+    EXPECT_EQ(table.size(), 20000 - destroyed);
+    ++steps;
+  }
+  EXPECT_EQ(destroyed, 20000u);
+  EXPECT_EQ(steps, (blocks + 2) / 3);
+  EXPECT_EQ(table.block_count(), 0u);
+  EXPECT_EQ(table.DestroySomeBlocks(3), 0u);
+  table.Clear();  // usable again
+  table.Insert("again", "v");
+  EXPECT_TRUE(table.Find(std::string("again")));
+}
+
 // A point-in-time snapshot built on the pre-change hook, as the snapshot issue will: an
 // epoch above every version, each bucket serialized once, before it changes or when the
 // walk reaches it. Writes of every kind (inserts that grow and split segments, erases,

@@ -52,10 +52,11 @@ DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64
   return {};
 }
 
-void DbSlice::EraseEntry(Db& d, MainTable::Handle handle, std::string_view key) {
+void DbSlice::EraseEntry(Db& d, MainTable::Handle handle, std::string_view key, bool detach) {
   ++changes_;
   d.main.BeforeChange(handle);  // a snapshot reads the deadline and metadata erased here
   if (handle.value().has_expire()) d.expire.Erase(key);
+  if (detach) detached_values_.push_back(std::move(handle.value()));
   EraseMain(d, handle, key);
 }
 
@@ -342,11 +343,52 @@ void DbSlice::ForEachInBucket(
   });
 }
 
-void DbSlice::FlushDb(DbIndex index) {
+void DbSlice::FlushDb(DbIndex index, bool lazily) {
   if (!dbs_[index]) return;
   HookEveryBucket(index);
   Report(KeyChangeKind::kFlushDb, index, {}, "flushdb");
-  dbs_[index].reset();
+  if (!lazily || dbs_[index]->main.empty()) return dbs_[index].reset();
+  dbs_[index]->main.SetPreChangeHook(nullptr);  // nobody reads it any more
+  detached_keys_ += dbs_[index]->main.size();
+  detached_dbs_.push_back(std::move(dbs_[index]));
+  if (detach_listener_) detach_listener_();
+}
+
+bool DbSlice::Unlink(DbIndex index, std::string_view key) {
+  Db* d = db(index);
+  if (!d) return false;
+  MainTable::Handle handle = FindLive(*d, key, core::HashKey(key));
+  if (!handle) return false;
+  // Small values (strings, listpacks, intsets) take one free or a few: at once.
+  const PrimeValue& value = handle.value();
+  const bool large = value.GetObject() != nullptr && value.object_encoding() != ObjEncoding::kListpack &&
+                     value.object_encoding() != ObjEncoding::kIntset;
+  EraseEntry(*d, handle, key, /*detach=*/large);
+  Report(KeyChangeKind::kDel, index, key, "del");
+  if (large && detach_listener_) detach_listener_();
+  return true;
+}
+
+bool DbSlice::FreeDetached(std::chrono::nanoseconds budget) {
+  // A table block holds up to ~800 entries.
+  constexpr size_t kBlocksPerStep = 1;
+  const auto end = std::chrono::steady_clock::now() + budget;
+  auto more = [this] { return !detached_values_.empty() || !detached_dbs_.empty(); };
+  while (more()) {
+    if (!detached_values_.empty()) {
+      detached_values_.pop_back();
+      ++lazyfreed_;
+    } else {
+      Db& d = *detached_dbs_.back();
+      const size_t freed = d.main.DestroySomeBlocks(kBlocksPerStep);
+      d.expire.DestroySomeBlocks(kBlocksPerStep);
+      detached_keys_ -= freed;
+      lazyfreed_ += freed;
+      if (d.main.segment_count() == 0 && d.expire.segment_count() == 0) detached_dbs_.pop_back();
+    }
+    if (std::chrono::steady_clock::now() >= end) break;
+  }
+  return more();
 }
 
 void DbSlice::SwapDb(DbIndex a, DbIndex b) {

@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <functional>
 #include <cstdint>
 #include <memory>
@@ -287,8 +288,25 @@ class DbSlice {
 
   size_t DbSize(DbIndex db) const;
   size_t ExpireSize(DbIndex db) const;
-  // Empties database `db` (listeners hear kFlushDb first).
-  void FlushDb(DbIndex db);
+  // Empties database `db` (listeners hear kFlushDb first). `lazily` (FLUSHDB/FLUSHALL
+  // ASYNC, memcached's flush_all): the keys leave at once, and their memory goes in steps
+  // (FreeDetached) on the shard's fiber, so that the shard keeps serving meanwhile.
+  void FlushDb(DbIndex db, bool lazily = false);
+  // UNLINK: Erase, but a large collection (a quicklist, hashtable, skiplist or stream,
+  // whose free takes time in proportion to its size) is detached and freed later by
+  // FreeDetached, as Redis frees it on a background thread. Memory belongs to the shard
+  // thread's heaps, so it is freed on this thread, one value per step.
+  bool Unlink(DbIndex db, std::string_view key);
+  // Frees what FlushDb(lazily) and Unlink detached, for about `budget` (a value or a
+  // few table segments at least); true when some remain. Shard thread.
+  bool FreeDetached(std::chrono::nanoseconds budget);
+  // INFO's lazyfree_pending_objects and lazyfreed_objects: detached values, and the keys
+  // of detached databases (each counts one, as in Redis).
+  size_t lazyfree_pending() const { return detached_values_.size() + detached_keys_; }
+  uint64_t lazyfreed() const { return lazyfreed_; }
+  // Called (on the shard thread) whenever something is detached: the shard wakes the
+  // fiber that calls FreeDetached. Set once, before the shard serves.
+  void SetDetachListener(std::function<void()> listener) { detach_listener_ = std::move(listener); }
   // Trades the contents of databases a and b (SWAPDB); listeners hear kSwapDb first, once
   // for each side.
   void SwapDb(DbIndex a, DbIndex b);
@@ -398,7 +416,10 @@ class DbSlice {
   // (not reset by CONFIG RESETSTAT): what INFO persistence's rdb_changes_since_last_save
   // and the save rules count.
   uint64_t changes() const { return changes_; }
-  void ResetStats() { stats_ = Stats{}; }  // CONFIG RESETSTAT
+  void ResetStats() {  // CONFIG RESETSTAT
+    stats_ = Stats{};
+    lazyfreed_ = 0;
+  }
   TableStats table_stats() const;
 
  private:
@@ -511,7 +532,8 @@ class DbSlice {
   MainTable::Handle FindLive(Db& db, std::string_view key, uint64_t hash,
                              bool for_insert = false);
   // Deletes a key known to exist in main, with its deadline.
-  void EraseEntry(Db& db, MainTable::Handle handle, std::string_view key);
+  // `detach`: the value moves to detached_values_ instead of being destroyed (Unlink).
+  void EraseEntry(Db& db, MainTable::Handle handle, std::string_view key, bool detach = false);
   // Deletes a main-table entry and its memcached metadata (its deadline is the caller's
   // business).
   void EraseMain(Db& db, MainTable::Handle handle, std::string_view key);
@@ -537,6 +559,12 @@ class DbSlice {
   const int64_t base_ms_;
   std::vector<std::unique_ptr<Db>> dbs_;
   size_t dbs_end_ = 0;  // no database was ever made at or past this index (TableBytes)
+  // What FlushDb(lazily) and Unlink left to FreeDetached (values first, from the back).
+  std::vector<PrimeValue> detached_values_;
+  std::vector<std::unique_ptr<Db>> detached_dbs_;
+  size_t detached_keys_ = 0;  // entries left in detached_dbs_' main tables
+  uint64_t lazyfreed_ = 0;
+  std::function<void()> detach_listener_;
   uint32_t clock_s_ = 0;  // seconds since base_ms_, refreshed by AgeAccessStamps
   // What the 13 access bits hold (eviction.h, "Per-key bits").
   enum class StampMode : uint8_t { kStamp, kLfu, kCacheMode };

@@ -407,10 +407,10 @@ class TestList : public core::TypedObject {
   std::string items_;
 };
 
-void PutList(DbSlice* slice, std::string_view key, std::string items, DbIndex db = 0) {
+void PutList(DbSlice* slice, std::string_view key, std::string items, DbIndex db = 0,
+             ObjEncoding encoding = ObjEncoding::kListpack) {
   DbSlice::Update entry = slice->AddOrFind(db, key);
-  entry->SetObject(ObjType::kList, ObjEncoding::kListpack,
-                   core::TypedObject::Make<TestList>(std::move(items)));
+  entry->SetObject(ObjType::kList, encoding, core::TypedObject::Make<TestList>(std::move(items)));
   entry.Changed("lpush");
 }
 
@@ -478,6 +478,60 @@ TEST(DbSliceTest, TypedValuesMoveWithoutCopies) {
     EXPECT_EQ(TestList::live, 2);
   }
   EXPECT_EQ(TestList::live, 0) << "destroying the slice destroys its objects";
+}
+
+TEST(DbSliceTest, LazyFreeDetachesThenFreesInSteps) {
+  {
+    DbSlice slice(2);
+    int detached = 0;
+    slice.SetDetachListener([&] { ++detached; });
+    ChangeLog log(&slice);
+    // UNLINK: a large collection waits for FreeDetached; a small one and a string go at once.
+    PutList(&slice, "big", "abc", 0, ObjEncoding::kQuicklist);
+    PutList(&slice, "small", "abc");
+    Put(&slice, "s");
+    log.Take();
+    EXPECT_TRUE(slice.Unlink(0, "big"));
+    EXPECT_TRUE(slice.Unlink(0, "small"));
+    EXPECT_TRUE(slice.Unlink(0, "s"));
+    EXPECT_FALSE(slice.Unlink(0, "none"));
+    EXPECT_EQ(log.Take(), (std::vector<std::string>{"0:big:del", "0:small:del", "0:s:del"}));
+    EXPECT_EQ(slice.Find(0, "big"), nullptr);
+    EXPECT_EQ(TestList::live, 1);
+    EXPECT_EQ(detached, 1);
+    EXPECT_EQ(slice.lazyfree_pending(), 1u);
+
+    // FLUSHDB ASYNC: the keys leave at once; their memory goes one table block per step.
+    for (int i = 0; i < 30000; ++i) Put(&slice, helio::StrCat("k", i));
+    PutList(&slice, "bigger", "abc", 0, ObjEncoding::kQuicklist);
+    SetExpire(&slice, "bigger", UnixTimeMs() + 60000);
+    slice.FlushDb(0, /*lazily=*/true);
+    EXPECT_EQ(slice.DbSize(0), 0u);
+    EXPECT_EQ(slice.ExpireSize(0), 0u);
+    EXPECT_EQ(slice.Find(0, "k1"), nullptr);
+    EXPECT_EQ(detached, 2);
+    EXPECT_EQ(slice.lazyfree_pending(), 1u + 30001u);
+    Put(&slice, "after");  // the database is usable at once
+    EXPECT_EQ(Get(&slice, "after"), "v");
+    slice.FlushDb(1, /*lazily=*/true);  // never made: nothing to detach
+    EXPECT_EQ(detached, 2);
+
+    size_t steps = 0;
+    while (slice.FreeDetached(std::chrono::nanoseconds(0))) ++steps;
+    EXPECT_GT(steps, 30u);  // 30,000 keys fill dozens of blocks
+    EXPECT_EQ(slice.lazyfree_pending(), 0u);
+    EXPECT_EQ(slice.lazyfreed(), 1u + 30001u);
+    EXPECT_EQ(TestList::live, 0);
+    EXPECT_FALSE(slice.FreeDetached(std::chrono::nanoseconds(0)));
+
+    // What is still detached when the slice goes is freed with it.
+    PutList(&slice, "last", "abc", 0, ObjEncoding::kHashtable);
+    EXPECT_TRUE(slice.Unlink(0, "last"));
+    EXPECT_EQ(TestList::live, 1);
+    slice.ResetStats();
+    EXPECT_EQ(slice.lazyfreed(), 0u);
+  }
+  EXPECT_EQ(TestList::live, 0);
 }
 
 TEST(DbSliceTest, SwapDbTradesContents) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "boost/fiber/operations.hpp"
 #include "helio/fibers/fiber.h"
 #include "src/core/obj_malloc.h"
 #include "src/server/config_family.h"
@@ -51,6 +52,8 @@ void EngineShard::InitThreadLocal(ShardId id, unsigned num_shards, unsigned dbnu
     shard->RefreshEviction();
   });
   tl_shard->expiry_fiber_ = helio::fibers::Launch([shard = tl_shard] { shard->RunExpiryCycles(); });
+  tl_shard->db_slice_.SetDetachListener([shard = tl_shard] { shard->lazy_free_wakeup_.Notify(); });
+  tl_shard->lazy_free_fiber_ = helio::fibers::Launch([shard = tl_shard] { shard->RunLazyFree(); });
 }
 
 void EngineShard::DestroyThreadLocal() {
@@ -58,6 +61,9 @@ void EngineShard::DestroyThreadLocal() {
   if (!shard) return;
   shard->stop_expiry_.Notify();
   shard->expiry_fiber_.join();
+  shard->stop_lazy_free_ = true;  // what is left goes with the db slice
+  shard->lazy_free_wakeup_.Notify();
+  shard->lazy_free_fiber_.join();
   tl_shard = nullptr;
   delete shard;
   core::DestroyThreadObjHeap();
@@ -105,6 +111,16 @@ void EngineShard::set_hz(unsigned hz) {
   configured_hz.store(std::clamp(hz, 1u, 500u), std::memory_order_relaxed);
 }
 
+void EngineShard::RunLazyFree() {
+  // As a snapshot's steps: other fibers and the thread's I/O run between them.
+  constexpr auto kStep = std::chrono::microseconds(200);
+  while (true) {
+    lazy_free_wakeup_.Wait();
+    while (!stop_lazy_free_ && db_slice_.FreeDetached(kStep)) boost::this_fiber::yield();
+    if (stop_lazy_free_) return;
+  }
+}
+
 void EngineShard::RunExpiryCycles() {
   while (!stop_expiry_.WaitFor(std::chrono::microseconds(1000000 / hz()))) {
     if (cron_paused()) continue;
@@ -113,7 +129,7 @@ void EngineShard::RunExpiryCycles() {
     db_slice_.EvictOverLimit(kMaxEvictionsPerCycle);
     PublishMemory();
     if (flush_at_ms_ != 0 && UnixTimeMs() >= flush_at_ms_) {
-      db_slice_.FlushDb(flush_db_);
+      db_slice_.FlushDb(flush_db_, /*lazily=*/true);  // memcached flushes at once
       flush_at_ms_ = 0;
     }
     // Every access stamp is seen within 10 minutes (core/access_stamp.h needs 1024 s).

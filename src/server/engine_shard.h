@@ -86,6 +86,9 @@ class EngineShard {
         keyspace_events_(&db_slice_),
         blocking_(&db_slice_) {}
   void RunExpiryCycles();
+  // The lazy-free fiber: frees what the db slice detached (DbSlice::FreeDetached) in
+  // steps, yielding between them, until told to stop.
+  void RunLazyFree();
 
   const ShardId shard_id_;
   const unsigned num_shards_;
@@ -99,6 +102,9 @@ class EngineShard {
   int64_t flush_at_ms_ = 0;
   helio::fibers::Done stop_expiry_;
   boost::fibers::fiber expiry_fiber_;
+  helio::fibers::Wakeup lazy_free_wakeup_;
+  bool stop_lazy_free_ = false;
+  boost::fibers::fiber lazy_free_fiber_;
 };
 
 }  // namespace damselfly

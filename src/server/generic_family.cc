@@ -41,6 +41,13 @@ int64_t DeleteKeys(DbIndex db, CmdArgList args, absl::Span<const uint32_t> indic
   return deleted;
 }
 
+// UNLINK: large values are freed after the reply (DbSlice::Unlink).
+int64_t UnlinkKeys(DbIndex db, CmdArgList args, absl::Span<const uint32_t> indices) {
+  int64_t deleted = 0;
+  for (uint32_t index : indices) deleted += Slice().Unlink(db, args[index]);
+  return deleted;
+}
+
 int64_t CountExisting(DbIndex db, CmdArgList args, absl::Span<const uint32_t> indices) {
   int64_t found = 0;
   for (uint32_t index : indices) found += Slice().FindRead(db, args[index], false) != nullptr;
@@ -422,7 +429,7 @@ void GenericFamily::Register(facade::CommandRegistry* registry) {
   const KeySpecs kCopied = {Keys(1).WithFlags(kKeyRO | kKeyAccess),
                             Keys(2).WithFlags(kKeyOW | kKeyUpdate)};
   r.Add("DEL", -2, kCmdWrite, kRemoved, kAclW | kAclSlow, CmdCount<DeleteKeys>);
-  r.Add("UNLINK", -2, kCmdWrite | kCmdFast, kRemoved, kAclW | kAclFast, CmdCount<DeleteKeys>);
+  r.Add("UNLINK", -2, kCmdWrite | kCmdFast, kRemoved, kAclW | kAclFast, CmdCount<UnlinkKeys>);
   r.Add("EXISTS", -2, kCmdReadOnly | kCmdFast, kChecked, kAclR | kAclFast, CmdCount<CountExisting>);
   r.Add("TOUCH", -2, kCmdReadOnly | kCmdFast, kChecked, kAclR | kAclFast, CmdCount<TouchKeys>);
   r.Add("TYPE", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdType);

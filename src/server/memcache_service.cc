@@ -240,7 +240,7 @@ void MemcacheService::FlushAll(int64_t delay) {
   shard_set->RunOnAll([at_ms](EngineShard* shard) {
     ++McStats::tlocal().cmd_flush;
     shard->ScheduleFlush(0, at_ms);
-    if (at_ms == 0) shard->db_slice().FlushDb(0);
+    if (at_ms == 0) shard->db_slice().FlushDb(0, /*lazily=*/true);
   });
   if (at_ms == 0) TrackingFlushAll(nullptr);
 }

@@ -169,16 +169,15 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("maxmemory_policy", MaxMemoryPolicy());
     field("mem_fragmentation_ratio", FormatDouble("%.2f", used ? double(rss) / used : 0.0));
     field("mem_fragmentation_bytes", int64_t(rss) - int64_t(used));
-    // No replication or AOF buffers, and values are freed at once (UNLINK and FLUSHALL
-    // ASYNC too), so these are 0 rather than absent: tools that wait on them work.
+    // No replication or AOF buffers: 0 rather than absent, so that tools reading them work.
     field("mem_not_counted_for_evict", 0);
     field("mem_replication_backlog", 0);
     field("mem_clients_slaves", 0);
     field("mem_aof_buffer", 0);
     field("mem_allocator", "mimalloc");
     field("active_defrag_running", 0);
-    field("lazyfree_pending_objects", 0);
-    field("lazyfreed_objects", 0);
+    field("lazyfree_pending_objects", totals.lazyfree_pending);
+    field("lazyfreed_objects", totals.lazyfreed);
     field("number_of_cached_scripts", ScriptFamily::CachedScripts());
     field("number_of_functions", FunctionFamily::FunctionCount());
     field("number_of_libraries", FunctionFamily::LibraryCount());
@@ -310,10 +309,11 @@ void Flush(CmdArgList args, ConnectionContext* cntx, bool all) {
     return cntx->reply_builder()->SendError(facade::kSyntaxErr);
   }
   DbIndex db = cntx->db_index;
+  const bool lazily = args.size() == 2 && ArgIs(args[1], "ASYNC");
   RunWholeShard(cntx, [&](EngineShard* shard) {
     DbSlice& slice = shard->db_slice();
-    if (!all) return slice.FlushDb(db);
-    for (DbIndex index = 0; index < slice.dbnum(); ++index) slice.FlushDb(index);
+    if (!all) return slice.FlushDb(db, lazily);
+    for (DbIndex index = 0; index < slice.dbnum(); ++index) slice.FlushDb(index, lazily);
   });
   TrackingFlushAll(cntx);  // as Redis: "flush everything" for FLUSHDB too
   cntx->reply_builder()->SendOk();

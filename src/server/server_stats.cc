@@ -39,6 +39,8 @@ void AddInto(const ThreadSnapshot& t, ThreadSnapshot* sum) {
   sum->misses += t.misses;
   sum->expired += t.expired;
   sum->evicted += t.evicted;
+  sum->lazyfree_pending += t.lazyfree_pending;
+  sum->lazyfreed += t.lazyfreed;
   sum->net_input_bytes += t.net_input_bytes;
   sum->net_output_bytes += t.net_output_bytes;
   sum->error_replies += t.error_replies;
@@ -101,6 +103,8 @@ StatsSnapshot GatherStats() {
     s.misses = slice.stats().keyspace_misses;
     s.expired = slice.stats().expired_keys;
     s.evicted = slice.stats().evicted_keys;
+    s.lazyfree_pending = slice.lazyfree_pending();
+    s.lazyfreed = slice.lazyfreed();
     DbSlice::TableStats tables = slice.table_stats();
     s.object_bytes = core::ThreadObjHeapUsedBytes();
     s.table_bytes = tables.table_bytes;

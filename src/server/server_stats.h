@@ -26,6 +26,7 @@ struct ThreadSnapshot {
   uint64_t shard_hops = 0, remote_commands = 0;
   uint64_t scripts_undeclared_keys = 0, scripts_rerun_whole_shard = 0, scripts_whole_shard = 0;
   uint64_t hits = 0, misses = 0, expired = 0, evicted = 0;
+  uint64_t lazyfree_pending = 0, lazyfreed = 0;  // DbSlice::lazyfree_pending(), lazyfreed()
   uint64_t net_input_bytes = 0, net_output_bytes = 0, error_replies = 0;
   uint64_t tasks_run = 0;  // cross-thread tasks the thread ran (hops it served)
   // The event loop: sleeps in the kernel, idle spells that polling ended or gave up on.
