@@ -186,6 +186,21 @@ class DenseSet {
     return 0;
   }
 
+  // For a set nobody reads any more, freed in steps (UNLINK's lazy free): hands up to
+  // `max` entries to free_entry(Entry*) and forgets them, from the table's end; returns
+  // true while entries remain. Only DrainSome, Clear and destruction may follow.
+  template <typename F>
+  bool DrainSome(size_t max, F&& free_entry) {
+    while (max > 0 && slots_ > 0) {
+      const uintptr_t s = table_[--slots_];
+      if (s == 0) continue;
+      free_entry(EntryOf(s));
+      --size_;
+      --max;
+    }
+    return size_ > 0;
+  }
+
   // Drops every entry pointer and the table (the owner frees the entries first).
   void Clear() {
     ObjFree(table_);

@@ -306,6 +306,32 @@ TEST(StringSetTest, MemoryPerMember) {
 // rounds the new table to: a freed block twice the size asked for was once reused, the
 // table kept its size, and every following erase rehashed it again (SPOP emptying a big
 // set ran at a tenth of its speed).
+// FreeSome frees a set or map nobody reads any more in steps of `max` elements; what is
+// left goes with the destructor. The heap counter says each block went exactly once.
+TEST(StringSetTest, FreeSomeInSteps) {
+  const size_t before = ThreadObjHeapUsedBytes();
+  for (size_t left_for_destructor : {0u, 1000u}) {
+    StringSet s;
+    StringMap m;
+    for (int i = 0; i < 5000; ++i) {
+      s.Add(absl::StrCat("member:", i));
+      m.Set(absl::StrCat("field:", i), string(i % 100, 'v'));
+    }
+    size_t steps = 0;
+    while (s.FreeSome(300)) {
+      ++steps;
+      EXPECT_EQ(s.Size(), 5000 - 300 * steps);
+      if (s.Size() <= left_for_destructor) break;
+    }
+    while (m.FreeSome(300) && m.Size() > left_for_destructor) {
+    }
+    EXPECT_LE(s.Size(), left_for_destructor);
+    EXPECT_LE(m.Size(), left_for_destructor);
+    EXPECT_EQ(s.FreeSome(0), s.Size() > 0);
+  }
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), before);
+}
+
 TEST(StringSetTest, ShrinkLeavesTheTableAQuarterFull) {
   std::mt19937_64 rng(3);
   StringSet s;

@@ -104,6 +104,10 @@ class SetObject final : public TypedObject {
   uint64_t Scan(uint64_t cursor, size_t count, F&& f) const;
 
   size_t MallocUsed() const override;
+  bool FreeSome(size_t max) override {
+    StringSet* const* table = std::get_if<StringSet*>(&rep_);
+    return table != nullptr && (*table)->FreeSome(max);
+  }
   // intset and listpack: their Redis bytes; hashtable: each member as a 4-byte little
   // endian length and its bytes.
   void Serialize(std::string* out) const override;

@@ -23,7 +23,15 @@ SortedSet& SortedSet::operator=(SortedSet&& other) noexcept {
 }
 
 void SortedSet::FreeBlocks() {
-  tree_.ForEach([](const ScoredMember* m) { ScoredMember::Free(m); });
+  index_.ForEach([](const ScoredMember* m) { ScoredMember::Free(m); });
+}
+
+bool SortedSet::FreeSome(size_t max) {
+  tree_.Clear();  // its nodes (not the blocks) at the first step: ~1/60 of the elements
+  return index_.DrainSome(max, [this](ScoredMember* m) {
+    block_bytes_ -= m->MallocUsed();
+    ScoredMember::Free(m);
+  });
 }
 
 bool SortedSet::Add(std::string_view member, double score) {

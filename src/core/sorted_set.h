@@ -68,6 +68,9 @@ class SortedSet {
   std::optional<double> Score(std::string_view member) const;
 
   size_t Size() const { return tree_.Size(); }
+  // Frees up to `max` members of a set nobody reads any more (DenseSet::DrainSome); true
+  // while some remain. Only FreeSome and destruction may follow.
+  bool FreeSome(size_t max);
 
   // Returns the member's 0-based rank in ascending (score, member) order, or nullopt when
   // absent. O(log n).
@@ -125,7 +128,8 @@ class SortedSet {
     static std::string_view Key(const ScoredMember* entry) { return entry->member(); }
   };
 
-  // Frees the member blocks (the tree and index still point to them).
+  // Frees the member blocks (the tree and index still point to them), by the index: after
+  // FreeSome's steps only the index holds the blocks left.
   void FreeBlocks();
 
   ScoreTree tree_;

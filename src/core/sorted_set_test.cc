@@ -212,6 +212,20 @@ TEST(SortedSetTest, RandomReachesMembers) {
   EXPECT_EQ(seen.size(), 50u);
 }
 
+TEST(SortedSetTest, FreeSomeInSteps) {
+  const size_t before = ThreadObjHeapUsedBytes();
+  for (size_t stop_at : {0u, 700u}) {  // all in steps, or the rest by the destructor
+    SortedSet set;
+    for (int i = 0; i < 3000; ++i) set.Add("m" + std::to_string(i), i % 97);
+    size_t steps = 0;
+    while (set.FreeSome(256)) {
+      if (++steps * 256 >= 3000 - stop_at) break;
+    }
+    EXPECT_EQ(steps, stop_at == 0 ? 11u : 9u);
+  }
+  EXPECT_EQ(ThreadObjHeapUsedBytes(), before);
+}
+
 TEST(SortedSetTest, MoveAndMemoryAccounting) {
   size_t before = ThreadObjHeapUsedBytes();
   {

@@ -58,6 +58,13 @@ bool StringMap::Remove(std::string_view field) {
   return true;
 }
 
+bool StringMap::FreeSome(size_t max) {
+  return map_.DrainSome(max, [this](Block* b) {
+    blocks_bytes_ -= ObjUsableSize(b);
+    ObjFree(b);
+  });
+}
+
 void StringMap::Clear() {
   map_.ForEach([](Block* b) { ObjFree(b); });
   map_.Clear();

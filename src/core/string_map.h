@@ -71,6 +71,9 @@ class StringMap {
   void Reserve(size_t n) { map_.Reserve(n); }
   // Removes every pair.
   void Clear();
+  // Frees up to `max` pairs of a map nobody reads any more (DenseSet::DrainSome); true
+  // while some remain. Only FreeSome, Clear and destruction may follow.
+  bool FreeSome(size_t max);
 
  private:
   using Block = dense_internal::KeyBlock;

@@ -62,6 +62,10 @@ void StringSet::Clear() {
   blocks_bytes_ = 0;
 }
 
+bool StringSet::FreeSome(size_t max) {
+  return set_.DrainSome(max, [this](Block* b) { FreeBlock(b); });
+}
+
 void StringSet::FreeBlock(Block* b) {
   blocks_bytes_ -= ObjUsableSize(b);
   ObjFree(b);

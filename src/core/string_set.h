@@ -91,6 +91,9 @@ class StringSet {
   void Reserve(size_t n) { set_.Reserve(n); }
   // Removes every member.
   void Clear();
+  // Frees up to `max` members of a set nobody reads any more (DenseSet::DrainSome); true
+  // while some remain. Only FreeSome, Clear and destruction may follow.
+  bool FreeSome(size_t max);
 
  private:
   using Block = dense_internal::KeyBlock;

@@ -32,6 +32,13 @@ class TypedObject {
   // factory rebuilds an equal object on another thread (a RENAME or MOVE across shards,
   // whose threads may not share heap blocks).
   virtual void Serialize(std::string* out) const = 0;
+  // Frees up to about `max` of its elements ahead of its destruction and returns true
+  // while some remain, for an object nobody reads any more (UNLINK's lazy free spreads a
+  // large collection's frees over steps). By default nothing: the destructor frees all.
+  virtual bool FreeSome(size_t max) {
+    (void)max;
+    return false;
+  }
 
   // Returns a new T built from args in this thread's object heap. Free it with Destroy
   // (a CompactObj holding it does so).

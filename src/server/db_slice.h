@@ -295,7 +295,9 @@ class DbSlice {
   // UNLINK: Erase, but a large collection (a quicklist, hashtable, skiplist or stream,
   // whose free takes time in proportion to its size) is detached and freed later by
   // FreeDetached, as Redis frees it on a background thread. Memory belongs to the shard
-  // thread's heaps, so it is freed on this thread, one value per step.
+  // thread's heaps, so it is freed on this thread: hashes, sets and sorted sets a few
+  // thousand elements per step (TypedObject::FreeSome), lists and streams (whose nodes
+  // hold hundreds of elements each) whole.
   bool Unlink(DbIndex db, std::string_view key);
   // Frees what FlushDb(lazily) and Unlink detached, for about `budget` (a value or a
   // few table segments at least); true when some remain. Shard thread.
