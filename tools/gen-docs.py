@@ -28,8 +28,7 @@ NOTES = {
     "dump": "Redis 7.0's payload (RDB 10 + CRC64), byte for byte where both servers keep the "
             "same encoding; a small set of strings (listpack, as Redis 7.2) is written as a "
             "plain SET, which Redis 7.0 can load.",
-    "restore": "Payloads of Redis 7.0 and 6.x (RDB 9 encodings) load; FREQ is checked and then "
-               "ignored (no LFU counters).",
+    "restore": "Payloads of Redis 7.0 and 6.x (RDB 9 encodings) load.",
     "debug": "POPULATE (also TYPE and ELEMENTS), OBJECT, DIGEST and DIGEST-VALUE (Redis's "
              "digests; keys past their deadline not yet reclaimed are left out), RELOAD, "
              "PROTOCOL, SET-ACTIVE-EXPIRE, KEYSHARD, SLEEP (stops the thread running it, not "
@@ -39,9 +38,15 @@ NOTES = {
     "latency|histogram": "Counts come from damselfly's histograms (1/32 buckets): a duration "
                          "less than 1/128 above a power of two is counted at the next label, "
                          "where Redis counts it at that power's.",
-    "object|idletime": "Always 0: access times are not tracked.",
+    "object|idletime": "Exact to the second under 17 minutes idle, then to the minute, the "
+                       "hour, the day (13 bits per key: src/core/access_stamp.h).",
     "keys": "Returns at most --keys_output_limit keys.",
-    "shutdown": "NOSAVE/SAVE/NOW/FORCE/ABORT are accepted; nothing is saved (no persistence yet).",
+    "unlink": "A large hash, set or sorted set is freed after the reply on its shard's own "
+              "thread, 4096 elements per step between other work; a large list or stream in "
+              "one step.",
+    "flushall": "ASYNC frees the keys after the reply on each shard's own thread, in steps "
+                "between other work.",
+    "flushdb": "ASYNC: as FLUSHALL ASYNC.",
     "client|no-evict": "Stored and shown as flag e in CLIENT LIST; no effect until client "
                        "eviction exists.",
     "client|pause": "Holds RESP clients only, not the memcached port. Held clients resume in "
@@ -64,7 +69,8 @@ MEMCACHE_COMMANDS = [
     ("incr / decr", "<key> <delta> [noreply]",
      "64-bit unsigned: incr wraps, decr stops at 0. Results are never space-padded."),
     ("delete", "<key> [noreply]", ""),
-    ("flush_all", "[delay] [noreply]", "Empties database 0 (now, or once the delay passes)."),
+    ("flush_all", "[delay] [noreply]", "Empties database 0 (now, or once the delay passes); its memory is freed after, in "
+     "steps, as FLUSHALL ASYNC's."),
     ("version / verbosity / quit", "", "version reports memcached 1.6.18 compatibility."),
     ("stats", "[reset | items | slabs | sizes | conns]",
      "General stats with memcached's field names; items/slabs/sizes/conns are empty."),
