@@ -361,7 +361,8 @@ bool DbSlice::Unlink(DbIndex index, std::string_view key) {
   if (!handle) return false;
   // Small values (strings, listpacks, intsets) take one free or a few: at once.
   const PrimeValue& value = handle.value();
-  const bool large = value.GetObject() != nullptr && value.object_encoding() != ObjEncoding::kListpack &&
+  const bool large = value.GetObject() != nullptr &&
+                     value.object_encoding() != ObjEncoding::kListpack &&
                      value.object_encoding() != ObjEncoding::kIntset;
   EraseEntry(*d, handle, key, /*detach=*/large);
   Report(KeyChangeKind::kDel, index, key, "del");

@@ -299,8 +299,8 @@ class DbSlice {
   // thousand elements per step (TypedObject::FreeSome), lists and streams (whose nodes
   // hold hundreds of elements each) whole.
   bool Unlink(DbIndex db, std::string_view key);
-  // Frees what FlushDb(lazily) and Unlink detached, for about `budget` (a value or a
-  // few table segments at least); true when some remain. Shard thread.
+  // Frees what FlushDb(lazily) and Unlink detached, for about `budget` (at least one
+  // value's step or one table block); true when some remain. Shard thread.
   bool FreeDetached(std::chrono::nanoseconds budget);
   // INFO's lazyfree_pending_objects and lazyfreed_objects: detached values, and the keys
   // of detached databases (each counts one, as in Redis).
