@@ -209,7 +209,7 @@ def test_lazy_free_of_flushall_async_and_unlink(debug_server):
     wait_for(lambda: memory()["lazyfree_pending_objects"] == "0", what="the flush freed")
     assert memory()["lazyfreed_objects"] == "200000"
 
-    assert c("SADD", "big", *[f"member:{i}" for i in range(1000)]) == 1000
+    assert c("SADD", "big", *[f"member:{i}" for i in range(10000)]) == 10000
     assert c("SADD", "small", "a", "b") == 2
     assert c("SET", "string", "x" * 1000) == "OK"
     used_with_big = int(memory()["used_memory"])
@@ -217,10 +217,65 @@ def test_lazy_free_of_flushall_async_and_unlink(debug_server):
     assert c("EXISTS", "big", "small", "string") == 0
     wait_for(lambda: memory()["lazyfreed_objects"] == "200001", what="the set freed")
     assert memory()["lazyfree_pending_objects"] == "0"
-    wait_for(lambda: int(memory()["used_memory"]) < used_with_big - 10000,
+    wait_for(lambda: int(memory()["used_memory"]) < used_with_big - 200_000,
              what="used_memory down by the set")
     assert c("CONFIG", "RESETSTAT") == "OK"
     assert memory()["lazyfreed_objects"] == "0"
+
+
+@pytest.mark.parametrize("config", ["lazyfree-lazy-user-del", "lazyfree-lazy-user-flush",
+                                    "lazyfree-lazy-expire", "lazyfree-lazy-eviction"])
+def test_lazyfree_configs(debug_server, config):
+    """Redis's lazyfree-lazy-* switches: yes/no, and each makes its deletions of a large
+    value lazy, which lazyfreed_objects shows."""
+    c = debug_server.raw()
+    assert c("CONFIG", "GET", config) == [config.encode(), b"no"]
+    assert c("CONFIG", "SET", config, "maybe") == err(
+        f"ERR CONFIG SET failed (possibly related to argument '{config}') - argument must be "
+        "'yes' or 'no'")
+    assert c("CONFIG", "SET", config, "yes") == "OK"
+    assert c("CONFIG", "GET", config) == [config.encode(), b"yes"]
+
+    def lazyfreed():
+        return int(info_fields(c, "memory")["lazyfreed_objects"])
+
+    def big_set(key):
+        assert c("SADD", key, *[f"member:{i}" for i in range(1000)]) == 1000
+
+    try:
+        if config == "lazyfree-lazy-user-del":
+            big_set("big")
+            assert c("DEL", "big") == 1
+            wait_for(lambda: lazyfreed() == 1, what="DEL freed lazily")
+        elif config == "lazyfree-lazy-user-flush":
+            assert c("DEBUG", "POPULATE", "1000") == "OK"
+            assert c("FLUSHALL") == "OK"
+            wait_for(lambda: lazyfreed() == 1000, what="FLUSHALL freed lazily")
+            assert c("DEBUG", "POPULATE", "10") == "OK"
+            assert c("FLUSHDB", "SYNC") == "OK"  # an explicit mode wins
+            assert lazyfreed() == 1000
+        elif config == "lazyfree-lazy-expire":
+            big_set("big")
+            assert c("PEXPIRE", "big", "1") == 1
+            time.sleep(0.01)
+            assert c("EXISTS", "big") == 0
+            wait_for(lambda: lazyfreed() == 1, what="the expired set freed lazily")
+        else:
+            big_set("big")
+            assert c("CONFIG", "SET", "maxmemory-policy", "allkeys-random") == "OK"
+            assert c("CONFIG", "SET", "maxmemory", "1") == "OK"
+
+            def evicted():
+                c("SET", "probe", "x")  # a write evicts first (its own reply may be OOM)
+                return c("EXISTS", "big") == 0
+
+            wait_for(evicted, what="the set evicted")
+            assert c("CONFIG", "SET", "maxmemory", "0") == "OK"
+            wait_for(lambda: lazyfreed() >= 1, what="the evicted set freed lazily")
+    finally:
+        c("CONFIG", "SET", "maxmemory", "0")
+        c("CONFIG", "SET", "maxmemory-policy", "noeviction")
+        c("CONFIG", "SET", config, "no")
 
 
 # ------------------------------------------------------------------------------- TIME

@@ -430,23 +430,20 @@ class DashTable {
   // on. Clear() makes it an empty table again.
   size_t DestroySomeBlocks(size_t max_blocks) {
     size_t destroyed = 0;
-    while (max_blocks > 0 && !directory_.empty()) {
+    for (; max_blocks > 0 && !directory_.empty(); --max_blocks) {
       Segment* segment = directory_.back();
-      if (segment->num_blocks > 0) {
-        const unsigned k = --segment->num_blocks;
-        for (unsigned b = 0; b < kBlockBuckets; ++b) {
-          for (uint32_t bits = segment->block[k]->buckets[b].occupied; bits; bits &= bits - 1) {
-            Handle h(segment, k, b, __builtin_ctz(bits));
-            h.key().~Key();
-            h.value().~Value();
-            ++destroyed;
-          }
+      const unsigned k = --segment->num_blocks;
+      for (unsigned b = 0; b < kBlockBuckets; ++b) {
+        for (uint32_t bits = segment->block[k]->buckets[b].occupied; bits; bits &= bits - 1) {
+          Handle h(segment, k, b, __builtin_ctz(bits));
+          h.key().~Key();
+          h.value().~Value();
+          ++destroyed;
         }
-        delete segment->block[k];
-        --blocks_;
-        --max_blocks;
-        continue;
       }
+      delete segment->block[k];
+      --blocks_;
+      if (segment->num_blocks > 0) continue;
       // A segment's directory entries are one aligned run: the last ones point to it.
       directory_.resize(directory_.size() - (size_t(1) << (global_depth_ - segment->local_depth)));
       DeleteSegment(segment);  // no block left

@@ -335,7 +335,7 @@ TEST(DashTableTest, DestroyedInSteps) {
   StringTable table;
   for (int i = 0; i < 20000; ++i) table.Insert("k" + std::to_string(i), std::string(40, 'v'));
   const size_t segments = table.segment_count();
-  ASSERT_GE(segments, 4u);
+  ASSERT_GE(segments, 2u);
   const size_t blocks = table.block_count();
   size_t destroyed = 0, steps = 0;
   while (table.segment_count() > 0) {

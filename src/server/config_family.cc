@@ -21,6 +21,7 @@
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/lazy_free.h"
 #include "src/server/eviction.h"
 #include "src/server/keyspace_events.h"
 #include "src/server/persistence_family.h"
@@ -50,6 +51,18 @@ DEFINE_uint32(lfu_log_factor, 10, "How slowly LFU counters grow (Redis's lfu-log
 DEFINE_uint32(lfu_decay_time, 1,
               "Minutes per decrement of an idle key's LFU counter (Redis's lfu-decay-time; "
               "0: never)");
+DEFINE_bool(lazyfree_lazy_user_del, false,
+            "DEL frees a large value after its reply, in steps, as UNLINK does (Redis's "
+            "lazyfree-lazy-user-del)");
+DEFINE_bool(lazyfree_lazy_user_flush, false,
+            "FLUSHALL and FLUSHDB without SYNC or ASYNC run as ASYNC (Redis's "
+            "lazyfree-lazy-user-flush; SCRIPT FLUSH and FUNCTION FLUSH free at once either way)");
+DEFINE_bool(lazyfree_lazy_expire, false,
+            "A large value whose key expires is freed after, in steps (Redis's "
+            "lazyfree-lazy-expire)");
+DEFINE_bool(lazyfree_lazy_eviction, false,
+            "A large value that maxmemory evicts is freed after, in steps (Redis's "
+            "lazyfree-lazy-eviction)");
 DEFINE_string(client_output_buffer_limit,
               "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
               "Redis's client-output-buffer-limit: <class> <hard> <soft> <soft seconds>... for "
@@ -95,6 +108,16 @@ Setter YesNoSetter(std::function<void(bool)> store) {
     if (apply) store(yes);
     return "";
   };
+}
+
+// A yes/no field of LazyFreeConfig.
+ConfigParam LazyFreeParam(const char* name, bool LazyFreeConfig::*field) {
+  return {name, [field] { return std::string(LoadLazyFreeConfig().*field ? "yes" : "no"); },
+          YesNoSetter([field](bool on) {
+            LazyFreeConfig config = LoadLazyFreeConfig();
+            config.*field = on;
+            StoreLazyFreeConfig(config);
+          })};
 }
 
 // An integer parameter within [min, max]; `store` applies it.
@@ -273,6 +296,11 @@ const std::vector<ConfigParam>& Params() {
          config.cache_mode = on;
          StoreEvictionConfig(config);
        })},
+      // lazy_free.h; the shards take expire and eviction at their next RefreshEviction.
+      LazyFreeParam("lazyfree-lazy-user-del", &LazyFreeConfig::user_del),
+      LazyFreeParam("lazyfree-lazy-user-flush", &LazyFreeConfig::user_flush),
+      LazyFreeParam("lazyfree-lazy-expire", &LazyFreeConfig::expire),
+      LazyFreeParam("lazyfree-lazy-eviction", &LazyFreeConfig::eviction),
       {"requirepass", [] { return RequirePass(); },
        [](std::string_view value, bool apply) -> std::string {
          if (apply) SetRequirePass(value);
@@ -475,6 +503,8 @@ void ConfigFamily::Register(facade::CommandRegistry* registry) {
   CHECK_GE(FLAGS_maxmemory_samples, 1u) << "--maxmemory_samples";
   StoreEvictionConfig({*policy, FLAGS_cache_mode, FLAGS_maxmemory_samples, FLAGS_lfu_log_factor,
                        FLAGS_lfu_decay_time});
+  StoreLazyFreeConfig({FLAGS_lazyfree_lazy_user_del, FLAGS_lazyfree_lazy_user_flush,
+                       FLAGS_lazyfree_lazy_expire, FLAGS_lazyfree_lazy_eviction});
   std::string limits_error = SetOutputBufferLimits(FLAGS_client_output_buffer_limit, true);
   CHECK(limits_error.empty()) << "--client_output_buffer_limit: " << limits_error;
   InitCommandAccounting();

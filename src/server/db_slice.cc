@@ -46,6 +46,7 @@ DbSlice::MainTable::Handle DbSlice::FindLive(Db& d, std::string_view key, uint64
   if (now_ms < keep_expired_until_ms_ && !for_insert) return {};
   d.main.BeforeChange(handle);  // a snapshot reads the deadline we are about to erase
   d.expire.Erase(deadline);
+  if (lazy_free_.expire) MaybeDetach(handle.value());
   EraseMain(d, handle, key);
   ++stats_.expired_keys;
   Report(KeyChangeKind::kExpired, d.index, key, "expired");
@@ -56,8 +57,18 @@ void DbSlice::EraseEntry(Db& d, MainTable::Handle handle, std::string_view key, 
   ++changes_;
   d.main.BeforeChange(handle);  // a snapshot reads the deadline and metadata erased here
   if (handle.value().has_expire()) d.expire.Erase(key);
-  if (detach) detached_values_.push_back(std::move(handle.value()));
+  if (detach) MaybeDetach(handle.value());
   EraseMain(d, handle, key);
+}
+
+void DbSlice::MaybeDetach(PrimeValue& value) {
+  // Strings, listpacks and intsets take one free or a few: at once, as Redis does.
+  if (value.GetObject() == nullptr || value.object_encoding() == ObjEncoding::kListpack ||
+      value.object_encoding() == ObjEncoding::kIntset) {
+    return;
+  }
+  detached_values_.push_back(std::move(value));
+  if (detach_listener_) detach_listener_();
 }
 
 void DbSlice::EraseMain(Db& d, MainTable::Handle handle, std::string_view key) {
@@ -359,14 +370,8 @@ bool DbSlice::Unlink(DbIndex index, std::string_view key) {
   if (!d) return false;
   MainTable::Handle handle = FindLive(*d, key, core::HashKey(key));
   if (!handle) return false;
-  // Small values (strings, listpacks, intsets) take one free or a few: at once.
-  const PrimeValue& value = handle.value();
-  const bool large = value.GetObject() != nullptr &&
-                     value.object_encoding() != ObjEncoding::kListpack &&
-                     value.object_encoding() != ObjEncoding::kIntset;
-  EraseEntry(*d, handle, key, /*detach=*/large);
+  EraseEntry(*d, handle, key, /*detach=*/true);
   Report(KeyChangeKind::kDel, index, key, "del");
-  if (large && detach_listener_) detach_listener_();
   return true;
 }
 
@@ -501,7 +506,7 @@ std::pair<size_t, size_t> DbSlice::ActiveExpire(
       MainTable::Handle handle = d.main.Find(key);
       DCHECK(handle);
       if (!handle) continue;
-      EraseEntry(d, handle, key);
+      EraseEntry(d, handle, key, lazy_free_.expire);
       Report(KeyChangeKind::kExpired, d.index, key, "expired");
       ++db_deleted;
     }

@@ -48,6 +48,7 @@
 #include "src/core/frequency_sketch.h"
 #include "src/core/ghost_tags.h"
 #include "src/server/eviction.h"
+#include "src/server/lazy_free.h"
 #include "src/server/op_status.h"
 #include "src/server/prime_value.h"
 
@@ -306,6 +307,9 @@ class DbSlice {
   // of detached databases (each counts one, as in Redis).
   size_t lazyfree_pending() const { return detached_values_.size() + detached_keys_; }
   uint64_t lazyfreed() const { return lazyfreed_; }
+  // Whether expiry and eviction detach large values too (lazyfree-lazy-expire,
+  // lazyfree-lazy-eviction; the other fields are the commands'). Shard thread.
+  void SetLazyFree(const LazyFreeConfig& config) { lazy_free_ = config; }
   // Called (on the shard thread) whenever something is detached: the shard wakes the
   // fiber that calls FreeDetached. Set once, before the shard serves.
   void SetDetachListener(std::function<void()> listener) { detach_listener_ = std::move(listener); }
@@ -534,8 +538,12 @@ class DbSlice {
   MainTable::Handle FindLive(Db& db, std::string_view key, uint64_t hash,
                              bool for_insert = false);
   // Deletes a key known to exist in main, with its deadline.
-  // `detach`: the value moves to detached_values_ instead of being destroyed (Unlink).
+  // `detach`: the value goes through MaybeDetach before the entry goes.
   void EraseEntry(Db& db, MainTable::Handle handle, std::string_view key, bool detach = false);
+  // Moves a value whose free takes time in proportion to its size (a collection in a
+  // large encoding: quicklist, hashtable, skiplist, stream) to detached_values_, for
+  // FreeDetached, and tells the detach listener; leaves others for the caller to free.
+  void MaybeDetach(PrimeValue& value);
   // Deletes a main-table entry and its memcached metadata (its deadline is the caller's
   // business).
   void EraseMain(Db& db, MainTable::Handle handle, std::string_view key);
@@ -566,6 +574,7 @@ class DbSlice {
   std::vector<std::unique_ptr<Db>> detached_dbs_;
   size_t detached_keys_ = 0;  // entries left in detached_dbs_' main tables
   uint64_t lazyfreed_ = 0;
+  LazyFreeConfig lazy_free_;
   std::function<void()> detach_listener_;
   uint32_t clock_s_ = 0;  // seconds since base_ms_, refreshed by AgeAccessStamps
   // What the 13 access bits hold (eviction.h, "Per-key bits").

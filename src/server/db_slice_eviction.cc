@@ -255,7 +255,7 @@ void DbSlice::LearnDecay(uint8_t tags) {
 void DbSlice::EvictEntry(Db& d, MainTable::Handle handle) {
   std::string key;  // the entry's own key dies with it; the listeners need it after
   handle.key().GetString(&key);
-  EraseEntry(d, handle, key);
+  EraseEntry(d, handle, key, lazy_free_.eviction);
   ++stats_.evicted_keys;
   Report(KeyChangeKind::kEvicted, d.index, key, "evicted");
 }

@@ -11,6 +11,7 @@
 #include "src/core/obj_malloc.h"
 #include "src/server/config_family.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/lazy_free.h"
 #include "src/server/server_stats.h"
 #include "src/server/latency_monitor.h"
 
@@ -87,6 +88,7 @@ void EngineShard::RefreshEviction() {
     settings.limit_bytes = std::max<uint64_t>(1, (maxmemory - correction) / num_shards_);
   }
   db_slice_.SetEviction(settings);
+  db_slice_.SetLazyFree(LoadLazyFreeConfig());
 }
 
 void EngineShard::PublishMemory() {

@@ -62,7 +62,8 @@ class EngineShard {
   // Shard thread.
   uint64_t UsedMemory() const;
   // Gives the db slice its eviction settings from the process's configuration
-  // (eviction.h): its share of maxmemory, less the RSS correction. Runs every cycle and
+  // (eviction.h): its share of maxmemory, less the RSS correction; and whether expiry and
+  // eviction free large values lazily (lazy_free.h). Runs every cycle and
   // on the db slice's memory reports; CONFIG SET calls it on every shard so that a change
   // applies at once. Shard thread.
   void RefreshEviction();

@@ -18,6 +18,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/expire_options.h"
 #include "src/server/family_utils.h"
+#include "src/server/lazy_free.h"
 #include "src/server/transaction.h"
 
 DECLARE_uint32(dbnum);
@@ -35,16 +36,18 @@ using facade::ReplyBuilder;
 
 // --- DEL, UNLINK, EXISTS, TOUCH: a count over the keys, per shard then summed.
 
-int64_t DeleteKeys(DbIndex db, CmdArgList args, absl::Span<const uint32_t> indices) {
-  int64_t deleted = 0;
-  for (uint32_t index : indices) deleted += Slice().Erase(db, args[index]);
-  return deleted;
-}
-
 // UNLINK: large values are freed after the reply (DbSlice::Unlink).
 int64_t UnlinkKeys(DbIndex db, CmdArgList args, absl::Span<const uint32_t> indices) {
   int64_t deleted = 0;
   for (uint32_t index : indices) deleted += Slice().Unlink(db, args[index]);
+  return deleted;
+}
+
+// DEL: UNLINK under lazyfree-lazy-user-del.
+int64_t DeleteKeys(DbIndex db, CmdArgList args, absl::Span<const uint32_t> indices) {
+  if (LoadLazyFreeConfig().user_del) return UnlinkKeys(db, args, indices);
+  int64_t deleted = 0;
+  for (uint32_t index : indices) deleted += Slice().Erase(db, args[index]);
   return deleted;
 }
 

@@ -21,6 +21,7 @@
 #include "src/server/config_family.h"
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/lazy_free.h"
 #include "src/server/persistence_family.h"
 #include "src/server/main_service.h"
 #include "src/server/function_family.h"
@@ -309,7 +310,8 @@ void Flush(CmdArgList args, ConnectionContext* cntx, bool all) {
     return cntx->reply_builder()->SendError(facade::kSyntaxErr);
   }
   DbIndex db = cntx->db_index;
-  const bool lazily = args.size() == 2 && ArgIs(args[1], "ASYNC");
+  const bool lazily =
+      args.size() == 2 ? ArgIs(args[1], "ASYNC") : LoadLazyFreeConfig().user_flush;
   RunWholeShard(cntx, [&](EngineShard* shard) {
     DbSlice& slice = shard->db_slice();
     if (!all) return slice.FlushDb(db, lazily);
