@@ -104,6 +104,9 @@ class SetObject final : public TypedObject {
   uint64_t Scan(uint64_t cursor, size_t count, F&& f) const;
 
   size_t MallocUsed() const override;
+  size_t FreeEffort() const override {
+    return encoding() == Encoding::kHashtable ? Size() : 1;
+  }
   bool FreeSome(size_t max) override {
     StringSet* const* table = std::get_if<StringSet*>(&rep_);
     return table != nullptr && (*table)->FreeSome(max);

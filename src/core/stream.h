@@ -281,6 +281,11 @@ class Stream : public TypedObject {
   void AdvanceGroup(StreamGroup* group, StreamID id) const;
 
   size_t MallocUsed() const override;
+  // Its nodes, and per group 1 plus the first group's pending entries (Redis's estimate).
+  size_t FreeEffort() const override {
+    const size_t groups = NumGroups();
+    return NumNodes() + (groups ? groups * (1 + groups_->begin()->second->pel().size()) : 0);
+  }
   // Form: the metadata (IDs and counts as fixed 8-byte words), the number of nodes, then
   // every node as its master ID, its count of entries ever added and its listpack's bytes,
   // then, when there are groups, each group with its consumers and PEL.

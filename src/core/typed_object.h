@@ -32,6 +32,10 @@ class TypedObject {
   // factory rebuilds an equal object on another thread (a RENAME or MOVE across shards,
   // whose threads may not share heap blocks).
   virtual void Serialize(std::string* out) const = 0;
+  // The work freeing it takes, in Redis's estimate (lazyfreeGetFreeEffort: about one
+  // unit per allocation): UNLINK frees an object whose effort passes 64 after its reply.
+  // By default 1, as for a listpack or intset.
+  virtual size_t FreeEffort() const { return 1; }
   // Frees up to about `max` of its elements ahead of its destruction and returns true
   // while some remain, for an object nobody reads any more (UNLINK's lazy free spreads a
   // large collection's frees over steps). By default nothing: the destructor frees all.

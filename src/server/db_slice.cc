@@ -62,11 +62,11 @@ void DbSlice::EraseEntry(Db& d, MainTable::Handle handle, std::string_view key, 
 }
 
 void DbSlice::MaybeDetach(PrimeValue& value) {
-  // Strings, listpacks and intsets take one free or a few: at once, as Redis does.
-  if (value.GetObject() == nullptr || value.object_encoding() == ObjEncoding::kListpack ||
-      value.object_encoding() == ObjEncoding::kIntset) {
-    return;
-  }
+  // As Redis (LAZYFREE_THRESHOLD): what takes a few frees goes at once. Strings, and
+  // listpacks held without an object, are one free.
+  constexpr size_t kLazyFreeThreshold = 64;
+  const core::TypedObject* object = value.GetObject();
+  if (object == nullptr || object->FreeEffort() <= kLazyFreeThreshold) return;
   detached_values_.push_back(std::move(value));
   if (detach_listener_) detach_listener_();
 }

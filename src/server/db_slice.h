@@ -293,8 +293,7 @@ class DbSlice {
   // ASYNC, memcached's flush_all): the keys leave at once, and their memory goes in steps
   // (FreeDetached) on the shard's fiber, so that the shard keeps serving meanwhile.
   void FlushDb(DbIndex db, bool lazily = false);
-  // UNLINK: Erase, but a large collection (a quicklist, hashtable, skiplist or stream,
-  // whose free takes time in proportion to its size) is detached and freed later by
+  // UNLINK: Erase, but a large collection (MaybeDetach) is detached and freed later by
   // FreeDetached, as Redis frees it on a background thread. Memory belongs to the shard
   // thread's heaps, so it is freed on this thread: hashes, sets and sorted sets a few
   // thousand elements per step (TypedObject::FreeSome), lists and streams (whose nodes
@@ -540,9 +539,9 @@ class DbSlice {
   // Deletes a key known to exist in main, with its deadline.
   // `detach`: the value goes through MaybeDetach before the entry goes.
   void EraseEntry(Db& db, MainTable::Handle handle, std::string_view key, bool detach = false);
-  // Moves a value whose free takes time in proportion to its size (a collection in a
-  // large encoding: quicklist, hashtable, skiplist, stream) to detached_values_, for
-  // FreeDetached, and tells the detach listener; leaves others for the caller to free.
+  // Moves a value whose free takes more than a few frees (TypedObject::FreeEffort past
+  // 64, as in Redis: a large collection) to detached_values_, for FreeDetached, and
+  // tells the detach listener; leaves others for the caller to free.
   void MaybeDetach(PrimeValue& value);
   // Deletes a main-table entry and its memcached metadata (its deadline is the caller's
   // business).

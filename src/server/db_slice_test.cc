@@ -397,6 +397,7 @@ class TestList : public core::TypedObject {
   ~TestList() override { --live; }
   size_t MallocUsed() const override { return core::ObjUsableSize(const_cast<TestList*>(this)) + 1000; }
   void Serialize(std::string* out) const override { out->append(items_); }
+  size_t FreeEffort() const override { return items_.size(); }  // one free per item
   const std::string& items() const { return items_; }
 
   static core::TypedObject* Make(ObjEncoding, std::string_view form) {
@@ -486,9 +487,11 @@ TEST(DbSliceTest, LazyFreeDetachesThenFreesInSteps) {
     int detached = 0;
     slice.SetDetachListener([&] { ++detached; });
     ChangeLog log(&slice);
-    // UNLINK: a large collection waits for FreeDetached; a small one and a string go at once.
-    PutList(&slice, "big", "abc", 0, ObjEncoding::kQuicklist);
-    PutList(&slice, "small", "abc");
+    // UNLINK: a large collection (more than 64 frees) waits for FreeDetached; a small one
+    // and a string go at once.
+    const std::string items(65, 'i');
+    PutList(&slice, "big", items, 0, ObjEncoding::kQuicklist);
+    PutList(&slice, "small", std::string(64, 'i'), 0, ObjEncoding::kQuicklist);
     Put(&slice, "s");
     log.Take();
     EXPECT_TRUE(slice.Unlink(0, "big"));
@@ -503,7 +506,7 @@ TEST(DbSliceTest, LazyFreeDetachesThenFreesInSteps) {
 
     // FLUSHDB ASYNC: the keys leave at once; their memory goes one table block per step.
     for (int i = 0; i < 30000; ++i) Put(&slice, helio::StrCat("k", i));
-    PutList(&slice, "bigger", "abc", 0, ObjEncoding::kQuicklist);
+    PutList(&slice, "bigger", items, 0, ObjEncoding::kQuicklist);
     SetExpire(&slice, "bigger", UnixTimeMs() + 60000);
     slice.FlushDb(0, /*lazily=*/true);
     EXPECT_EQ(slice.DbSize(0), 0u);
@@ -525,7 +528,7 @@ TEST(DbSliceTest, LazyFreeDetachesThenFreesInSteps) {
     EXPECT_FALSE(slice.FreeDetached(std::chrono::nanoseconds(0)));
 
     // What is still detached when the slice goes is freed with it.
-    PutList(&slice, "last", "abc", 0, ObjEncoding::kHashtable);
+    PutList(&slice, "last", items, 0, ObjEncoding::kHashtable);
     EXPECT_TRUE(slice.Unlink(0, "last"));
     EXPECT_EQ(TestList::live, 1);
     slice.ResetStats();

@@ -40,6 +40,7 @@ class HashTable final : public core::TypedObject {
   core::StringMap map;
 
   size_t MallocUsed() const override;
+  size_t FreeEffort() const override { return map.Size(); }
   bool FreeSome(size_t max) override { return map.FreeSome(max); }
   // Form: the pairs, each string as a varint length and its bytes.
   void Serialize(std::string* out) const override;

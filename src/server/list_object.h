@@ -45,6 +45,7 @@ class ListQuicklist final : public core::TypedObject {
   core::Quicklist ql;
 
   size_t MallocUsed() const override;
+  size_t FreeEffort() const override { return ql.NodeCount(); }
   // Form: fill (i16), depth (u16) and the nodes (core::Quicklist::SerializeNodes).
   void Serialize(std::string* out) const override;
 };

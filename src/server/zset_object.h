@@ -47,6 +47,7 @@ class ZSetTree final : public core::TypedObject {
   core::SortedSet set;
 
   size_t MallocUsed() const override;
+  size_t FreeEffort() const override { return set.Size(); }
   bool FreeSome(size_t max) override { return set.FreeSome(max); }
   // Form: per element, a u32 member length, the member, the score's 8 bytes (host
   // order: the form never leaves the process).
