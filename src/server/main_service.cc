@@ -100,10 +100,7 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
   if (!cntx->authenticated && !(cid->flags & facade::kCmdNoAuth)) {
     return reject(cid, facade::kNoAuthErr);
   }
-  if (((cid->flags & facade::kCmdDenyOom) || cntx->transaction_state) && OverMaxMemory() &&
-      ((cid->flags & facade::kCmdDenyOom) || MultiExec::DeniedOnOomInMulti(cid, cntx))) {
-    return reject(cid, facade::kOomErr);
-  }
+  if ((cid->flags & facade::kCmdDenyOom) && OverMaxMemory()) return reject(cid, facade::kOomErr);
   if (Loading() && !(cid->flags & facade::kCmdLoading)) [[unlikely]] {
     return reject(cid, facade::kLoadingErr);
   }

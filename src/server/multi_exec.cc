@@ -8,6 +8,8 @@
 #include "helio/base/strings.h"
 #include "src/facade/conn_context.h"
 #include "src/server/command_accounting.h"
+#include "src/facade/error.h"
+#include "src/server/config_family.h"
 #include "src/server/conn_tx_state.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/transaction.h"
@@ -234,18 +236,6 @@ bool MultiExec::InMulti(ConnectionContext* cntx) {
   return state && state->in_multi;
 }
 
-bool MultiExec::DeniedOnOomInMulti(const CommandId* cid, ConnectionContext* cntx) {
-  ConnTxState* state = ConnTxState::Find(cntx);
-  if (!state || !state->in_multi) return false;
-  const std::string& name = cid->name;
-  if (name == "EXEC") {
-    return std::any_of(state->queued.begin(), state->queued.end(), [](const auto& queued) {
-      return (queued.cid->flags & facade::kCmdDenyOom) != 0;
-    });
-  }
-  return name != "DISCARD" && name != "QUIT" && name != "RESET";
-}
-
 bool MultiExec::InterceptInMulti(const CommandId* cid, CmdArgList args, ConnectionContext* cntx) {
   ConnTxState* state = ConnTxState::Find(cntx);
   if (cid && cid->name == "RESET") {
@@ -258,12 +248,31 @@ bool MultiExec::InterceptInMulti(const CommandId* cid, CmdArgList args, Connecti
     state->exec_abort = true;
     return true;
   }
-  if (RunsInsideMulti(cid)) return false;
   if (cid->flags & facade::kCmdNoMulti) {
     state->exec_abort = true;
     cntx->reply_builder()->SendError("ERR Command not allowed inside a transaction");
     return true;
   }
+  // Past maxmemory, as Redis's processCommand: nothing is queued, since queuing takes
+  // memory (denyoom commands were refused before they got here), and an EXEC that would
+  // run a denyoom command is refused, which discards the transaction. DISCARD and QUIT
+  // go through (RESET went above).
+  if (cid->name != "DISCARD" && cid->name != "QUIT" && OverMaxMemory()) {
+    if (cid->name != "EXEC") {
+      CountRejected(cid, args);
+      state->exec_abort = true;
+      cntx->reply_builder()->SendError(facade::kOomErr);
+      return true;
+    }
+    if (std::any_of(state->queued.begin(), state->queued.end(), [](const auto& queued) {
+          return (queued.cid->flags & facade::kCmdDenyOom) != 0;
+        })) {
+      CountRejected(cid, args);
+      AbortExec(cntx, facade::kOomErr);
+      return true;
+    }
+  }
+  if (RunsInsideMulti(cid)) return false;
   state->queued.push_back({cid, std::vector<std::string>(args.begin(), args.end())});
   cntx->reply_builder()->SendSimpleString("QUEUED");
   return true;

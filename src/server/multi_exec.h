@@ -2,7 +2,9 @@
 //
 // MULTI makes the dispatcher queue the connection's commands (InterceptInMulti) instead
 // of running them; a command refused while queuing (unknown, wrong arity, NOAUTH, not
-// allowed in MULTI) gets its error and makes EXEC fail with EXECABORT. EXEC runs the
+// allowed in MULTI, and past maxmemory any command, since queuing takes memory) gets its
+// error and makes EXEC fail with EXECABORT. Past maxmemory an EXEC whose queue holds a
+// denyoom command is refused too, which discards the transaction (Redis's processCommand). EXEC runs the
 // queue as one Transaction (transaction.h) that locks every key of every queued command,
 // so the block is atomic as a whole even when its keys live on many shards; a command
 // failing at run time only puts its error in EXEC's reply array. WATCH registers keys
@@ -35,11 +37,6 @@ class MultiExec {
 
   // True between MULTI and EXEC/DISCARD: commands must not be squashed into shard hops.
   static bool InMulti(facade::ConnectionContext* cntx);
-  // Whether `cid` must be refused with OOM while the server is over maxmemory, beyond
-  // its own denyoom flag (Redis's processCommand): inside MULTI every command but EXEC,
-  // DISCARD, QUIT and RESET, since queuing takes memory; and EXEC when a queued command
-  // is denyoom (the refusal then aborts the transaction, see AbortExec).
-  static bool DeniedOnOomInMulti(const facade::CommandId* cid, facade::ConnectionContext* cntx);
   // EXEC refused before it ran (BUSY, LOADING, NOAUTH...): replies EXECABORT with
   // `error` as the reason (less an "ERR " code) and discards the transaction and the
   // watches, as Redis does, also for an EXEC outside MULTI.
