@@ -360,7 +360,6 @@ void DbSlice::FlushDb(DbIndex index, bool lazily) {
   Report(KeyChangeKind::kFlushDb, index, {}, "flushdb");
   if (!lazily || dbs_[index]->main.empty()) return dbs_[index].reset();
   dbs_[index]->main.SetPreChangeHook(nullptr);  // nobody reads it any more
-  detached_keys_ += dbs_[index]->main.size();
   detached_dbs_.push_back(std::move(dbs_[index]));
   if (detach_listener_) detach_listener_();
 }
@@ -393,7 +392,6 @@ bool DbSlice::FreeDetached(std::chrono::nanoseconds budget) {
       Db& d = *detached_dbs_.back();
       const size_t freed = d.main.DestroySomeBlocks(kBlocksPerStep);
       d.expire.DestroySomeBlocks(kBlocksPerStep);
-      detached_keys_ -= freed;
       lazyfreed_ += freed;
       if (d.main.segment_count() == 0 && d.expire.segment_count() == 0) detached_dbs_.pop_back();
     }

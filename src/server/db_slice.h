@@ -304,7 +304,11 @@ class DbSlice {
   bool FreeDetached(std::chrono::nanoseconds budget);
   // INFO's lazyfree_pending_objects and lazyfreed_objects: detached values, and the keys
   // of detached databases (each counts one, as in Redis).
-  size_t lazyfree_pending() const { return detached_values_.size() + detached_keys_; }
+  size_t lazyfree_pending() const {
+    size_t keys = 0;  // DestroySomeBlocks keeps a table's size
+    for (const auto& d : detached_dbs_) keys += d->main.size();
+    return detached_values_.size() + keys;
+  }
   uint64_t lazyfreed() const { return lazyfreed_; }
   // Whether expiry and eviction detach large values too (lazyfree-lazy-expire,
   // lazyfree-lazy-eviction; the other fields are the commands'). Shard thread.
@@ -571,7 +575,6 @@ class DbSlice {
   // What FlushDb(lazily) and Unlink left to FreeDetached (values first, from the back).
   std::vector<PrimeValue> detached_values_;
   std::vector<std::unique_ptr<Db>> detached_dbs_;
-  size_t detached_keys_ = 0;  // entries left in detached_dbs_' main tables
   uint64_t lazyfreed_ = 0;
   LazyFreeConfig lazy_free_;
   std::function<void()> detach_listener_;
