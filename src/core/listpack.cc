@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "src/core/listpack_value.h"
 #include "src/core/obj_malloc.h"
 
 namespace damselfly::core {
@@ -46,9 +47,31 @@ uint32_t HeaderBytes(uint8_t b) {
   return 0;
 }
 
-// Length of encoding + data of the entry at p. REQUIRES: p[0, HeaderBytes(p[0])) readable
-// and p[0] a valid encoding byte other than EOF.
-uint64_t EncodedSize(const uint8_t* p) {
+// Decodes the backlen whose last byte is at p, not reading before `floor`. Returns
+// UINT64_MAX when it would be longer than 5 bytes or cross `floor`.
+uint64_t DecodeBacklen(const uint8_t* p, const uint8_t* floor) {
+  uint64_t val = 0;
+  for (unsigned shift = 0;; shift += 7) {
+    if (p < floor || shift > 28) return UINT64_MAX;
+    val |= uint64_t{p[0] & 127u} << shift;
+    if (!(p[0] & 128)) return val;
+    --p;
+  }
+}
+
+}  // namespace
+
+namespace lp_value {
+namespace {
+
+int64_t SignExtend(uint64_t u, unsigned bits) {
+  uint64_t sign = uint64_t{1} << (bits - 1);
+  return static_cast<int64_t>((u ^ sign) - sign);
+}
+
+}  // namespace
+
+uint64_t SizeAt(const uint8_t* p) {
   uint8_t b = p[0];
   if (b < 0x80) return 1;
   if (b < 0xC0) return 1 + (b & 0x3F);
@@ -68,52 +91,13 @@ uint64_t EncodedSize(const uint8_t* p) {
   }
 }
 
-// Writes the backlen of an entry whose encoding + data are `len` bytes into buf (when not
-// null) and returns its size. Redis's thresholds, including `< 16383` rather than
-// `<= 16383` for two bytes, so that the bytes match.
-uint32_t EncodeBacklen(uint8_t* buf, uint64_t len) {
-  uint32_t n;
-  if (len <= 127) {
-    n = 1;
-  } else if (len < 16383) {
-    n = 2;
-  } else if (len < 2097151) {
-    n = 3;
-  } else if (len < 268435455) {
-    n = 4;
-  } else {
-    n = 5;
-  }
-  if (buf) {
-    // The first byte holds the high bits without a continuation flag; the last byte the
-    // low 7 bits; reading backwards stops at the byte without the flag.
-    for (uint32_t i = 0; i < n; ++i) {
-      uint8_t bits = (len >> (7 * (n - 1 - i))) & 127;
-      buf[i] = i == 0 ? bits : (bits | 128);
-    }
-  }
-  return n;
+uint64_t CheckedSizeAt(const uint8_t* p, size_t avail) {
+  if (avail == 0) return 0;
+  const uint32_t hdr = HeaderBytes(*p);
+  if (hdr == 0 || *p == kEof || avail < hdr) return 0;
+  const uint64_t size = SizeAt(p);
+  return size <= avail ? size : 0;
 }
-
-// Decodes the backlen whose last byte is at p, not reading before `floor`. Returns
-// UINT64_MAX when it would be longer than 5 bytes or cross `floor`.
-uint64_t DecodeBacklen(const uint8_t* p, const uint8_t* floor) {
-  uint64_t val = 0;
-  for (unsigned shift = 0;; shift += 7) {
-    if (p < floor || shift > 28) return UINT64_MAX;
-    val |= uint64_t{p[0] & 127u} << shift;
-    if (!(p[0] & 128)) return val;
-    --p;
-  }
-}
-
-// An element ready to write: its integer form, or a string.
-struct Encoded {
-  bool is_int;
-  int64_t ival;
-  std::string_view sval;
-  uint32_t size;  // encoding + data, without backlen
-};
 
 Encoded Encode(std::string_view value) {
   Encoded e{false, 0, value, 0};
@@ -143,10 +127,7 @@ Encoded Encode(std::string_view value) {
   return e;
 }
 
-uint32_t EntrySize(const Encoded& e) { return e.size + EncodeBacklen(nullptr, e.size); }
-
-// Writes the entry (encoding, data, backlen) at dst. REQUIRES: EntrySize(e) bytes there.
-void WriteEntry(uint8_t* dst, const Encoded& e) {
+void Write(uint8_t* dst, const Encoded& e) {
   uint8_t* p = dst;
   if (e.is_int) {
     uint64_t u = static_cast<uint64_t>(e.ival);  // two's complement, truncated per width
@@ -179,12 +160,76 @@ void WriteEntry(uint8_t* dst, const Encoded& e) {
     }
     if (len) memcpy(p, e.sval.data(), len);
   }
-  EncodeBacklen(dst + e.size, e.size);
 }
 
-int64_t SignExtend(uint64_t u, unsigned bits) {
-  uint64_t sign = uint64_t{1} << (bits - 1);
-  return static_cast<int64_t>((u ^ sign) - sign);
+Listpack::Value Read(const uint8_t* p) {
+  uint8_t b = *p;
+  Listpack::Value v;
+  auto str = [&](uint32_t hdr, uint64_t len) {
+    v.sval = {reinterpret_cast<const char*>(p + hdr), len};
+  };
+  auto integer = [&](uint64_t u, unsigned bits) {
+    v.is_int = true;
+    v.ival = SignExtend(u, bits);
+  };
+  if (b < 0x80) {
+    v.is_int = true;
+    v.ival = b;
+  } else if (b < 0xC0) {
+    str(1, b & 0x3F);
+  } else if (b < 0xE0) {
+    integer((uint64_t{b} & 0x1F) << 8 | p[1], 13);
+  } else if (b < 0xF0) {
+    str(2, (uint32_t{b} & 0x0F) << 8 | p[1]);
+  } else if (b == kEnc32BitStr) {
+    str(5, ReadU32(p + 1));
+  } else {
+    uint32_t bytes = SizeAt(p) - 1;
+    uint64_t u = 0;
+    for (uint32_t i = 0; i < bytes; ++i) u |= uint64_t{p[1 + i]} << (8 * i);
+    integer(u, bytes * 8);
+  }
+  return v;
+}
+
+// Redis's thresholds, including `< 16383` rather than `<= 16383` for two bytes, so that
+// the bytes match.
+uint32_t EncodeBacklen(uint8_t* buf, uint64_t len) {
+  uint32_t n;
+  if (len <= 127) {
+    n = 1;
+  } else if (len < 16383) {
+    n = 2;
+  } else if (len < 2097151) {
+    n = 3;
+  } else if (len < 268435455) {
+    n = 4;
+  } else {
+    n = 5;
+  }
+  if (buf) {
+    // The first byte holds the high bits without a continuation flag; the last byte the
+    // low 7 bits; reading backwards stops at the byte without the flag.
+    for (uint32_t i = 0; i < n; ++i) {
+      uint8_t bits = (len >> (7 * (n - 1 - i))) & 127;
+      buf[i] = i == 0 ? bits : (bits | 128);
+    }
+  }
+  return n;
+}
+
+}  // namespace lp_value
+
+namespace {
+
+uint32_t EntrySize(const lp_value::Encoded& e) {
+  return e.size + lp_value::EncodeBacklen(nullptr, e.size);
+}
+
+// Writes the entry (encoding, data, backlen) at dst. REQUIRES: EntrySize(e) bytes there.
+void WriteEntry(uint8_t* dst, const lp_value::Encoded& e) {
+  lp_value::Write(dst, e);
+  lp_value::EncodeBacklen(dst + e.size, e.size);
 }
 
 }  // namespace
@@ -262,9 +307,9 @@ bool Listpack::Validate(std::string_view blob) {
     uint32_t hdr = HeaderBytes(*p);
     if (hdr == 0 || *p == kEof) return false;
     if (static_cast<size_t>(end - p) < hdr) return false;
-    uint64_t enc = EncodedSize(p);
+    uint64_t enc = lp_value::SizeAt(p);
     uint8_t backlen[5];
-    uint32_t blen = EncodeBacklen(backlen, enc);
+    uint32_t blen = lp_value::EncodeBacklen(backlen, enc);
     if (static_cast<uint64_t>(end - p) < enc + blen) return false;
     if (memcmp(p + enc, backlen, blen) != 0) return false;
     p += enc + blen;
@@ -309,8 +354,8 @@ Listpack::Pos Listpack::Last() const {
 }
 
 Listpack::Pos Listpack::Next(Pos pos) const {
-  uint64_t enc = EncodedSize(data_ + pos);
-  Pos next = pos + enc + EncodeBacklen(nullptr, enc);
+  uint64_t enc = lp_value::SizeAt(data_ + pos);
+  Pos next = pos + enc + lp_value::EncodeBacklen(nullptr, enc);
   return data_[next] == kEof ? kNoPos : next;
 }
 
@@ -318,7 +363,7 @@ Listpack::Pos Listpack::Prev(Pos pos) const {
   if (pos == kHeaderSize) return kNoPos;
   uint64_t enc = DecodeBacklen(data_ + pos - 1, data_ + kHeaderSize);
   assert(enc != UINT64_MAX);
-  return pos - enc - EncodeBacklen(nullptr, enc);
+  return pos - enc - lp_value::EncodeBacklen(nullptr, enc);
 }
 
 Listpack::Pos Listpack::Seek(int64_t index) const {
@@ -338,36 +383,7 @@ Listpack::Pos Listpack::Seek(int64_t index) const {
   return p;
 }
 
-Listpack::Value Listpack::Get(Pos pos) const {
-  const uint8_t* p = data_ + pos;
-  uint8_t b = *p;
-  Value v;
-  auto str = [&](uint32_t hdr, uint64_t len) {
-    v.sval = {reinterpret_cast<const char*>(p + hdr), len};
-  };
-  auto integer = [&](uint64_t u, unsigned bits) {
-    v.is_int = true;
-    v.ival = SignExtend(u, bits);
-  };
-  if (b < 0x80) {
-    v.is_int = true;
-    v.ival = b;
-  } else if (b < 0xC0) {
-    str(1, b & 0x3F);
-  } else if (b < 0xE0) {
-    integer((uint64_t{b} & 0x1F) << 8 | p[1], 13);
-  } else if (b < 0xF0) {
-    str(2, (uint32_t{b} & 0x0F) << 8 | p[1]);
-  } else if (b == kEnc32BitStr) {
-    str(5, ReadU32(p + 1));
-  } else {
-    uint32_t bytes = EncodedSize(p) - 1;
-    uint64_t u = 0;
-    for (uint32_t i = 0; i < bytes; ++i) u |= uint64_t{p[1 + i]} << (8 * i);
-    integer(u, bytes * 8);
-  }
-  return v;
-}
+Listpack::Value Listpack::Get(Pos pos) const { return lp_value::Read(data_ + pos); }
 
 Listpack::Pos Listpack::Find(Pos pos, std::string_view value, uint32_t skip) const {
   // Decide once how `value` is stored; an entry can only match in the same form.
@@ -420,7 +436,7 @@ void Listpack::AddToCount(int64_t delta) {
 }
 
 Listpack::Pos Listpack::InsertAt(uint32_t off, std::string_view value) {
-  Encoded e = Encode(value);
+  lp_value::Encoded e = lp_value::Encode(value);
   WriteEntry(Splice(off, 0, EntrySize(e)), e);
   AddToCount(1);
   return off;
@@ -432,20 +448,20 @@ void Listpack::Prepend(std::string_view value) { InsertAt(kHeaderSize, value); }
 
 Listpack::Pos Listpack::Insert(Pos pos, std::string_view value, Where where) {
   if (where == Where::kBefore) return InsertAt(pos, value);
-  uint64_t enc = EncodedSize(data_ + pos);
-  return InsertAt(pos + enc + EncodeBacklen(nullptr, enc), value);
+  uint64_t enc = lp_value::SizeAt(data_ + pos);
+  return InsertAt(pos + enc + lp_value::EncodeBacklen(nullptr, enc), value);
 }
 
 Listpack::Pos Listpack::Replace(Pos pos, std::string_view value) {
-  uint64_t old_enc = EncodedSize(data_ + pos);
-  Encoded e = Encode(value);
-  WriteEntry(Splice(pos, old_enc + EncodeBacklen(nullptr, old_enc), EntrySize(e)), e);
+  uint64_t old_enc = lp_value::SizeAt(data_ + pos);
+  lp_value::Encoded e = lp_value::Encode(value);
+  WriteEntry(Splice(pos, old_enc + lp_value::EncodeBacklen(nullptr, old_enc), EntrySize(e)), e);
   return pos;
 }
 
 Listpack::Pos Listpack::Delete(Pos pos) {
-  uint64_t enc = EncodedSize(data_ + pos);
-  Splice(pos, enc + EncodeBacklen(nullptr, enc), 0);
+  uint64_t enc = lp_value::SizeAt(data_ + pos);
+  Splice(pos, enc + lp_value::EncodeBacklen(nullptr, enc), 0);
   AddToCount(-1);
   return data_[pos] == kEof ? kNoPos : pos;
 }
@@ -456,8 +472,8 @@ size_t Listpack::DeleteRange(int64_t index, size_t count) {
   Pos end = start;
   size_t deleted = 0;
   while (end != kNoPos && deleted < count) {
-    uint64_t enc = EncodedSize(data_ + end);
-    end += enc + EncodeBacklen(nullptr, enc);
+    uint64_t enc = lp_value::SizeAt(data_ + end);
+    end += enc + lp_value::EncodeBacklen(nullptr, enc);
     ++deleted;
     if (data_[end] == kEof) break;
   }

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "src/core/pair_pack.h"
 #include "src/core/set_object.h"
 
 namespace damselfly {
@@ -43,12 +44,20 @@ struct CollectionLimits {
   static int64_t ListMaxListpackSize() { return Load(collection_limits_internal::list_max_listpack_size); }
   // How many nodes at each end of a quicklist stay uncompressed; 0: none is compressed.
   static int64_t ListCompressDepth() { return Load(collection_limits_internal::list_compress_depth); }
-  static uint64_t HashMaxListpackEntries() { return Load(collection_limits_internal::hash_max_listpack_entries); }
+  // A small hash's or sorted set's pack holds at most PairPack::kMaxPairs pairs, whatever
+  // the setting (pair_pack.h).
+  static uint64_t HashMaxListpackEntries() {
+    return std::min<uint64_t>(Load(collection_limits_internal::hash_max_listpack_entries),
+                              core::PairPack::kMaxPairs);
+  }
   static uint64_t HashMaxListpackValue() { return Load(collection_limits_internal::hash_max_listpack_value); }
   static uint64_t SetMaxIntsetEntries() { return Load(collection_limits_internal::set_max_intset_entries); }
   static uint64_t SetMaxListpackEntries() { return Load(collection_limits_internal::set_max_listpack_entries); }
   static uint64_t SetMaxListpackValue() { return Load(collection_limits_internal::set_max_listpack_value); }
-  static uint64_t ZSetMaxListpackEntries() { return Load(collection_limits_internal::zset_max_listpack_entries); }
+  static uint64_t ZSetMaxListpackEntries() {
+    return std::min<uint64_t>(Load(collection_limits_internal::zset_max_listpack_entries),
+                              core::PairPack::kMaxPairs);
+  }
   static uint64_t ZSetMaxListpackValue() { return Load(collection_limits_internal::zset_max_listpack_value); }
   // A stream node takes entries until it holds this many bytes or entries (0: no limit).
   static uint64_t StreamNodeMaxBytes() { return Load(collection_limits_internal::stream_node_max_bytes); }

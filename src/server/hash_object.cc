@@ -8,7 +8,12 @@ namespace damselfly {
 
 namespace {
 
+// The most bytes a pack spends on a field's and its value's encodings beside their text
+// (two 5-byte string headers).
+constexpr size_t kMaxEncodingBytes = 10;
+
 using core::Listpack;
+using core::PairPack;
 
 void AppendVarint(uint64_t n, std::string* out) {
   while (n >= 0x80) {
@@ -50,10 +55,10 @@ void HashTable::Serialize(std::string* out) const {
 }
 
 HashView::HashView(const PrimeValue& value) : lp_(value) {
-  if (!value.holds_listpack()) map_ = &static_cast<HashTable*>(value.GetObject())->map;
+  if (!value.holds_block()) map_ = &static_cast<HashTable*>(value.GetObject())->map;
 }
 
-std::string_view HashView::Text(const Listpack::Value& value, char (&buf)[24]) {
+std::string_view HashView::Text(const PairPack::Value& value, char (&buf)[24]) {
   if (!value.is_int) return value.sval;
   char* end = std::to_chars(buf, buf + sizeof(buf), value.ival).ptr;
   return {buf, size_t(end - buf)};
@@ -62,9 +67,9 @@ std::string_view HashView::Text(const Listpack::Value& value, char (&buf)[24]) {
 std::optional<std::string_view> HashView::Get(std::string_view field,
                                               std::string* scratch) const {
   if (map_ != nullptr) return map_->Get(field);
-  Listpack::Pos pos = lp_.Find(lp_.First(), field, 1);
-  if (pos == Listpack::kNoPos) return std::nullopt;
-  Listpack::Value value = lp_.Get(lp_.Next(pos));
+  PairPack::Pos pos = lp_.Find(field);
+  if (pos == PairPack::kNoPos) return std::nullopt;
+  PairPack::Value value = lp_.Get(lp_.After(pos));
   if (!value.is_int) return value.sval;
   char buf[24];
   *scratch = Text(value, buf);
@@ -73,7 +78,7 @@ std::optional<std::string_view> HashView::Get(std::string_view field,
 
 bool HashView::Contains(std::string_view field) const {
   if (map_ != nullptr) return map_->Contains(field);
-  return lp_.Find(lp_.First(), field, 1) != Listpack::kNoPos;
+  return lp_.Find(field) != PairPack::kNoPos;
 }
 
 std::pair<std::string, std::string> HashView::Random(uint64_t rnd) const {
@@ -81,16 +86,16 @@ std::pair<std::string, std::string> HashView::Random(uint64_t rnd) const {
     auto [field, value] = map_->Random(rnd);
     return {std::string(field), std::string(value)};
   }
-  Listpack::Pos pos = lp_.Seek(int64_t(2 * (rnd % Size())));
-  return {lp_.Get(pos).ToString(), lp_.Get(lp_.Next(pos)).ToString()};
+  PairPack::Pos pos = lp_.SeekPair(rnd % Size());
+  return {lp_.Get(pos).ToString(), lp_.Get(lp_.After(pos)).ToString()};
 }
 
-void HashRef::MakeEmpty(PrimeValue* value) { value->SetListpack(ObjType::kHash, Listpack()); }
+void HashRef::MakeEmpty(PrimeValue* value) { value->SetPairPack(ObjType::kHash, PairPack()); }
 
 void HashRef::ConvertIfNeeded(size_t max_len, size_t total_len) {
   if (map_ != nullptr) return;
   if (max_len > CollectionLimits::HashMaxListpackValue() ||
-      !Listpack::SafeToAdd(lp_.ByteSize(), total_len)) {
+      !PairPack::Fits(lp_.ByteSize(), total_len + kMaxEncodingBytes)) {
     ConvertToMap();
   }
 }
@@ -101,24 +106,27 @@ bool HashRef::Set(std::string_view field, std::string_view value) {
     ConvertIfNeeded(std::max(field.size(), value.size()), field.size() + value.size());
   }
   if (map_ != nullptr) return map_->Set(field, value);
-  Listpack::Pos pos = lp_.Find(lp_.First(), field, 1);
-  if (pos != Listpack::kNoPos) {
-    lp_.Replace(lp_.Next(pos), value);
+  PairPack::Pos pos = lp_.Find(field);
+  if (pos != PairPack::kNoPos) {
+    lp_.ReplaceSecond(pos, value);
     SyncBlock();
     return false;
   }
-  lp_.Append(field);
-  lp_.Append(value);
+  if (Size() + 1 > CollectionLimits::HashMaxListpackEntries()) {
+    // One field more than the limit: a hash table, as Redis's convert-after-add leaves it.
+    ConvertToMap();
+    return map_->Set(field, value);
+  }
+  lp_.Append(field, value);
   SyncBlock();
-  if (Size() > CollectionLimits::HashMaxListpackEntries()) ConvertToMap();
   return true;
 }
 
 bool HashRef::Remove(std::string_view field) {
   if (map_ != nullptr) return map_->Remove(field);
-  Listpack::Pos pos = lp_.Find(lp_.First(), field, 1);
-  if (pos == Listpack::kNoPos) return false;
-  lp_.Delete(lp_.Delete(pos));
+  PairPack::Pos pos = lp_.Find(field);
+  if (pos == PairPack::kNoPos) return false;
+  lp_.ErasePair(pos);
   SyncBlock();
   return true;
 }
@@ -132,12 +140,32 @@ void HashRef::ConvertToMap() {
   map_ = &table->map;
 }
 
+bool MakeHashFromListpack(std::string_view blob, PrimeValue* value) {
+  if (!Listpack::Validate(blob)) return false;
+  Listpack lp = Listpack::FromBytes(blob);
+  if (lp.Size() % 2 != 0) return false;
+  if (PairPack::ListpackFits(lp)) {
+    value->SetPairPack(ObjType::kHash, PairPack::FromListpack(lp));
+    return true;
+  }
+  HashTable* table = core::TypedObject::Make<HashTable>();
+  for (Listpack::Pos pos = lp.First(); pos != Listpack::kNoPos;) {
+    Listpack::Pos value_pos = lp.Next(pos);
+    if (!table->map.Set(lp.Get(pos).ToString(), lp.Get(value_pos).ToString())) {
+      core::TypedObject::Destroy(table);  // a duplicate field
+      return false;
+    }
+    pos = lp.Next(value_pos);
+  }
+  value->SetObject(ObjType::kHash, ObjEncoding::kHashtable, table);
+  return true;
+}
+
 bool MakeHashFromForm(ObjEncoding encoding, std::string_view form, PrimeValue* value) {
   if (encoding == ObjEncoding::kListpack) {
-    if (!Listpack::Validate(form)) return false;
-    Listpack lp = Listpack::FromBytes(form);
-    if (lp.Size() % 2 != 0) return false;
-    value->SetListpack(ObjType::kHash, std::move(lp));
+    std::optional<PairPack> pack = PairPack::FromBytes(form);
+    if (!pack || !pack->ValidStringPairs()) return false;
+    value->SetPairPack(ObjType::kHash, std::move(*pack));
     return true;
   }
   if (encoding != ObjEncoding::kHashtable) return false;

@@ -1,16 +1,19 @@
 // A Redis hash, in Redis 7.0's two encodings:
-//   listpack   field, value, field, value... in one core::Listpack block, held by the
-//              PrimeValue itself (PrimeValue::SetListpack), while the hash has at most
-//              hash-max-listpack-entries fields and every field and value is at most
-//              hash-max-listpack-value bytes (CollectionLimits);
+//   listpack   field, value, field, value... in one block, held by the PrimeValue itself
+//              (PrimeValue::SetPairPack), while the hash has at most
+//              hash-max-listpack-entries fields, every field and value is at most
+//              hash-max-listpack-value bytes (CollectionLimits) and the block at most
+//              64 KiB. In memory the block is a core::PairPack: listpack's elements without
+//              its back-lengths (pair_pack.h says why); RDB and DUMP get the listpack
+//              Redis would hold (AppendListpack);
 //   hashtable  a HashTable object: a core::StringMap (one block per field with its
 //              value, 8-byte slots).
 // A write that breaks a listpack limit converts the hash first (Redis checks lengths
 // before and the count after adding); a hash never converts back, as in Redis.
 //
-// Why the listpack has no object around it: small hashes are the common case (1M session
+// Why the pack has no object around it: small hashes are the common case (1M session
 // hashes of 10 fields), and a wrapper object costs a 32-byte block per hash beside a
-// listpack of about 96 bytes. So a hash is read through a HashView and changed through a
+// pack of about 64 bytes. So a hash is read through a HashView and changed through a
 // HashRef, handles made per command on the stack over the PrimeValue that holds it,
 // which work on the listpack in place.
 //
@@ -27,6 +30,7 @@
 #include <utility>
 
 #include "src/core/listpack.h"
+#include "src/core/pair_pack.h"
 #include "src/core/string_map.h"
 #include "src/core/typed_object.h"
 #include "src/server/borrowed_listpack.h"
@@ -57,7 +61,7 @@ class HashView {
   ObjEncoding encoding() const {
     return map_ == nullptr ? ObjEncoding::kListpack : ObjEncoding::kHashtable;
   }
-  size_t Size() const { return map_ != nullptr ? map_->Size() : lp_.Size() / 2; }
+  size_t Size() const { return map_ != nullptr ? map_->Size() : lp_.Size(); }
 
   // The value of `field`, or nullopt. A listpack integer is printed into *scratch; other
   // views point into the hash and stay valid until its next change.
@@ -70,10 +74,11 @@ class HashView {
   void ForEach(F&& f) const {
     if (map_ != nullptr) return map_->ForEach(f);
     char field_buf[24], value_buf[24];
-    for (core::Listpack::Pos pos = lp_.First(); pos != core::Listpack::kNoPos;) {
-      core::Listpack::Pos value_pos = lp_.Next(pos);
+    const core::PairPack::Pos end = lp_.End();
+    for (core::PairPack::Pos pos = core::PairPack::kHeaderSize; pos < end;) {
+      core::PairPack::Pos value_pos = lp_.After(pos);
       f(Text(lp_.Get(pos), field_buf), Text(lp_.Get(value_pos), value_buf));
-      pos = lp_.Next(value_pos);
+      pos = lp_.After(value_pos);
     }
   }
 
@@ -89,15 +94,15 @@ class HashView {
   // A random pair (copied). REQUIRES: Size() > 0.
   std::pair<std::string, std::string> Random(uint64_t rnd) const;
 
-  // The listpack's bytes, as Redis stores them. REQUIRES: encoding() == kListpack.
-  std::string_view listpack_bytes() const { return lp_.bytes(); }
+  // Appends the listpack Redis would hold for this hash. REQUIRES: encoding() == kListpack.
+  void AppendListpack(std::string* out) const { lp_.AppendListpack(out); }
 
  protected:
   // The text of a listpack element: its bytes, or its integer printed into `buf`.
-  static std::string_view Text(const core::Listpack::Value& value, char (&buf)[24]);
+  static std::string_view Text(const core::PairPack::Value& value, char (&buf)[24]);
 
-  // The value's listpack (no block while map_ is set); the value's hash table otherwise.
-  BorrowedListpack lp_;
+  // The value's pack (no block while map_ is set); the value's hash table otherwise.
+  BorrowedPairPack lp_;
   core::StringMap* map_ = nullptr;
 };
 
@@ -120,15 +125,21 @@ class HashRef : public HashView {
   bool Remove(std::string_view field);
 
  private:
-  // Tells the value where the listpack's block is after a change.
-  void SyncBlock() { value_->set_listpack_block(lp_.block()); }
+  // Tells the value where the pack's block is after a change.
+  void SyncBlock() { value_->set_block(lp_.block()); }
   void ConvertToMap();
 
   PrimeValue* value_;
 };
 
-// The hash family's TypedObjectFactory. Forms: a listpack's bytes (validated, with an
-// even count), or HashTable::Serialize's.
+// The hash family's TypedObjectFactory. Forms: a pack's bytes (kListpack: PrimeValue::
+// Serialize's), or HashTable::Serialize's.
 bool MakeHashFromForm(ObjEncoding encoding, std::string_view form, PrimeValue* value);
+
+// Makes *value the hash a listpack blob from RDB or RESTORE holds (validated, with an
+// even count): a pack when it fits one (the caller applies the entry and value limits
+// and looks for duplicate fields after), else a hash table. False when the blob is
+// malformed (or, for the table, repeats a field).
+bool MakeHashFromListpack(std::string_view blob, PrimeValue* value);
 
 }  // namespace damselfly

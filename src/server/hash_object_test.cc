@@ -34,24 +34,32 @@ class HashObjectTest : public testing::Test {
   void TearDown() override { SetLimits(512, 64); }
 };
 
-TEST_F(HashObjectTest, SmallHashIsItsListpackBlockAlone) {
+TEST_F(HashObjectTest, SmallHashIsItsPackBlockAlone) {
   const size_t baseline = core::ThreadObjHeapUsedBytes();
   {
     PrimeValue value;
     HashRef::MakeEmpty(&value);
-    EXPECT_TRUE(value.holds_listpack());
+    EXPECT_TRUE(value.holds_block());
     EXPECT_EQ(value.type(), ObjType::kHash);
     HashRef hash(&value);
     for (int i = 0; i < 10; ++i) hash.Set(helio::StrCat("f", i), helio::StrCat("v", i));
-    // 6 header bytes, 20 entries of 4 bytes, 1 terminator.
-    EXPECT_EQ(hash.listpack_bytes().size(), 87u);
-    EXPECT_EQ(value.listpack_block().data,
-              reinterpret_cast<const uint8_t*>(hash.listpack_bytes().data()))
-        << "the value follows the block as it grows";
-    EXPECT_EQ(value.MallocUsed(), core::ObjUsableSize(value.listpack_block().data));
+    // 4 header bytes, 20 elements of 3 bytes (no back-lengths).
+    core::PairPack pack = core::PairPack::Adopt(value.block());
+    EXPECT_EQ(pack.ByteSize(), 64u);
+    EXPECT_EQ(pack.Size(), 10u);
+    pack.Release();
+    EXPECT_EQ(value.MallocUsed(), core::ObjUsableSize(value.block().data));
     EXPECT_EQ(core::ThreadObjHeapUsedBytes() - baseline, value.MallocUsed())
-        << "no object around the listpack";
-    EXPECT_LE(value.MallocUsed(), 96u);
+        << "no object around the pack";
+    EXPECT_LE(value.MallocUsed(), 64u);
+    // RDB and DUMP get Redis's listpack: 6 header bytes, 20 entries of 4, a terminator.
+    std::string listpack;
+    hash.AppendListpack(&listpack);
+    ASSERT_EQ(listpack.size(), 87u);
+    ASSERT_TRUE(core::Listpack::Validate(listpack));
+    core::Listpack lp = core::Listpack::FromBytes(listpack);
+    EXPECT_EQ(lp.Get(lp.Seek(18)).ToString(), "f9");
+    EXPECT_EQ(lp.Get(lp.Seek(19)).ToString(), "v9");
   }
   EXPECT_EQ(core::ThreadObjHeapUsedBytes(), baseline);
 }
@@ -82,7 +90,7 @@ TEST_F(HashObjectTest, RandomWritesMatchAModel) {
       }
       ASSERT_EQ(hash.Size(), model.size());
       EXPECT_EQ(value.object_encoding(), hash.encoding());
-      EXPECT_EQ(value.holds_listpack(), hash.encoding() == ObjEncoding::kListpack);
+      EXPECT_EQ(value.holds_block(), hash.encoding() == ObjEncoding::kListpack);
       std::string scratch;
       auto got = HashView(value).Get(field, &scratch);
       EXPECT_EQ(got.has_value(), model.count(field) == 1);
@@ -92,7 +100,7 @@ TEST_F(HashObjectTest, RandomWritesMatchAModel) {
     }
     ASSERT_EQ(Contents(value), model);
     // A listpack never holds more than the limits allow (conversion is one way).
-    if (value.holds_listpack()) {
+    if (value.holds_block()) {
       EXPECT_LE(model.size(), 16u);
     }
   }
@@ -111,15 +119,16 @@ TEST_F(HashObjectTest, FormRoundTripsInBothEncodings) {
     PrimeValue copy;
     ASSERT_TRUE(copy.Deserialize(form));
     EXPECT_EQ(copy.object_encoding(), value.object_encoding());
-    EXPECT_EQ(copy.holds_listpack(), fields == 3);
+    EXPECT_EQ(copy.holds_block(), fields == 3);
     EXPECT_EQ(Contents(copy), Contents(value));
   }
   PrimeValue bad;
   std::string odd = {char(ObjType::kHash), char(ObjEncoding::kListpack)};
-  // A listpack of one element: not a hash.
-  core::Listpack lp;
-  lp.Append("lonely");
-  odd.append(lp.bytes());
+  // A pack whose header says one pair over a single element: not a hash.
+  odd.append({11, 0, 0x10, 0});
+  odd.append("\x86lonely");
+  EXPECT_FALSE(bad.Deserialize(odd));
+  odd[2] = 12;  // a header that says more bytes than the form has
   EXPECT_FALSE(bad.Deserialize(odd));
   EXPECT_EQ(bad.type(), ObjType::kString) << "a refused form leaves the value as it was";
 }

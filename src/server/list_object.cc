@@ -55,7 +55,7 @@ bool MakeListFromForm(ObjEncoding encoding, std::string_view form, PrimeValue* v
 }
 
 ListView::ListView(const PrimeValue& value) : lp_(value) {
-  if (!value.holds_listpack()) ql_ = &static_cast<ListQuicklist*>(value.GetObject())->ql;
+  if (!value.holds_block()) ql_ = &static_cast<ListQuicklist*>(value.GetObject())->ql;
 }
 
 void ListView::ForEachNode(

@@ -143,7 +143,7 @@ class ListRef : public ListView {
  private:
   friend class ListView::Cursor;
   // Tells the value where the listpack's block is after a change.
-  void SyncBlock() { value_->set_listpack_block(lp_.block()); }
+  void SyncBlock() { value_->set_block(lp_.block()); }
 
   PrimeValue* value_;
 };

@@ -52,10 +52,10 @@ TEST(ListObjectTest, CountFillConvertsBothWays) {
   TestList list;
   PushAll(&list, {"1", "2", "3", "4"}, 4, 0);
   EXPECT_EQ(list.encoding(), ObjEncoding::kListpack) << "at the limit";
-  EXPECT_TRUE(list.value.holds_listpack());
+  EXPECT_TRUE(list.value.holds_block());
   PushAll(&list, {"5"}, 4, 0);
   EXPECT_EQ(list.encoding(), ObjEncoding::kQuicklist) << "past it";
-  EXPECT_FALSE(list.value.holds_listpack());
+  EXPECT_FALSE(list.value.holds_block());
   EXPECT_EQ(list.value.object_encoding(), ObjEncoding::kQuicklist) << "OBJECT ENCODING's";
   PopTail(&list);
   PopTail(&list);
@@ -64,7 +64,7 @@ TEST(ListObjectTest, CountFillConvertsBothWays) {
   PopTail(&list);
   list.Ref().TryShrink(4);
   EXPECT_EQ(list.encoding(), ObjEncoding::kListpack) << "2 = half of 4";
-  EXPECT_TRUE(list.value.holds_listpack());
+  EXPECT_TRUE(list.value.holds_block());
   EXPECT_EQ(list.value.object_encoding(), ObjEncoding::kQuicklist) << "OBJECT ENCODING's";
   EXPECT_EQ(Contents(list.value), (std::vector<std::string>{"1", "2"}));
   // A batch that crosses the limit converts before it is added.
@@ -152,7 +152,7 @@ TEST(ListObjectTest, MallocUsedCountsEveryBlock) {
   {
     TestList small;
     PushAll(&small, {"a", "b"}, 128, 0);
-    EXPECT_EQ(small.value.MallocUsed(), core::ObjUsableSize(small.value.listpack_block().data))
+    EXPECT_EQ(small.value.MallocUsed(), core::ObjUsableSize(small.value.block().data))
         << "a small list is its listpack block alone";
     EXPECT_EQ(core::ThreadObjHeapUsedBytes() - baseline, small.value.MallocUsed());
     TestList big;

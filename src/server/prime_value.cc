@@ -61,11 +61,17 @@ void PrimeValue::Serialize(std::string* out) const {
     obj_.AppendTo(out);
     return;
   }
-  if (holds_listpack()) {  // kListpack whatever OBJECT ENCODING reports
+  if (holds_block()) {  // the block's bytes as they are, whatever OBJECT ENCODING reports
     out->push_back(char(ObjEncoding::kListpack));
-    core::Listpack lp = core::Listpack::Adopt(listpack_block());
-    out->append(lp.bytes());
-    lp.Release();  // the block stays ours
+    if (type() == ObjType::kList) {
+      core::Listpack lp = core::Listpack::Adopt(block());
+      out->append(lp.bytes());
+      lp.Release();  // the block stays ours
+    } else {
+      core::PairPack pack = core::PairPack::Adopt(block());
+      out->append(reinterpret_cast<const char*>(pack.data()), pack.ByteSize());
+      pack.Release();
+    }
     return;
   }
   out->push_back(char(obj_.ObjectEncoding()));

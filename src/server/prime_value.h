@@ -1,6 +1,7 @@
 // PrimeValue: what a key maps to in a shard's table: a CompactObj holding a string, a
 // typed object (list, hash, set, sorted set...: core/typed_object.h), or a small
-// collection's listpack block with no object around it (SetListpack: small hashes). The
+// collection's block with no object around it (a small list's listpack, a small hash's
+// or sorted set's core::PairPack: SetListpack, SetPairPack). The
 // per-key "has a deadline" bit lives in the object's flags, so keys without a TTL pay
 // nothing for expiry.
 //
@@ -15,6 +16,7 @@
 
 #include "src/core/compact_object.h"
 #include "src/core/listpack.h"
+#include "src/core/pair_pack.h"
 
 namespace damselfly {
 
@@ -109,32 +111,36 @@ class PrimeValue {
     obj_.SetMcFlags(false);
   }
   // Holds `lp`'s block itself, with no object around it (CompactObj::SetBlock): a small
-  // collection of `type` in the listpack encoding. `reported` is the encoding byte that
-  // OBJECT ENCODING reads (a small list says quicklist, as in Redis 7.0). Work on the
-  // block in place with a Listpack from Adopt(listpack_block()), and
-  // set_listpack_block() after each change.
+  // list (its listpack). `reported` is the encoding byte that OBJECT ENCODING reads (a
+  // small list says quicklist, as in Redis 7.0). Work on the block in place with a
+  // Listpack from Adopt(block()), and set_block() after each change.
   void SetListpack(ObjType type, core::Listpack lp,
                    ObjEncoding reported = ObjEncoding::kListpack) {
     core::Listpack::Block block = lp.Release();
     obj_.SetBlock(uint8_t(type), uint8_t(reported), block.data, block.capacity);
     obj_.SetMcFlags(false);
   }
-  // Whether the value is a listpack held that way.
-  bool holds_listpack() const { return obj_.IsBlock(); }
-  // Hands the held listpack over (to become a quicklist's node, say); the value is left
-  // an empty string until the caller sets it again. REQUIRES: holds_listpack().
+  // Likewise for a small hash or sorted set (its pair pack; OBJECT ENCODING: listpack).
+  void SetPairPack(ObjType type, core::PairPack pack) {
+    core::PairPack::Block block = pack.Release();
+    obj_.SetBlock(uint8_t(type), uint8_t(ObjEncoding::kListpack), block.data, block.capacity);
+    obj_.SetMcFlags(false);
+  }
+  // Whether the value is a block held that way: a listpack for a list, a pair pack for a
+  // hash or a sorted set.
+  bool holds_block() const { return obj_.IsBlock(); }
+  // Hands a held list's listpack over (to become a quicklist's node, say); the value is
+  // left an empty string until the caller sets it again. REQUIRES: holds_block(), a list.
   core::Listpack TakeListpack() {
-    core::Listpack::Block block = listpack_block();
+    core::Listpack::Block block = this->block();
     obj_.ForgetBlock();
     return core::Listpack::Adopt(block);
   }
-  // REQUIRE: holds_listpack().
-  core::Listpack::Block listpack_block() const {
+  // REQUIRE: holds_block().
+  core::Listpack::Block block() const {
     return {static_cast<uint8_t*>(obj_.GetBlock()), obj_.BlockCapacity()};
   }
-  void set_listpack_block(core::Listpack::Block block) {
-    obj_.MoveBlock(block.data, block.capacity);
-  }
+  void set_block(core::Listpack::Block block) { obj_.MoveBlock(block.data, block.capacity); }
 
   // The typed object, or nullptr for a string or a held listpack.
   core::TypedObject* GetObject() const { return obj_.GetObject(); }
@@ -156,7 +162,9 @@ class PrimeValue {
 
   // A self-contained form of the value (type, encoding, content), from which
   // Deserialize rebuilds an equal value on another thread. A value moved to another
-  // shard travels this way: heap blocks belong to their shard's thread.
+  // shard travels this way: heap blocks belong to their shard's thread. A held block
+  // travels as its bytes, with encoding kListpack: a list's listpack, a hash's or sorted
+  // set's pair pack (their factories take those).
   void Serialize(std::string* out) const;
   // Replaces the value with the one `form` describes. Returns false (value unchanged)
   // when the form is malformed or names a type no family registered.

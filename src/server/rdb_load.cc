@@ -752,11 +752,11 @@ bool RdbLoader::LoadHashPacked(PrimeValue* value, uint8_t type) {
   return BuildHash(elements, value);
 }
 
-// A listpack within the limits is kept as it is: validated once (by the hash's own
-// factory), then checked in place for an even count and duplicate fields.
+// A listpack within the limits is kept as its elements are: validated once, copied into a
+// pack, then checked in place for duplicate fields.
 bool RdbLoader::LoadHashListpack(std::string_view blob, PrimeValue* value) {
   PrimeValue built;
-  if (!MakeHashFromForm(ObjEncoding::kListpack, blob, &built)) return Fail("bad hash listpack");
+  if (!MakeHashFromListpack(blob, &built)) return Fail("bad hash listpack");
   const HashView hash(built);
   if (hash.Size() == 0) return Empty();
   absl::flat_hash_set<std::string_view, helio::StringViewHash, helio::StringViewEq> fields;
@@ -771,8 +771,9 @@ bool RdbLoader::LoadHashListpack(std::string_view blob, PrimeValue* value) {
     duplicate |= !fields.insert(field).second;
   });
   if (duplicate) return Fail("duplicate hash field");
-  if (hash.Size() <= CollectionLimits::HashMaxListpackEntries() &&
-      max_len <= CollectionLimits::HashMaxListpackValue()) {
+  if (hash.encoding() == ObjEncoding::kHashtable ||
+      (hash.Size() <= CollectionLimits::HashMaxListpackEntries() &&
+       max_len <= CollectionLimits::HashMaxListpackValue())) {
     *value = std::move(built);
     return true;
   }
@@ -785,8 +786,8 @@ bool RdbLoader::LoadHashListpack(std::string_view blob, PrimeValue* value) {
 }
 
 // Makes *value the hash of `pairs` (field, value...) after checking for duplicate fields
-// (with a set: HashRef::Set would search the listpack for each field, O(n^2)), as one
-// listpack built here when the pairs are within its limits, else a hash table.
+// (with a set: HashRef::Set would search the pack for each field, O(n^2)), as one pack
+// built here when the pairs are within its limits, else a hash table.
 bool RdbLoader::BuildHash(const std::vector<std::string>& pairs, PrimeValue* value) {
   absl::flat_hash_set<std::string_view, helio::StringViewHash, helio::StringViewEq> fields;
   size_t max_len = 0, total_len = 0;
@@ -797,10 +798,11 @@ bool RdbLoader::BuildHash(const std::vector<std::string>& pairs, PrimeValue* val
   }
   PrimeValue built;
   if (pairs.size() / 2 <= CollectionLimits::HashMaxListpackEntries() &&
-      max_len <= CollectionLimits::HashMaxListpackValue() && Listpack::SafeToAdd(0, total_len)) {
-    Listpack lp;
-    for (const std::string& s : pairs) lp.Append(s);
-    built.SetListpack(ObjType::kHash, std::move(lp));
+      max_len <= CollectionLimits::HashMaxListpackValue() &&
+      core::PairPack::Fits(core::PairPack::kHeaderSize, total_len + 5 * pairs.size())) {
+    core::PairPack pack;
+    for (size_t i = 0; i < pairs.size(); i += 2) pack.Append(pairs[i], pairs[i + 1]);
+    built.SetPairPack(ObjType::kHash, std::move(pack));
   } else {
     HashRef::MakeEmpty(&built);
     HashRef hash(&built);

@@ -262,7 +262,11 @@ void RdbSerializer::SaveList(const PrimeValue& value) {
 
 void RdbSerializer::SaveHash(const PrimeValue& value) {
   const HashView hash(value);
-  if (hash.encoding() == ObjEncoding::kListpack) return SaveString(hash.listpack_bytes());
+  if (hash.encoding() == ObjEncoding::kListpack) {
+    listpack_.clear();
+    hash.AppendListpack(&listpack_);
+    return SaveString(listpack_);
+  }
   SaveLength(hash.Size());
   hash.ForEach([&](std::string_view field, std::string_view field_value) {
     SaveString(field);
@@ -287,7 +291,11 @@ void RdbSerializer::SaveSet(const PrimeValue& value) {
 
 void RdbSerializer::SaveZSet(const PrimeValue& value) {
   const ZSetView zset(value);
-  if (zset.encoding() == ObjEncoding::kListpack) return SaveString(zset.listpack_bytes());
+  if (zset.encoding() == ObjEncoding::kListpack) {
+    listpack_.clear();
+    zset.AppendListpack(&listpack_);
+    return SaveString(listpack_);
+  }
   SaveLength(zset.Size());
   zset.Walk(0, zset.Size(), /*reverse=*/true, [&](std::string_view member, double score) {
     SaveString(member);

@@ -110,6 +110,7 @@ class RdbSerializer {
   void Flush();
 
   std::string buf_;
+  std::string listpack_;  // a small hash's or sorted set's listpack, made to be saved
   uint64_t crc_ = 0;  // of the bytes flushed so far
   bool compression_;
   size_t sink_threshold_ = 0;

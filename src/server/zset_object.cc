@@ -33,10 +33,10 @@ bool RebuildLarge(std::string_view form, PrimeValue* value) {
 
 bool RebuildZSet(ObjEncoding encoding, std::string_view form, PrimeValue* value) {
   if (encoding == ObjEncoding::kSkiplist) return RebuildLarge(form, value);
-  if (encoding != ObjEncoding::kListpack || !core::Listpack::Validate(form)) return false;
-  core::Listpack lp = core::Listpack::FromBytes(form);
-  if (lp.Size() % 2 != 0) return false;
-  value->SetListpack(ObjType::kZSet, std::move(lp));
+  if (encoding != ObjEncoding::kListpack) return false;
+  std::optional<core::PairPack> pack = core::PairPack::FromBytes(form);
+  if (!pack || !core::ZSetPack(&*pack).Valid()) return false;
+  value->SetPairPack(ObjType::kZSet, std::move(*pack));
   return true;
 }
 
@@ -59,7 +59,7 @@ void ZSetTree::Serialize(std::string* out) const {
 }
 
 ZSetView::ZSetView(const PrimeValue& value) : lp_(value) {
-  if (!value.holds_listpack()) large_ = &static_cast<ZSetTree*>(value.GetObject())->set;
+  if (!value.holds_block()) large_ = &static_cast<ZSetTree*>(value.GetObject())->set;
 }
 
 std::pair<std::string, double> ZSetView::At(size_t rank) const {
@@ -72,26 +72,28 @@ std::pair<std::string, double> ZSetView::At(size_t rank) const {
   return {std::string(member), score};
 }
 
-void ZSetRef::MakeEmpty(PrimeValue* value) { value->SetListpack(ObjType::kZSet, core::Listpack()); }
+void ZSetRef::MakeEmpty(PrimeValue* value) { value->SetPairPack(ObjType::kZSet, core::PairPack()); }
 
 void ZSetRef::Store(const SortedPairs& pairs, PrimeValue* value) {
-  size_t longest = 0;
-  for (const auto& [member, score] : pairs) longest = std::max(longest, member.size());
+  size_t longest = 0, total = core::PairPack::kHeaderSize;
+  for (const auto& [member, score] : pairs) {
+    longest = std::max(longest, member.size());
+    total += member.size() + core::ZSetPack::kMaxPairOverhead;
+  }
   if (pairs.size() > CollectionLimits::ZSetMaxListpackEntries() ||
-      longest > CollectionLimits::ZSetMaxListpackValue()) {
+      longest > CollectionLimits::ZSetMaxListpackValue() || !core::PairPack::Fits(0, total)) {
     ZSetTree* tree = core::TypedObject::Make<ZSetTree>();
     tree->set.Reserve(pairs.size());
     for (const auto& [member, score] : pairs) tree->set.Add(member, score);
     value->SetObject(ObjType::kZSet, ObjEncoding::kSkiplist, tree);
     return;
   }
-  core::Listpack lp;
-  char buf[core::kMaxScoreChars];
-  for (const auto& [member, score] : pairs) {
-    lp.Append(member);
-    lp.Append(core::FormatScore(score, buf));
+  core::PairPack pack;
+  core::ZSetPack zset(&pack);
+  for (auto it = pairs.rbegin(); it != pairs.rend(); ++it) {
+    zset.InsertNew(it->first, it->second);  // at the front: no walk
   }
-  value->SetListpack(ObjType::kZSet, std::move(lp));
+  value->SetPairPack(ObjType::kZSet, std::move(pack));
 }
 
 void ZSetRef::ConvertToLarge() {
@@ -111,7 +113,7 @@ void ZSetRef::InsertNew(std::string_view member, double score) {
     // Redis's zsetAdd: convert before an insertion that would pass a limit.
     if (Size() + 1 <= CollectionLimits::ZSetMaxListpackEntries() &&
         member.size() <= CollectionLimits::ZSetMaxListpackValue() &&
-        core::Listpack::SafeToAdd(lp_.ByteSize(), member.size() + core::kMaxScoreChars)) {
+        core::PairPack::Fits(lp_.ByteSize(), member.size() + core::ZSetPack::kMaxPairOverhead)) {
       Small().InsertNew(member, score);
       return SyncBlock();
     }
@@ -120,7 +122,13 @@ void ZSetRef::InsertNew(std::string_view member, double score) {
   large_->Add(member, score);
 }
 
+void ZSetRef::MakeRoom(size_t bytes) {
+  if (!large_ && !core::PairPack::Fits(lp_.ByteSize(), bytes)) ConvertToLarge();
+}
+
 bool ZSetRef::Set(std::string_view member, double score) {
+  // A new score moves the member: room for it as for a new one (an edge of 64 KiB packs).
+  MakeRoom(member.size() + core::ZSetPack::kMaxPairOverhead);
   if (large_) return large_->Add(member, score);
   if (Small().Score(member)) {
     bool added = Small().Set(member, score);
@@ -132,6 +140,7 @@ bool ZSetRef::Set(std::string_view member, double score) {
 }
 
 bool ZSetRef::Remove(std::string_view member) {
+  MakeRoom(core::ZSetPack::kMaxEraseGrowth);
   if (large_) return large_->Remove(member);
   bool removed = Small().Remove(member);
   SyncBlock();
@@ -139,6 +148,7 @@ bool ZSetRef::Remove(std::string_view member) {
 }
 
 size_t ZSetRef::EraseRanks(size_t start, size_t end) {
+  MakeRoom(core::ZSetPack::kMaxEraseGrowth);
   if (large_) return large_->EraseRanks(start, end);
   size_t erased = Small().EraseRanks(start, end);
   SyncBlock();

@@ -1,8 +1,10 @@
 // A sorted set, in one of Redis's two encodings:
-//   - listpack (core/zset_listpack.h): member/score pairs in one block, held by the
-//     PrimeValue itself (PrimeValue::SetListpack, no object around it: see hash_object.h
+//   - listpack (core/zset_pack.h): member/score pairs in one block, held by the
+//     PrimeValue itself (PrimeValue::SetPairPack, no object around it: see hash_object.h
 //     for why), while the set has at most zset-max-listpack-entries members of at most
-//     zset-max-listpack-value bytes;
+//     zset-max-listpack-value bytes and the block at most 64 KiB. In memory the block is
+//     a core::PairPack with integer scores delta-coded; RDB and DUMP get the listpack
+//     Redis would hold (AppendListpack);
 //   - skiplist (core/sorted_set.h): a ZSetTree object, an order-statistic tree plus a
 //     member index, once it outgrows either limit.
 // A set is read through a ZSetView and changed through a ZSetRef, handles made per
@@ -12,7 +14,7 @@
 // [CountScoreBelow(min), CountScoreAtMost(max)).
 //
 // Conversions follow Redis 7.0: a set grows from listpack to skiplist when an insertion
-// would pass a limit (or the listpack's 1 GiB cap) and never shrinks back, except that a
+// would pass a limit (or the pack's 64 KiB) and never shrinks back, except that a
 // result built whole (ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE, ZRANGESTORE) takes the
 // encoding its size calls for (ZSetRef::Store).
 //
@@ -35,7 +37,8 @@
 #include "src/core/listpack.h"
 #include "src/core/sorted_set.h"
 #include "src/core/typed_object.h"
-#include "src/core/zset_listpack.h"
+#include "src/core/pair_pack.h"
+#include "src/core/zset_pack.h"
 #include "src/server/borrowed_listpack.h"
 #include "src/server/prime_value.h"
 
@@ -116,16 +119,14 @@ class ZSetView {
     return 0;
   }
 
-  // The listpack's bytes, as Redis stores them. REQUIRES: encoding() == kListpack.
-  std::string_view listpack_bytes() const { return lp_.bytes(); }
+  // Appends the listpack Redis would hold for this set. REQUIRES: encoding() == kListpack.
+  void AppendListpack(std::string* out) const { Small().AppendListpack(out); }
 
  protected:
-  core::ZSetListpack Small() const {
-    return core::ZSetListpack(const_cast<BorrowedListpack*>(&lp_));
-  }
+  core::ZSetPack Small() const { return core::ZSetPack(const_cast<BorrowedPairPack*>(&lp_)); }
 
-  // The value's listpack (no block while large_ is set); the value's tree otherwise.
-  BorrowedListpack lp_;
+  // The value's pack (no block while large_ is set); the value's tree otherwise.
+  BorrowedPairPack lp_;
   core::SortedSet* large_ = nullptr;
 };
 
@@ -145,7 +146,7 @@ class ZSetRef : public ZSetView {
   // new member would pass the listpack's limits. Returns true when the member is new.
   // REQUIRES: score is not NaN.
   bool Set(std::string_view member, double score);
-  // Set for a member known to be absent (saves the listpack a search).
+  // Set for a member known to be absent (saves the pack a search).
   void InsertNew(std::string_view member, double score);
   // false: absent.
   bool Remove(std::string_view member);
@@ -153,8 +154,10 @@ class ZSetRef : public ZSetView {
   size_t EraseRanks(size_t start, size_t end);
 
  private:
-  // Tells the value where the listpack's block is after a change.
-  void SyncBlock() { value_->set_listpack_block(lp_.block()); }
+  // Tells the value where the pack's block is after a change.
+  void SyncBlock() { value_->set_block(lp_.block()); }
+  // Converts to the large encoding unless the pack can grow by `bytes`.
+  void MakeRoom(size_t bytes);
   // Moves the pairs into a new ZSetTree (Redis's zsetConvert), which the value holds.
   void ConvertToLarge();
 
