@@ -180,19 +180,22 @@ void ZSetPack::InsertNew(std::string_view member, double score) {
 }
 
 bool ZSetPack::Set(std::string_view member, double score) {
+  if (Update(member, score)) return false;
+  InsertNew(member, score);
+  return true;
+}
+
+bool ZSetPack::Update(std::string_view member, double score) {
   Cursor c = Find(member);
-  if (c.Done()) {
-    InsertNew(member, score);
-    return true;
-  }
-  if (c.score() == score) return false;  // as Redis: -0 does not replace 0
+  if (c.Done()) return false;
+  if (c.score() == score) return true;  // as Redis: -0 does not replace 0
   Cursor after = c;
   after.Next();
   if (!after.Done()) Recode(after.score_pos(), c.prev(), after.score());
   pack_->Splice(c.pos(), c.next() - c.pos(), 0);
   pack_->AddPairs(-1);
   InsertNew(member, score);
-  return false;
+  return true;
 }
 
 bool ZSetPack::Remove(std::string_view member) {

@@ -67,6 +67,9 @@ class ZSetPack {
   void InsertNew(std::string_view member, double score);
   // Adds or updates; returns true when the member is new.
   bool Set(std::string_view member, double score);
+  // Gives a present member its new score (moving it); false, nothing changed, when the
+  // member is absent.
+  bool Update(std::string_view member, double score);
   // Removes the member; false when absent.
   bool Remove(std::string_view member);
   // 0-based ascending rank, or nullopt.

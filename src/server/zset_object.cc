@@ -130,12 +130,11 @@ bool ZSetRef::Set(std::string_view member, double score) {
   // A new score moves the member: room for it as for a new one (an edge of 64 KiB packs).
   MakeRoom(member.size() + core::ZSetPack::kMaxPairOverhead);
   if (large_) return large_->Add(member, score);
-  if (Small().Score(member)) {
-    bool added = Small().Set(member, score);
+  if (Small().Update(member, score)) {
     SyncBlock();
-    return added;
+    return false;
   }
-  InsertNew(member, score);
+  InsertNew(member, score);  // converts when the new member passes a limit
   return true;
 }
 
