@@ -1,5 +1,6 @@
 #include "src/core/listpack.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <utility>
@@ -216,6 +217,16 @@ uint32_t EncodeBacklen(uint8_t* buf, uint64_t len) {
     }
   }
   return n;
+}
+
+uint8_t* AppendListpackFrame(std::string* out, uint64_t total, size_t count) {
+  const size_t start = out->size();
+  out->resize(start + total);
+  uint8_t* p = reinterpret_cast<uint8_t*>(out->data() + start);
+  WriteU32(p, total);
+  WriteCount(p, std::min<size_t>(count, kCountUnknown));
+  p[total - 1] = kEof;
+  return p + kHeaderSize;
 }
 
 }  // namespace lp_value

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "src/core/listpack.h"
@@ -48,5 +49,13 @@ inline bool Matches(const uint8_t* p, const Encoded& e) {
 // Writes the back-length of an entry whose encoding + data are `len` bytes into buf
 // (when not null) and returns its size (1..5 bytes).
 uint32_t EncodeBacklen(uint8_t* buf, uint64_t len);
+
+// A listpack's bytes besides its entries: its 6-byte header and 1-byte terminator.
+inline constexpr uint32_t kListpackFrameBytes = 7;
+
+// Grows *out by a listpack of `total` bytes (header, entries, terminator) holding `count`
+// elements: writes its header (a count of 65535 or more as 65535, "unknown") and its
+// terminator, and returns where its entries go. For a writer that sized the entries.
+uint8_t* AppendListpackFrame(std::string* out, uint64_t total, size_t count);
 
 }  // namespace damselfly::core::lp_value

@@ -90,28 +90,19 @@ void PairPack::ErasePair(Pos pair) {
 }
 
 void PairPack::AppendListpack(std::string* out) const {
-  // Listpack's header: total bytes u32, count u16 (65535: unknown), then the terminator.
   const Pos end = End();
-  uint64_t total = 6 + 1;
+  uint64_t total = lp_value::kListpackFrameBytes;
   for (Pos pos = kHeaderSize; pos < end; pos = After(pos)) {
     uint64_t size = lp_value::SizeAt(data_ + pos);
     total += size + lp_value::EncodeBacklen(nullptr, size);
   }
-  const size_t start = out->size();
-  out->resize(start + total);
-  uint8_t* p = reinterpret_cast<uint8_t*>(out->data() + start);
-  for (int i = 0; i < 4; ++i) p[i] = (total >> (8 * i)) & 0xFF;
-  const size_t count = std::min<size_t>(2 * Size(), 65535);
-  p[4] = count & 0xFF;
-  p[5] = (count >> 8) & 0xFF;
-  p += 6;
+  uint8_t* p = lp_value::AppendListpackFrame(out, total, 2 * Size());
   for (Pos pos = kHeaderSize; pos < end; pos = After(pos)) {
     uint64_t size = lp_value::SizeAt(data_ + pos);
     memcpy(p, data_ + pos, size);
     p += size;
     p += lp_value::EncodeBacklen(p, size);
   }
-  *p = 0xFF;
 }
 
 bool PairPack::ListpackFits(const Listpack& lp) {

@@ -20,7 +20,7 @@
 // (4095): its owner converts to the large encoding before a change would pass them
 // (Fits; CollectionLimits caps the entry limits at kMaxPairs), as it does at its entry
 // and value limits. Listpacks that large are walked at every access; Redis's defaults
-// (128 entries of 64 bytes) stay far below.
+// (512 hash fields, 128 sorted-set members, of 64 bytes) stay far below.
 //
 // Positions are byte offsets from the start of the block; kNoPos (the header's offset)
 // means none. Any change invalidates every position but the one it returns.

@@ -280,23 +280,15 @@ size_t ZSetPack::EraseRanks(size_t start, size_t end) {
 }
 
 void ZSetPack::AppendListpack(std::string* out) const {
-  // Listpack's header: total bytes u32, count u16 (65535: unknown), then the terminator.
   char buf[kMaxScoreChars];
-  uint64_t total = 6 + 1;
+  uint64_t total = lp_value::kListpackFrameBytes;
   for (Cursor c(*pack_); !c.Done(); c.Next()) {
     const uint64_t member = c.score_pos() - c.pos();
     const uint64_t score = lp_value::Encode(FormatScore(c.score(), buf)).size;
     total += member + lp_value::EncodeBacklen(nullptr, member) + score +
              lp_value::EncodeBacklen(nullptr, score);
   }
-  const size_t start = out->size();
-  out->resize(start + total);
-  uint8_t* p = reinterpret_cast<uint8_t*>(out->data() + start);
-  for (int i = 0; i < 4; ++i) p[i] = (total >> (8 * i)) & 0xFF;
-  const size_t count = std::min<size_t>(2 * Size(), 65535);
-  p[4] = count & 0xFF;
-  p[5] = (count >> 8) & 0xFF;
-  p += 6;
+  uint8_t* p = lp_value::AppendListpackFrame(out, total, 2 * Size());
   for (Cursor c(*pack_); !c.Done(); c.Next()) {
     const uint64_t member = c.score_pos() - c.pos();
     memcpy(p, pack_->data() + c.pos(), member);
@@ -307,7 +299,6 @@ void ZSetPack::AppendListpack(std::string* out) const {
     p += score.size;
     p += lp_value::EncodeBacklen(p, score.size);
   }
-  *p = 0xFF;
 }
 
 bool ZSetPack::FromListpack(const Listpack& lp, PairPack* out) {
