@@ -3,7 +3,7 @@
 //              (PrimeValue::SetPairPack), while the hash has at most
 //              hash-max-listpack-entries fields, every field and value is at most
 //              hash-max-listpack-value bytes (CollectionLimits) and the block at most
-//              64 KiB. In memory the block is a core::PairPack: listpack's elements without
+//              1 MiB. In memory the block is a core::PairPack: listpack's elements without
 //              its back-lengths (pair_pack.h says why); RDB and DUMP get the listpack
 //              Redis would hold (AppendListpack);
 //   hashtable  a HashTable object: a core::StringMap (one block per field with its

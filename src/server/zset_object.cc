@@ -127,7 +127,7 @@ void ZSetRef::MakeRoom(size_t bytes) {
 }
 
 bool ZSetRef::Set(std::string_view member, double score) {
-  // A new score moves the member: room for it as for a new one (an edge of 64 KiB packs).
+  // A new score moves the member: room for it as for a new one (near a 1 MiB pack).
   MakeRoom(member.size() + core::ZSetPack::kMaxPairOverhead);
   if (large_) return large_->Add(member, score);
   if (Small().Update(member, score)) {

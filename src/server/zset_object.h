@@ -2,7 +2,7 @@
 //   - listpack (core/zset_pack.h): member/score pairs in one block, held by the
 //     PrimeValue itself (PrimeValue::SetPairPack, no object around it: see hash_object.h
 //     for why), while the set has at most zset-max-listpack-entries members of at most
-//     zset-max-listpack-value bytes and the block at most 64 KiB. In memory the block is
+//     zset-max-listpack-value bytes and the block at most 1 MiB. In memory the block is
 //     a core::PairPack with integer scores delta-coded; RDB and DUMP get the listpack
 //     Redis would hold (AppendListpack);
 //   - skiplist (core/sorted_set.h): a ZSetTree object, an order-statistic tree plus a
@@ -14,7 +14,7 @@
 // [CountScoreBelow(min), CountScoreAtMost(max)).
 //
 // Conversions follow Redis 7.0: a set grows from listpack to skiplist when an insertion
-// would pass a limit (or the pack's 64 KiB) and never shrinks back, except that a
+// would pass a limit (or the pack's 1 MiB) and never shrinks back, except that a
 // result built whole (ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE, ZRANGESTORE) takes the
 // encoding its size calls for (ZSetRef::Store).
 //
