@@ -229,6 +229,24 @@ uint8_t* AppendListpackFrame(std::string* out, uint64_t total, size_t count) {
   return p + kHeaderSize;
 }
 
+uint8_t* SpliceBlock(uint8_t** data, uint32_t* capacity, uint64_t used, uint32_t off,
+                     uint32_t remove, uint32_t insert) {
+  const uint64_t new_used = used - remove + insert;
+  const uint64_t tail = used - off - remove;
+  if (new_used > *capacity || new_used < *capacity / 2) {
+    const uint32_t cap = ObjGoodSize(new_used);
+    uint8_t* dst = static_cast<uint8_t*>(ObjMalloc(cap));
+    memcpy(dst, *data, off);
+    memcpy(dst + off + insert, *data + off + remove, tail);
+    ObjFree(*data);
+    *data = dst;
+    *capacity = cap;
+  } else if (remove != insert) {
+    memmove(*data + off + insert, *data + off + remove, tail);
+  }
+  return *data + off;
+}
+
 }  // namespace lp_value
 
 namespace {
@@ -412,23 +430,9 @@ uint8_t* Listpack::Splice(uint32_t off, uint32_t remove, uint32_t insert) {
   const uint32_t total = TotalBytes();
   const uint64_t new_total = uint64_t{total} - remove + insert;
   assert(new_total <= UINT32_MAX);
-  uint8_t* dst = data_;
-  // Reallocate when growing past the block, or when the listpack would use less than
-  // half of it (so that a shrunk collection gives its memory back, as Redis's realloc).
-  const bool reallocate = new_total > capacity_ || new_total < capacity_ / 2;
-  if (reallocate) {
-    uint32_t cap = ObjGoodSize(new_total);
-    dst = static_cast<uint8_t*>(ObjMalloc(cap));
-    memcpy(dst, data_, off);
-    memcpy(dst + off + insert, data_ + off + remove, total - off - remove);
-    ObjFree(data_);
-    data_ = dst;
-    capacity_ = cap;
-  } else {
-    memmove(dst + off + insert, dst + off + remove, total - off - remove);
-  }
+  uint8_t* at = lp_value::SpliceBlock(&data_, &capacity_, total, off, remove, insert);
   WriteU32(data_, new_total);
-  return data_ + off;
+  return at;
 }
 
 void Listpack::AddToCount(int64_t delta) {

@@ -1,9 +1,11 @@
-// The element codec of Redis's listpack (listpack.h lists the encodings): one element's
-// encoding byte(s) and data, without the back-length a Listpack writes after each entry.
-// Listpack and PairPack (pair_pack.h, which stores elements without back-lengths) share
-// it, so that an element's bytes are the same in both and a conversion copies them.
+// What Listpack and PairPack (pair_pack.h, which stores elements without back-lengths)
+// share: the element codec of Redis's listpack (listpack.h lists the encodings), one
+// element's encoding byte(s) and data without the back-length a Listpack writes after
+// each entry, so that an element's bytes are the same in both and a conversion copies
+// them; the writer of a listpack's frame; and the edit of an ObjMalloc block both make.
 //
-// Thread contract: pure functions over caller-owned bytes.
+// Thread contract: functions over caller-owned bytes; SpliceBlock allocates and frees on
+// the calling thread's object heap, so it runs on the thread that owns the block.
 #pragma once
 
 #include <cstdint>
@@ -57,5 +59,13 @@ inline constexpr uint32_t kListpackFrameBytes = 7;
 // elements: writes its header (a count of 65535 or more as 65535, "unknown") and its
 // terminator, and returns where its entries go. For a writer that sized the entries.
 uint8_t* AppendListpackFrame(std::string* out, uint64_t total, size_t count);
+
+// Replaces `remove` bytes at `off` of the block *data (capacity *capacity, the first `used`
+// bytes in use) with `insert` bytes the caller then writes, moving the tail; returns where
+// they go. The block moves (ObjMalloc, ObjFree; *data and *capacity follow) when it grows
+// past its capacity or would be less than half used, so a shrunk collection gives its
+// memory back, as Redis's realloc does. Headers are the caller's.
+uint8_t* SpliceBlock(uint8_t** data, uint32_t* capacity, uint64_t used, uint32_t off,
+                     uint32_t remove, uint32_t insert);
 
 }  // namespace damselfly::core::lp_value

@@ -53,21 +53,9 @@ uint8_t* PairPack::Splice(Pos off, uint32_t remove, uint32_t insert) {
   const uint32_t total = ByteSize();
   const uint32_t new_total = total - remove + insert;
   assert(new_total <= kMaxBytes);
-  // As Listpack::Splice: a new block when growing past this one, or when the pack would
-  // use less than half of it (a shrunk collection gives its memory back).
-  if (new_total > capacity_ || new_total < capacity_ / 2) {
-    uint32_t cap = ObjGoodSize(new_total);
-    uint8_t* dst = static_cast<uint8_t*>(ObjMalloc(cap));
-    memcpy(dst, data_, off);
-    memcpy(dst + off + insert, data_ + off + remove, total - off - remove);
-    ObjFree(data_);
-    data_ = dst;
-    capacity_ = cap;
-  } else {
-    memmove(data_ + off + insert, data_ + off + remove, total - off - remove);
-  }
+  uint8_t* at = lp_value::SpliceBlock(&data_, &capacity_, total, off, remove, insert);
   WriteHeader(data_, new_total, Size());
-  return data_ + off;
+  return at;
 }
 
 void PairPack::Append(std::string_view first, std::string_view second) {
