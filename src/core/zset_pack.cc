@@ -163,9 +163,13 @@ void ZSetPack::Recode(PairPack::Pos score_pos, double prev, double score) {
 
 void ZSetPack::InsertNew(std::string_view member, double score) {
   if (score == 0) score = 0;  // -0 is kept as 0, as in Redis's listpack
+  // Past every pair that sorts first (a member's text only matters at an equal score).
   char buf[kMaxScoreChars];
   Cursor c(*pack_);
-  while (!c.Done() && !Before(score, member, c.score(), MemberText(c.member(), buf))) c.Next();
+  while (!c.Done() && (c.score() < score ||
+                       (c.score() == score && MemberText(c.member(), buf) < member))) {
+    c.Next();
+  }
   const PairPack::Pos at = c.pos();
   const double prev = c.prev();
   // The pair that follows is coded against the new score: recode it first, since it lies
@@ -302,19 +306,18 @@ void ZSetPack::AppendListpack(std::string* out) const {
 }
 
 bool ZSetPack::FromListpack(const Listpack& lp, PairPack* out) {
-  char buf[kMaxScoreChars], last_buf[kMaxScoreChars];
-  std::string_view last_member;
+  // An integer member's text lives in a buffer: two, so the previous one stays readable.
+  char bufs[2][kMaxScoreChars];
+  std::string_view prev_member;
   double prev = 0;
-  bool first = true;
   for (Listpack::Pos pos = lp.First(); pos != Listpack::kNoPos;) {
     const Listpack::Pos score_pos = lp.Next(pos);
     if (score_pos == Listpack::kNoPos) return false;
     double score;
     if (!ParseScore(lp.Get(score_pos), &score)) return false;
     if (score == 0) score = 0;
-    const Listpack::Value member_value = lp.Get(pos);
-    std::string_view member = MemberText(member_value, buf);
-    if (!first && !Before(prev, last_member, score, member)) return false;
+    const std::string_view member = MemberText(lp.Get(pos), bufs[out->Size() % 2]);
+    if (!out->Empty() && !Before(prev, prev_member, score, member)) return false;
     const lp_value::Encoded e = lp_value::Encode(member);
     const uint32_t code_size = EncodeScore(prev, score, nullptr);
     if (!PairPack::Fits(out->ByteSize(), e.size + code_size)) return false;
@@ -322,12 +325,8 @@ bool ZSetPack::FromListpack(const Listpack& lp, PairPack* out) {
     lp_value::Write(p, e);
     EncodeScore(prev, score, p + e.size);
     out->AddPairs(1);
-    // The member's text outlives buf's next use only in last_buf.
-    memcpy(last_buf, member.data(), std::min(member.size(), sizeof(last_buf)));
-    last_member = member_value.is_int ? std::string_view(last_buf, member.size())
-                                      : member_value.sval;
+    prev_member = member;
     prev = score;
-    first = false;
     pos = lp.Next(score_pos);
   }
   return true;

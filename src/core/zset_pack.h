@@ -154,8 +154,9 @@ void ZSetPack::Walk(size_t start, size_t end, bool reverse, F&& f) const {
     }
     return;
   }
-  // Scores decode from the front only: note the pairs, then call f from the back.
-  absl::InlinedVector<std::pair<PairPack::Pos, double>, 64> pairs;
+  // Scores decode from the front only: note the pairs, then call f from the back (on the
+  // stack up to 128 pairs, zset-max-listpack-entries' default).
+  absl::InlinedVector<std::pair<PairPack::Pos, double>, 128> pairs;
   for (size_t i = start; i < end; ++i, c.Next()) pairs.emplace_back(c.pos(), c.score());
   for (auto it = pairs.rbegin(); it != pairs.rend(); ++it) {
     if (!f(MemberText(pack_->Get(it->first), buf), it->second)) return;
