@@ -27,7 +27,7 @@ void ListQuicklist::Serialize(std::string* out) const {
 bool MakeListFromForm(ObjEncoding encoding, std::string_view form, PrimeValue* value) {
   if (encoding == ObjEncoding::kListpack) {
     if (!Listpack::Validate(form)) return false;
-    value->SetListpack(ObjType::kList, Listpack::FromBytes(form), ObjEncoding::kQuicklist);
+    value->SetSmallList(Listpack::FromBytes(form));
     return true;
   }
   if (encoding != ObjEncoding::kQuicklist || form.size() < 4) return false;
@@ -65,7 +65,7 @@ void ListView::ForEachNode(
 }
 
 void ListRef::MakeEmpty(PrimeValue* value) {
-  value->SetListpack(ObjType::kList, Listpack(), ObjEncoding::kQuicklist);
+  value->SetSmallList(Listpack());
 }
 
 void ListRef::PrepareAdd(size_t bytes, size_t count, int fill, unsigned depth) {
@@ -97,7 +97,7 @@ void ListRef::TryShrink(int fill) {
     lp = ql_->TakeOnlyNode();
   }
   lp_.Borrow(lp.block());  // the value owns it from the next line on
-  value_->SetListpack(ObjType::kList, std::move(lp), ObjEncoding::kQuicklist);
+  value_->SetSmallList(std::move(lp));
   ql_ = nullptr;
 }
 

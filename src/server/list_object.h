@@ -1,7 +1,7 @@
 // A Redis list, in one of two encodings, as Redis 7.2 keeps lists:
 //   - listpack: one listpack (core/listpack.h), for lists within one node's fill
 //     (list-max-listpack-size): the smallest form, one block, held by the PrimeValue
-//     itself (PrimeValue::SetListpack, no object around it: see hash_object.h for why);
+//     itself (PrimeValue::SetSmallList, no object around it: see hash_object.h for why);
 //   - quicklist: a ListQuicklist object, a chain of listpack nodes (core/quicklist.h),
 //     once the list outgrows one node.
 // Conversion rules (Redis 7.2's listTypeTryConversion): a listpack becomes a quicklist
@@ -33,7 +33,7 @@
 #include "src/core/listpack.h"
 #include "src/core/quicklist.h"
 #include "src/core/typed_object.h"
-#include "src/server/borrowed_listpack.h"
+#include "src/server/borrowed_block.h"
 #include "src/server/prime_value.h"
 
 namespace damselfly {

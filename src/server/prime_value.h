@@ -1,7 +1,7 @@
 // PrimeValue: what a key maps to in a shard's table: a CompactObj holding a string, a
 // typed object (list, hash, set, sorted set...: core/typed_object.h), or a small
 // collection's block with no object around it (a small list's listpack, a small hash's
-// or sorted set's core::PairPack: SetListpack, SetPairPack). The
+// or sorted set's core::PairPack: SetSmallList, SetPairPack). The
 // per-key "has a deadline" bit lives in the object's flags, so keys without a TTL pay
 // nothing for expiry.
 //
@@ -111,16 +111,17 @@ class PrimeValue {
     obj_.SetMcFlags(false);
   }
   // Holds `lp`'s block itself, with no object around it (CompactObj::SetBlock): a small
-  // list (its listpack). `reported` is the encoding byte that OBJECT ENCODING reads (a
-  // small list says quicklist, as in Redis 7.0). Work on the block in place with a
-  // Listpack from Adopt(block()), and set_block() after each change.
-  void SetListpack(ObjType type, core::Listpack lp,
-                   ObjEncoding reported = ObjEncoding::kListpack) {
+  // list (its listpack; OBJECT ENCODING says quicklist, as Redis 7.0 does for any list).
+  // Work on the block in place with a Listpack from Adopt(block()), and set_block()
+  // after each change.
+  void SetSmallList(core::Listpack lp) {
     core::Listpack::Block block = lp.Release();
-    obj_.SetBlock(uint8_t(type), uint8_t(reported), block.data, block.capacity);
+    obj_.SetBlock(uint8_t(ObjType::kList), uint8_t(ObjEncoding::kQuicklist), block.data,
+                  block.capacity);
     obj_.SetMcFlags(false);
   }
-  // Likewise for a small hash or sorted set (its pair pack; OBJECT ENCODING: listpack).
+  // Likewise for a small hash or sorted set, `type` (its pair pack; OBJECT ENCODING says
+  // listpack).
   void SetPairPack(ObjType type, core::PairPack pack) {
     core::PairPack::Block block = pack.Release();
     obj_.SetBlock(uint8_t(type), uint8_t(ObjEncoding::kListpack), block.data, block.capacity);

@@ -39,7 +39,7 @@
 #include "src/core/typed_object.h"
 #include "src/core/pair_pack.h"
 #include "src/core/zset_pack.h"
-#include "src/server/borrowed_listpack.h"
+#include "src/server/borrowed_block.h"
 #include "src/server/prime_value.h"
 
 namespace damselfly {

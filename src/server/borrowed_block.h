@@ -1,4 +1,4 @@
-// BorrowedBlock: the block a PrimeValue holds itself (PrimeValue::SetListpack,
+// BorrowedBlock: the block a PrimeValue holds itself (PrimeValue::SetSmallList,
 // SetPairPack), used in place through its class's API (core::Listpack for a list,
 // core::PairPack for a hash or sorted set) without owning it. It never frees the block:
 // the value does. The read and write handles of lists, hashes and sorted sets
