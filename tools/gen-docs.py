@@ -25,6 +25,15 @@ ROOT = Path(__file__).resolve().parent.parent
 # Where a command's behaviour differs from Redis 7.0's. Keys: "command" or
 # "command|subcommand", lower case.
 NOTES = {
+    "replicaof": "damselfly does not replicate: NO ONE answers OK (it is always a master), "
+                 "host port is refused with an error.",
+    "slaveof": "As REPLICAOF: NO ONE answers OK, host port is refused.",
+    "wait": "No replica ever acknowledges: 0, at once when numreplicas <= 0 or inside "
+            "MULTI, else after the timeout (0: until CLIENT UNBLOCK), as a Redis master "
+            "without replicas.",
+    "module|load": "damselfly loads no modules: refused with an error.",
+    "module|loadex": "damselfly loads no modules: refused with an error.",
+    "module|unload": "No module is ever loaded: refused with an error.",
     "dump": "Redis 7.0's payload (RDB 10 + CRC64), byte for byte where both servers keep the "
             "same encoding; a small set of strings (listpack, as Redis 7.2) is written as a "
             "plain SET, which Redis 7.0 can load.",

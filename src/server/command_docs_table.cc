@@ -42,6 +42,66 @@ constexpr CommandDoc kConnectionDocs[] = {
     {.name = "CLIENT|HELP"},
 };
 
+// standalone_family.cc
+constexpr CommandDoc kStandaloneDocs[] = {
+    {"ROLE", "server", "Return the role of the instance in the context of replication",
+     "2.8.12", ""},
+    {"WAIT", "generic",
+     "Wait for the synchronous replication of all the write commands sent in the context of "
+     "the current connection",
+     "3.0.0", "numreplicas timeout"},
+    {"REPLICAOF", "server",
+     "Make the server a replica of another instance, or promote it as master.", "5.0.0",
+     "host port"},
+    {"SLAVEOF", "server",
+     "Make the server a replica of another instance, or promote it as master.", "1.0.0",
+     "host port"},
+    {"FAILOVER", "server",
+     "Start a coordinated failover between this server and one of its replicas.", "6.2.0",
+     "[TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]"},
+    {"READONLY", "cluster", "Enables read queries for a connection to a cluster replica node",
+     "3.0.0", ""},
+    {"READWRITE", "cluster", "Disables read queries for a connection to a cluster replica node",
+     "3.0.0", ""},
+    {"ASKING", "cluster", "Sent by cluster clients after an -ASK redirect", "3.0.0", ""},
+    {"CLUSTER", "cluster", "A container for cluster commands", "3.0.0", ""},
+    {.name = "CLUSTER|ADDSLOTS", .syntax = "slot [slot ...]"},
+    {.name = "CLUSTER|ADDSLOTSRANGE", .syntax = "start-slot end-slot [start-slot end-slot ...]"},
+    {.name = "CLUSTER|BUMPEPOCH"},
+    {.name = "CLUSTER|COUNT-FAILURE-REPORTS", .syntax = "node-id"},
+    {.name = "CLUSTER|COUNTKEYSINSLOT", .syntax = "slot"},
+    {.name = "CLUSTER|DELSLOTS", .syntax = "slot [slot ...]"},
+    {.name = "CLUSTER|DELSLOTSRANGE", .syntax = "start-slot end-slot [start-slot end-slot ...]"},
+    {.name = "CLUSTER|FAILOVER", .syntax = "[FORCE | TAKEOVER]"},
+    {.name = "CLUSTER|FLUSHSLOTS"},
+    {.name = "CLUSTER|FORGET", .syntax = "node-id"},
+    {.name = "CLUSTER|GETKEYSINSLOT", .syntax = "slot count"},
+    {.name = "CLUSTER|HELP"},
+    {.name = "CLUSTER|INFO"},
+    {.name = "CLUSTER|KEYSLOT", .syntax = "key"},
+    {.name = "CLUSTER|LINKS"},
+    {.name = "CLUSTER|MEET", .syntax = "ip port [cluster-bus-port]"},
+    {.name = "CLUSTER|MYID"},
+    {.name = "CLUSTER|NODES"},
+    {.name = "CLUSTER|REPLICAS", .syntax = "node-id"},
+    {.name = "CLUSTER|REPLICATE", .syntax = "node-id"},
+    {.name = "CLUSTER|RESET", .syntax = "[HARD | SOFT]"},
+    {.name = "CLUSTER|SAVECONFIG"},
+    {.name = "CLUSTER|SET-CONFIG-EPOCH", .syntax = "config-epoch"},
+    {.name = "CLUSTER|SETSLOT",
+     .syntax = "slot <IMPORTING node-id | MIGRATING node-id | NODE node-id | STABLE>"},
+    {.name = "CLUSTER|SHARDS"},
+    {.name = "CLUSTER|SLAVES", .syntax = "node-id"},
+    {.name = "CLUSTER|SLOTS"},
+    {"MODULE", "server", "A container for module commands", "4.0.0", ""},
+    {.name = "MODULE|LIST"},
+    {.name = "MODULE|LOAD", .syntax = "path [arg [arg ...]]"},
+    {.name = "MODULE|LOADEX",
+     .syntax = "path [CONFIG name value [CONFIG name value ...]] [ARGS args [args ...]]"},
+    {.name = "MODULE|UNLOAD", .syntax = "name"},
+    {.name = "MODULE|HELP"},
+};
+
 // bitops_family.cc
 constexpr CommandDoc kBitmapDocs[] = {
     {"SETBIT", "bitmap", "Sets or clears the bit at offset in the string value stored at key",
@@ -623,6 +683,7 @@ constexpr CommandDoc kGeoDocs[] = {
 void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kConnectionDocs);
   registry->AddDocs(kServerDocs);
+  registry->AddDocs(kStandaloneDocs);
   registry->AddDocs(kConfigDocs);
   registry->AddDocs(kScriptDocs);
   registry->AddDocs(kFunctionDocs);

@@ -34,6 +34,7 @@
 #include "src/server/sort_family.h"
 #include "src/server/stream_family.h"
 #include "src/server/slowlog_family.h"
+#include "src/server/standalone_family.h"
 #include "src/server/string_family.h"
 #include "src/server/zset_family.h"
 #include "src/server/tracking.h"
@@ -59,6 +60,7 @@ void Service::RegisterCommands() {
   ServerFamily::Register(this, &registry_);
   ConfigFamily::Register(&registry_);
   SlowlogFamily::Register(&registry_);
+  StandaloneFamily::Register(&registry_);
   LatencyFamily::Register(&registry_);
   StringFamily::Register(&registry_);
   ZSetFamily::Register(&registry_);

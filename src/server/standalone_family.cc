@@ -1,0 +1,177 @@
+#include "src/server/standalone_family.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "src/facade/conn_context.h"
+#include "src/facade/error.h"
+#include "src/server/arg_parsing.h"
+#include "src/server/blocking_controller.h"
+
+namespace damselfly {
+
+namespace {
+
+using facade::CmdArgList;
+using facade::ConnectionContext;
+using facade::ReplyBuilder;
+
+constexpr char kClusterDisabledErr[] = "ERR This instance has cluster support disabled";
+constexpr char kNoReplicationErr[] =
+    "ERR damselfly does not replicate: REPLICAOF NO ONE is the only form it accepts";
+constexpr char kNoModulesErr[] = "ERR damselfly does not load modules";
+
+// The replicas that acknowledged this client's writes: there are none.
+constexpr int64_t kAckedReplicas = 0;
+
+// ROLE
+void CmdRole(CmdArgList, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  rb->StartArray(3);
+  rb->SendBulk("master");
+  rb->SendLong(0);  // master_repl_offset: no replication stream
+  rb->SendEmptyArray();
+}
+
+// WAIT numreplicas timeout (milliseconds; 0 waits forever).
+void CmdWait(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::optional<int64_t> wanted = ParseInt64(args[1]);
+  if (!wanted) return rb->SendError(facade::kInvalidIntErr);
+  std::optional<int64_t> timeout_ms = ParseInt64(args[2]);
+  if (!timeout_ms) return rb->SendError("ERR timeout is not an integer or out of range");
+  if (*timeout_ms < 0) return rb->SendError("ERR timeout is negative");
+  if (kAckedReplicas >= *wanted || !blocking::MayBlock(cntx)) {
+    return rb->SendLong(kAckedReplicas);
+  }
+  using Clock = std::chrono::steady_clock;
+  // A timeout past a century is as good as forever, and keeps the deadline in range.
+  constexpr int64_t kCenturyMs = int64_t{100} * 365 * 24 * 3600 * 1000;
+  Clock::time_point deadline =
+      *timeout_ms == 0 || *timeout_ms > kCenturyMs
+          ? Clock::time_point::max()
+          : Clock::now() + std::chrono::milliseconds(*timeout_ms);
+  // A waiter on no key: nothing serves it; the timeout, CLIENT UNBLOCK or a hang-up ends it.
+  WaiterPtr waiter(new Waiter(cntx->db_index, [](Waiter*, DbIndex, std::string_view) {
+    return false;
+  }));
+  switch (blocking::Wait(cntx, waiter, {}, deadline)) {
+    case Waiter::State::kUnblocked:
+      return rb->SendError(blocking::kUnblockedErr);
+    case Waiter::State::kDisconnected:
+      return;
+    default:
+      return rb->SendLong(kAckedReplicas);
+  }
+}
+
+// REPLICAOF / SLAVEOF host port | NO ONE
+void CmdReplicaOf(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  if (ArgIs(args[1], "NO") && ArgIs(args[2], "ONE")) return rb->SendOk();
+  std::optional<int64_t> port = ParseInt64(args[2]);
+  if (!port || *port < 0 || *port > 65535) return rb->SendError("ERR Invalid master port");
+  rb->SendError(kNoReplicationErr);
+}
+
+// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]: parsed as Redis
+// parses it; no failover is ever in progress and no replica is ever connected.
+void CmdFailover(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  if (args.size() == 2 && ArgIs(args[1], "ABORT")) {
+    return rb->SendError("ERR No failover in progress.");
+  }
+  bool has_timeout = false, has_target = false, force = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (ArgIs(args[i], "TIMEOUT") && i + 1 < args.size() && !has_timeout) {
+      std::optional<int64_t> ms = ParseInt64(args[++i]);
+      if (!ms) return rb->SendError(facade::kInvalidIntErr);
+      if (*ms <= 0) return rb->SendError("ERR FAILOVER timeout must be greater than 0");
+      has_timeout = true;
+    } else if (ArgIs(args[i], "TO") && i + 2 < args.size() && !has_target) {
+      if (!ParseInt64(args[i + 2])) return rb->SendError(facade::kInvalidIntErr);
+      has_target = true;
+      i += 2;
+    } else if (ArgIs(args[i], "FORCE") && !force) {
+      force = true;
+    } else {
+      return rb->SendError(facade::kSyntaxErr);
+    }
+  }
+  rb->SendError("ERR FAILOVER requires connected replicas.");
+}
+
+// CLUSTER <subcommand>, READONLY, READWRITE, ASKING: cluster mode is off. The dispatcher
+// has checked the subcommand and its arity first, as Redis's does.
+void CmdClusterDisabled(CmdArgList, ConnectionContext* cntx) {
+  cntx->reply_builder()->SendError(kClusterDisabledErr);
+}
+
+// MODULE LIST | LOAD | LOADEX | UNLOAD | HELP
+void CmdModule(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::string_view sub = args[1];  // validated by the dispatcher
+  if (ArgIs(sub, "LIST")) return rb->SendEmptyArray();
+  if (ArgIs(sub, "HELP")) {
+    static constexpr std::string_view kHelp[] = {
+        "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "LIST",
+        "    Return a list of loaded modules.",
+        "LOAD <path> [<arg> ...]",
+        "    Load a module library from <path>, passing to it any optional arguments.",
+        "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+        "    Load a module library from <path>, while passing it module configurations and "
+        "optional arguments.",
+        "UNLOAD <name>",
+        "    Unload a module.",
+        "HELP",
+        "    Prints this help.",
+    };
+    return rb->SendSimpleStringArray(kHelp);
+  }
+  rb->SendError(kNoModulesErr);
+}
+
+}  // namespace
+
+void StandaloneFamily::Register(facade::CommandRegistry* registry) {
+  using namespace facade;
+  CommandRegistry& r = *registry;
+  constexpr uint32_t kAdmin = kCmdAdmin | kCmdNoScript;
+  constexpr uint32_t kAclAdminCmd = kAclAdmin | kAclSlow | kAclDangerous;
+  r.Add("ROLE", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, kNoKeys,
+        kAclAdmin | kAclFast | kAclDangerous, CmdRole);
+  r.Add("WAIT", 3, kCmdNoScript, kNoKeys, kAclSlow | kAclConnection, CmdWait);
+  r.Add("REPLICAOF", 3, kAdmin | kCmdStale, kNoKeys, kAclAdminCmd, CmdReplicaOf);
+  r.Add("SLAVEOF", 3, kAdmin | kCmdStale, kNoKeys, kAclAdminCmd, CmdReplicaOf);
+  r.Add("FAILOVER", -1, kAdmin | kCmdStale, kNoKeys, kAclAdminCmd, CmdFailover);
+  r.Add("READONLY", 1, kCmdLoading | kCmdStale | kCmdFast, kNoKeys, kAclFast | kAclConnection,
+        CmdClusterDisabled);
+  r.Add("READWRITE", 1, kCmdLoading | kCmdStale | kCmdFast, kNoKeys, kAclFast | kAclConnection,
+        CmdClusterDisabled);
+  r.Add("ASKING", 1, kCmdFast, kNoKeys, kAclFast | kAclConnection, CmdClusterDisabled);
+  // Redis 7.0's subcommands and arities, so that a misspelt or short call gets the error
+  // Redis gives before the one about cluster mode.
+  r.Add("CLUSTER", -2, kCmdStale, kNoKeys, kAclSlow, CmdClusterDisabled,
+        {{"ADDSLOTS", -3},       {"ADDSLOTSRANGE", -4},
+         {"BUMPEPOCH", 2},       {"COUNT-FAILURE-REPORTS", 3},
+         {"COUNTKEYSINSLOT", 3}, {"DELSLOTS", -3},
+         {"DELSLOTSRANGE", -4},  {"FAILOVER", -2},
+         {"FLUSHSLOTS", 2},      {"FORGET", 3},
+         {"GETKEYSINSLOT", 4},   {"HELP", 2},
+         {"INFO", 2},            {"KEYSLOT", 3},
+         {"LINKS", 2},           {"MEET", -4},
+         {"MYID", 2},            {"NODES", 2},
+         {"REPLICAS", 3},        {"REPLICATE", 3},
+         {"RESET", -2},          {"SAVECONFIG", 2},
+         {"SET-CONFIG-EPOCH", 3}, {"SETSLOT", -4},
+         {"SHARDS", 2},          {"SLAVES", 3},
+         {"SLOTS", 2}});
+  r.Add("MODULE", -2, kAdmin, kNoKeys, kAclAdminCmd, CmdModule,
+        {{"LIST", 2}, {"LOAD", -3}, {"LOADEX", -3}, {"UNLOAD", 3}, {"HELP", 2}});
+}
+
+}  // namespace damselfly
