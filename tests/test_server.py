@@ -27,6 +27,27 @@ def test_command_count(server):
         assert name in names
 
 
+def test_command_list_and_filters(server):
+    c = server.raw()
+    names = c("COMMAND", "LIST")
+    top = [n for n in names if b"|" not in n]
+    assert len(top) == c("COMMAND", "COUNT") and len(set(names)) == len(names)
+    for name in (b"get", b"config", b"config|get", b"client|list", b"object|encoding"):
+        assert name in names
+    assert sorted(c("COMMAND", "LIST", "FILTERBY", "ACLCAT", "HyperLogLog")) == [
+        b"pfadd", b"pfcount", b"pfdebug", b"pfmerge", b"pfselftest"]
+    assert sorted(c("COMMAND", "LIST", "filterby", "pattern", "CONFIG*")) == [
+        b"config", b"config|get", b"config|help", b"config|resetstat", b"config|rewrite",
+        b"config|set"]
+    assert sorted(c("COMMAND", "LIST", "FILTERBY", "PATTERN", "*|get")) == [
+        b"config|get", b"slowlog|get"]
+    assert c("COMMAND", "LIST", "FILTERBY", "MODULE", "search") == []
+    assert c("COMMAND", "LIST", "FILTERBY", "ACLCAT", "nope") == []
+    for bad in (("FILTERBY",), ("FILTERBY", "foo", "bar"), ("foo", "bar", "baz"),
+                ("FILTERBY", "ACLCAT", "hash", "x")):
+        assert c("COMMAND", "LIST", *bad) == err("ERR syntax error"), bad
+
+
 def test_command_info_shape(server):
     c = server.raw()
     reply = c("COMMAND", "INFO", "get", "set", "nosuchcommand")

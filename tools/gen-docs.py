@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # Where a command's behaviour differs from Redis 7.0's. Keys: "command" or
 # "command|subcommand", lower case.
 NOTES = {
+    "command|list": "FILTERBY ACLCAT matches a subcommand by its container's categories "
+                    "(damselfly gives subcommands no categories of their own).",
     "replicaof": "damselfly does not replicate: NO ONE answers OK (it is always a master), "
                  "host port is refused with an error.",
     "slaveof": "As REPLICAOF: NO ONE answers OK, host port is refused.",

@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 
 
 #include "helio/base/strings.h"
 
+#include "src/core/glob_matcher.h"
 #include "src/core/obj_malloc.h"
 #include "src/facade/client_admission.h"
 #include "src/facade/command_docs.h"
@@ -535,6 +537,46 @@ void SendCommandDocs(const CommandId& cid, ReplyBuilder* rb) {
                 &cid, rb);
 }
 
+// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]: the names of
+// the commands and of their subcommands ("config|get"), lower case. A subcommand is in
+// an ACL category when its container is (subcommands have no categories of their own
+// here). No command comes from a module.
+void SendCommandList(const CommandRegistry& registry, CmdArgList filter, ReplyBuilder* rb) {
+  if (!filter.empty() && (filter.size() != 3 || !ArgIs(filter[0], "FILTERBY"))) {
+    return rb->SendError(facade::kSyntaxErr);
+  }
+  std::function<bool(const CommandId&, std::string_view)> keep =
+      [](const CommandId&, std::string_view) { return true; };
+  if (!filter.empty()) {
+    std::string_view kind = filter[1], value = filter[2];
+    if (ArgIs(kind, "MODULE")) {
+      keep = [](const CommandId&, std::string_view) { return false; };
+    } else if (ArgIs(kind, "ACLCAT")) {
+      std::string category = helio::StrCat("@", helio::AsciiStrToLower(value));
+      keep = [category](const CommandId& cid, std::string_view) {
+        std::vector<std::string> names = CommandRegistry::AclNames(cid.acl);
+        return std::find(names.begin(), names.end(), category) != names.end();
+      };
+    } else if (ArgIs(kind, "PATTERN")) {
+      keep = [value](const CommandId&, std::string_view name) {
+        return core::GlobMatch(value, name, /*nocase=*/true);
+      };
+    } else {
+      return rb->SendError(facade::kSyntaxErr);
+    }
+  }
+  std::vector<std::string> names;
+  registry.ForEach([&](const CommandId& cid) {
+    std::string name = helio::AsciiStrToLower(cid.name);
+    if (keep(cid, name)) names.push_back(name);
+    for (const facade::SubcommandSpec& sub : cid.subcommands) {
+      std::string full = helio::StrCat(name, "|", helio::AsciiStrToLower(sub.name));
+      if (keep(cid, full)) names.push_back(std::move(full));
+    }
+  });
+  rb->SendBulkArray(names);
+}
+
 void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   const CommandRegistry& registry = service->registry();
@@ -571,12 +613,7 @@ void CmdCommand(Service* service, CmdArgList args, ConnectionContext* cntx) {
     for (const CommandId* cid : chosen) SendCommandDocs(*cid, rb);
     return;
   }
-  if (ArgIs(sub, "LIST")) {
-    if (args.size() > 2) return rb->SendError(facade::kSyntaxErr);  // FILTERBY: not yet
-    rb->StartArray(registry.size());
-    registry.ForEach([&](const CommandId& cid) { rb->SendBulk(helio::AsciiStrToLower(cid.name)); });
-    return;
-  }
+  if (ArgIs(sub, "LIST")) return SendCommandList(registry, args.subspan(2), rb);
   if (ArgIs(sub, "GETKEYS") || ArgIs(sub, "GETKEYSANDFLAGS")) {
     return SendKeysOfCall(registry, args.subspan(2), ArgIs(sub, "GETKEYSANDFLAGS"), rb);
   }
