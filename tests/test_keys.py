@@ -523,6 +523,16 @@ def test_command_getkeys_and_flags(server):
         "ERR Invalid number of arguments specified for command")
     assert c("COMMAND", "GETKEYS", "GET") == err(
         "ERR wrong number of arguments for 'command|getkeys' command")
+    # SET's and BITFIELD's key flags depend on the call (variable_flags).
+    rw = ["RW", "access", "update"]
+    for call, flags in ((("SET", "a", "b"), ["OW", "update"]),
+                        (("SET", "a", "b", "EX", "10", "get"), rw),
+                        (("SET", "a", "b", "getx"), ["OW", "update"]),
+                        (("BITFIELD", "a"), ["RO", "access"]),
+                        (("BITFIELD", "a", "OVERFLOW", "SAT", "GET", "u8", "0"), ["RO", "access"]),
+                        (("BITFIELD", "a", "GET", "u8", "0", "INCRBY", "u8", "0", "1"), rw),
+                        (("BITFIELD", "a", "GET", "u8"), rw)):
+        assert c("COMMAND", "GETKEYSANDFLAGS", *call) == [[b"a", flags]], call
     info = c("COMMAND", "INFO", "RENAME")[0]
     specs = info[8]
     assert len(specs) == 2

@@ -210,6 +210,9 @@ struct CommandId {
   // becomes whole-shard when it queues one. SORT with BY/GET patterns reads keys it
   // cannot name in advance.
   bool (*whole_shard_if)(CmdArgList args) = nullptr;
+  // For a command whose key spec has kKeyVariableFlags (SET, BITFIELD): the flags of its
+  // key in the call `args`, as COMMAND GETKEYSANDFLAGS reports them.
+  uint32_t (*variable_key_flags)(CmdArgList args) = nullptr;
   uint32_t acl = 0;
   // From the command's CommandDoc (see command_docs.h).
   std::string group;

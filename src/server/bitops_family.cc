@@ -413,6 +413,22 @@ void BitField(CmdArgList args, ConnectionContext* cntx, bool read_only) {
 }
 
 void CmdBitField(CmdArgList args, ConnectionContext* cntx) { BitField(args, cntx, false); }
+
+// BITFIELD's key in a call: only read when every operation is a complete GET (OVERFLOW
+// aside); any SET, INCRBY or anything else makes it a write, as Redis decides.
+uint32_t BitFieldKeyFlags(CmdArgList args) {
+  for (size_t i = 2; i < args.size(); ++i) {
+    const size_t remaining = args.size() - i - 1;
+    if (ArgIs(args[i], "GET") && remaining >= 2) {
+      i += 2;
+    } else if (ArgIs(args[i], "OVERFLOW") && remaining >= 1) {
+      i += 1;
+    } else {
+      return facade::kKeyRW | facade::kKeyAccess | facade::kKeyUpdate;
+    }
+  }
+  return facade::kKeyRO | facade::kKeyAccess;
+}
 void CmdBitFieldRo(CmdArgList args, ConnectionContext* cntx) { BitField(args, cntx, true); }
 
 }  // namespace
@@ -431,7 +447,8 @@ void BitopsFamily::Register(facade::CommandRegistry* registry) {
   r.Add("BITCOUNT", -2, kCmdReadOnly, Keys(1), kAclR | kAclSlow, CmdBitCount);
   r.Add("BITPOS", -3, kCmdReadOnly, Keys(1), kAclR | kAclSlow, CmdBitPos);
   r.Add("BITOP", -4, kWrite, kBitOpKeys, kAclW | kAclSlow, CmdBitOp);
-  r.Add("BITFIELD", -2, kWrite, bitfield_key, kAclW | kAclSlow, CmdBitField);
+  r.Add("BITFIELD", -2, kWrite, bitfield_key, kAclW | kAclSlow, CmdBitField)
+      .variable_key_flags = BitFieldKeyFlags;
   r.Add("BITFIELD_RO", -2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdBitFieldRo);
 }
 

@@ -483,7 +483,12 @@ void SendKeysOfCall(const facade::CommandRegistry& registry, CmdArgList call, bo
     }
   }
   std::vector<std::pair<std::string_view, uint32_t>> keys;
-  cid->ForEachKey(call, [&](size_t index, uint32_t flags) { keys.emplace_back(call[index], flags); });
+  cid->ForEachKey(call, [&](size_t index, uint32_t flags) {
+    if ((flags & facade::kKeyVariableFlags) && cid->variable_key_flags) {
+      flags = cid->variable_key_flags(call);
+    }
+    keys.emplace_back(call[index], flags);
+  });
   if (keys.empty()) return rb->SendError("ERR Invalid arguments specified for command");
   rb->StartArray(keys.size());
   for (const auto& [key, flags] : keys) {

@@ -69,6 +69,14 @@ void StoreString(DbIndex db, std::string_view key, std::string_view value, bool 
 }
 
 // SET key value [NX | XX] [GET] [EX s | PX ms | EXAT ts | PXAT ts-ms | KEEPTTL]
+// SET's key in a call: read (RW access) with GET, only overwritten without it.
+uint32_t SetKeyFlags(CmdArgList args) {
+  for (size_t i = 3; i < args.size(); ++i) {
+    if (ArgIs(args[i], "GET")) return facade::kKeyRW | facade::kKeyAccess | facade::kKeyUpdate;
+  }
+  return facade::kKeyOW | facade::kKeyUpdate;
+}
+
 void CmdSet(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   enum { kAlways, kIfMissing, kIfExists } condition = kAlways;
@@ -540,7 +548,9 @@ void StringFamily::Register(facade::CommandRegistry* registry) {
   CommandRegistry& r = *registry;
   constexpr uint32_t kWrite = kCmdWrite | kCmdDenyOom;
   constexpr uint32_t kAclW = kAclWrite | kAclString, kAclR = kAclRead | kAclString;
-  r.Add("SET", -3, kWrite, Keys(1), kAclW | kAclSlow, CmdSet);
+  KeySpec set_key = Keys(1).WithFlags(kKeyRW | kKeyAccess | kKeyUpdate | kKeyVariableFlags);
+  set_key.notes = "RW and ACCESS due to the optional `GET` argument";
+  r.Add("SET", -3, kWrite, set_key, kAclW | kAclSlow, CmdSet).variable_key_flags = SetKeyFlags;
   r.Add("GET", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdGet);
   r.Add("GETSET", 3, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdGetSet);
   r.Add("GETDEL", 2, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdGetDel);
