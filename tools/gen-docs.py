@@ -25,6 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # Where a command's behaviour differs from Redis 7.0's. Keys: "command" or
 # "command|subcommand", lower case.
 NOTES = {
+    "acl": "One user, default, whose password is requirepass and who may run every "
+           "command on every key and channel.",
+    "acl|setuser": "Refused: damselfly has only the default user.",
+    "acl|log": "Records failed AUTH and HELLO AUTH (the only denials damselfly makes); keeps "
+               "the newest 128 (acllog-max-len is not configurable).",
+    "acl|cat": "A subcommand is listed under its container's categories.",
     "command|list": "FILTERBY ACLCAT matches a subcommand by its container's categories "
                     "(damselfly gives subcommands no categories of their own).",
     "replicaof": "damselfly does not replicate: NO ONE answers OK (it is always a master), "

@@ -42,6 +42,24 @@ constexpr CommandDoc kConnectionDocs[] = {
     {.name = "CLIENT|HELP"},
 };
 
+// acl_family.cc
+constexpr CommandDoc kAclDocs[] = {
+    {"ACL", "server", "A container for Access List Control commands", "6.0.0", ""},
+    {.name = "ACL|CAT", .syntax = "[categoryname]"},
+    {.name = "ACL|DELUSER", .syntax = "username [username ...]"},
+    {.name = "ACL|DRYRUN", .syntax = "username command [arg [arg ...]]"},
+    {.name = "ACL|GENPASS", .syntax = "[bits]"},
+    {.name = "ACL|GETUSER", .syntax = "username"},
+    {.name = "ACL|HELP"},
+    {.name = "ACL|LIST"},
+    {.name = "ACL|LOAD"},
+    {.name = "ACL|LOG", .syntax = "[count | RESET]"},
+    {.name = "ACL|SAVE"},
+    {.name = "ACL|SETUSER", .syntax = "username [rule [rule ...]]"},
+    {.name = "ACL|USERS"},
+    {.name = "ACL|WHOAMI"},
+};
+
 // standalone_family.cc
 constexpr CommandDoc kStandaloneDocs[] = {
     {"ROLE", "server", "Return the role of the instance in the context of replication",
@@ -684,6 +702,7 @@ void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kConnectionDocs);
   registry->AddDocs(kServerDocs);
   registry->AddDocs(kStandaloneDocs);
+  registry->AddDocs(kAclDocs);
   registry->AddDocs(kConfigDocs);
   registry->AddDocs(kScriptDocs);
   registry->AddDocs(kFunctionDocs);

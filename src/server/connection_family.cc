@@ -10,6 +10,7 @@
 #include "helio/base/strings.h"
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
+#include "src/server/acl_family.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/blocking_controller.h"
 #include "src/server/client_pause.h"
@@ -87,6 +88,15 @@ void CmdReset(CmdArgList args, ConnectionContext* cntx) {
   cntx->reply_builder()->SendSimpleString("RESET");
 }
 
+std::string DescribeClient(RespConnection* conn, RespConnection* me);
+
+// WRONGPASS, and the failure in ACL LOG.
+void RefuseAuth(std::string_view command, std::string_view user, ConnectionContext* cntx) {
+  RespConnection* conn = cntx->owner();
+  LogAuthFailure(command, user, conn ? DescribeClient(conn, conn) : std::string());
+  cntx->reply_builder()->SendError(facade::kWrongPassErr);
+}
+
 void CmdAuth(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   if (args.size() > 3) return rb->SendError(facade::kSyntaxErr);
@@ -96,7 +106,7 @@ void CmdAuth(CmdArgList args, ConnectionContext* cntx) {
         "Are you sure your configuration is correct?");
   }
   std::string_view user = args.size() == 3 ? args[1] : "default";
-  if (!CheckPassword(user, args.back())) return rb->SendError(facade::kWrongPassErr);
+  if (!CheckPassword(user, args.back())) return RefuseAuth(args[0], user, cntx);
   cntx->authenticated = true;
   rb->SendOk();
 }
@@ -142,7 +152,7 @@ void CmdHello(CmdArgList args, ConnectionContext* cntx) {
     version = RespVersion(*requested);
   }
   if (has_auth) {
-    if (!CheckPassword(user, password)) return rb->SendError(facade::kWrongPassErr);
+    if (!CheckPassword(user, password)) return RefuseAuth(args[0], user, cntx);
     cntx->authenticated = true;
   }
   if (!cntx->authenticated) {

@@ -35,6 +35,7 @@
 #include "src/server/stream_family.h"
 #include "src/server/slowlog_family.h"
 #include "src/server/standalone_family.h"
+#include "src/server/acl_family.h"
 #include "src/server/string_family.h"
 #include "src/server/zset_family.h"
 #include "src/server/tracking.h"
@@ -61,6 +62,7 @@ void Service::RegisterCommands() {
   ConfigFamily::Register(&registry_);
   SlowlogFamily::Register(&registry_);
   StandaloneFamily::Register(&registry_);
+  AclFamily::Register(&registry_);
   LatencyFamily::Register(&registry_);
   StringFamily::Register(&registry_);
   ZSetFamily::Register(&registry_);

@@ -1,0 +1,333 @@
+#include "src/server/acl_family.h"
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "helio/base/strings.h"
+#include "helio/base/time.h"
+#include "src/facade/conn_context.h"
+#include "src/facade/error.h"
+#include "src/server/arg_parsing.h"
+#include "src/server/connection_family.h"
+
+namespace damselfly {
+
+namespace {
+
+using facade::CmdArgList;
+using facade::CommandId;
+using facade::CommandRegistry;
+using facade::ConnectionContext;
+using facade::ReplyBuilder;
+
+constexpr std::string_view kDefaultUser = "default";
+// Redis groups a failure with an earlier one of the same user and command this recent.
+constexpr int64_t kLogGroupingMs = 60000;
+
+struct LogEntry {
+  std::string object;  // the command, as typed
+  std::string username;
+  std::string client_info;
+  int64_t count = 1;
+  int64_t updated_ms = 0;
+};
+
+// Newest first.
+struct AclLog {
+  std::mutex mu;
+  std::deque<LogEntry> entries;
+};
+
+AclLog& Log() {
+  static AclLog* log = new AclLog;  // never destroyed: threads may log until exit
+  return *log;
+}
+
+std::string HexSha256(std::string_view text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 15];
+  }
+  return hex;
+}
+
+// The default user's password hashes: one, or none (nopass).
+std::vector<std::string> PasswordHashes() {
+  std::string password = RequirePass();
+  if (password.empty()) return {};
+  return {HexSha256(password)};
+}
+
+bool IsDefaultUser(std::string_view name) { return name == kDefaultUser; }
+
+// "@hash"-style names of every category, in Redis's order.
+std::vector<std::string> AllCategories() { return CommandRegistry::AclNames(~uint32_t{0}); }
+
+void AclCat(const CommandRegistry& registry, CmdArgList args, ReplyBuilder* rb) {
+  std::vector<std::string> categories = AllCategories();
+  if (args.size() == 2) {
+    rb->StartArray(categories.size());
+    for (const std::string& name : categories) rb->SendBulk(std::string_view(name).substr(1));
+    return;
+  }
+  std::string wanted = helio::StrCat("@", helio::AsciiStrToLower(args[2]));
+  if (std::find(categories.begin(), categories.end(), wanted) == categories.end()) {
+    return rb->SendError(helio::StrCat("ERR Unknown category '", args[2], "'"));
+  }
+  std::vector<std::string> names;
+  registry.ForEach([&](const CommandId& cid) {
+    std::vector<std::string> of_command = CommandRegistry::AclNames(cid.acl);
+    if (std::find(of_command.begin(), of_command.end(), wanted) == of_command.end()) return;
+    std::string name = helio::AsciiStrToLower(cid.name);
+    names.push_back(name);
+    for (const facade::SubcommandSpec& sub : cid.subcommands) {
+      names.push_back(helio::StrCat(name, "|", helio::AsciiStrToLower(sub.name)));
+    }
+  });
+  rb->SendBulkArray(names);
+}
+
+void AclGetUser(CmdArgList args, ReplyBuilder* rb) {
+  if (!IsDefaultUser(args[2])) return rb->SendNull();
+  std::vector<std::string> hashes = PasswordHashes();
+  rb->StartMap(6);
+  rb->SendBulk("flags");
+  rb->StartSet(hashes.empty() ? 2 : 1);
+  rb->SendBulk("on");
+  if (hashes.empty()) rb->SendBulk("nopass");
+  rb->SendBulk("passwords");
+  rb->SendBulkArray(hashes);
+  rb->SendBulk("commands");
+  rb->SendBulk("+@all");
+  rb->SendBulk("keys");
+  rb->SendBulk("~*");
+  rb->SendBulk("channels");
+  rb->SendBulk("&*");
+  rb->SendBulk("selectors");
+  rb->SendEmptyArray();
+}
+
+void AclList(ReplyBuilder* rb) {
+  std::vector<std::string> hashes = PasswordHashes();
+  std::string password = hashes.empty() ? "nopass" : helio::StrCat("#", hashes[0]);
+  std::string line = helio::StrCat("user default on ", password, " ~* &* +@all");
+  rb->StartArray(1);
+  rb->SendBulk(line);
+}
+
+// DRYRUN user command [arg ...]: the default user may run anything, so the answer is
+// OK once the command exists and its arity fits, with Redis's errors otherwise.
+void AclDryRun(const CommandRegistry& registry, CmdArgList args, ReplyBuilder* rb) {
+  if (!IsDefaultUser(args[2])) {
+    return rb->SendError(helio::StrCat("ERR User '", args[2], "' not found"));
+  }
+  CmdArgList call = args.subspan(3);
+  std::string not_found = helio::StrCat("ERR Command '", call[0], "' not found");
+  const CommandId* cid = registry.Find(call[0]);
+  if (!cid) return rb->SendError(not_found);
+  if (!cid->subcommands.empty() && call.size() >= 2) {
+    const facade::SubcommandSpec* sub = cid->FindSubcommand(call[1]);
+    if (!sub) return rb->SendError(not_found);
+    bool fits = sub->arity >= 0 ? call.size() == size_t(sub->arity)
+                                : call.size() >= size_t(-sub->arity);
+    if (!fits) return rb->SendError(CommandRegistry::WrongArityError(cid->name, sub->name));
+    return rb->SendOk();
+  }
+  if (!cid->IsArityValid(call.size())) {
+    return rb->SendError(CommandRegistry::WrongArityError(cid->name));
+  }
+  rb->SendOk();
+}
+
+void AclLogCmd(CmdArgList args, ReplyBuilder* rb) {
+  AclLog& log = Log();
+  size_t count = kAclLogMaxLen;
+  if (args.size() == 3) {
+    if (ArgIs(args[2], "RESET")) {
+      std::lock_guard lock(log.mu);
+      log.entries.clear();
+      return rb->SendOk();
+    }
+    std::optional<int64_t> parsed = ParseInt64(args[2]);
+    if (!parsed) return rb->SendError(facade::kInvalidIntErr);
+    count = size_t(std::max<int64_t>(*parsed, 0));
+  } else if (args.size() > 3) {
+    return rb->SendError(facade::kSyntaxErr);
+  }
+  std::vector<LogEntry> shown;
+  {
+    std::lock_guard lock(log.mu);
+    count = std::min(count, log.entries.size());
+    shown.assign(log.entries.begin(), log.entries.begin() + count);
+  }
+  const int64_t now_ms = helio::UnixTimeMs();
+  rb->StartArray(shown.size());
+  for (const LogEntry& entry : shown) {
+    rb->StartMap(7);
+    rb->SendBulk("count");
+    rb->SendLong(entry.count);
+    rb->SendBulk("reason");
+    rb->SendBulk("auth");
+    rb->SendBulk("context");
+    rb->SendBulk("toplevel");
+    rb->SendBulk("object");
+    rb->SendBulk(entry.object);
+    rb->SendBulk("username");
+    rb->SendBulk(entry.username);
+    rb->SendBulk("age-seconds");
+    rb->SendDouble(double(now_ms - entry.updated_ms) / 1000);
+    rb->SendBulk("client-info");
+    rb->SendBulk(entry.client_info);
+  }
+}
+
+void AclGenPass(CmdArgList args, ReplyBuilder* rb) {
+  int64_t bits = 256;
+  if (args.size() == 3) {
+    std::optional<int64_t> parsed = ParseInt64(args[2]);
+    if (!parsed) return rb->SendError(facade::kInvalidIntErr);
+    bits = *parsed;
+  }
+  if (bits <= 0 || bits > 4096) {
+    return rb->SendError(
+        "ERR ACL GENPASS argument must be the number of bits for the output password, a "
+        "positive number up to 4096");
+  }
+  const size_t chars = size_t(bits + 3) / 4;
+  unsigned char random[512];
+  if (RAND_bytes(random, int((chars + 1) / 2)) != 1) {
+    return rb->SendError("ERR failed to generate random bytes");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string password;
+  for (size_t i = 0; i < chars; ++i) {
+    unsigned char byte = random[i / 2];
+    password += kHex[i % 2 == 0 ? byte >> 4 : byte & 15];
+  }
+  rb->SendBulk(password);
+}
+
+void CmdAcl(const CommandRegistry& registry, CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::string_view sub = args[1];  // validated by the dispatcher
+  if (ArgIs(sub, "WHOAMI")) return rb->SendBulk(kDefaultUser);
+  if (ArgIs(sub, "USERS")) return rb->SendBulkArray(std::vector<std::string>{std::string(kDefaultUser)});
+  if (ArgIs(sub, "LIST")) return AclList(rb);
+  if (ArgIs(sub, "GETUSER")) return AclGetUser(args, rb);
+  if (ArgIs(sub, "CAT")) return AclCat(registry, args, rb);
+  if (ArgIs(sub, "DRYRUN")) return AclDryRun(registry, args, rb);
+  if (ArgIs(sub, "LOG")) return AclLogCmd(args, rb);
+  if (ArgIs(sub, "GENPASS")) return AclGenPass(args, rb);
+  if (ArgIs(sub, "DELUSER")) {
+    for (size_t i = 2; i < args.size(); ++i) {
+      if (IsDefaultUser(args[i])) return rb->SendError("ERR The 'default' user cannot be removed");
+    }
+    return rb->SendLong(0);  // no other user exists
+  }
+  if (ArgIs(sub, "SETUSER")) {
+    return rb->SendError(
+        "ERR damselfly has one user, 'default', whose password is requirepass: ACL SETUSER "
+        "is not supported");
+  }
+  if (ArgIs(sub, "LOAD") || ArgIs(sub, "SAVE")) {
+    return rb->SendError(
+        "ERR This Redis instance is not configured to use an ACL file. You may want to "
+        "specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming "
+        "you have a Redis configuration file set) in order to store users in the Redis "
+        "configuration.");
+  }
+  static constexpr std::string_view kHelp[] = {
+      "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CAT [<category>]",
+      "    List all commands that belong to <category>, or all command categories",
+      "    when no category is specified.",
+      "DELUSER <username> [<username> ...]",
+      "    Delete a list of users.",
+      "DRYRUN <username> <command> [<arg> ...]",
+      "    Returns whether the user can execute the given command without executing the "
+      "command.",
+      "GETUSER <username>",
+      "    Get the user's details.",
+      "GENPASS [<bits>]",
+      "    Generate a secure 256-bit user password. The optional `bits` argument can",
+      "    be used to specify a different size.",
+      "LIST",
+      "    Show users details in config file format.",
+      "LOAD",
+      "    Reload users from the ACL file.",
+      "LOG [<count> | RESET]",
+      "    Show the ACL log entries.",
+      "SAVE",
+      "    Save the current config to the ACL file.",
+      "SETUSER <username> <attribute> [<attribute> ...]",
+      "    Create or modify a user with the specified attributes.",
+      "USERS",
+      "    List all the registered usernames.",
+      "WHOAMI",
+      "    Return the current connection username.",
+      "HELP",
+      "    Prints this help.",
+  };
+  rb->SendSimpleStringArray(kHelp);
+}
+
+}  // namespace
+
+void LogAuthFailure(std::string_view command, std::string_view user, std::string client_info) {
+  const int64_t now_ms = helio::UnixTimeMs();
+  AclLog& log = Log();
+  std::lock_guard lock(log.mu);
+  auto similar = std::find_if(log.entries.begin(), log.entries.end(), [&](const LogEntry& e) {
+    return e.object == command && e.username == user && now_ms - e.updated_ms <= kLogGroupingMs;
+  });
+  LogEntry entry;
+  if (similar != log.entries.end()) {
+    entry = std::move(*similar);
+    log.entries.erase(similar);
+    ++entry.count;
+  } else {
+    entry.object = std::string(command);
+    entry.username = std::string(user);
+  }
+  entry.client_info = std::move(client_info);
+  entry.updated_ms = now_ms;
+  log.entries.push_front(std::move(entry));
+  if (log.entries.size() > kAclLogMaxLen) log.entries.pop_back();
+}
+
+void AclFamily::Register(facade::CommandRegistry* registry) {
+  using namespace facade;
+  const CommandRegistry* commands = registry;
+  registry->Add("ACL", -2, kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys, kAclSlow,
+                [commands](CmdArgList args, ConnectionContext* cntx) {
+                  CmdAcl(*commands, args, cntx);
+                },
+                {{"CAT", -2},
+                 {"DELUSER", -3},
+                 {"DRYRUN", -4},
+                 {"GENPASS", -2},
+                 {"GETUSER", 3},
+                 {"HELP", 2},
+                 {"LIST", 2},
+                 {"LOAD", 2},
+                 {"LOG", -2},
+                 {"SAVE", 2},
+                 {"SETUSER", -3},
+                 {"USERS", 2},
+                 {"WHOAMI", 2}});
+}
+
+}  // namespace damselfly
