@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "helio/base/strings.h"
 #include "helio/base/time.h"
 #include "src/facade/conn_context.h"
@@ -55,13 +56,7 @@ std::string HexSha256(std::string_view text) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 15];
-  }
-  return hex;
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<char*>(digest), length));
 }
 
 // The default user's password hashes: one, or none (nopass).
@@ -211,12 +206,9 @@ void AclGenPass(CmdArgList args, ReplyBuilder* rb) {
   if (RAND_bytes(random, int((chars + 1) / 2)) != 1) {
     return rb->SendError("ERR failed to generate random bytes");
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string password;
-  for (size_t i = 0; i < chars; ++i) {
-    unsigned char byte = random[i / 2];
-    password += kHex[i % 2 == 0 ? byte >> 4 : byte & 15];
-  }
+  std::string password = absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<char*>(random), (chars + 1) / 2));
+  password.resize(chars);
   rb->SendBulk(password);
 }
 
