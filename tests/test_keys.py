@@ -533,6 +533,12 @@ def test_command_getkeys_and_flags(server):
                         (("BITFIELD", "a", "GET", "u8", "0", "INCRBY", "u8", "0", "1"), rw),
                         (("BITFIELD", "a", "GET", "u8"), rw)):
         assert c("COMMAND", "GETKEYSANDFLAGS", *call) == [[b"a", flags]], call
+    assert c("COMMAND", "GETKEYSANDFLAGS", "MSET", "a", "1", "b", "2") == [
+        [b"a", ["OW", "update"]], [b"b", ["OW", "update"]]]
+    assert c("COMMAND", "GETKEYSANDFLAGS", "ZPOPMIN", "a") == [[b"a", ["RW", "access", "delete"]]]
+    assert c("COMMAND", "GETKEYSANDFLAGS", "TYPE", "a") == [[b"a", ["RO"]]]
+    assert c("COMMAND", "GETKEYS", "EVAL", "return 1", "0") == []
+    assert c("COMMAND", "GETKEYS", "FCALL", "f", "0") == []
     info = c("COMMAND", "INFO", "RENAME")[0]
     specs = info[8]
     assert len(specs) == 2

@@ -414,6 +414,8 @@ void BitField(CmdArgList args, ConnectionContext* cntx, bool read_only) {
 
 void CmdBitField(CmdArgList args, ConnectionContext* cntx) { BitField(args, cntx, false); }
 
+void CmdBitFieldRo(CmdArgList args, ConnectionContext* cntx) { BitField(args, cntx, true); }
+
 // BITFIELD's key in a call: only read when every operation is a complete GET (OVERFLOW
 // aside); any SET, INCRBY or anything else makes it a write, as Redis decides.
 uint32_t BitFieldKeyFlags(CmdArgList args) {
@@ -429,7 +431,6 @@ uint32_t BitFieldKeyFlags(CmdArgList args) {
   }
   return facade::kKeyRO | facade::kKeyAccess;
 }
-void CmdBitFieldRo(CmdArgList args, ConnectionContext* cntx) { BitField(args, cntx, true); }
 
 }  // namespace
 

@@ -423,32 +423,39 @@ void CmdRandomKey(CmdArgList args, ConnectionContext* cntx) {
 void GenericFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   CommandRegistry& r = *registry;
+  // The key read only for its metadata (type, length), updated in place, only added to,
+  // only removed from, read and removed, overwritten unread, or written when missing: the
+  // key flags Redis 7.0 gives (COMMAND INFO). Only RO changes locking (shared).
+  const KeySpec kMetadataRead = Keys(1).WithFlags(kKeyRO);
+  const KeySpec kUpdated = Keys(1).WithFlags(kKeyRW | kKeyUpdate);
   constexpr uint32_t kAclW = kAclKeyspace | kAclWrite, kAclR = kAclKeyspace | kAclRead;
   const KeySpec kRemoved = Keys(1, -1).WithFlags(kKeyRM | kKeyDelete);
   const KeySpec kChecked = Keys(1, -1).WithFlags(kKeyRO);
   // RENAME's source is read and deleted, its destination overwritten; COPY's source read.
   const KeySpecs kRenamed = {Keys(1).WithFlags(kKeyRW | kKeyAccess | kKeyDelete),
                              Keys(2).WithFlags(kKeyOW | kKeyUpdate)};
+  const KeySpecs kRenamedIfNew = {Keys(1).WithFlags(kKeyRW | kKeyAccess | kKeyDelete),
+                                  Keys(2).WithFlags(kKeyOW | kKeyInsert)};
   const KeySpecs kCopied = {Keys(1).WithFlags(kKeyRO | kKeyAccess),
                             Keys(2).WithFlags(kKeyOW | kKeyUpdate)};
   r.Add("DEL", -2, kCmdWrite, kRemoved, kAclW | kAclSlow, CmdCount<DeleteKeys>);
   r.Add("UNLINK", -2, kCmdWrite | kCmdFast, kRemoved, kAclW | kAclFast, CmdCount<UnlinkKeys>);
   r.Add("EXISTS", -2, kCmdReadOnly | kCmdFast, kChecked, kAclR | kAclFast, CmdCount<CountExisting>);
   r.Add("TOUCH", -2, kCmdReadOnly | kCmdFast, kChecked, kAclR | kAclFast, CmdCount<TouchKeys>);
-  r.Add("TYPE", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdType);
+  r.Add("TYPE", 2, kCmdReadOnly | kCmdFast, kMetadataRead, kAclR | kAclFast, CmdType);
   r.Add("TTL", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdTtl);
   r.Add("PTTL", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdPTtl);
   r.Add("EXPIRETIME", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdExpireTime);
   r.Add("PEXPIRETIME", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdPExpireTime);
-  r.Add("PERSIST", 2, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdPersist);
-  r.Add("EXPIRE", -3, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdExpire);
-  r.Add("PEXPIRE", -3, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdPExpire);
-  r.Add("EXPIREAT", -3, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdExpireAt);
-  r.Add("PEXPIREAT", -3, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdPExpireAt);
+  r.Add("PERSIST", 2, kCmdWrite | kCmdFast, kUpdated, kAclW | kAclFast, CmdPersist);
+  r.Add("EXPIRE", -3, kCmdWrite | kCmdFast, kUpdated, kAclW | kAclFast, CmdExpire);
+  r.Add("PEXPIRE", -3, kCmdWrite | kCmdFast, kUpdated, kAclW | kAclFast, CmdPExpire);
+  r.Add("EXPIREAT", -3, kCmdWrite | kCmdFast, kUpdated, kAclW | kAclFast, CmdExpireAt);
+  r.Add("PEXPIREAT", -3, kCmdWrite | kCmdFast, kUpdated, kAclW | kAclFast, CmdPExpireAt);
   r.Add("OBJECT", -2, kCmdReadOnly, Keys(2), kAclR | kAclSlow, CmdObject,
         {{"ENCODING", 3}, {"REFCOUNT", 3}, {"IDLETIME", 3}, {"FREQ", 3}, {"HELP", 2}});
   r.Add("RENAME", 3, kCmdWrite, kRenamed, kAclW | kAclSlow, CmdRename);
-  r.Add("RENAMENX", 3, kCmdWrite | kCmdFast, kRenamed, kAclW | kAclFast, CmdRenameNx);
+  r.Add("RENAMENX", 3, kCmdWrite | kCmdFast, kRenamedIfNew, kAclW | kAclFast, CmdRenameNx);
   r.Add("COPY", -3, kCmdWrite | kCmdDenyOom, kCopied, kAclW | kAclSlow, CmdCopy);
   r.Add("MOVE", 3, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdMove);
   r.Add("SWAPDB", 3, kCmdWrite | kCmdFast | kCmdWholeShard, kNoKeys,

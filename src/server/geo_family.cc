@@ -563,6 +563,10 @@ void CmdGeoSearchStore(CmdArgList args, ConnectionContext* cntx) {
 void GeoFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   CommandRegistry& r = *registry;
+  // The key read only for its metadata (type, length), updated in place, only added to,
+  // only removed from, read and removed, overwritten unread, or written when missing: the
+  // key flags Redis 7.0 gives (COMMAND INFO). Only RO changes locking (shared).
+  const KeySpec kUpdated = Keys(1).WithFlags(kKeyRW | kKeyUpdate);
   constexpr uint32_t kWrite = kCmdWrite | kCmdDenyOom;
   constexpr uint32_t kAclW = kAclWrite | kAclGeo | kAclSlow;
   constexpr uint32_t kAclR = kAclRead | kAclGeo | kAclSlow;
@@ -575,7 +579,7 @@ void GeoFamily::Register(facade::CommandRegistry* registry) {
   };
   const KeySpecs kSearchStoreKeys = {Keys(1).WithFlags(kKeyOW | kKeyUpdate),
                                      Keys(2).WithFlags(kKeyRO | kKeyAccess)};
-  r.Add("GEOADD", -5, kWrite, Keys(1), kAclW, CmdGeoAdd);
+  r.Add("GEOADD", -5, kWrite, kUpdated, kAclW, CmdGeoAdd);
   r.Add("GEOPOS", -2, kCmdReadOnly, Keys(1), kAclR, CmdGeoPos);
   r.Add("GEOHASH", -2, kCmdReadOnly, Keys(1), kAclR, CmdGeoHash);
   r.Add("GEODIST", -4, kCmdReadOnly, Keys(1), kAclR, CmdGeoDist);

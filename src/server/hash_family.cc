@@ -381,19 +381,26 @@ void HashFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   RegisterTypedObjectFactory(ObjType::kHash, MakeHashFromForm);
   CommandRegistry& r = *registry;
+  // The key read only for its metadata (type, length), updated in place, only added to,
+  // only removed from, read and removed, overwritten unread, or written when missing: the
+  // key flags Redis 7.0 gives (COMMAND INFO). Only RO changes locking (shared).
+  const KeySpec kUpdated = Keys(1).WithFlags(kKeyRW | kKeyUpdate);
+  const KeySpec kInsertedInto = Keys(1).WithFlags(kKeyRW | kKeyInsert);
+  const KeySpec kDeletedFrom = Keys(1).WithFlags(kKeyRW | kKeyDelete);
+  const KeySpec kMetadataRead = Keys(1).WithFlags(kKeyRO);
   constexpr uint32_t kWrite = kCmdWrite | kCmdDenyOom;
   constexpr uint32_t kRead = kCmdReadOnly;
   constexpr uint32_t kAclW = kAclWrite | kAclHash, kAclR = kAclRead | kAclHash;
-  r.Add("HSET", -4, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdHSet);
-  r.Add("HSETNX", 4, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdHSetNx);
-  r.Add("HMSET", -4, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdHSet);
+  r.Add("HSET", -4, kWrite | kCmdFast, kUpdated, kAclW | kAclFast, CmdHSet);
+  r.Add("HSETNX", 4, kWrite | kCmdFast, kInsertedInto, kAclW | kAclFast, CmdHSetNx);
+  r.Add("HMSET", -4, kWrite | kCmdFast, kUpdated, kAclW | kAclFast, CmdHSet);
   r.Add("HGET", 3, kRead | kCmdFast, Keys(1), kAclR | kAclFast, CmdHGet);
   r.Add("HMGET", -3, kRead | kCmdFast, Keys(1), kAclR | kAclFast, CmdHMGet);
-  r.Add("HDEL", -3, kCmdWrite | kCmdFast, Keys(1).WithFlags(kKeyRW | kKeyDelete), kAclW | kAclFast,
+  r.Add("HDEL", -3, kCmdWrite | kCmdFast, kDeletedFrom, kAclW | kAclFast,
         CmdHDel);
-  r.Add("HLEN", 2, kRead | kCmdFast, Keys(1), kAclR | kAclFast, CmdHLen);
-  r.Add("HEXISTS", 3, kRead | kCmdFast, Keys(1), kAclR | kAclFast, CmdHExists);
-  r.Add("HSTRLEN", 3, kRead | kCmdFast, Keys(1), kAclR | kAclFast, CmdHStrLen);
+  r.Add("HLEN", 2, kRead | kCmdFast, kMetadataRead, kAclR | kAclFast, CmdHLen);
+  r.Add("HEXISTS", 3, kRead | kCmdFast, kMetadataRead, kAclR | kAclFast, CmdHExists);
+  r.Add("HSTRLEN", 3, kRead | kCmdFast, kMetadataRead, kAclR | kAclFast, CmdHStrLen);
   r.Add("HINCRBY", 4, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdHIncrBy);
   r.Add("HINCRBYFLOAT", 4, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdHIncrByFloat);
   r.Add("HKEYS", 2, kRead, Keys(1), kAclR | kAclSlow, CmdHKeys);

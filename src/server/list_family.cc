@@ -771,7 +771,8 @@ void ListFamily::Register(facade::CommandRegistry* registry) {
         CmdLRange);
   r.Add("LINDEX", 3, kCmdReadOnly, Keys(1).WithFlags(kKeyRO | kKeyAccess), kAclR | kAclSlow,
         CmdLIndex);
-  r.Add("LPOS", -3, kCmdReadOnly, Keys(1).WithFlags(kKeyRO), kAclR | kAclSlow, CmdLPos);
+  r.Add("LPOS", -3, kCmdReadOnly, Keys(1).WithFlags(kKeyRO | kKeyAccess), kAclR | kAclSlow,
+        CmdLPos);
   r.Add("LSET", 4, kWrite, Keys(1).WithFlags(kKeyRW | kKeyUpdate), kAclW | kAclSlow, CmdLSet);
   r.Add("LINSERT", 5, kWrite, kPushed, kAclW | kAclSlow, CmdLInsert);
   r.Add("LREM", 4, kCmdWrite, Keys(1).WithFlags(kKeyRW | kKeyDelete), kAclW | kAclSlow, CmdLRem);

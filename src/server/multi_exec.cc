@@ -306,7 +306,7 @@ void MultiExec::Register(facade::CommandRegistry* registry) {
   r.Add("MULTI", 1, kFastFlags, kNoKeys, kAclFastTx, CmdMulti);
   r.Add("EXEC", 1, kFlags | kCmdSkipSlowlog, kNoKeys, kAclSlow | kAclTransaction, CmdExec);
   r.Add("DISCARD", 1, kFastFlags, kNoKeys, kAclFastTx, CmdDiscard);
-  r.Add("WATCH", -2, kFastFlags, Keys(1, -1), kAclFastTx, CmdWatch);
+  r.Add("WATCH", -2, kFastFlags, Keys(1, -1).WithFlags(kKeyRO), kAclFastTx, CmdWatch);
   r.Add("UNWATCH", 1, kFastFlags, kNoKeys, kAclFastTx, CmdUnwatch);
 }
 

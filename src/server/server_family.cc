@@ -489,7 +489,11 @@ void SendKeysOfCall(const facade::CommandRegistry& registry, CmdArgList call, bo
     }
     keys.emplace_back(call[index], flags);
   });
-  if (keys.empty()) return rb->SendError("ERR Invalid arguments specified for command");
+  if (keys.empty()) {
+    // EVAL and FCALL may name no key: none is an answer for them, as in Redis.
+    if (cid->flags & facade::kCmdNoMandatoryKeys) return rb->SendEmptyArray();
+    return rb->SendError("ERR Invalid arguments specified for command");
+  }
   rb->StartArray(keys.size());
   for (const auto& [key, flags] : keys) {
     if (!with_flags) {

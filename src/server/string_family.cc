@@ -68,7 +68,6 @@ void StoreString(DbIndex db, std::string_view key, std::string_view value, bool 
   }
 }
 
-// SET key value [NX | XX] [GET] [EX s | PX ms | EXAT ts | PXAT ts-ms | KEEPTTL]
 // SET's key in a call: read (RW access) with GET, only overwritten without it.
 uint32_t SetKeyFlags(CmdArgList args) {
   for (size_t i = 3; i < args.size(); ++i) {
@@ -77,6 +76,7 @@ uint32_t SetKeyFlags(CmdArgList args) {
   return facade::kKeyOW | facade::kKeyUpdate;
 }
 
+// SET key value [NX | XX] [GET] [EX s | PX ms | EXAT ts | PXAT ts-ms | KEEPTTL]
 void CmdSet(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   enum { kAlways, kIfMissing, kIfExists } condition = kAlways;
@@ -546,6 +546,15 @@ void CmdLcs(CmdArgList args, ConnectionContext* cntx) {
 void StringFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   CommandRegistry& r = *registry;
+  // The key read only for its metadata (type, length), updated in place, only added to,
+  // only removed from, read and removed, overwritten unread, or written when missing: the
+  // key flags Redis 7.0 gives (COMMAND INFO). Only RO changes locking (shared).
+  const KeySpec kPoppedFrom = Keys(1).WithFlags(kKeyRW | kKeyAccess | kKeyDelete);
+  const KeySpec kCreatedIfMissing = Keys(1).WithFlags(kKeyOW | kKeyInsert);
+  const KeySpec kOverwritten = Keys(1).WithFlags(kKeyOW | kKeyUpdate);
+  const KeySpec kInsertedInto = Keys(1).WithFlags(kKeyRW | kKeyInsert);
+  const KeySpec kMetadataRead = Keys(1).WithFlags(kKeyRO);
+  const KeySpec kUpdated = Keys(1).WithFlags(kKeyRW | kKeyUpdate);
   constexpr uint32_t kWrite = kCmdWrite | kCmdDenyOom;
   constexpr uint32_t kAclW = kAclWrite | kAclString, kAclR = kAclRead | kAclString;
   KeySpec set_key = Keys(1).WithFlags(kKeyRW | kKeyAccess | kKeyUpdate | kKeyVariableFlags);
@@ -553,13 +562,13 @@ void StringFamily::Register(facade::CommandRegistry* registry) {
   r.Add("SET", -3, kWrite, set_key, kAclW | kAclSlow, CmdSet).variable_key_flags = SetKeyFlags;
   r.Add("GET", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdGet);
   r.Add("GETSET", 3, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdGetSet);
-  r.Add("GETDEL", 2, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdGetDel);
+  r.Add("GETDEL", 2, kCmdWrite | kCmdFast, kPoppedFrom, kAclW | kAclFast, CmdGetDel);
   r.Add("GETEX", -2, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdGetEx);
-  r.Add("SETNX", 3, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdSetNx);
-  r.Add("SETEX", 4, kWrite, Keys(1), kAclW | kAclSlow, CmdSetEx);
-  r.Add("PSETEX", 4, kWrite, Keys(1), kAclW | kAclSlow, CmdPSetEx);
-  r.Add("APPEND", 3, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdAppend);
-  r.Add("STRLEN", 2, kCmdReadOnly | kCmdFast, Keys(1), kAclR | kAclFast, CmdStrLen);
+  r.Add("SETNX", 3, kWrite | kCmdFast, kCreatedIfMissing, kAclW | kAclFast, CmdSetNx);
+  r.Add("SETEX", 4, kWrite, kOverwritten, kAclW | kAclSlow, CmdSetEx);
+  r.Add("PSETEX", 4, kWrite, kOverwritten, kAclW | kAclSlow, CmdPSetEx);
+  r.Add("APPEND", 3, kWrite | kCmdFast, kInsertedInto, kAclW | kAclFast, CmdAppend);
+  r.Add("STRLEN", 2, kCmdReadOnly | kCmdFast, kMetadataRead, kAclR | kAclFast, CmdStrLen);
   r.Add("INCR", 2, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdIncr);
   r.Add("DECR", 2, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdDecr);
   r.Add("INCRBY", 3, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdIncrBy);
@@ -567,10 +576,11 @@ void StringFamily::Register(facade::CommandRegistry* registry) {
   r.Add("INCRBYFLOAT", 3, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdIncrByFloat);
   r.Add("GETRANGE", 4, kCmdReadOnly, Keys(1), kAclR | kAclSlow, CmdGetRange);
   r.Add("SUBSTR", 4, kCmdReadOnly, Keys(1), kAclR | kAclSlow, CmdGetRange);
-  r.Add("MSET", -3, kWrite, Keys(1, -1, 2), kAclW | kAclSlow, CmdMSet);
-  r.Add("MSETNX", -3, kWrite, Keys(1, -1, 2), kAclW | kAclSlow, CmdMSetNx);
+  const KeySpec kPairs = Keys(1, -1, 2);
+  r.Add("MSET", -3, kWrite, kPairs.WithFlags(kKeyOW | kKeyUpdate), kAclW | kAclSlow, CmdMSet);
+  r.Add("MSETNX", -3, kWrite, kPairs.WithFlags(kKeyOW | kKeyInsert), kAclW | kAclSlow, CmdMSetNx);
   r.Add("MGET", -2, kCmdReadOnly | kCmdFast, Keys(1, -1), kAclR | kAclFast, CmdMGet);
-  r.Add("SETRANGE", 4, kWrite, Keys(1), kAclW | kAclSlow, CmdSetRange);
+  r.Add("SETRANGE", 4, kWrite, kUpdated, kAclW | kAclSlow, CmdSetRange);
   r.Add("LCS", -3, kCmdReadOnly, Keys(1, 2), kAclR | kAclSlow, CmdLcs);
 }
 

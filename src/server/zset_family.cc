@@ -1186,6 +1186,13 @@ void ZSetFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   RegisterZSetFactory();
   CommandRegistry& r = *registry;
+  // The key read only for its metadata (type, length), updated in place, only added to,
+  // only removed from, read and removed, overwritten unread, or written when missing: the
+  // key flags Redis 7.0 gives (COMMAND INFO). Only RO changes locking (shared).
+  const KeySpec kUpdated = Keys(1).WithFlags(kKeyRW | kKeyUpdate);
+  const KeySpec kDeletedFrom = Keys(1).WithFlags(kKeyRW | kKeyDelete);
+  const KeySpec kMetadataRead = Keys(1).WithFlags(kKeyRO);
+  const KeySpec kPoppedFrom = Keys(1).WithFlags(kKeyRW | kKeyAccess | kKeyDelete);
   constexpr uint32_t kWrite = kCmdWrite | kCmdDenyOom;
   constexpr uint32_t kReadFast = kCmdReadOnly | kCmdFast;
   constexpr uint32_t kAclW = kAclWrite | kAclSortedSet, kAclR = kAclRead | kAclSortedSet;
@@ -1197,10 +1204,10 @@ void ZSetFamily::Register(facade::CommandRegistry* registry) {
   const KeySpecs kStore = {Keys(1).WithFlags(kKeyOW | kKeyUpdate), NumKeys(2, kKeyRO | kKeyAccess)};
   const KeySpecs kRangeStore = {Keys(1).WithFlags(kKeyOW | kKeyUpdate),
                                 Keys(2).WithFlags(kKeyRO | kKeyAccess)};
-  r.Add("ZADD", -4, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdZAdd);
+  r.Add("ZADD", -4, kWrite | kCmdFast, kUpdated, kAclW | kAclFast, CmdZAdd);
   r.Add("ZINCRBY", 4, kWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdZIncrBy);
-  r.Add("ZREM", -3, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdZRem);
-  r.Add("ZCARD", 2, kReadFast, Keys(1), kAclR | kAclFast, CmdZCard);
+  r.Add("ZREM", -3, kCmdWrite | kCmdFast, kDeletedFrom, kAclW | kAclFast, CmdZRem);
+  r.Add("ZCARD", 2, kReadFast, kMetadataRead, kAclR | kAclFast, CmdZCard);
   r.Add("ZSCORE", 3, kReadFast, Keys(1), kAclR | kAclFast, CmdZScore);
   r.Add("ZMSCORE", -3, kReadFast, Keys(1), kAclR | kAclFast, CmdZMScore);
   r.Add("ZRANK", 3, kReadFast, Keys(1), kAclR | kAclFast, CmdZRank);
@@ -1214,11 +1221,11 @@ void ZSetFamily::Register(facade::CommandRegistry* registry) {
   r.Add("ZRANGEBYLEX", -4, kCmdReadOnly, Keys(1), kAclR | kAclSlow, CmdZRangeByLex);
   r.Add("ZREVRANGEBYLEX", -4, kCmdReadOnly, Keys(1), kAclR | kAclSlow, CmdZRevRangeByLex);
   r.Add("ZRANGESTORE", -5, kWrite, kRangeStore, kAclW | kAclSlow, CmdZRangeStore);
-  r.Add("ZREMRANGEBYRANK", 4, kCmdWrite, Keys(1), kAclW | kAclSlow, CmdZRemRangeByRank);
-  r.Add("ZREMRANGEBYSCORE", 4, kCmdWrite, Keys(1), kAclW | kAclSlow, CmdZRemRangeByScore);
-  r.Add("ZREMRANGEBYLEX", 4, kCmdWrite, Keys(1), kAclW | kAclSlow, CmdZRemRangeByLex);
-  r.Add("ZPOPMIN", -2, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdZPopMin);
-  r.Add("ZPOPMAX", -2, kCmdWrite | kCmdFast, Keys(1), kAclW | kAclFast, CmdZPopMax);
+  r.Add("ZREMRANGEBYRANK", 4, kCmdWrite, kDeletedFrom, kAclW | kAclSlow, CmdZRemRangeByRank);
+  r.Add("ZREMRANGEBYSCORE", 4, kCmdWrite, kDeletedFrom, kAclW | kAclSlow, CmdZRemRangeByScore);
+  r.Add("ZREMRANGEBYLEX", 4, kCmdWrite, kDeletedFrom, kAclW | kAclSlow, CmdZRemRangeByLex);
+  r.Add("ZPOPMIN", -2, kCmdWrite | kCmdFast, kPoppedFrom, kAclW | kAclFast, CmdZPopMin);
+  r.Add("ZPOPMAX", -2, kCmdWrite | kCmdFast, kPoppedFrom, kAclW | kAclFast, CmdZPopMax);
   r.Add("ZMPOP", -4, kCmdWrite, NumKeys(1, kKeyRW | kKeyAccess | kKeyDelete), kAclW | kAclSlow,
         CmdZMPop);
   constexpr uint32_t kBlocking = kCmdWrite | kCmdNoScript | kCmdBlocking | kCmdFast;
