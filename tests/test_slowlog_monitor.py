@@ -37,6 +37,19 @@ def test_slowlog_entries(server, slowlog_all):
     assert older[3] == [b"CLIENT", b"SETNAME", b"worker"]
 
 
+def test_slowlog_redacts_credentials(server, slowlog_all):
+    c = slowlog_all
+    c("ACL", "SETUSER", "slowlog-user", "on", ">secret")  # refused by damselfly; logged
+    c("ACL", "DELUSER", "slowlog-user")
+    assert c("CONFIG", "SET", "maxmemory", "0", "requirepass", "") == "OK"
+    logged = [entry[3] for entry in reversed(c("SLOWLOG", "GET", "3"))]
+    assert logged == [
+        [b"ACL", b"SETUSER", b"(redacted)", b"(redacted)", b"(redacted)"],
+        [b"ACL", b"DELUSER", b"slowlog-user"],
+        [b"CONFIG", b"SET", b"maxmemory", b"0", b"requirepass", b"(redacted)"],
+    ]
+
+
 def test_slowlog_len_reset_and_default_count(server, slowlog_all):
     c = slowlog_all
     for i in range(15):

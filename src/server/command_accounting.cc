@@ -16,6 +16,7 @@
 #include "helio/base/time.h"
 #include "src/server/latency_monitor.h"
 #include "src/server/monitor.h"
+#include "src/server/redaction.h"
 #include "src/server/server_state.h"
 #include "src/server/tracking.h"
 
@@ -66,7 +67,7 @@ void CalibrateCommandClock() {
 #endif
 }
 
-std::vector<std::string> SlowlogArgs(facade::CmdArgList args) {
+std::vector<std::string> SlowlogArgs(const facade::CommandId* cid, facade::CmdArgList args) {
   size_t kept = std::min(args.size(), kSlowlogMaxArgs);
   std::vector<std::string> out;
   out.reserve(kept);
@@ -75,7 +76,7 @@ std::vector<std::string> SlowlogArgs(facade::CmdArgList args) {
       out.push_back(helio::StrCat("... (", args.size() - kept + 1, " more arguments)"));
       break;
     }
-    std::string_view arg = args[i];
+    std::string_view arg = IsCredentialArg(cid, args, i) ? "(redacted)" : args[i];
     if (arg.size() > kSlowlogMaxArgBytes) {
       out.push_back(helio::StrCat(arg.substr(0, kSlowlogMaxArgBytes), "... (",
                                   arg.size() - kSlowlogMaxArgBytes, " more bytes)"));
@@ -86,7 +87,8 @@ std::vector<std::string> SlowlogArgs(facade::CmdArgList args) {
   return out;
 }
 
-void RecordSlow(facade::CmdArgList args, facade::ConnectionContext* cntx, uint64_t duration_us) {
+void RecordSlow(const facade::CommandId* cid, facade::CmdArgList args,
+                facade::ConnectionContext* cntx, uint64_t duration_us) {
   int64_t max_len = SlowlogMaxLen();
   if (max_len <= 0) return;
   std::deque<SlowLogEntry>& log = ServerState::tlocal()->slowlog;
@@ -94,7 +96,7 @@ void RecordSlow(facade::CmdArgList args, facade::ConnectionContext* cntx, uint64
       .id = next_slowlog_id.fetch_add(1, std::memory_order_relaxed),
       .unix_time_s = helio::UnixTimeMs() / 1000,
       .duration_us = duration_us,
-      .args = SlowlogArgs(args),
+      .args = SlowlogArgs(cid, args),
       .client_addr = cntx->owner()->peer_address(),
       .client_name = cntx->name,
   });
@@ -141,10 +143,11 @@ uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& 
     FeedMonitors(cid, args, cntx);
   }
   int64_t threshold_us = SlowlogThresholdUs();
-  // AUTH and HELLO carry passwords: they stay out of the log.
+  // AUTH and HELLO carry passwords: they stay out of the log (other credentials are
+  // redacted in it: redaction.h).
   if (threshold_us >= 0 && duration_ns >= uint64_t(threshold_us) * 1000 &&
       !(cid->flags & (facade::kCmdNoAuth | facade::kCmdSkipSlowlog))) {
-    RecordSlow(args, cntx, duration_ns / 1000);
+    RecordSlow(cid, args, cntx, duration_ns / 1000);
   }
   return end_ticks;
 }

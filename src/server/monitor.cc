@@ -13,6 +13,7 @@
 #include "src/facade/facade_stats.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/conn_tx_state.h"
+#include "src/server/redaction.h"
 #include "src/server/tracking.h"
 
 namespace damselfly {
@@ -69,17 +70,6 @@ void AppendQuoted(std::string_view arg, std::string* out) {
   *out += '"';
 }
 
-// Whether argument `i` carries a credential: all of AUTH's, and HELLO's after AUTH.
-bool IsRedacted(const facade::CommandId* cid, facade::CmdArgList args, size_t i) {
-  if (cid == nullptr) return false;
-  if (cid->name == "AUTH") return i > 0;
-  if (cid->name != "HELLO") return false;
-  for (size_t j = 2; j < i; ++j) {
-    if (helio::EqualsIgnoreCase(args[j], "AUTH") && i <= j + 2) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 bool MonitorsActive() { return monitor_count.load(std::memory_order_relaxed) > 0; }
@@ -92,7 +82,7 @@ std::string FormatMonitorLine(int64_t unix_time_us, const facade::CommandId* cid
   std::string line = helio::StrCat(stamp, " [", db, " ", peer, "]");
   for (size_t i = 0; i < args.size(); ++i) {
     line += ' ';
-    AppendQuoted(IsRedacted(cid, args, i) ? std::string_view("(redacted)") : args[i], &line);
+    AppendQuoted(IsCredentialArg(cid, args, i) ? std::string_view("(redacted)") : args[i], &line);
   }
   return line;
 }

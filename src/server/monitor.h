@@ -13,8 +13,9 @@
 //
 // As in Redis: lines look like
 //   +1700000000.123456 [0 127.0.0.1:50000] "set" "k" "v"
-// (arguments as sent, escaped like sdscatrepr), admin commands are not shown, AUTH's
-// arguments and HELLO's credentials read "(redacted)", commands queued by MULTI show when
+// (arguments as sent, escaped like sdscatrepr), admin commands are not shown, credentials
+// (AUTH's, HELLO's, ACL SETUSER's, CONFIG SET requirepass's: redaction.h) read
+// "(redacted)", commands queued by MULTI show when
 // EXEC runs them (before the EXEC line), a script command shows before the commands its
 // script calls (whose client reads "lua"), and a monitor is bounded by the `normal` class
 // of client-output-buffer-limit, as in Redis; while that class is unlimited (0 0 0, the

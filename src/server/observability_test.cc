@@ -45,6 +45,21 @@ TEST(MonitorLineTest, QuotesEscapesAndRedacts) {
   EXPECT_EQ(FormatMonitorLine(5, &hello, hello_args, 0, "a:1"),
             "0.000005 [0 a:1] \"HELLO\" \"3\" \"AUTH\" \"(redacted)\" \"(redacted)\" "
             "\"SETNAME\" \"x\"");
+
+  facade::CommandId acl{.name = "ACL"};
+  std::string_view acl_args[] = {"acl", "setuser", "bob", "on", ">pw"};
+  EXPECT_EQ(FormatMonitorLine(5, &acl, acl_args, 0, "a:1"),
+            "0.000005 [0 a:1] \"acl\" \"setuser\" \"(redacted)\" \"(redacted)\" "
+            "\"(redacted)\"");
+  std::string_view whoami_args[] = {"acl", "whoami"};
+  EXPECT_EQ(FormatMonitorLine(5, &acl, whoami_args, 0, "a:1"),
+            "0.000005 [0 a:1] \"acl\" \"whoami\"");
+
+  facade::CommandId config{.name = "CONFIG"};
+  std::string_view config_args[] = {"config", "set", "hz", "10", "requirepass", "pw"};
+  EXPECT_EQ(FormatMonitorLine(5, &config, config_args, 0, "a:1"),
+            "0.000005 [0 a:1] \"config\" \"set\" \"hz\" \"10\" \"requirepass\" "
+            "\"(redacted)\"");
 }
 
 }  // namespace
