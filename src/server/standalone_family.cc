@@ -1,6 +1,5 @@
 #include "src/server/standalone_family.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
