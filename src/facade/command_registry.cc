@@ -249,27 +249,39 @@ std::vector<std::string_view> CommandRegistry::FlagNames(uint32_t flags) {
   return names;
 }
 
+namespace {
+
+// In Redis's order (acl.c), which COMMAND INFO and ACL CAT follow: "@write @set @fast".
+constexpr std::pair<uint32_t, std::string_view> kAclCategoryNames[] = {
+    {kAclKeyspace, "keyspace"}, {kAclRead, "read"},         {kAclWrite, "write"},
+    {kAclSet, "set"},           {kAclSortedSet, "sortedset"}, {kAclList, "list"},
+    {kAclHash, "hash"},         {kAclString, "string"},     {kAclBitmap, "bitmap"},
+    {kAclHyperLogLog, "hyperloglog"},
+    {kAclGeo, "geo"},
+    {kAclStream, "stream"},
+    {kAclPubSub, "pubsub"},
+    {kAclAdmin, "admin"},
+    {kAclFast, "fast"},         {kAclSlow, "slow"},         {kAclBlocking, "blocking"},
+    {kAclDangerous, "dangerous"},
+    {kAclConnection, "connection"}, {kAclTransaction, "transaction"},
+    {kAclScripting, "scripting"},
+};
+
+}  // namespace
+
 std::vector<std::string> CommandRegistry::AclNames(uint32_t acl) {
-  // In Redis's order (acl.c), which COMMAND INFO follows: "@write @set @fast".
-  static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
-      {kAclKeyspace, "keyspace"}, {kAclRead, "read"},         {kAclWrite, "write"},
-      {kAclSet, "set"},           {kAclSortedSet, "sortedset"}, {kAclList, "list"},
-      {kAclHash, "hash"},         {kAclString, "string"},     {kAclBitmap, "bitmap"},
-      {kAclHyperLogLog, "hyperloglog"},
-      {kAclGeo, "geo"},
-      {kAclStream, "stream"},
-      {kAclPubSub, "pubsub"},
-      {kAclAdmin, "admin"},
-      {kAclFast, "fast"},         {kAclSlow, "slow"},         {kAclBlocking, "blocking"},
-      {kAclDangerous, "dangerous"},
-      {kAclConnection, "connection"}, {kAclTransaction, "transaction"},
-      {kAclScripting, "scripting"},
-  };
   std::vector<std::string> names;
-  for (const auto& [bit, name] : kNames) {
+  for (const auto& [bit, name] : kAclCategoryNames) {
     if (acl & bit) names.push_back(helio::StrCat("@", name));
   }
   return names;
+}
+
+uint32_t CommandRegistry::AclCategory(std::string_view name) {
+  for (const auto& [bit, category] : kAclCategoryNames) {
+    if (helio::EqualsIgnoreCase(name, category)) return bit;
+  }
+  return 0;
 }
 
 }  // namespace damselfly::facade

@@ -294,6 +294,19 @@ class CommandRegistry {
   void ForEach(Fn&& fn) const {
     for (const auto& [name, command] : commands_) fn(command);
   }
+  // Calls fn(command, name) for every command and then each of its subcommands, with
+  // the names COMMAND LIST and ACL CAT give: lower case, "config|get" for a subcommand
+  // (whose command is its container).
+  template <typename Fn>
+  void ForEachName(Fn&& fn) const {
+    for (const auto& [upper, command] : commands_) {
+      const std::string name = helio::AsciiStrToLower(command.name);
+      fn(command, name);
+      for (const SubcommandSpec& sub : command.subcommands) {
+        fn(command, helio::StrCat(name, "|", helio::AsciiStrToLower(sub.name)));
+      }
+    }
+  }
 
   // Redis's errors: "ERR unknown command '<name>', with args beginning with: '<a>' ...",
   // "ERR wrong number of arguments for '<name>' command" (name lower-cased; for a
@@ -311,6 +324,8 @@ class CommandRegistry {
   // The flag and ACL category names, as COMMAND INFO lists them.
   static std::vector<std::string_view> FlagNames(uint32_t flags);
   static std::vector<std::string> AclNames(uint32_t acl);
+  // The category named `name` ("hash", any case, without '@'); 0 when there is none.
+  static uint32_t AclCategory(std::string_view name);
 
  private:
   struct DocEntry {

@@ -68,29 +68,17 @@ std::vector<std::string> PasswordHashes() {
 
 bool IsDefaultUser(std::string_view name) { return name == kDefaultUser; }
 
-// "@hash"-style names of every category, in Redis's order.
-std::vector<std::string> AllCategories() { return CommandRegistry::AclNames(~uint32_t{0}); }
-
 void AclCat(const CommandRegistry& registry, CmdArgList args, ReplyBuilder* rb) {
-  std::vector<std::string> categories = AllCategories();
   if (args.size() == 2) {
-    rb->StartArray(categories.size());
-    for (const std::string& name : categories) rb->SendBulk(std::string_view(name).substr(1));
-    return;
+    std::vector<std::string> categories = CommandRegistry::AclNames(~uint32_t{0});
+    for (std::string& name : categories) name.erase(0, 1);  // "@hash" -> "hash"
+    return rb->SendBulkArray(categories);
   }
-  std::string wanted = helio::StrCat("@", helio::AsciiStrToLower(args[2]));
-  if (std::find(categories.begin(), categories.end(), wanted) == categories.end()) {
-    return rb->SendError(helio::StrCat("ERR Unknown category '", args[2], "'"));
-  }
+  const uint32_t category = CommandRegistry::AclCategory(args[2]);
+  if (category == 0) return rb->SendError(helio::StrCat("ERR Unknown category '", args[2], "'"));
   std::vector<std::string> names;
-  registry.ForEach([&](const CommandId& cid) {
-    std::vector<std::string> of_command = CommandRegistry::AclNames(cid.acl);
-    if (std::find(of_command.begin(), of_command.end(), wanted) == of_command.end()) return;
-    std::string name = helio::AsciiStrToLower(cid.name);
-    names.push_back(name);
-    for (const facade::SubcommandSpec& sub : cid.subcommands) {
-      names.push_back(helio::StrCat(name, "|", helio::AsciiStrToLower(sub.name)));
-    }
+  registry.ForEachName([&](const CommandId& cid, const std::string& name) {
+    if (cid.acl & category) names.push_back(name);
   });
   rb->SendBulkArray(names);
 }
@@ -124,26 +112,20 @@ void AclList(ReplyBuilder* rb) {
 }
 
 // DRYRUN user command [arg ...]: the default user may run anything, so the answer is
-// OK once the command exists and its arity fits, with Redis's errors otherwise.
+// OK once the command (and subcommand) exists and its arity fits, with Redis's errors
+// otherwise: the registry's own check (CommandRegistry::Validate), but "not found" for
+// an unknown name.
 void AclDryRun(const CommandRegistry& registry, CmdArgList args, ReplyBuilder* rb) {
   if (!IsDefaultUser(args[2])) {
     return rb->SendError(helio::StrCat("ERR User '", args[2], "' not found"));
   }
   CmdArgList call = args.subspan(3);
-  std::string not_found = helio::StrCat("ERR Command '", call[0], "' not found");
   const CommandId* cid = registry.Find(call[0]);
-  if (!cid) return rb->SendError(not_found);
-  if (!cid->subcommands.empty() && call.size() >= 2) {
-    const facade::SubcommandSpec* sub = cid->FindSubcommand(call[1]);
-    if (!sub) return rb->SendError(not_found);
-    bool fits = sub->arity >= 0 ? call.size() == size_t(sub->arity)
-                                : call.size() >= size_t(-sub->arity);
-    if (!fits) return rb->SendError(CommandRegistry::WrongArityError(cid->name, sub->name));
-    return rb->SendOk();
-  }
-  if (!cid->IsArityValid(call.size())) {
-    return rb->SendError(CommandRegistry::WrongArityError(cid->name));
-  }
+  bool known = cid != nullptr && (cid->subcommands.empty() || call.size() < 2 ||
+                                  cid->FindSubcommand(call[1]) != nullptr);
+  if (!known) return rb->SendError(helio::StrCat("ERR Command '", call[0], "' not found"));
+  std::string error;
+  if (!registry.Validate(call, &error)) return rb->SendError(error);
   rb->SendOk();
 }
 
@@ -216,7 +198,10 @@ void CmdAcl(const CommandRegistry& registry, CmdArgList args, ConnectionContext*
   ReplyBuilder* rb = cntx->reply_builder();
   std::string_view sub = args[1];  // validated by the dispatcher
   if (ArgIs(sub, "WHOAMI")) return rb->SendBulk(kDefaultUser);
-  if (ArgIs(sub, "USERS")) return rb->SendBulkArray(std::vector<std::string>{std::string(kDefaultUser)});
+  if (ArgIs(sub, "USERS")) {
+    std::string_view users[] = {kDefaultUser};
+    return rb->SendBulkArray(users);
+  }
   if (ArgIs(sub, "LIST")) return AclList(rb);
   if (ArgIs(sub, "GETUSER")) return AclGetUser(args, rb);
   if (ArgIs(sub, "CAT")) return AclCat(registry, args, rb);

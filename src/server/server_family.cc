@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <functional>
 
 
 #include "helio/base/strings.h"
@@ -547,41 +546,31 @@ void SendCommandDocs(const CommandId& cid, ReplyBuilder* rb) {
 }
 
 // COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]: the names of
-// the commands and of their subcommands ("config|get"), lower case. A subcommand is in
-// an ACL category when its container is (subcommands have no categories of their own
-// here). No command comes from a module.
+// the commands and of their subcommands ("config|get"). A subcommand is in an ACL
+// category when its container is (subcommands have no categories of their own here). No
+// command comes from a module.
 void SendCommandList(const CommandRegistry& registry, CmdArgList filter, ReplyBuilder* rb) {
-  if (!filter.empty() && (filter.size() != 3 || !ArgIs(filter[0], "FILTERBY"))) {
-    return rb->SendError(facade::kSyntaxErr);
-  }
-  std::function<bool(const CommandId&, std::string_view)> keep =
-      [](const CommandId&, std::string_view) { return true; };
+  enum class By { kAll, kModule, kAclCategory, kPattern } by = By::kAll;
   if (!filter.empty()) {
-    std::string_view kind = filter[1], value = filter[2];
-    if (ArgIs(kind, "MODULE")) {
-      keep = [](const CommandId&, std::string_view) { return false; };
-    } else if (ArgIs(kind, "ACLCAT")) {
-      std::string category = helio::StrCat("@", helio::AsciiStrToLower(value));
-      keep = [category](const CommandId& cid, std::string_view) {
-        std::vector<std::string> names = CommandRegistry::AclNames(cid.acl);
-        return std::find(names.begin(), names.end(), category) != names.end();
-      };
-    } else if (ArgIs(kind, "PATTERN")) {
-      keep = [value](const CommandId&, std::string_view name) {
-        return core::GlobMatch(value, name, /*nocase=*/true);
-      };
+    if (filter.size() != 3 || !ArgIs(filter[0], "FILTERBY")) {
+      return rb->SendError(facade::kSyntaxErr);
+    }
+    if (ArgIs(filter[1], "MODULE")) {
+      by = By::kModule;
+    } else if (ArgIs(filter[1], "ACLCAT")) {
+      by = By::kAclCategory;
+    } else if (ArgIs(filter[1], "PATTERN")) {
+      by = By::kPattern;
     } else {
       return rb->SendError(facade::kSyntaxErr);
     }
   }
+  const uint32_t category = by == By::kAclCategory ? CommandRegistry::AclCategory(filter[2]) : 0;
   std::vector<std::string> names;
-  registry.ForEach([&](const CommandId& cid) {
-    std::string name = helio::AsciiStrToLower(cid.name);
-    if (keep(cid, name)) names.push_back(name);
-    for (const facade::SubcommandSpec& sub : cid.subcommands) {
-      std::string full = helio::StrCat(name, "|", helio::AsciiStrToLower(sub.name));
-      if (keep(cid, full)) names.push_back(std::move(full));
-    }
+  registry.ForEachName([&](const CommandId& cid, const std::string& name) {
+    bool keep = by == By::kAll || (by == By::kAclCategory && (cid.acl & category)) ||
+                (by == By::kPattern && core::GlobMatch(filter[2], name, /*nocase=*/true));
+    if (keep) names.push_back(name);
   });
   rb->SendBulkArray(names);
 }
