@@ -64,6 +64,15 @@ class Wakeup {
     set_ = false;
   }
 
+  // Wait, giving up after `timeout`; false when it timed out.
+  template <typename Duration>
+  bool WaitFor(Duration timeout) {
+    std::unique_lock guard(lock_);
+    bool set = cv_.wait_for(guard, timeout, [this] { return set_; });
+    set_ = false;
+    return set;
+  }
+
  private:
   SpinLock lock_;
   bool set_ = false;

@@ -39,6 +39,10 @@ class ConnectionContext {
   struct TrackingState {
     virtual ~TrackingState() = default;
   };
+  // Server-side state of a replica's connection (src/server/replication.h).
+  struct ReplicaState {
+    virtual ~ReplicaState() = default;
+  };
 
   ConnectionContext(RespConnection* owner, uint64_t id) : owner_(owner), id_(id) {}
 
@@ -78,6 +82,7 @@ class ConnectionContext {
   std::unique_ptr<MonitorState> monitor_state;          // non-null while it monitors
   std::unique_ptr<PubSubState> pubsub_state;            // non-null while it subscribes
   std::unique_ptr<TrackingState> tracking_state;        // non-null while it tracks
+  std::unique_ptr<ReplicaState> replica_state;          // after REPLCONF, SYNC or PSYNC
   // Named by another client's CLIENT TRACKING REDIRECT: keeps its push queue for life.
   bool redirect_target = false;
   // CLIENT NO-EVICT: kept and reported (CLIENT LIST flag e); nothing evicts clients yet.

@@ -101,6 +101,14 @@ class Waiter : public boost::intrusive_ref_counter<Waiter, boost::thread_safe_co
   // Ends a wait from outside: the timeout, CLIENT UNBLOCK, a hang-up. False when the
   // waiter is no longer waiting (served, or ended by another party).
   bool Cancel(State why);
+  // Ends the wait as served by something other than a key (WAIT, by the replicas'
+  // acknowledgements): waiting -> served, with an empty result. False when another party
+  // won. Any thread.
+  bool Settle() {
+    if (!Claim()) return false;
+    MarkServed();
+    return true;
+  }
 
   // The claiming party's result; read it once state() is kServed.
   Result& result() { return result_; }

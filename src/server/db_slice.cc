@@ -84,6 +84,13 @@ const PrimeValue* DbSlice::Find(DbIndex index, std::string_view key) {
   return handle ? &handle.value() : nullptr;
 }
 
+const PrimeValue* DbSlice::Peek(DbIndex index, std::string_view key) const {
+  const Db* d = db(index);
+  if (!d) return nullptr;
+  MainTable::Handle handle = d->main.Find(key, core::HashKey(key));
+  return handle ? &handle.value() : nullptr;
+}
+
 const PrimeValue* DbSlice::FindRead(DbIndex index, std::string_view key, bool touch) {
   Db* d = db(index);
   const uint64_t hash = core::HashKey(key);

@@ -15,9 +15,10 @@
 // is reported to the change listeners as KeyChanges (key, kind, notify-keyspace-events
 // name), in the order Redis notifies them. A command that changed nothing reports
 // nothing: a SET NX of an existing key, a DEL of a missing one, an EXPIRE that a
-// condition refused. Listeners today: WATCH (watch_table.h) and keyspace notifications
-// (keyspace_events.h); client-side caching, blocked clients and the replication journal
-// are to subscribe the same way. See docs/architecture.md.
+// condition refused. Listeners: WATCH (watch_table.h), keyspace notifications
+// (keyspace_events.h), client-side caching (tracking.h), blocked clients
+// (blocking_controller.h) and, while replicas follow, the journal (journal.h). See
+// docs/architecture.md.
 //
 // Pointers returned by Find/Update stay valid until the next insertion into or erasure
 // from that database's main table (a DashTable may move entries).
@@ -185,6 +186,9 @@ class DbSlice {
     if (!d) return;
     if (MainTable::Handle handle = d->main.Find(key, hash)) handle.value().PrefetchHeap();
   }
+  // The value of `key` as it is, expired or not, deleting and counting nothing: what a
+  // change listener may read (the journal reads a changed key's new state).
+  const PrimeValue* Peek(DbIndex db, std::string_view key) const;
   // The deadline (unix ms) of a live key, or 0 when it has none.
   int64_t GetExpire(DbIndex db, std::string_view key) const;
   // Seconds since `key` was last used (read by a command, changed, or TOUCHed; TYPE,

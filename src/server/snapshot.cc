@@ -205,6 +205,7 @@ absl::StatusOr<uint64_t> WriteSnapshot(int fd, const SnapshotOptions& options, u
           auto& part = shards[shard->shard_id()];
           part = std::make_unique<ShardSnapshot>(shard, &file, options.compression);
           part->Start();
+          if (options.on_cut) options.on_cut(shard);
         },
         true);
   }

@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,10 +39,14 @@
 
 namespace damselfly {
 
+class EngineShard;
+
 struct SnapshotOptions {
   std::string path;         // the file to (re)place
   bool compression = true;  // rdbcompression: LZF for long strings
   bool checksum = true;     // rdbchecksum: the CRC64 at the end (else 0)
+  // Called on every shard in the cut's hop (a replica's journal starts there).
+  std::function<void(EngineShard* shard)> on_cut;
 };
 
 struct SnapshotResult {
