@@ -107,9 +107,9 @@ def test_replicaof_no_one_and_arguments(server):
 def test_replicaof_a_master_is_refused(server):
     c = server.raw()
     assert c("REPLICAOF", "127.0.0.1", "6379") == err(
-        "ERR damselfly does not replicate: REPLICAOF NO ONE is the only form it accepts")
+        "ERR damselfly is a master only: REPLICAOF NO ONE is the only form it accepts")
     assert c("SLAVEOF", "127.0.0.1", "6379") == err(
-        "ERR damselfly does not replicate: REPLICAOF NO ONE is the only form it accepts")
+        "ERR damselfly is a master only: REPLICAOF NO ONE is the only form it accepts")
     assert c("ROLE") == [b"master", 0, []]
     assert b"role:master" in c("INFO", "replication")
 

@@ -145,7 +145,12 @@ void BlockingController::ServeKey(DbIndex db, const std::string& key, Queue& que
       ++i;  // nothing to take; keeps its place
       continue;
     }
-    bool served = waiter->state() == Waiter::State::kWaiting && waiter->serve_(waiter, db, key);
+    bool served = false;
+    if (waiter->state() == Waiter::State::kWaiting) {
+      // What the serve takes is its own change, not that of a command running around it.
+      JournalScope journal(nullptr, {}, db);
+      served = waiter->serve_(waiter, db, key);
+    }
     if (served) waiter->MarkServed();
     if (served || waiter->state() != Waiter::State::kWaiting) {
       queue.serve_missing -= waiter->serves_missing();

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #if defined(__x86_64__)
@@ -19,6 +20,7 @@
 #include "src/server/redaction.h"
 #include "src/server/server_state.h"
 #include "src/server/tracking.h"
+#include "src/server/transaction.h"
 
 DEFINE_int64(slowlog_log_slower_than, 10000,
              "Commands running at least this many microseconds enter the slow log; "
@@ -116,6 +118,11 @@ uint64_t RunCommand(const facade::CommandId* cid, const facade::CommandHandler& 
                     facade::CmdArgList args, facade::ConnectionContext* cntx,
                     uint64_t start_ticks) {
   uint64_t errors_before = cntx->reply_builder()->errors_sent();
+  // While replicas follow, a command running on its keys' shard records what it changed.
+  std::optional<JournalScope> journal;
+  if (ShardJournal::recording() != nullptr && ShardLocalScope::active()) [[unlikely]] {
+    journal.emplace(cid, args, cntx->db_index);
+  }
   if (cntx->tracking_state) [[unlikely]] {
     TrackingBeforeCommand(cid, args, cntx);
     handler(args, cntx);

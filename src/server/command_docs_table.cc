@@ -60,14 +60,22 @@ constexpr CommandDoc kAclDocs[] = {
     {.name = "ACL|WHOAMI"},
 };
 
-// standalone_family.cc
-constexpr CommandDoc kStandaloneDocs[] = {
+// replication_family.cc
+constexpr CommandDoc kReplicationDocs[] = {
+    {"SYNC", "server", "Internal command used for replication", "1.0.0", ""},
+    {"PSYNC", "server", "Internal command used for replication", "2.8.0", "replicationid offset"},
+    {"REPLCONF", "server", "An internal command for configuring the replication stream",
+     "3.0.0", ""},
     {"ROLE", "server", "Return the role of the instance in the context of replication",
      "2.8.12", ""},
     {"WAIT", "generic",
      "Wait for the synchronous replication of all the write commands sent in the context of "
      "the current connection",
      "3.0.0", "numreplicas timeout"},
+};
+
+// standalone_family.cc
+constexpr CommandDoc kStandaloneDocs[] = {
     {"REPLICAOF", "server",
      "Make the server a replica of another instance, or promote it as master.", "5.0.0",
      "host port"},
@@ -701,6 +709,7 @@ constexpr CommandDoc kGeoDocs[] = {
 void AddCommandDocs(facade::CommandRegistry* registry) {
   registry->AddDocs(kConnectionDocs);
   registry->AddDocs(kServerDocs);
+  registry->AddDocs(kReplicationDocs);
   registry->AddDocs(kStandaloneDocs);
   registry->AddDocs(kAclDocs);
   registry->AddDocs(kConfigDocs);

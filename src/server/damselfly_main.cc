@@ -24,6 +24,7 @@
 #include "src/server/client_pause.h"
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/replication.h"
 #include "src/server/main_service.h"
 #include "src/server/script_runner.h"
 #include "src/server/memcache_service.h"
@@ -266,6 +267,7 @@ int main(int argc, char** argv) {
   damselfly::ClientPause::Unpause();  // parked connections must see their sockets close
   damselfly::StopAllScripts();         // a busy script's connection must end too
   server.Stop();
+  damselfly::StopReplication();  // the replicas' connections are closed
   // SIGTERM with save rules set saves (SHUTDOWN did already, or was told not to).
   if (!damselfly::SaveBeforeShutdown("")) LOG(ERROR) << "the snapshot at shutdown failed";
   damselfly::StopPersistence();

@@ -15,6 +15,7 @@
 #include "helio/fibers/sync.h"
 #include "src/server/blocking_controller.h"
 #include "src/server/db_slice.h"
+#include "src/server/journal.h"
 #include "src/server/keyspace_events.h"
 #include "src/server/tx_queue.h"
 #include "src/server/watch_table.h"
@@ -55,6 +56,8 @@ class EngineShard {
   KeyspaceNotifier& keyspace_events() { return keyspace_events_; }
   // The clients blocked on this shard's keys (a listener of db_slice's writes).
   BlockingController& blocking() { return blocking_; }
+  // The replication journal of this shard's changes (a listener while replicas follow).
+  ShardJournal& journal() { return journal_; }
   // Intent locks and the transaction queue (transaction.h).
   ShardTxQueue& tx_queue() { return tx_queue_; }
   absl::BitGen& rng() { return rng_; }
@@ -85,7 +88,8 @@ class EngineShard {
         db_slice_(dbnum),
         watches_(&db_slice_),
         keyspace_events_(&db_slice_),
-        blocking_(&db_slice_) {}
+        blocking_(&db_slice_),
+        journal_(&db_slice_, id) {}
   void RunExpiryCycles();
   // The lazy-free fiber: frees what the db slice detached (DbSlice::FreeDetached) in
   // steps, yielding between them, until told to stop.
@@ -97,6 +101,7 @@ class EngineShard {
   WatchTable watches_;  // after db_slice_: it unsubscribes from it when destroyed
   KeyspaceNotifier keyspace_events_;  // likewise
   BlockingController blocking_;  // likewise
+  ShardJournal journal_;         // likewise
   ShardTxQueue tx_queue_;
   absl::BitGen rng_;
   DbIndex flush_db_ = 0;

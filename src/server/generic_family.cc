@@ -331,7 +331,10 @@ void CmdSwapDb(CmdArgList args, ConnectionContext* cntx) {
     return rb->SendError("ERR invalid second DB index");
   }
   if (!a || !b) return rb->SendError(facade::kDbIndexOutOfRangeErr);
-  RunWholeShard(cntx, [&](EngineShard* shard) { shard->db_slice().SwapDb(*a, *b); });
+  RunWholeShard(cntx, [&](EngineShard* shard) {
+    ShardJournal::Barrier(cntx->db_index, args);
+    shard->db_slice().SwapDb(*a, *b);
+  });
   rb->SendOk();
 }
 

@@ -34,6 +34,8 @@
 #include "src/server/sort_family.h"
 #include "src/server/stream_family.h"
 #include "src/server/slowlog_family.h"
+#include "src/server/replication.h"
+#include "src/server/replication_family.h"
 #include "src/server/standalone_family.h"
 #include "src/server/acl_family.h"
 #include "src/server/string_family.h"
@@ -61,6 +63,7 @@ void Service::RegisterCommands() {
   ServerFamily::Register(this, &registry_);
   ConfigFamily::Register(&registry_);
   SlowlogFamily::Register(&registry_);
+  ReplicationFamily::Register(&registry_);
   StandaloneFamily::Register(&registry_);
   AclFamily::Register(&registry_);
   LatencyFamily::Register(&registry_);
@@ -296,6 +299,7 @@ void Service::OnConnectionClose(ConnectionContext* cntx) {
   UnsubscribeAll(cntx);
   StopMonitor(cntx);
   MultiExec::OnConnectionClose(cntx);
+  OnReplicaConnectionClose(cntx);
   ServerState::tlocal()->connections.erase(cntx->owner());
 }
 

@@ -393,6 +393,8 @@ std::string DebugReload(bool save, bool flush, bool merge, facade::ConnectionCon
   absl::Status status;
   LoadResult loaded;
   RunWholeShard(cntx, [&](EngineShard* shard) {
+    // The reload leaves the data as it was saved: nothing for replicas.
+    ShardJournal::Mute mute;
     if (flush) {
       for (DbIndex db = 0; db < shard->db_slice().dbnum(); ++db) shard->db_slice().FlushDb(db);
     }

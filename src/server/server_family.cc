@@ -24,6 +24,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/lazy_free.h"
 #include "src/server/persistence_family.h"
+#include "src/server/replication.h"
 #include "src/server/main_service.h"
 #include "src/server/function_family.h"
 #include "src/server/script_family.h"
@@ -171,9 +172,9 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("maxmemory_policy", MaxMemoryPolicy());
     field("mem_fragmentation_ratio", FormatDouble("%.2f", used ? double(rss) / used : 0.0));
     field("mem_fragmentation_bytes", int64_t(rss) - int64_t(used));
-    // No replication or AOF buffers: 0 rather than absent, so that tools reading them work.
+    // No AOF buffers: 0 rather than absent, so that tools reading them work.
     field("mem_not_counted_for_evict", 0);
-    field("mem_replication_backlog", 0);
+    field("mem_replication_backlog", GetReplicationStatus().backlog_histlen);
     field("mem_clients_slaves", 0);
     field("mem_aof_buffer", 0);
     field("mem_allocator", "mimalloc");
@@ -231,14 +232,24 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
   }
   if (show("replication")) {
     header("Replication");
+    const ReplicationStatus repl = GetReplicationStatus();
     field("role", "master");
-    field("connected_slaves", 0);
+    field("connected_slaves", repl.replicas.size());
+    for (size_t i = 0; i < repl.replicas.size(); ++i) {
+      const ReplicaStatus& r = repl.replicas[i];
+      field(helio::StrCat("slave", i),
+            helio::StrCat("ip=", r.ip, ",port=", r.port, ",state=", r.state,
+                          ",offset=", r.ack_offset, ",lag=", r.lag_s));
+    }
     field("master_failover_state", "no-failover");
-    field("master_replid", RunId());
+    field("master_replid", repl.replid);
     field("master_replid2", std::string(40, '0'));
-    field("master_repl_offset", 0);
+    field("master_repl_offset", repl.offset);
     field("second_repl_offset", -1);
-    field("repl_backlog_active", 0);
+    field("repl_backlog_active", repl.backlog_active ? 1 : 0);
+    field("repl_backlog_size", repl.backlog_size);
+    field("repl_backlog_first_byte_offset", repl.backlog_first_byte);
+    field("repl_backlog_histlen", repl.backlog_histlen);
   }
   if (show("cpu")) {
     rusage usage{};
@@ -314,6 +325,7 @@ void Flush(CmdArgList args, ConnectionContext* cntx, bool all) {
   const bool lazily =
       args.size() == 2 ? ArgIs(args[1], "ASYNC") : LoadLazyFreeConfig().user_flush;
   RunWholeShard(cntx, [&](EngineShard* shard) {
+    ShardJournal::Barrier(db, args);
     DbSlice& slice = shard->db_slice();
     if (!all) return slice.FlushDb(db, lazily);
     for (DbIndex index = 0; index < slice.dbnum(); ++index) slice.FlushDb(index, lazily);

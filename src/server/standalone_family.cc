@@ -1,6 +1,5 @@
 #include "src/server/standalone_family.h"
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -8,7 +7,7 @@
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
-#include "src/server/blocking_controller.h"
+#include "src/server/replication.h"
 
 namespace damselfly {
 
@@ -20,52 +19,8 @@ using facade::ReplyBuilder;
 
 constexpr char kClusterDisabledErr[] = "ERR This instance has cluster support disabled";
 constexpr char kNoReplicationErr[] =
-    "ERR damselfly does not replicate: REPLICAOF NO ONE is the only form it accepts";
+    "ERR damselfly is a master only: REPLICAOF NO ONE is the only form it accepts";
 constexpr char kNoModulesErr[] = "ERR damselfly does not load modules";
-
-// The replicas that acknowledged this client's writes: there are none.
-constexpr int64_t kAckedReplicas = 0;
-
-// ROLE
-void CmdRole(CmdArgList, ConnectionContext* cntx) {
-  ReplyBuilder* rb = cntx->reply_builder();
-  rb->StartArray(3);
-  rb->SendBulk("master");
-  rb->SendLong(0);  // master_repl_offset: no replication stream
-  rb->SendEmptyArray();
-}
-
-// WAIT numreplicas timeout (milliseconds; 0 waits forever).
-void CmdWait(CmdArgList args, ConnectionContext* cntx) {
-  ReplyBuilder* rb = cntx->reply_builder();
-  std::optional<int64_t> wanted = ParseInt64(args[1]);
-  if (!wanted) return rb->SendError(facade::kInvalidIntErr);
-  std::optional<int64_t> timeout_ms = ParseInt64(args[2]);
-  if (!timeout_ms) return rb->SendError("ERR timeout is not an integer or out of range");
-  if (*timeout_ms < 0) return rb->SendError("ERR timeout is negative");
-  if (kAckedReplicas >= *wanted || !blocking::MayBlock(cntx)) {
-    return rb->SendLong(kAckedReplicas);
-  }
-  using Clock = std::chrono::steady_clock;
-  // A timeout past a century is as good as forever, and keeps the deadline in range.
-  constexpr int64_t kCenturyMs = int64_t{100} * 365 * 24 * 3600 * 1000;
-  Clock::time_point deadline =
-      *timeout_ms == 0 || *timeout_ms > kCenturyMs
-          ? Clock::time_point::max()
-          : Clock::now() + std::chrono::milliseconds(*timeout_ms);
-  // A waiter on no key: nothing serves it; the timeout, CLIENT UNBLOCK or a hang-up ends it.
-  WaiterPtr waiter(new Waiter(cntx->db_index, [](Waiter*, DbIndex, std::string_view) {
-    return false;
-  }));
-  switch (blocking::Wait(cntx, waiter, {}, deadline)) {
-    case Waiter::State::kUnblocked:
-      return rb->SendError(blocking::kUnblockedErr);
-    case Waiter::State::kDisconnected:
-      return;
-    default:
-      return rb->SendLong(kAckedReplicas);
-  }
-}
 
 // REPLICAOF / SLAVEOF host port | NO ONE
 void CmdReplicaOf(CmdArgList args, ConnectionContext* cntx) {
@@ -77,7 +32,7 @@ void CmdReplicaOf(CmdArgList args, ConnectionContext* cntx) {
 }
 
 // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]: parsed as Redis
-// parses it; no failover is ever in progress and no replica is ever connected.
+// parses it; a master-only server has no failover to coordinate.
 void CmdFailover(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   if (args.size() == 2 && ArgIs(args[1], "ABORT")) {
@@ -100,7 +55,10 @@ void CmdFailover(CmdArgList args, ConnectionContext* cntx) {
       return rb->SendError(facade::kSyntaxErr);
     }
   }
-  rb->SendError("ERR FAILOVER requires connected replicas.");
+  if (GetReplicationStatus().replicas.empty()) {
+    return rb->SendError("ERR FAILOVER requires connected replicas.");
+  }
+  rb->SendError("ERR damselfly cannot fail over: its replicas can only follow it");
 }
 
 // CLUSTER <subcommand>, READONLY, READWRITE, ASKING: cluster mode is off. The dispatcher
@@ -141,9 +99,6 @@ void StandaloneFamily::Register(facade::CommandRegistry* registry) {
   CommandRegistry& r = *registry;
   constexpr uint32_t kAdmin = kCmdAdmin | kCmdNoScript;
   constexpr uint32_t kAclAdminCmd = kAclAdmin | kAclSlow | kAclDangerous;
-  r.Add("ROLE", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, kNoKeys,
-        kAclAdmin | kAclFast | kAclDangerous, CmdRole);
-  r.Add("WAIT", 3, kCmdNoScript, kNoKeys, kAclSlow | kAclConnection, CmdWait);
   r.Add("REPLICAOF", 3, kAdmin | kCmdStale, kNoKeys, kAclAdminCmd, CmdReplicaOf);
   r.Add("SLAVEOF", 3, kAdmin | kCmdStale, kNoKeys, kAclAdminCmd, CmdReplicaOf);
   r.Add("FAILOVER", -1, kAdmin | kCmdStale, kNoKeys, kAclAdminCmd, CmdFailover);

@@ -1,15 +1,11 @@
-// The commands of Redis's replication, cluster and module systems, answered as a Redis
-// 7.0 master that has none of them answers: damselfly is one standalone master with no
-// replicas, cluster mode off and no modules loaded (docs/architecture.md, "A standalone
-// master").
+// The commands of Redis's replica side, cluster and module systems, answered as a Redis
+// 7.0 master that has none of them answers: damselfly is a master (replication_family.h
+// serves its replicas) that never becomes a replica, cluster mode is off and no modules
+// load (docs/architecture.md, "A master").
 //
-//   ROLE                      master, offset 0, no replicas
-//   WAIT numreplicas timeout  no replica ever acknowledges: 0 at once when numreplicas
-//                             <= 0 or inside MULTI, else after the timeout (0: until
-//                             CLIENT UNBLOCK or the client hangs up), as Redis without
-//                             replicas
 //   REPLICAOF / SLAVEOF       NO ONE: OK (already a master); host port: refused
-//   FAILOVER                  "requires connected replicas", after Redis's parsing
+//   FAILOVER                  "requires connected replicas" after Redis's parsing; with
+//                             replicas, refused: no replica can take over
 //   CLUSTER *, READONLY, READWRITE, ASKING
 //                             "This instance has cluster support disabled"
 //   MODULE LIST / HELP        no modules; LOAD, LOADEX, UNLOAD refused

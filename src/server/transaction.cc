@@ -162,7 +162,10 @@ LateLock Transaction::LockLate(std::string_view key, LockMode mode) {
 }
 
 void Transaction::Entry::RunHop() {
-  if (tx->hop_) (*tx->hop_)(tx, EngineShard::tlocal());
+  if (tx->hop_) {
+    JournalScope journal(tx->cid(), tx->args(), tx->db());
+    (*tx->hop_)(tx, EngineShard::tlocal());
+  }
   // Clients blocked on keys the transaction filled are served as it ends (so pushes in
   // MULTI serve them after EXEC), before the next transaction runs.
   if (last_hop) EngineShard::tlocal()->blocking().ServeReady();

@@ -1,0 +1,215 @@
+#include "src/server/journal.h"
+
+#include <glog/logging.h>
+
+#include "absl/container/flat_hash_set.h"
+#include "helio/base/strings.h"
+#include "src/server/engine_shard_set.h"
+#include "src/server/rdb_save.h"
+
+namespace damselfly {
+
+using facade::CmdArgList;
+using facade::CommandId;
+
+namespace {
+
+// Commands whose replay, on any Redis, makes the same change from the same state (no
+// clock, no chance, no float formatting, no implementation-defined trimming), and that
+// touch only their own keys. Recorded as they were sent when all their keys are on one
+// shard. Anything not here is recorded by its effects, which is always right.
+const absl::flat_hash_set<std::string_view>& ReplayableCommands() {
+  static const auto* commands = new absl::flat_hash_set<std::string_view>{
+      // strings and keys
+      "APPEND", "SETRANGE", "SETBIT", "BITFIELD", "INCR", "DECR", "INCRBY", "DECRBY", "DEL",
+      "UNLINK", "PERSIST", "RENAME", "RENAMENX", "COPY", "MOVE", "MSET", "MSETNX", "GETDEL",
+      "BITOP",
+      // lists
+      "LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LSET", "LINSERT", "LREM", "LTRIM",
+      "LMOVE", "RPOPLPUSH", "LMPOP",
+      // hashes
+      "HSET", "HMSET", "HSETNX", "HDEL", "HINCRBY",
+      // sets
+      "SADD", "SREM", "SMOVE", "SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE",
+      // sorted sets (IEEE sums are the same everywhere)
+      "ZADD", "ZREM", "ZINCRBY", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "ZREMRANGEBYLEX",
+      "ZPOPMIN", "ZPOPMAX", "ZMPOP", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE", "ZRANGESTORE",
+      // HyperLogLog, geo
+      "PFADD", "PFMERGE", "PFCOUNT", "GEOADD",
+  };
+  return *commands;
+}
+
+bool IsExpireCommand(std::string_view name) {
+  return name == "EXPIRE" || name == "PEXPIRE" || name == "EXPIREAT" || name == "PEXPIREAT";
+}
+
+}  // namespace
+
+void AppendRespCommand(std::string* out, CmdArgList args) {
+  helio::StrAppend(out, "*", args.size(), "\r\n");
+  for (std::string_view arg : args) {
+    helio::StrAppend(out, "$", arg.size(), "\r\n");
+    out->append(arg);
+    out->append("\r\n");
+  }
+}
+
+thread_local ShardJournal* ShardJournal::recording_ = nullptr;
+thread_local bool ShardJournal::muted_ = false;
+
+ShardJournal::~ShardJournal() {
+  if (listener_id_ != 0) slice_->RemoveChangeListener(listener_id_);
+  if (recording_ == this) recording_ = nullptr;
+}
+
+void ShardJournal::Cut(uint64_t generation, uint64_t token, JournalSink sink) {
+  DCHECK(scopes_.empty());
+  if (generation_ != generation || listener_id_ == 0) {
+    if (listener_id_ != 0) slice_->RemoveChangeListener(listener_id_);
+    generation_ = generation;
+    sink_ = std::move(sink);
+    pending_.clear();
+    listener_id_ = slice_->AddChangeListener([this](const KeyChange& change) { OnChange(change); });
+    recording_ = this;
+  }
+  pending_.push_back(JournalRecord{JournalRecord::Kind::kCut, 0, token, {}});
+  Send();
+}
+
+void ShardJournal::Stop(uint64_t generation) {
+  if (generation != generation_ || listener_id_ == 0) return;
+  slice_->RemoveChangeListener(listener_id_);
+  listener_id_ = 0;
+  recording_ = nullptr;
+  sink_ = nullptr;
+  pending_.clear();
+}
+
+void ShardJournal::Barrier(DbIndex db, CmdArgList args) {
+  ShardJournal* journal = recording_;
+  if (journal == nullptr) return;
+  JournalRecord record{JournalRecord::Kind::kBarrier, db, 0, {}};
+  if (!muted_) AppendRespCommand(&record.resp, args);
+  journal->pending_.push_back(std::move(record));
+  // The flush or swap that follows reports changes the barrier already stands for.
+  journal->in_barrier_ = true;
+  if (journal->scopes_.empty()) journal->Send();
+}
+
+ShardJournal::Mute::Mute() : saved_(muted_) { muted_ = true; }
+ShardJournal::Mute::~Mute() { muted_ = saved_; }
+
+ShardJournal::Mode ShardJournal::ModeOf(const CommandId* cid, CmdArgList args) const {
+  if (cid == nullptr) return Mode::kEffects;
+  const bool expire = IsExpireCommand(cid->name);
+  if (!expire && !ReplayableCommands().contains(cid->name)) return Mode::kEffects;
+  bool here = true;
+  cid->ForEachKey(args, [&](size_t index, uint32_t) {
+    here &= shard_set->ShardOf(args[index]) == shard_;
+  });
+  if (!here) return Mode::kEffects;
+  return expire ? Mode::kExpireAt : Mode::kArgs;
+}
+
+void ShardJournal::Begin(const CommandId* cid, CmdArgList args, DbIndex db) {
+  scopes_.push_back(Scope{cid, args, db, ModeOf(cid, args)});
+}
+
+void ShardJournal::End() {
+  if (scopes_.empty()) return;  // recording started inside the scope
+  Scope scope = std::move(scopes_.back());
+  scopes_.pop_back();
+  if (scope.changed && !muted_) {
+    switch (scope.mode) {
+      case Mode::kArgs:
+        AppendCommand(scope.db, scope.args);
+        break;
+      case Mode::kExpireAt:
+      case Mode::kEffects:
+        for (const auto& [db, key] : scope.keys) {
+          int64_t deadline = scope.mode == Mode::kExpireAt ? slice_->GetExpire(db, key) : 0;
+          if (deadline > 0 && slice_->Peek(db, key) != nullptr) {
+            AppendCommand(db, {"PEXPIREAT", key, absl::StrCat(deadline)});
+          } else {
+            AppendState(db, key);
+          }
+        }
+        break;
+    }
+  }
+  if (scopes_.empty()) {
+    in_barrier_ = false;
+    Send();
+  }
+}
+
+void ShardJournal::OnChange(const KeyChange& change) {
+  if (muted_) return;
+  switch (change.kind) {
+    case KeyChangeKind::kFlushDb:
+      // A flush outside FLUSHALL/FLUSHDB (memcached's flush_all) empties only this shard:
+      // its keys are deleted one by one on the replica.
+      if (!in_barrier_) {
+        slice_->ForEach(change.db, [&](std::string_view key, const PrimeValue&) {
+          AppendCommand(change.db, {"DEL", key});
+        });
+      }
+      break;
+    case KeyChangeKind::kSwapDb:
+      DCHECK(in_barrier_) << "SWAPDB without its barrier";
+      break;
+    case KeyChangeKind::kExpired:
+    case KeyChangeKind::kEvicted:
+      AppendCommand(change.db, {"DEL", change.key});
+      break;
+    default:
+      if (scopes_.empty()) {
+        AppendState(change.db, change.key);
+        break;
+      }
+      Scope& scope = scopes_.back();
+      scope.changed = true;
+      if (scope.mode == Mode::kArgs) break;
+      // A command often reports one key several times in a row ("new", "set", "expire").
+      if (!scope.keys.empty() && scope.keys.back().first == change.db &&
+          scope.keys.back().second == change.key) {
+        break;
+      }
+      scope.keys.emplace_back(change.db, std::string(change.key));
+      break;
+  }
+  if (scopes_.empty()) Send();
+}
+
+void ShardJournal::AppendState(DbIndex db, std::string_view key) {
+  const PrimeValue* value = slice_->Peek(db, key);
+  if (value == nullptr) return AppendCommand(db, {"DEL", key});
+  const int64_t deadline = slice_->GetExpire(db, key);
+  if (value->type() == ObjType::kString) {
+    std::string scratch;
+    std::string_view bytes = value->GetString(&scratch);
+    if (deadline > 0) return AppendCommand(db, {"SET", key, bytes, "PXAT", absl::StrCat(deadline)});
+    return AppendCommand(db, {"SET", key, bytes});
+  }
+  AppendCommand(db, {"RESTORE", key, absl::StrCat(deadline), MakeDumpPayload(*value), "REPLACE",
+                     "ABSTTL"});
+}
+
+void ShardJournal::AppendCommand(DbIndex db, std::initializer_list<std::string_view> args) {
+  AppendCommand(db, CmdArgList(args.begin(), args.size()));
+}
+
+void ShardJournal::AppendCommand(DbIndex db, CmdArgList args) {
+  JournalRecord record{JournalRecord::Kind::kCommand, db, 0, {}};
+  AppendRespCommand(&record.resp, args);
+  pending_.push_back(std::move(record));
+}
+
+void ShardJournal::Send() {
+  if (pending_.empty() || !sink_) return;
+  sink_(shard_, generation_, std::move(pending_));
+  pending_.clear();
+}
+
+}  // namespace damselfly

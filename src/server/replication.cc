@@ -1,0 +1,554 @@
+#include "src/server/replication.h"
+
+#include <fcntl.h>
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/fiber/operations.hpp>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <openssl/rand.h>
+
+#include "absl/strings/escaping.h"
+#include "helio/base/spinlock.h"
+#include "helio/base/strings.h"
+#include "helio/base/time.h"
+#include "helio/fibers/sync.h"
+#include "helio/io/file.h"
+#include "src/facade/push_queue.h"
+#include "src/facade/resp_connection.h"
+#include "src/server/engine_shard_set.h"
+#include "src/server/journal.h"
+#include "src/server/persistence_family.h"
+#include "src/server/snapshot.h"
+
+namespace damselfly {
+
+using facade::ConnectionContext;
+using facade::PushQueue;
+
+namespace {
+
+constexpr int64_t kBacklogBytes = 1 << 20;  // Redis's repl-backlog-size default
+constexpr int64_t kPingPeriodS = 10;        // repl-ping-replica-period
+constexpr int64_t kBacklogTtlS = 3600;      // repl-backlog-ttl
+constexpr size_t kBulkChunkBytes = 1 << 20;
+// A replica loading its snapshot is sent more of the file only while less than this
+// is queued for it.
+constexpr size_t kBulkQueuedBytes = 4 << 20;
+
+std::string NewReplId() {
+  unsigned char bytes[20];
+  CHECK_EQ(RAND_bytes(bytes, sizeof(bytes)), 1);
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<char*>(bytes), sizeof(bytes)));
+}
+
+std::string CommandResp(std::initializer_list<std::string_view> args) {
+  std::string out;
+  AppendRespCommand(&out, facade::CmdArgList(args.begin(), args.size()));
+  return out;
+}
+
+// What a shard handed over and the merge fiber has not taken yet. Written by the
+// shard's thread, taken by proactor 0's: the lock is held for a move.
+struct Inbox {
+  struct Batch {
+    uint64_t generation;
+    std::vector<JournalRecord> records;
+  };
+  helio::SpinLock lock;
+  std::vector<Batch> batches;
+};
+
+// A replica's connection state (ConnectionContext::replica_state).
+struct ReplicaConn final : ConnectionContext::ReplicaState {
+  uint64_t id = 0;  // in the stream; 0: not (yet) a replica
+  std::string ip;
+  int64_t port = 0;
+};
+
+ReplicaConn* ReplicaConnOf(ConnectionContext* cntx, bool create) {
+  if (!cntx->replica_state && create) cntx->replica_state = std::make_unique<ReplicaConn>();
+  return static_cast<ReplicaConn*>(cntx->replica_state.get());
+}
+
+// The stream: proactor 0's thread only, but for the inboxes.
+class Stream {
+ public:
+  enum class State : uint8_t { kWaitCut, kSendBulk, kOnline, kFailed };
+  struct Replica {
+    uint64_t id;
+    PushQueue* queue;
+    std::string ip;
+    int64_t port;
+    State state = State::kWaitCut;
+    int64_t start = -1;  // the stream offset it has everything up to (its cut, or PSYNC's)
+    int64_t ack = 0;
+    int64_t ack_ms = 0;
+  };
+
+  explicit Stream(unsigned shards) : inboxes_(shards), queues_(shards) {}
+
+  // Any shard thread (the journal's sink).
+  void Hand(uint16_t shard, uint64_t generation, std::vector<JournalRecord> records) {
+    {
+      std::lock_guard guard(inboxes_[shard].lock);
+      inboxes_[shard].batches.push_back({generation, std::move(records)});
+    }
+    wakeup_.Notify();
+  }
+
+  // --- proactor 0
+
+  // A new replica for a full resync: returns its id and the journal generation its cut
+  // must start.
+  std::pair<uint64_t, uint64_t> AddReplica(PushQueue* queue, std::string ip, int64_t port) {
+    StartRecording();
+    uint64_t id = ++last_id_;
+    replicas_.push_back(Replica{id, queue, std::move(ip), port});
+    return {id, generation_};
+  }
+
+  // PSYNC replid offset: the replica continues when the backlog holds byte `offset` on;
+  // then +CONTINUE and the bytes from there go to its queue. 0 when it cannot.
+  uint64_t Continue(std::string_view replid, int64_t offset, PushQueue* queue, std::string ip,
+                    int64_t port) {
+    if (!recording_ || replid != replid_ || offset < FirstByte() || offset > offset_ + 1) {
+      return 0;
+    }
+    uint64_t id = ++last_id_;
+    Replica replica{id, queue, std::move(ip), port, State::kOnline, offset - 1};
+    replica.ack_ms = helio::UnixTimeMs();
+    queue->Push(helio::StrCat("+CONTINUE ", replid_, "\r\n"));
+    queue->Push(std::string_view(backlog_).substr(offset - FirstByte()));
+    replicas_.push_back(std::move(replica));
+    return id;
+  }
+
+  void Remove(uint64_t id) {
+    replicas_.erase(std::remove_if(replicas_.begin(), replicas_.end(),
+                                   [id](const Replica& r) { return r.id == id; }),
+                    replicas_.end());
+    if (replicas_.empty()) empty_since_ms_ = helio::UnixTimeMs();
+  }
+
+  Replica* Find(uint64_t id) {
+    for (Replica& r : replicas_) {
+      if (r.id == id) return &r;
+    }
+    return nullptr;
+  }
+
+  // The offset at the replica's cut, once merged (-1 before); -2 when it failed.
+  int64_t CutOffset(uint64_t id) {
+    Merge();
+    Replica* r = Find(id);
+    if (r == nullptr || r->state == State::kFailed) return -2;
+    if (r->start >= 0) r->state = State::kSendBulk;
+    return r->start;
+  }
+
+  // The snapshot was sent: the stream from the cut follows. False when the backlog lost
+  // part of it.
+  bool GoOnline(uint64_t id) {
+    Merge();
+    Replica* r = Find(id);
+    if (r == nullptr || r->state == State::kFailed || r->start + 1 < FirstByte()) return false;
+    r->queue->Push(std::string_view(backlog_).substr(r->start + 1 - FirstByte()));
+    r->state = State::kOnline;
+    r->ack_ms = helio::UnixTimeMs();
+    return true;
+  }
+
+  void Ack(uint64_t id, int64_t offset) {
+    if (Replica* r = Find(id)) {
+      r->ack = std::max(r->ack, offset);
+      r->ack_ms = helio::UnixTimeMs();
+      SettleWaits();
+    }
+  }
+
+  void SetAddress(uint64_t id, const std::string& ip, int64_t port) {
+    if (Replica* r = Find(id)) {
+      r->ip = ip;
+      r->port = port;
+    }
+  }
+
+  // Everything handed over so far merged: the offset of the last byte.
+  int64_t Offset() {
+    Merge();
+    return offset_;
+  }
+
+  int64_t CountAcked(int64_t offset) const {
+    return std::count_if(replicas_.begin(), replicas_.end(), [offset](const Replica& r) {
+      return r.state == State::kOnline && r.ack >= offset;
+    });
+  }
+
+  // WAIT: settles `waiter` once `wanted` replicas acknowledged `offset`.
+  void AwaitAcks(WaiterPtr waiter, int64_t offset, int64_t wanted) {
+    if (!replicas_.empty()) Emit(CommandResp({"REPLCONF", "GETACK", "*"}));
+    waits_.push_back({std::move(waiter), offset, wanted});
+    SettleWaits();
+  }
+
+  ReplicationStatus Status() {
+    Merge();
+    ReplicationStatus status;
+    status.replid = replid_;
+    status.offset = offset_;
+    status.backlog_active = recording_;
+    status.backlog_size = kBacklogBytes;
+    status.backlog_first_byte = recording_ ? FirstByte() : 0;
+    status.backlog_histlen = recording_ ? int64_t(backlog_.size()) : 0;
+    const int64_t now_ms = helio::UnixTimeMs();
+    for (const Replica& r : replicas_) {
+      static constexpr const char* kStates[] = {"wait_bgsave", "send_bulk", "online", "failed"};
+      status.replicas.push_back(
+          {r.ip, r.port, kStates[int(r.state)], r.ack, (now_ms - r.ack_ms) / 1000});
+    }
+    return status;
+  }
+
+  // The merge fiber's body.
+  void Run() {
+    int64_t last_ping_ms = helio::UnixTimeMs();
+    while (!stopping_.load(std::memory_order_relaxed)) {
+      wakeup_.WaitFor(std::chrono::milliseconds(100));
+      Merge();
+      SettleWaits();
+      const int64_t now_ms = helio::UnixTimeMs();
+      if (!replicas_.empty() && now_ms - last_ping_ms >= kPingPeriodS * 1000) {
+        Emit(CommandResp({"PING"}));
+        last_ping_ms = now_ms;
+      }
+      if (recording_ && replicas_.empty() && now_ms - empty_since_ms_ >= kBacklogTtlS * 1000) {
+        StopRecording();
+      }
+    }
+  }
+  void Stop() {
+    stopping_.store(true, std::memory_order_relaxed);
+    wakeup_.Notify();
+  }
+
+  uint64_t generation() const { return generation_; }
+
+ private:
+  int64_t FirstByte() const { return offset_ - int64_t(backlog_.size()) + 1; }
+
+  // Settles the WAITs whose replicas acknowledged; drops those that ended otherwise.
+  void SettleWaits() {
+    std::erase_if(waits_, [this](Wait& wait) {
+      return wait.waiter->state() != Waiter::State::kWaiting ||
+             (CountAcked(wait.offset) >= wait.wanted && wait.waiter->Settle());
+    });
+  }
+
+  void StartRecording() {
+    if (recording_) return;
+    recording_ = true;
+    ++generation_;
+    replid_ = NewReplId();
+    backlog_.clear();
+    selected_db_ = -1;
+    for (auto& queue : queues_) queue.clear();
+  }
+
+  // Fiber context (it dispatches to the shards).
+  void StopRecording() {
+    recording_ = false;
+    const uint64_t generation = generation_;
+    ++generation_;  // batches still on their way are dropped
+    replid_ = NewReplId();
+    backlog_.clear();
+    backlog_.shrink_to_fit();
+    for (auto& queue : queues_) queue.clear();
+    for (ShardId id = 0; id < shard_set->size(); ++id) {
+      shard_set->pool()->at(id)->Dispatch(
+          [generation] { EngineShard::tlocal()->journal().Stop(generation); });
+    }
+  }
+
+  // Takes the inboxes' batches into the per-shard queues, then moves what it can to the
+  // stream: each shard's records up to its next barrier; a barrier once every shard's
+  // queue starts with it.
+  void Merge() {
+    for (size_t shard = 0; shard < inboxes_.size(); ++shard) {
+      std::vector<Inbox::Batch> batches;
+      {
+        std::lock_guard guard(inboxes_[shard].lock);
+        batches.swap(inboxes_[shard].batches);
+      }
+      for (Inbox::Batch& batch : batches) {
+        if (batch.generation != generation_ || !recording_) continue;
+        for (JournalRecord& record : batch.records) queues_[shard].push_back(std::move(record));
+      }
+    }
+    while (true) {
+      bool all_at_barrier = true;
+      for (auto& queue : queues_) {
+        while (!queue.empty() && queue.front().kind == JournalRecord::Kind::kCommand) {
+          EmitRecord(queue.front());
+          queue.pop_front();
+        }
+        all_at_barrier &= !queue.empty();
+      }
+      if (!all_at_barrier) break;
+      const JournalRecord& barrier = queues_[0].front();
+      if (barrier.kind == JournalRecord::Kind::kCut) {
+        if (Replica* r = Find(barrier.token)) r->start = offset_;
+        selected_db_ = -1;  // the new replica's stream starts with a SELECT
+      } else if (!barrier.resp.empty()) {
+        EmitRecord(barrier);
+      }
+      for (auto& queue : queues_) {
+        DCHECK(queue.front().kind == barrier.kind && queue.front().token == barrier.token);
+        queue.pop_front();
+      }
+    }
+    Trim();
+  }
+
+  void EmitRecord(const JournalRecord& record) {
+    if (record.db != selected_db_) {
+      Emit(CommandResp({"SELECT", absl::StrCat(record.db)}));
+      selected_db_ = record.db;
+    }
+    Emit(record.resp);
+  }
+
+  void Emit(std::string_view bytes) {
+    backlog_.append(bytes);
+    offset_ += bytes.size();
+    for (Replica& r : replicas_) {
+      if (r.state == State::kOnline && !r.queue->Push(bytes)) r.state = State::kFailed;
+    }
+  }
+
+  // Keeps repl-backlog-size bytes, and everything a replica still loading its snapshot
+  // needs, up to the replica class's hard limit (past which that replica fails).
+  void Trim() {
+    const uint64_t hard = facade::GetOutputBufferLimit(facade::ClientClass::kReplica).hard_bytes;
+    int64_t keep = kBacklogBytes;
+    for (Replica& r : replicas_) {
+      if (r.state == State::kOnline || r.state == State::kFailed || r.start < 0) continue;
+      const int64_t needed = offset_ - r.start;
+      if (hard != 0 && needed > int64_t(hard)) {
+        LOG(WARNING) << "Replica " << r.ip << ":" << r.port
+                     << " dropped: the stream outgrew its output buffer limit while it loaded";
+        r.state = State::kFailed;
+        continue;
+      }
+      keep = std::max(keep, needed);
+    }
+    if (int64_t(backlog_.size()) > 2 * keep) backlog_.erase(0, backlog_.size() - keep);
+  }
+
+  std::vector<Inbox> inboxes_;
+  std::vector<std::deque<JournalRecord>> queues_;
+  helio::fibers::Wakeup wakeup_;
+  std::atomic<bool> stopping_{false};
+  bool recording_ = false;
+  uint64_t generation_ = 0;
+  std::string replid_ = NewReplId();
+  std::string backlog_;
+  int64_t offset_ = 0;  // master_repl_offset: bytes of stream so far
+  int selected_db_ = -1;
+  std::vector<Replica> replicas_;
+  struct Wait {
+    WaiterPtr waiter;
+    int64_t offset, wanted;
+  };
+  std::vector<Wait> waits_;
+  uint64_t last_id_ = 0;
+  int64_t empty_since_ms_ = 0;
+};
+
+// Created with its merge fiber on first use; torn down by StopReplication.
+std::mutex stream_mu;
+Stream* stream = nullptr;
+boost::fibers::fiber merge_fiber;
+
+Stream& TheStream() {
+  std::lock_guard guard(stream_mu);
+  if (stream == nullptr) {
+    stream = new Stream(shard_set->size());
+    shard_set->pool()->at(0)->Await([] {
+      merge_fiber = boost::fibers::fiber([s = stream] { s->Run(); });
+    });
+  }
+  return *stream;
+}
+
+bool StreamExists() {
+  std::lock_guard guard(stream_mu);
+  return stream != nullptr;
+}
+
+template <typename Fn>
+auto OnStream(Fn&& fn) {
+  Stream& s = TheStream();
+  return shard_set->pool()->at(0)->Await([&] { return fn(s); });
+}
+
+void Sleep(std::chrono::milliseconds ms) { boost::this_fiber::sleep_for(ms); }
+
+// Sends the file as one bulk through the replica's queue, a chunk at a time.
+bool SendBulk(const std::string& path, PushQueue* queue) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const off_t size = lseek(fd, 0, SEEK_END);
+  bool ok = size >= 0 && queue->Push(helio::StrCat("$", size, "\r\n"));
+  std::string chunk(kBulkChunkBytes, '\0');
+  for (uint64_t at = 0; ok && at < uint64_t(size);) {
+    while (queue->queued_bytes() > kBulkQueuedBytes && !queue->closed()) {
+      Sleep(std::chrono::milliseconds(1));
+    }
+    absl::StatusOr<size_t> read = helio::io::ReadAt(fd, chunk.data(), chunk.size(), at);
+    if (!read.ok() || *read == 0) {
+      ok = false;
+      break;
+    }
+    ok = queue->Push(std::string_view(chunk.data(), *read));
+    at += *read;
+  }
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+void ServeReplica(ConnectionContext* cntx, bool psync, std::string_view replid, int64_t offset) {
+  ReplicaConn* conn = ReplicaConnOf(cntx, true);
+  if (conn->id != 0) return;  // already a replica: ignored, as Redis does
+  std::string ip = conn->ip;
+  if (ip.empty()) {
+    ip = cntx->owner()->peer_address();
+    if (size_t colon = ip.rfind(':'); colon != std::string::npos) ip.resize(colon);
+  }
+  PushQueue* queue = cntx->owner()->StartPushes(facade::ClientClass::kReplica, 0);
+  queue->set_client_class(facade::ClientClass::kReplica);
+  cntx->Flush();  // replies before this one leave first
+  if (psync) {
+    conn->id = OnStream([&](Stream& s) { return s.Continue(replid, offset, queue, ip, conn->port); });
+    if (conn->id != 0) {
+      LOG(INFO) << "Replica " << ip << ":" << conn->port << " continues from offset " << offset;
+      return;
+    }
+  }
+  auto [id, generation] = OnStream([&](Stream& s) { return s.AddReplica(queue, ip, conn->port); });
+  conn->id = id;
+  LOG(INFO) << "Replica " << ip << ":" << conn->port << " asks for a full resync";
+  auto fail = [&](std::string_view why) {
+    LOG(WARNING) << "Replica " << ip << ":" << conn->port << ": " << why;
+    cntx->close_after_reply = true;
+  };
+
+  const std::string path = helio::StrCat("temp-replica-", getpid(), "-", id, ".rdb");
+  SnapshotOptions options;
+  options.path = path;
+  options.compression = RdbCompression();
+  options.checksum = RdbChecksum();
+  options.on_cut = [generation = generation, id = id, s = &TheStream()](EngineShard* shard) {
+    shard->journal().Cut(generation, id,
+                         [s](uint16_t shard, uint64_t gen, std::vector<JournalRecord> records) {
+                           s->Hand(shard, gen, std::move(records));
+                         });
+  };
+  while (true) {
+    SnapshotResult result;
+    absl::Status status = SaveSnapshot(options, &result);
+    if (status.ok()) break;
+    if (!absl::IsFailedPrecondition(status)) return fail(std::string(status.message()));
+    if (queue->closed()) return fail("gone while a snapshot ran");
+    Sleep(std::chrono::milliseconds(20));  // another snapshot runs: wait for it
+  }
+  int64_t start = -1;
+  while ((start = OnStream([id = id](Stream& s) { return s.CutOffset(id); })) == -1) {
+    Sleep(std::chrono::milliseconds(1));
+  }
+  if (start < 0) {
+    unlink(path.c_str());
+    return fail("dropped before its snapshot was sent");
+  }
+  if (psync) {
+    std::string replid_now = OnStream([](Stream& s) { return s.Status().replid; });
+    queue->Push(helio::StrCat("+FULLRESYNC ", replid_now, " ", start, "\r\n"));
+  }
+  const bool sent = SendBulk(path, queue);
+  unlink(path.c_str());
+  if (!sent) return fail("the snapshot could not be sent");
+  if (!OnStream([id = id](Stream& s) { return s.GoOnline(id); })) {
+    return fail("the stream outgrew the backlog while the snapshot was sent");
+  }
+  LOG(INFO) << "Replica " << ip << ":" << conn->port << " is online from offset " << start;
+}
+
+void ReplicaAck(ConnectionContext* cntx, int64_t offset) {
+  ReplicaConn* conn = ReplicaConnOf(cntx, false);
+  if (conn == nullptr || conn->id == 0 || !StreamExists()) return;
+  OnStream([&](Stream& s) { s.Ack(conn->id, offset); });
+}
+
+void SetReplicaAddress(ConnectionContext* cntx, std::string_view ip, int64_t port) {
+  ReplicaConn* conn = ReplicaConnOf(cntx, true);
+  if (!ip.empty()) conn->ip = std::string(ip);
+  if (port >= 0) conn->port = port;
+  if (conn->id != 0 && StreamExists()) {
+    OnStream([&](Stream& s) { s.SetAddress(conn->id, conn->ip, conn->port); });
+  }
+}
+
+void OnReplicaConnectionClose(ConnectionContext* cntx) {
+  ReplicaConn* conn = ReplicaConnOf(cntx, false);
+  if (conn == nullptr || conn->id == 0 || !StreamExists()) return;
+  OnStream([&](Stream& s) { s.Remove(conn->id); });
+  conn->id = 0;
+}
+
+bool IsReplica(const ConnectionContext* cntx) {
+  auto* conn = static_cast<const ReplicaConn*>(cntx->replica_state.get());
+  return conn != nullptr && conn->id != 0;
+}
+
+ReplicationStatus GetReplicationStatus() {
+  return OnStream([](Stream& s) { return s.Status(); });
+}
+
+int64_t StreamOffset() {
+  return OnStream([](Stream& s) { return s.Offset(); });
+}
+
+int64_t CountAcked(int64_t offset) {
+  return OnStream([offset](Stream& s) { return s.CountAcked(offset); });
+}
+
+void AwaitAcks(WaiterPtr waiter, int64_t offset, int64_t wanted) {
+  OnStream([&](Stream& s) { s.AwaitAcks(std::move(waiter), offset, wanted); });
+}
+
+void StopReplication() {
+  std::lock_guard guard(stream_mu);
+  if (stream == nullptr) return;
+  stream->Stop();
+  shard_set->pool()->at(0)->Await([] { merge_fiber.join(); });
+  // No shard may hand records to the stream any more.
+  const uint64_t generation = stream->generation();
+  shard_set->pool()->AwaitFiberOnAll([generation](unsigned index, helio::io::Proactor*) {
+    if (index < shard_set->size()) EngineShard::tlocal()->journal().Stop(generation);
+  });
+  delete stream;
+  stream = nullptr;
+}
+
+}  // namespace damselfly
