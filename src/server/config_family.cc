@@ -25,6 +25,7 @@
 #include "src/server/eviction.h"
 #include "src/server/keyspace_events.h"
 #include "src/server/persistence_family.h"
+#include "src/server/replication.h"
 #include "src/server/latency_monitor.h"
 #include "src/server/open_files_limit.h"
 #include "src/server/cgroup_limits.h"
@@ -367,6 +368,19 @@ const std::vector<ConfigParam>& Params() {
        IntegerSetter(0, kMaxLong, SetBusyReplyThresholdMs)},
       {"lua-time-limit", [] { return helio::StrCat(BusyReplyThresholdMs()); },
        IntegerSetter(0, kMaxLong, SetBusyReplyThresholdMs)},
+      // The replication stream (replication.h).
+      {"repl-ping-replica-period", [] { return helio::StrCat(ReplPingPeriodS()); },
+       IntegerSetter(1, std::numeric_limits<int32_t>::max(), SetReplPingPeriodS)},
+      {"repl-backlog-size", [] { return helio::StrCat(ReplBacklogBytes()); },
+       [](std::string_view text, bool apply) -> std::string {
+         std::optional<uint64_t> bytes = ParseMemoryValue(text);
+         if (!bytes) return "argument must be a memory value";
+         if (*bytes < 1 || *bytes > uint64_t(kMaxLong)) return RangeError(1, kMaxLong);
+         if (apply) SetReplBacklogBytes(int64_t(*bytes));
+         return "";
+       }},
+      {"repl-backlog-ttl", [] { return helio::StrCat(ReplBacklogTtlS()); },
+       IntegerSetter(0, std::numeric_limits<int32_t>::max(), SetReplBacklogTtlS)},
       // INFO latencystats: always on, with Redis 7's default percentiles.
       {"latency-tracking", [] { return std::string("yes"); }, nullptr},
       {"latency-tracking-info-percentiles", [] { return std::string("50 99 99.9"); }, nullptr},

@@ -40,9 +40,8 @@ const absl::flat_hash_set<std::string_view>& ReplayableCommands() {
   return *commands;
 }
 
-bool IsExpireCommand(std::string_view name) {
-  return name == "EXPIRE" || name == "PEXPIRE" || name == "EXPIREAT" || name == "PEXPIREAT";
-}
+// A change of the key's deadline alone (EXPIRE, PERSIST, GETEX EX...).
+bool IsDeadlineEvent(std::string_view event) { return event == "expire" || event == "persist"; }
 
 }  // namespace
 
@@ -73,7 +72,7 @@ void ShardJournal::Cut(uint64_t generation, uint64_t token, JournalSink sink) {
     listener_id_ = slice_->AddChangeListener([this](const KeyChange& change) { OnChange(change); });
     recording_ = this;
   }
-  pending_.push_back(JournalRecord{JournalRecord::Kind::kCut, 0, token, {}});
+  pending_.push_back(JournalRecord{JournalRecord::Kind::kCut, 0, token});
   Send();
 }
 
@@ -89,7 +88,7 @@ void ShardJournal::Stop(uint64_t generation) {
 void ShardJournal::Barrier(DbIndex db, CmdArgList args) {
   ShardJournal* journal = recording_;
   if (journal == nullptr) return;
-  JournalRecord record{JournalRecord::Kind::kBarrier, db, 0, {}};
+  JournalRecord record{JournalRecord::Kind::kBarrier, db};
   if (!muted_) AppendRespCommand(&record.resp, args);
   journal->pending_.push_back(std::move(record));
   // The flush or swap that follows reports changes the barrier already stands for.
@@ -101,15 +100,12 @@ ShardJournal::Mute::Mute() : saved_(muted_) { muted_ = true; }
 ShardJournal::Mute::~Mute() { muted_ = saved_; }
 
 ShardJournal::Mode ShardJournal::ModeOf(const CommandId* cid, CmdArgList args) const {
-  if (cid == nullptr) return Mode::kEffects;
-  const bool expire = IsExpireCommand(cid->name);
-  if (!expire && !ReplayableCommands().contains(cid->name)) return Mode::kEffects;
+  if (cid == nullptr || !ReplayableCommands().contains(cid->name)) return Mode::kEffects;
   bool here = true;
   cid->ForEachKey(args, [&](size_t index, uint32_t) {
     here &= shard_set->ShardOf(args[index]) == shard_;
   });
-  if (!here) return Mode::kEffects;
-  return expire ? Mode::kExpireAt : Mode::kArgs;
+  return here ? Mode::kArgs : Mode::kEffects;
 }
 
 void ShardJournal::Begin(const CommandId* cid, CmdArgList args, DbIndex db) {
@@ -121,21 +117,21 @@ void ShardJournal::End() {
   Scope scope = std::move(scopes_.back());
   scopes_.pop_back();
   if (scope.changed && !muted_) {
-    switch (scope.mode) {
-      case Mode::kArgs:
-        AppendCommand(scope.db, scope.args);
-        break;
-      case Mode::kExpireAt:
-      case Mode::kEffects:
-        for (const auto& [db, key] : scope.keys) {
-          int64_t deadline = scope.mode == Mode::kExpireAt ? slice_->GetExpire(db, key) : 0;
-          if (deadline > 0 && slice_->Peek(db, key) != nullptr) {
-            AppendCommand(db, {"PEXPIREAT", key, absl::StrCat(deadline)});
+    if (scope.mode == Mode::kArgs) {
+      AppendCommand(scope.db, scope.args);
+    } else {
+      for (const ChangedKey& changed : scope.keys) {
+        if (changed.deadline_only && slice_->Peek(changed.db, changed.key) != nullptr) {
+          const int64_t deadline = slice_->GetExpire(changed.db, changed.key);
+          if (deadline > 0) {
+            AppendCommand(changed.db, {"PEXPIREAT", changed.key, absl::StrCat(deadline)});
           } else {
-            AppendState(db, key);
+            AppendCommand(changed.db, {"PERSIST", changed.key});
           }
+        } else {
+          AppendState(changed.db, changed.key);
         }
-        break;
+      }
     }
   }
   if (scopes_.empty()) {
@@ -171,12 +167,14 @@ void ShardJournal::OnChange(const KeyChange& change) {
       Scope& scope = scopes_.back();
       scope.changed = true;
       if (scope.mode == Mode::kArgs) break;
+      const bool deadline_only = IsDeadlineEvent(change.event);
       // A command often reports one key several times in a row ("new", "set", "expire").
-      if (!scope.keys.empty() && scope.keys.back().first == change.db &&
-          scope.keys.back().second == change.key) {
+      if (!scope.keys.empty() && scope.keys.back().db == change.db &&
+          scope.keys.back().key == change.key) {
+        scope.keys.back().deadline_only &= deadline_only;
         break;
       }
-      scope.keys.emplace_back(change.db, std::string(change.key));
+      scope.keys.push_back({change.db, std::string(change.key), deadline_only});
       break;
   }
   if (scopes_.empty()) Send();
@@ -201,7 +199,7 @@ void ShardJournal::AppendCommand(DbIndex db, std::initializer_list<std::string_v
 }
 
 void ShardJournal::AppendCommand(DbIndex db, CmdArgList args) {
-  JournalRecord record{JournalRecord::Kind::kCommand, db, 0, {}};
+  JournalRecord record{JournalRecord::Kind::kCommand, db};
   AppendRespCommand(&record.resp, args);
   pending_.push_back(std::move(record));
 }

@@ -9,12 +9,12 @@
 //  - the command itself (kArgs): for commands whose replay, on any Redis, makes the same
 //    change from the same state, when all their keys are on this shard: LPUSH, HSET, ZADD,
 //    INCR, SETRANGE, DEL... Most writes, and none that depend on time or chance.
-//  - PEXPIREAT key deadline (or DEL) for EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT: the
-//    absolute deadline, as Redis 7 propagates them.
 //  - the effects (kEffects), for everything else (SPOP, INCRBYFLOAT, SET EX, XADD *,
-//    scripts, commands with keys on several shards, writes outside any command): for each
-//    key changed, its new state — DEL when gone, SET key value [PXAT ms] for a string,
-//    else RESTORE key ms payload REPLACE ABSTTL. Always right; a big value costs its size.
+//    EXPIRE, scripts, commands with keys on several shards, writes outside any command):
+//    for each key changed, PEXPIREAT key deadline or PERSIST key when only its deadline
+//    changed (the absolute deadline, as Redis 7 propagates EXPIRE and GETEX), else its
+//    new state: DEL when gone, SET key value [PXAT ms] for a string, else RESTORE key ms
+//    payload REPLACE ABSTTL. Always right; a big value costs its size.
 // A key deleted because it expired or was evicted is always a DEL, at once. FLUSHALL,
 // FLUSHDB and SWAPDB are barriers (Barrier): every shard records them in the same
 // whole-shard hop, and the stream carries them once, after every shard's earlier records.
@@ -89,14 +89,19 @@ class ShardJournal {
 
  private:
   friend class JournalScope;
-  enum class Mode : uint8_t { kArgs, kExpireAt, kEffects };
+  enum class Mode : uint8_t { kArgs, kEffects };
+  struct ChangedKey {
+    DbIndex db;
+    std::string key;
+    bool deadline_only;  // every change of it in the scope was to its deadline
+  };
   struct Scope {
     const facade::CommandId* cid;
     facade::CmdArgList args;
     DbIndex db;
     Mode mode;
     bool changed = false;
-    std::vector<std::pair<DbIndex, std::string>> keys;  // kExpireAt: the keys changed
+    std::vector<ChangedKey> keys;  // kEffects: the keys changed, in order
   };
 
   void Begin(const facade::CommandId* cid, facade::CmdArgList args, DbIndex db);

@@ -16,6 +16,7 @@
 
 #include <openssl/rand.h>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/escaping.h"
 #include "helio/base/spinlock.h"
 #include "helio/base/strings.h"
@@ -36,9 +37,10 @@ using facade::PushQueue;
 
 namespace {
 
-constexpr int64_t kBacklogBytes = 1 << 20;  // Redis's repl-backlog-size default
-constexpr int64_t kPingPeriodS = 10;        // repl-ping-replica-period
-constexpr int64_t kBacklogTtlS = 3600;      // repl-backlog-ttl
+constexpr int64_t kMinBacklogBytes = 16 << 10;
+std::atomic<int64_t> ping_period_s{10};        // Redis's defaults
+std::atomic<int64_t> backlog_bytes{1 << 20};
+std::atomic<int64_t> backlog_ttl_s{3600};
 constexpr size_t kBulkChunkBytes = 1 << 20;
 // A replica loading its snapshot is sent more of the file only while less than this
 // is queued for it.
@@ -196,7 +198,10 @@ class Stream {
 
   // WAIT: settles `waiter` once `wanted` replicas acknowledged `offset`.
   void AwaitAcks(WaiterPtr waiter, int64_t offset, int64_t wanted) {
-    if (!replicas_.empty()) Emit(CommandResp({"REPLCONF", "GETACK", "*"}));
+    if (!replicas_.empty()) {
+      Emit(CommandResp({"REPLCONF", "GETACK", "*"}));
+      Publish();
+    }
     waits_.push_back({std::move(waiter), offset, wanted});
     SettleWaits();
   }
@@ -207,7 +212,7 @@ class Stream {
     status.replid = replid_;
     status.offset = offset_;
     status.backlog_active = recording_;
-    status.backlog_size = kBacklogBytes;
+    status.backlog_size = ReplBacklogBytes();
     status.backlog_first_byte = recording_ ? FirstByte() : 0;
     status.backlog_histlen = recording_ ? int64_t(backlog_.size()) : 0;
     const int64_t now_ms = helio::UnixTimeMs();
@@ -227,21 +232,29 @@ class Stream {
       Merge();
       SettleWaits();
       const int64_t now_ms = helio::UnixTimeMs();
-      if (!replicas_.empty() && now_ms - last_ping_ms >= kPingPeriodS * 1000) {
+      // A replica's first PING comes a period after it did.
+      if (replicas_.empty()) last_ping_ms = now_ms;
+      if (!replicas_.empty() && now_ms - last_ping_ms >= ReplPingPeriodS() * 1000) {
         Emit(CommandResp({"PING"}));
+        Publish();
         last_ping_ms = now_ms;
       }
-      if (recording_ && replicas_.empty() && now_ms - empty_since_ms_ >= kBacklogTtlS * 1000) {
+      const int64_t ttl_s = ReplBacklogTtlS();
+      if (recording_ && replicas_.empty() && ttl_s > 0 && now_ms - empty_since_ms_ >= ttl_s * 1000) {
         StopRecording();
       }
     }
+    stopped_.Notify();
   }
+  // Any thread: ends Run and waits for it.
   void Stop() {
     stopping_.store(true, std::memory_order_relaxed);
     wakeup_.Notify();
+    stopped_.Wait();
   }
 
   uint64_t generation() const { return generation_; }
+  const std::string& replid() const { return replid_; }
 
  private:
   int64_t FirstByte() const { return offset_ - int64_t(backlog_.size()) + 1; }
@@ -316,6 +329,7 @@ class Stream {
         queue.pop_front();
       }
     }
+    Publish();
     Trim();
   }
 
@@ -327,19 +341,27 @@ class Stream {
     Emit(record.resp);
   }
 
+  // Appends to the stream; Publish sends it.
   void Emit(std::string_view bytes) {
     backlog_.append(bytes);
     offset_ += bytes.size();
+  }
+
+  // Sends what was emitted since the last call to the online replicas: one push each.
+  void Publish() {
+    if (published_ == offset_) return;
+    std::string_view fresh = std::string_view(backlog_).substr(published_ + 1 - FirstByte());
     for (Replica& r : replicas_) {
-      if (r.state == State::kOnline && !r.queue->Push(bytes)) r.state = State::kFailed;
+      if (r.state == State::kOnline && !r.queue->Push(fresh)) r.state = State::kFailed;
     }
+    published_ = offset_;
   }
 
   // Keeps repl-backlog-size bytes, and everything a replica still loading its snapshot
   // needs, up to the replica class's hard limit (past which that replica fails).
   void Trim() {
     const uint64_t hard = facade::GetOutputBufferLimit(facade::ClientClass::kReplica).hard_bytes;
-    int64_t keep = kBacklogBytes;
+    int64_t keep = ReplBacklogBytes();
     for (Replica& r : replicas_) {
       if (r.state == State::kOnline || r.state == State::kFailed || r.start < 0) continue;
       const int64_t needed = offset_ - r.start;
@@ -358,11 +380,13 @@ class Stream {
   std::vector<std::deque<JournalRecord>> queues_;
   helio::fibers::Wakeup wakeup_;
   std::atomic<bool> stopping_{false};
+  helio::fibers::Done stopped_;
   bool recording_ = false;
   uint64_t generation_ = 0;
   std::string replid_ = NewReplId();
   std::string backlog_;
-  int64_t offset_ = 0;  // master_repl_offset: bytes of stream so far
+  int64_t offset_ = 0;     // master_repl_offset: bytes of stream so far
+  int64_t published_ = 0;  // the offset up to which online replicas were sent the stream
   int selected_db_ = -1;
   std::vector<Replica> replicas_;
   struct Wait {
@@ -377,15 +401,12 @@ class Stream {
 // Created with its merge fiber on first use; torn down by StopReplication.
 std::mutex stream_mu;
 Stream* stream = nullptr;
-boost::fibers::fiber merge_fiber;
 
 Stream& TheStream() {
   std::lock_guard guard(stream_mu);
   if (stream == nullptr) {
     stream = new Stream(shard_set->size());
-    shard_set->pool()->at(0)->Await([] {
-      merge_fiber = boost::fibers::fiber([s = stream] { s->Run(); });
-    });
+    shard_set->pool()->at(0)->LaunchFiber([s = stream] { s->Run(); });
   }
   return *stream;
 }
@@ -426,6 +447,52 @@ bool SendBulk(const std::string& path, PushQueue* queue) {
   return ok;
 }
 
+// Writes the replica's snapshot to `path`, its cut starting the journal of
+// `generation`; returns the stream offset at the cut, or -1 with *why.
+int64_t TakeSnapshot(const std::string& path, uint64_t id, uint64_t generation,
+                     PushQueue* queue, std::string* why) {
+  // Redis's replicas take a newline for a keep-alive while the master prepares the
+  // snapshot: one a second, so that a long snapshot stays within their repl-timeout.
+  helio::fibers::Done prepared;
+  boost::fibers::fiber keepalive([&prepared, queue] {
+    while (!prepared.WaitFor(std::chrono::seconds(1))) queue->Push("\n");
+  });
+  absl::Cleanup stop_keepalive = [&] {
+    prepared.Notify();
+    keepalive.join();
+  };
+  SnapshotOptions options;
+  options.path = path;
+  options.compression = RdbCompression();
+  options.checksum = RdbChecksum();
+  options.on_cut = [generation, id, s = &TheStream()](EngineShard* shard) {
+    shard->journal().Cut(generation, id,
+                         [s](uint16_t shard, uint64_t gen, std::vector<JournalRecord> records) {
+                           s->Hand(shard, gen, std::move(records));
+                         });
+  };
+  while (true) {
+    SnapshotResult result;
+    absl::Status status = SaveSnapshot(options, &result);
+    if (status.ok()) break;
+    if (!absl::IsFailedPrecondition(status)) {
+      *why = std::string(status.message());
+      return -1;
+    }
+    if (queue->closed()) {
+      *why = "gone while a snapshot ran";
+      return -1;
+    }
+    Sleep(std::chrono::milliseconds(20));  // another snapshot runs: wait for it
+  }
+  int64_t start = -1;
+  while ((start = OnStream([id](Stream& s) { return s.CutOffset(id); })) == -1) {
+    Sleep(std::chrono::milliseconds(1));
+  }
+  if (start < 0) *why = "dropped before its snapshot was sent";
+  return start < 0 ? -1 : start;
+}
+
 }  // namespace
 
 void ServeReplica(ConnectionContext* cntx, bool psync, std::string_view replid, int64_t offset) {
@@ -440,7 +507,8 @@ void ServeReplica(ConnectionContext* cntx, bool psync, std::string_view replid, 
   queue->set_client_class(facade::ClientClass::kReplica);
   cntx->Flush();  // replies before this one leave first
   if (psync) {
-    conn->id = OnStream([&](Stream& s) { return s.Continue(replid, offset, queue, ip, conn->port); });
+    conn->id =
+        OnStream([&](Stream& s) { return s.Continue(replid, offset, queue, ip, conn->port); });
     if (conn->id != 0) {
       LOG(INFO) << "Replica " << ip << ":" << conn->port << " continues from offset " << offset;
       return;
@@ -455,34 +523,14 @@ void ServeReplica(ConnectionContext* cntx, bool psync, std::string_view replid, 
   };
 
   const std::string path = helio::StrCat("temp-replica-", getpid(), "-", id, ".rdb");
-  SnapshotOptions options;
-  options.path = path;
-  options.compression = RdbCompression();
-  options.checksum = RdbChecksum();
-  options.on_cut = [generation = generation, id = id, s = &TheStream()](EngineShard* shard) {
-    shard->journal().Cut(generation, id,
-                         [s](uint16_t shard, uint64_t gen, std::vector<JournalRecord> records) {
-                           s->Hand(shard, gen, std::move(records));
-                         });
-  };
-  while (true) {
-    SnapshotResult result;
-    absl::Status status = SaveSnapshot(options, &result);
-    if (status.ok()) break;
-    if (!absl::IsFailedPrecondition(status)) return fail(std::string(status.message()));
-    if (queue->closed()) return fail("gone while a snapshot ran");
-    Sleep(std::chrono::milliseconds(20));  // another snapshot runs: wait for it
-  }
-  int64_t start = -1;
-  while ((start = OnStream([id = id](Stream& s) { return s.CutOffset(id); })) == -1) {
-    Sleep(std::chrono::milliseconds(1));
-  }
+  std::string why;
+  const int64_t start = TakeSnapshot(path, id, generation, queue, &why);
   if (start < 0) {
     unlink(path.c_str());
-    return fail("dropped before its snapshot was sent");
+    return fail(why);
   }
   if (psync) {
-    std::string replid_now = OnStream([](Stream& s) { return s.Status().replid; });
+    std::string replid_now = OnStream([](Stream& s) { return s.replid(); });
     queue->Push(helio::StrCat("+FULLRESYNC ", replid_now, " ", start, "\r\n"));
   }
   const bool sent = SendBulk(path, queue);
@@ -537,11 +585,19 @@ void AwaitAcks(WaiterPtr waiter, int64_t offset, int64_t wanted) {
   OnStream([&](Stream& s) { s.AwaitAcks(std::move(waiter), offset, wanted); });
 }
 
+int64_t ReplPingPeriodS() { return ping_period_s.load(std::memory_order_relaxed); }
+void SetReplPingPeriodS(int64_t seconds) { ping_period_s.store(seconds, std::memory_order_relaxed); }
+int64_t ReplBacklogBytes() { return backlog_bytes.load(std::memory_order_relaxed); }
+void SetReplBacklogBytes(int64_t bytes) {
+  backlog_bytes.store(std::max(bytes, kMinBacklogBytes), std::memory_order_relaxed);
+}
+int64_t ReplBacklogTtlS() { return backlog_ttl_s.load(std::memory_order_relaxed); }
+void SetReplBacklogTtlS(int64_t seconds) { backlog_ttl_s.store(seconds, std::memory_order_relaxed); }
+
 void StopReplication() {
   std::lock_guard guard(stream_mu);
   if (stream == nullptr) return;
   stream->Stop();
-  shard_set->pool()->at(0)->Await([] { merge_fiber.join(); });
   // No shard may hand records to the stream any more.
   const uint64_t generation = stream->generation();
   shard_set->pool()->AwaitFiberOnAll([generation](unsigned index, helio::io::Proactor*) {

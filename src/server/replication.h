@@ -75,6 +75,17 @@ int64_t StreamOffset();
 int64_t CountAcked(int64_t offset);
 void AwaitAcks(WaiterPtr waiter, int64_t offset, int64_t wanted);
 
+// CONFIG: repl-ping-replica-period (seconds between the PINGs in the stream),
+// repl-backlog-size (bytes kept for PSYNC continuations; at least 16 KiB, as in Redis),
+// repl-backlog-ttl (seconds without replicas before the backlog and the journaling stop;
+// 0: never). Any thread.
+int64_t ReplPingPeriodS();
+void SetReplPingPeriodS(int64_t seconds);
+int64_t ReplBacklogBytes();
+void SetReplBacklogBytes(int64_t bytes);
+int64_t ReplBacklogTtlS();
+void SetReplBacklogTtlS(int64_t seconds);
+
 // Stops the merge fiber and the shards' journals; at shutdown, once the connections
 // are closed and before the shards stop.
 void StopReplication();
