@@ -33,12 +33,15 @@ NOTES = {
     "acl|cat": "A subcommand is listed under its container's categories.",
     "command|list": "FILTERBY ACLCAT matches a subcommand by its container's categories "
                     "(damselfly gives subcommands no categories of their own).",
-    "replicaof": "damselfly does not replicate: NO ONE answers OK (it is always a master), "
-                 "host port is refused with an error.",
+    "replicaof": "damselfly is a master only: NO ONE answers OK, host port is refused with "
+                 "an error.",
     "slaveof": "As REPLICAOF: NO ONE answers OK, host port is refused.",
-    "wait": "No replica ever acknowledges: 0, at once when numreplicas <= 0 or inside "
-            "MULTI, else after the timeout (0: until CLIENT UNBLOCK), as a Redis master "
-            "without replicas.",
+    "wait": "Counts the replicas that acknowledged everything written so far (not only the "
+            "calling client's writes).",
+    "psync": "Continues from the backlog or sends a full resync (a disk-based snapshot); "
+             "the stream carries MULTI/EXEC and scripts as their separate writes.",
+    "sync": "A full resync (a disk-based snapshot), then the stream.",
+    "failover": "With replicas, refused: none can take over from damselfly.",
     "module|load": "damselfly loads no modules: refused with an error.",
     "module|loadex": "damselfly loads no modules: refused with an error.",
     "module|unload": "No module is ever loaded: refused with an error.",
