@@ -2,8 +2,12 @@
 
 #include <glog/logging.h>
 
+#include <charconv>
+
 #include "absl/container/flat_hash_set.h"
 #include "helio/base/strings.h"
+#include "helio/io/proactor.h"
+#include "src/server/arg_parsing.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/rdb_save.h"
 
@@ -23,7 +27,7 @@ const absl::flat_hash_set<std::string_view>& ReplayableCommands() {
       // strings and keys
       "APPEND", "SETRANGE", "SETBIT", "BITFIELD", "INCR", "DECR", "INCRBY", "DECRBY", "DEL",
       "UNLINK", "PERSIST", "RENAME", "RENAMENX", "COPY", "MOVE", "MSET", "MSETNX", "GETDEL",
-      "BITOP",
+      "BITOP", "GETSET", "SETNX",
       // lists
       "LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LSET", "LINSERT", "LREM", "LTRIM",
       "LMOVE", "RPOPLPUSH", "LMPOP",
@@ -40,17 +44,46 @@ const absl::flat_hash_set<std::string_view>& ReplayableCommands() {
   return *commands;
 }
 
+// SET is replayed as sent unless it sets a deadline relative to now (EX, PX).
+bool IsReplayableSet(CmdArgList args) {
+  for (size_t i = 3; i < args.size(); ++i) {
+    if (ArgIs(args[i], "EX") || ArgIs(args[i], "PX")) return false;
+  }
+  return true;
+}
+
+// Past this many bytes recorded, a batch is handed over without waiting for the yield.
+constexpr size_t kBatchBytes = 64 << 10;
+
 // A change of the key's deadline alone (EXPIRE, PERSIST, GETEX EX...).
 bool IsDeadlineEvent(std::string_view event) { return event == "expire" || event == "persist"; }
 
 }  // namespace
 
+namespace {
+
+// Appends "<kind><n>\r\n".
+void AppendRespHeader(std::string* out, char kind, size_t n) {
+  char header[24];
+  header[0] = kind;
+  char* end = std::to_chars(header + 1, header + sizeof(header) - 2, n).ptr;
+  *end++ = '\r';
+  *end++ = '\n';
+  out->append(header, end - header);
+}
+
+}  // namespace
+
 void AppendRespCommand(std::string* out, CmdArgList args) {
-  helio::StrAppend(out, "*", args.size(), "\r\n");
+  // Every command of the stream passes here: one reservation, no formatting library.
+  size_t size = out->size() + 16;
+  for (std::string_view arg : args) size += arg.size() + 16;
+  out->reserve(size);
+  AppendRespHeader(out, '*', args.size());
   for (std::string_view arg : args) {
-    helio::StrAppend(out, "$", arg.size(), "\r\n");
+    AppendRespHeader(out, '$', arg.size());
     out->append(arg);
-    out->append("\r\n");
+    out->append("\r\n", 2);
   }
 }
 
@@ -69,6 +102,7 @@ void ShardJournal::Cut(uint64_t generation, uint64_t token, JournalSink sink) {
     generation_ = generation;
     sink_ = std::move(sink);
     pending_.clear();
+    pending_bytes_ = 0;
     listener_id_ = slice_->AddChangeListener([this](const KeyChange& change) { OnChange(change); });
     recording_ = this;
   }
@@ -83,6 +117,7 @@ void ShardJournal::Stop(uint64_t generation) {
   recording_ = nullptr;
   sink_ = nullptr;
   pending_.clear();
+  pending_bytes_ = 0;
 }
 
 void ShardJournal::Barrier(DbIndex db, CmdArgList args) {
@@ -99,8 +134,16 @@ void ShardJournal::Barrier(DbIndex db, CmdArgList args) {
 ShardJournal::Mute::Mute() : saved_(muted_) { muted_ = true; }
 ShardJournal::Mute::~Mute() { muted_ = saved_; }
 
-ShardJournal::Mode ShardJournal::ModeOf(const CommandId* cid, CmdArgList args) const {
-  if (cid == nullptr || !ReplayableCommands().contains(cid->name)) return Mode::kEffects;
+ShardJournal::Mode ShardJournal::ModeOf(const CommandId* cid, CmdArgList args) {
+  if (cid == nullptr) return Mode::kEffects;
+  // A pipeline repeats its command: the last answer of the allowlist is kept.
+  if (cid != last_cid_) {
+    last_cid_ = cid;
+    last_cid_replayable_ = ReplayableCommands().contains(cid->name);
+  }
+  const bool replayable = cid->name == "SET" ? IsReplayableSet(args) : last_cid_replayable_;
+  if (!replayable) return Mode::kEffects;
+  if (shard_set->size() == 1) return Mode::kArgs;
   bool here = true;
   cid->ForEachKey(args, [&](size_t index, uint32_t) {
     here &= shard_set->ShardOf(args[index]) == shard_;
@@ -136,7 +179,7 @@ void ShardJournal::End() {
   }
   if (scopes_.empty()) {
     in_barrier_ = false;
-    Send();
+    SendSoon();
   }
 }
 
@@ -177,7 +220,7 @@ void ShardJournal::OnChange(const KeyChange& change) {
       scope.keys.push_back({change.db, std::string(change.key), deadline_only});
       break;
   }
-  if (scopes_.empty()) Send();
+  if (scopes_.empty()) SendSoon();
 }
 
 void ShardJournal::AppendState(DbIndex db, std::string_view key) {
@@ -187,7 +230,9 @@ void ShardJournal::AppendState(DbIndex db, std::string_view key) {
   if (value->type() == ObjType::kString) {
     std::string scratch;
     std::string_view bytes = value->GetString(&scratch);
-    if (deadline > 0) return AppendCommand(db, {"SET", key, bytes, "PXAT", absl::StrCat(deadline)});
+    if (deadline > 0) {
+      return AppendCommand(db, {"SET", key, bytes, "PXAT", absl::StrCat(deadline)});
+    }
     return AppendCommand(db, {"SET", key, bytes});
   }
   AppendCommand(db, {"RESTORE", key, absl::StrCat(deadline), MakeDumpPayload(*value), "REPLACE",
@@ -199,15 +244,33 @@ void ShardJournal::AppendCommand(DbIndex db, std::initializer_list<std::string_v
 }
 
 void ShardJournal::AppendCommand(DbIndex db, CmdArgList args) {
-  JournalRecord record{JournalRecord::Kind::kCommand, db};
-  AppendRespCommand(&record.resp, args);
-  pending_.push_back(std::move(record));
+  if (pending_.empty() || pending_.back().kind != JournalRecord::Kind::kCommand ||
+      pending_.back().db != db) {
+    pending_.push_back(JournalRecord{JournalRecord::Kind::kCommand, db});
+  }
+  std::string& resp = pending_.back().resp;
+  const size_t before = resp.size();
+  AppendRespCommand(&resp, args);
+  pending_bytes_ += resp.size() - before;
 }
 
 void ShardJournal::Send() {
+  pending_bytes_ = 0;
   if (pending_.empty() || !sink_) return;
   sink_(shard_, generation_, std::move(pending_));
   pending_.clear();
+}
+
+void ShardJournal::SendSoon() {
+  if (pending_.empty() || send_queued_) return;
+  if (pending_bytes_ >= kBatchBytes) return Send();
+  send_queued_ = true;
+  helio::io::Proactor::me()->Dispatch([] {
+    if (EngineShard* shard = EngineShard::tlocal()) {
+      shard->journal().send_queued_ = false;
+      shard->journal().Send();
+    }
+  });
 }
 
 }  // namespace damselfly

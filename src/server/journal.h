@@ -26,6 +26,10 @@
 // (Redis's replica applies a MULTI/EXEC's writes atomically; this replica-side
 // atomicity is not kept across shards).
 //
+// Batches. A shard hands its records over once the task or fiber running the commands
+// yields (a pipeline's worth at a time) rather than per command; barriers and cuts go at
+// once, with everything before them.
+//
 // Thread-safety: a ShardJournal belongs to its shard's thread; the sink is called there.
 #pragma once
 
@@ -72,6 +76,10 @@ class ShardJournal {
   void Cut(uint64_t generation, uint64_t token, JournalSink sink);
   // Stops recording, if it records `generation`.
   void Stop(uint64_t generation);
+  // Hands what was recorded so far to the sink now (WAIT needs every write made so far
+  // in the stream). Otherwise commands' records are handed over in batches: once the
+  // task or fiber that ran them yields, or past kBatchBytes.
+  void Flush() { Send(); }
 
   // FLUSHALL, FLUSHDB, SWAPDB, on every shard in their whole-shard hop, before the change:
   // the command (args) reaches the stream once. No-op when not recording.
@@ -107,12 +115,15 @@ class ShardJournal {
   void Begin(const facade::CommandId* cid, facade::CmdArgList args, DbIndex db);
   void End();
   void OnChange(const KeyChange& change);
-  Mode ModeOf(const facade::CommandId* cid, facade::CmdArgList args) const;
+  Mode ModeOf(const facade::CommandId* cid, facade::CmdArgList args);
   // Appends the state of `key` (see kEffects).
   void AppendState(DbIndex db, std::string_view key);
   void AppendCommand(DbIndex db, std::initializer_list<std::string_view> args);
   void AppendCommand(DbIndex db, facade::CmdArgList args);
   void Send();
+  // Send, from a task queued on this thread (at most one queued), or at once when the
+  // batch is large.
+  void SendSoon();
 
   static thread_local ShardJournal* recording_;
   static thread_local bool muted_;
@@ -123,7 +134,12 @@ class ShardJournal {
   JournalSink sink_;
   std::vector<Scope> scopes_;  // open scopes, innermost last
   bool in_barrier_ = false;
+  // Records not handed over yet; consecutive commands of one database share a record.
   std::vector<JournalRecord> pending_;
+  size_t pending_bytes_ = 0;
+  bool send_queued_ = false;
+  const facade::CommandId* last_cid_ = nullptr;  // ModeOf's cache
+  bool last_cid_replayable_ = false;
 };
 
 // Around a command that runs on this shard; a no-op unless the shard records. `cid` may

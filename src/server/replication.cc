@@ -100,11 +100,14 @@ class Stream {
 
   // Any shard thread (the journal's sink).
   void Hand(uint16_t shard, uint64_t generation, std::vector<JournalRecord> records) {
+    bool was_empty;
     {
       std::lock_guard guard(inboxes_[shard].lock);
+      was_empty = inboxes_[shard].batches.empty();
       inboxes_[shard].batches.push_back({generation, std::move(records)});
     }
-    wakeup_.Notify();
+    // One wake-up per merge: the merge takes everything handed over by then.
+    if (was_empty) wakeup_.Notify();
   }
 
   // --- proactor 0
@@ -574,6 +577,7 @@ ReplicationStatus GetReplicationStatus() {
 }
 
 int64_t StreamOffset() {
+  shard_set->RunOnAll([](EngineShard* shard) { shard->journal().Flush(); });
   return OnStream([](Stream& s) { return s.Offset(); });
 }
 
