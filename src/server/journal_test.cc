@@ -1,0 +1,224 @@
+// The replication journal in process: what each kind of write leaves in a shard's
+// records (journal.h). The stream that merges them is tested over the wire, with a
+// redis-server replica (tests/test_replication.py).
+#include "src/server/journal.h"
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "helio/base/strings.h"
+#include "src/server/engine_shard_set.h"
+#include "src/server/test_utils.h"
+
+namespace damselfly {
+namespace {
+
+using testing::ElementsAre;
+using testing::IsEmpty;
+using testing::MatchesRegex;
+
+// Splits a record's RESP commands into "NAME arg arg" lines (binary args kept as they are;
+// the stream keeps a command's name as the client sent it).
+std::vector<std::string> Decode(std::string_view resp) {
+  std::vector<std::string> lines;
+  auto number = [&](char kind) {
+    EXPECT_EQ(resp.front(), kind);
+    size_t end = resp.find("\r\n");
+    size_t n = std::stoul(std::string(resp.substr(1, end - 1)));
+    resp.remove_prefix(end + 2);
+    return n;
+  };
+  while (!resp.empty()) {
+    std::string line;
+    for (size_t args = number('*'); args > 0; --args) {
+      size_t size = number('$');
+      if (line.empty()) {  // the name as the client sent it: upper case here
+        line = helio::AsciiStrToUpper(resp.substr(0, size));
+      } else {
+        line += ' ';
+        line.append(resp.substr(0, size));
+      }
+      resp.remove_prefix(size + 2);
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+class JournalTest : public ServiceTest {
+ protected:
+  void SetUp() override {
+    ServiceTest::SetUp();
+    std::lock_guard guard(mu_);
+    records_.assign(num_shards(), {});
+  }
+  void TearDown() override {
+    StopRecording();
+    ServiceTest::TearDown();
+  }
+
+  void StartRecording() {
+    shard_set->RunOnAll([this](EngineShard* shard) {
+      shard->journal().Cut(kGeneration, /*token=*/7,
+                           [this](uint16_t id, uint64_t, std::vector<JournalRecord> records) {
+                             std::lock_guard guard(mu_);
+                             for (JournalRecord& r : records) records_[id].push_back(std::move(r));
+                           });
+    });
+    // Every shard's first record is the cut.
+    for (const auto& shard_records : Take()) {
+      ASSERT_EQ(shard_records.size(), 1u);
+      EXPECT_EQ(shard_records[0], "cut 7");
+    }
+  }
+  void StopRecording() {
+    shard_set->RunOnAll([](EngineShard* shard) { shard->journal().Stop(kGeneration); });
+  }
+
+  // Each shard's records since the last call, as lines: "db0: NAME args" for commands,
+  // "barrier db0: NAME args", "cut <token>".
+  std::vector<std::vector<std::string>> Take() {
+    shard_set->RunOnAll([](EngineShard* shard) { shard->journal().Flush(); });
+    std::lock_guard guard(mu_);
+    std::vector<std::vector<std::string>> out(num_shards());
+    for (size_t shard = 0; shard < records_.size(); ++shard) {
+      for (const JournalRecord& r : records_[shard]) {
+        if (r.kind == JournalRecord::Kind::kCut) {
+          out[shard].push_back(helio::StrCat("cut ", r.token));
+          continue;
+        }
+        const char* prefix = r.kind == JournalRecord::Kind::kBarrier ? "barrier db" : "db";
+        for (const std::string& line : Decode(r.resp)) {
+          out[shard].push_back(helio::StrCat(prefix, r.db, ": ", line));
+        }
+      }
+      records_[shard].clear();
+    }
+    return out;
+  }
+  // All shards' records since the last call, shard by shard.
+  std::vector<std::string> TakeAll() {
+    std::vector<std::string> all;
+    for (auto& records : Take()) all.insert(all.end(), records.begin(), records.end());
+    return all;
+  }
+
+  static constexpr uint64_t kGeneration = 1;
+  std::mutex mu_;
+  std::vector<std::vector<JournalRecord>> records_;
+};
+
+TEST_P(JournalTest, NothingWhileNotRecording) {
+  EXPECT_EQ(Run({"lpush", "l", "a"}), 1);
+  EXPECT_THAT(TakeAll(), IsEmpty());
+  StartRecording();
+  StopRecording();
+  EXPECT_EQ(Run({"lpush", "l", "b"}), 2);
+  EXPECT_THAT(TakeAll(), IsEmpty());
+}
+
+TEST_P(JournalTest, DeterministicCommandsAsSent) {
+  StartRecording();
+  EXPECT_EQ(Run({"lpush", "l", "a", "b"}), 2);
+  EXPECT_EQ(Run({"hset", "h", "f", "v"}), 1);
+  EXPECT_EQ(Run({"incr", "n"}), 1);
+  EXPECT_EQ(Run({"set", "s", "v", "KEEPTTL"}), "OK");
+  EXPECT_EQ(Run({"zadd", "z", "1.5", "m"}), 1);
+  EXPECT_THAT(TakeAll(), testing::UnorderedElementsAre(
+                             "db0: LPUSH l a b", "db0: HSET h f v", "db0: INCR n",
+                             "db0: SET s v KEEPTTL", "db0: ZADD z 1.5 m"));
+  // A write that changed nothing leaves nothing.
+  EXPECT_THAT(Run({"set", "s", "w", "NX"}), IsNil());
+  EXPECT_EQ(Run({"del", "missing"}), 0);
+  EXPECT_THAT(TakeAll(), IsEmpty());
+  EXPECT_EQ(Run({"select", "3"}), "OK");
+  EXPECT_EQ(Run({"rpush", "l", "x"}), 1);
+  EXPECT_THAT(TakeAll(), ElementsAre("db3: RPUSH l x"));
+}
+
+TEST_P(JournalTest, OtherWritesAsTheirEffects) {
+  StartRecording();
+  EXPECT_EQ(Run({"incrbyfloat", "f", "1.5"}), "1.5");
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: SET f 1.5"));
+  EXPECT_EQ(Run({"set", "e", "v", "ex", "100"}), "OK");
+  EXPECT_THAT(TakeAll(), ElementsAre(MatchesRegex("db0: SET e v PXAT [0-9]{13}")));
+  EXPECT_EQ(Run({"sadd", "s", "only"}), 1);
+  EXPECT_EQ(Run({"spop", "s"}), "only");
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: SADD s only", "db0: DEL s"));
+  EXPECT_EQ(Run({"sadd", "t", "a", "b", "c"}), 3);
+  EXPECT_EQ(TakeAll().size(), 1u);
+  Run({"spop", "t"});
+  // The set's new state, as a DUMP payload with no deadline.
+  EXPECT_THAT(TakeAll(), ElementsAre(testing::AllOf(testing::StartsWith("db0: RESTORE t 0 "),
+                                                    testing::EndsWith(" REPLACE ABSTTL"))));
+}
+
+TEST_P(JournalTest, DeadlinesAreAbsolute) {
+  StartRecording();
+  EXPECT_EQ(Run({"set", "k", "v"}), "OK");
+  EXPECT_EQ(Run({"expire", "k", "100"}), 1);
+  EXPECT_EQ(Run({"getex", "k", "persist"}), "v");
+  EXPECT_EQ(Run({"pexpire", "k", "100000"}), 1);
+  EXPECT_EQ(Run({"expire", "k", "-1"}), 1);
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: SET k v", MatchesRegex("db0: PEXPIREAT k [0-9]{13}"),
+                                     "db0: PERSIST k", MatchesRegex("db0: PEXPIREAT k [0-9]{13}"),
+                                     "db0: DEL k"));
+}
+
+TEST_P(JournalTest, ExpiredKeysAreDeleted) {
+  StartRecording();
+  EXPECT_EQ(Run({"set", "k", "v", "px", "1"}), "OK");
+  TakeAll();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_THAT(Run({"get", "k"}), IsNil());
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: DEL k"));
+}
+
+TEST_P(JournalTest, FlushesAreBarriersOnEveryShard) {
+  StartRecording();
+  EXPECT_EQ(Run({"set", "k", "v"}), "OK");
+  TakeAll();
+  EXPECT_EQ(Run({"flushall"}), "OK");
+  for (const auto& shard_records : Take()) {
+    EXPECT_THAT(shard_records, ElementsAre("barrier db0: FLUSHALL"));
+  }
+  EXPECT_EQ(Run({"swapdb", "0", "1"}), "OK");
+  for (const auto& shard_records : Take()) {
+    EXPECT_THAT(shard_records, ElementsAre("barrier db0: SWAPDB 0 1"));
+  }
+}
+
+TEST_P(JournalTest, CommandsAcrossShardsAsEachShardsEffects) {
+  StartRecording();
+  EXPECT_EQ(Run({"mset", "a", "1", "b", "2", "c", "3", "d", "4"}), "OK");
+  std::vector<std::string> records = TakeAll();
+  if (num_shards() == 1) {
+    EXPECT_THAT(records, ElementsAre("db0: MSET a 1 b 2 c 3 d 4"));
+  } else {
+    EXPECT_THAT(records, testing::UnorderedElementsAre("db0: SET a 1", "db0: SET b 2",
+                                                       "db0: SET c 3", "db0: SET d 4"));
+  }
+  EXPECT_EQ(Run({"multi"}), "OK");
+  EXPECT_EQ(Run({"incr", "a"}), "QUEUED");
+  EXPECT_EQ(Run({"del", "b"}), "QUEUED");
+  EXPECT_THAT(Run({"exec"}), RespArray(ElementsAre(2, 1)));
+  EXPECT_THAT(TakeAll(), testing::UnorderedElementsAre("db0: INCR a", "db0: DEL b"));
+}
+
+TEST_P(JournalTest, ServedBlockedClientLeavesItsPop) {
+  StartRecording();
+  std::unique_ptr<TestConnection> waiting = Connect(0);
+  waiting->Start({"blpop", "q", "0"});
+  WaitBlocked(1);
+  EXPECT_EQ(Run({"rpush", "q", "x"}), 1);
+  EXPECT_THAT(waiting->Finish(), RespArray(ElementsAre("q", "x")));
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: RPUSH q x", "db0: DEL q"));
+}
+
+INSTANTIATE_SHARD_COUNTS(JournalTest);
+
+}  // namespace
+}  // namespace damselfly
