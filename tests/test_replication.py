@@ -14,9 +14,8 @@ damselfly does. damselfly masters run 4 proactor threads, so that multi-key comm
 shards.
 
 Tests marked xfail(TARGET == "damselfly", strict=True) pin down where damselfly's master still
-differs from Redis's (see each reason): stream consumer-group changes that create no consumer,
-the order of writes to different shards, MULTI/EXEC blocks in the stream, WAIT's offset,
-'+CONTINUE' without psync2, replica clients in CLIENT LIST/KILL, FUNCTION and PUBLISH.
+differs from Redis's (see each reason): the order of writes to different shards, MULTI/EXEC
+blocks in the stream, WAIT's offset, replica clients in CLIENT LIST/KILL.
 """
 
 import os
@@ -925,11 +924,7 @@ def test_blocking_zset_and_stream_reads(pair):
     assert r("XPENDING", "bx", "g")[0] == 1
 
 
-STREAM_GROUP_BUG = ("damselfly does not send XACK, XCLAIM/XAUTOCLAIM to an existing consumer, "
-                    "nor XREADGROUP by an existing consumer to its replicas")
 
-
-@pytest.mark.xfail(TARGET == "damselfly", strict=True, reason=STREAM_GROUP_BUG)
 def test_stream_group_changes_without_new_consumers(pair):
     """Changes to a group's pending entries list that create no consumer: XACK, XCLAIM and
     XAUTOCLAIM to an existing consumer, XREADGROUP of new entries by an existing consumer."""
@@ -1658,9 +1653,6 @@ def test_psync_continuation_limits_follow_the_backlog(server_factory):
         rr.close()
 
 
-@pytest.mark.xfail(TARGET == "damselfly", strict=True,
-                   reason="damselfly answers '+CONTINUE <replid>' to a replica that did not "
-                          "announce 'capa psync2'; Redis answers '+CONTINUE'")
 def test_continue_without_psync2_capability_omits_the_replid(server_factory):
     master = start_master(server_factory)
     m = master.raw()
@@ -1843,8 +1835,6 @@ def test_functions_in_the_full_sync(server_factory, replica_factory):
     assert_converged(master, replica)
 
 
-@pytest.mark.xfail(TARGET == "damselfly", strict=True,
-                   reason="damselfly does not send FUNCTION LOAD/DELETE/FLUSH to its replicas")
 def test_function_changes_reach_the_replica(pair):
     master, replica = pair
     m, r = master.raw(), replica.raw()
@@ -1858,8 +1848,6 @@ def test_function_changes_reach_the_replica(pair):
     assert r("GET", "fk") == b"fv"
 
 
-@pytest.mark.xfail(TARGET == "damselfly", strict=True,
-                   reason="damselfly does not send PUBLISH to its replicas")
 def test_publish_reaches_the_replicas_subscribers(pair):
     master, replica = pair
     sub = replica.raw()

@@ -85,6 +85,8 @@ void BlockingController::Deregister(const Waiter* waiter, absl::Span<const std::
 
 void BlockingController::OnChange(const KeyChange& change) {
   switch (change.kind) {
+    case KeyChangeKind::kGroupState:
+      return;
     case KeyChangeKind::kSet:
     case KeyChangeKind::kRenamedTo:
       return MarkReady(change.db, change.key);

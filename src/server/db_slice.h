@@ -91,6 +91,10 @@ enum class KeyChangeKind : uint8_t {
   kRenamedTo,    // received another key's value (RENAME, MOVE)
   kFlushDb,      // the database is about to be emptied (key is empty)
   kSwapDb,       // the database is about to trade places with other_db (key is empty)
+  // A change Redis neither signals nor notifies: a stream's consumer-group state (pending
+  // entries, delivery counts, last-delivered id) by XREADGROUP, XACK, XCLAIM, XAUTOCLAIM.
+  // No WATCH, notification, invalidation or wake-up: only the replication journal acts.
+  kGroupState,
 };
 
 // One event of a change. A command may report several of one key, in the order Redis

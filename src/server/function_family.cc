@@ -22,6 +22,7 @@
 #include "src/server/function_payload.h"
 #include "src/server/monitor.h"
 #include "src/server/script_runner.h"
+#include "src/server/replication.h"
 
 namespace damselfly {
 
@@ -387,17 +388,23 @@ void FCall(CmdArgList args, ConnectionContext* cntx, bool read_only) {
   });
 }
 
-void FunctionLoad(CmdArgList args, ReplyBuilder* rb) {
+// Sends the error; false: the libraries did not change.
+bool Refused(ReplyBuilder* rb, std::string_view error) {
+  rb->SendError(error);
+  return false;
+}
+
+bool FunctionLoad(CmdArgList args, ReplyBuilder* rb) {
   bool replace = false;
   for (size_t i = 2; i + 1 < args.size(); ++i) {
     if (!ArgIs(args[i], "REPLACE")) {
-      return rb->SendError(helio::StrCat("ERR Unknown option given: ", args[i]));
+      return Refused(rb, helio::StrCat("ERR Unknown option given: ", args[i]));
     }
     replace = true;
   }
   std::string error;
   auto library = MakeLibrary(args.back(), replace, *CurrentSet(), &error);
-  if (library == nullptr) return rb->SendError(error);
+  if (library == nullptr) return Refused(rb, error);
   const std::string name = library->name;
   bool stored = UpdateSet([&](LibrarySet* set) {
     if (set->libraries.contains(name)) {
@@ -410,6 +417,7 @@ void FunctionLoad(CmdArgList args, ReplyBuilder* rb) {
     return Link(set, std::move(library), &error);
   });
   stored ? rb->SendBulk(name) : rb->SendError(error);
+  return stored;
 }
 
 void FunctionList(CmdArgList args, ReplyBuilder* rb) {
@@ -542,8 +550,8 @@ bool MergeLibraries(LibrarySet* set, LibrarySet incoming, Policy policy, std::st
   return true;
 }
 
-void FunctionRestore(CmdArgList args, ReplyBuilder* rb) {
-  if (args.size() > 4) return rb->SendError(SubcommandSyntaxError(args[1]));
+bool FunctionRestore(CmdArgList args, ReplyBuilder* rb) {
+  if (args.size() > 4) return Refused(rb, SubcommandSyntaxError(args[1]));
   Policy policy = Policy::kAppend;
   if (args.size() == 4) {
     if (ArgIs(args[3], "APPEND")) {
@@ -553,17 +561,18 @@ void FunctionRestore(CmdArgList args, ReplyBuilder* rb) {
     } else if (ArgIs(args[3], "FLUSH")) {
       policy = Policy::kFlush;
     } else {
-      return rb->SendError(
+      return Refused(rb, 
           "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
     }
   }
   LibrarySet restored;
   std::string error;
-  if (!ReadPayload(args[2], &restored, &error)) return rb->SendError(error);
+  if (!ReadPayload(args[2], &restored, &error)) return Refused(rb, error);
   bool stored = UpdateSet([&](LibrarySet* set) {
     return MergeLibraries(set, std::move(restored), policy, &error);
   });
   stored ? rb->SendOk() : rb->SendError(error);
+  return stored;
 }
 
 void CmdFunction(CmdArgList args, ConnectionContext* cntx) {
@@ -572,7 +581,11 @@ void CmdFunction(CmdArgList args, ConnectionContext* cntx) {
   if ((ArgIs(args[1], "LOAD") || ArgIs(args[1], "RESTORE")) && OverMaxMemory()) {
     return rb->SendError(facade::kOomErr);
   }
-  if (ArgIs(args[1], "LOAD")) return FunctionLoad(args, rb);
+  // The changes of the libraries reach the replicas as they were sent, as in Redis.
+  if (ArgIs(args[1], "LOAD")) {
+    if (FunctionLoad(args, rb)) PropagateToReplicas(args);
+    return;
+  }
   if (ArgIs(args[1], "LIST")) return FunctionList(args, rb);
   if (ArgIs(args[1], "DELETE")) {
     std::string_view name = args[2];
@@ -581,7 +594,9 @@ void CmdFunction(CmdArgList args, ConnectionContext* cntx) {
       Unlink(set, name);
       return true;
     });
-    return deleted ? rb->SendOk() : rb->SendError("ERR Library not found");
+    if (!deleted) return rb->SendError("ERR Library not found");
+    PropagateToReplicas(args);
+    return rb->SendOk();
   }
   if (ArgIs(args[1], "FLUSH")) {
     if (args.size() > 3) return rb->SendError(SubcommandSyntaxError(args[1]));
@@ -593,10 +608,14 @@ void CmdFunction(CmdArgList args, ConnectionContext* cntx) {
       set->functions.clear();
       return true;
     });
+    PropagateToReplicas(args);
     return rb->SendOk();
   }
   if (ArgIs(args[1], "DUMP")) return rb->SendBulk(DumpPayload(*CurrentSet()));
-  if (ArgIs(args[1], "RESTORE")) return FunctionRestore(args, rb);
+  if (ArgIs(args[1], "RESTORE")) {
+    if (FunctionRestore(args, rb)) PropagateToReplicas(args);
+    return;
+  }
   if (ArgIs(args[1], "STATS")) return FunctionStats(rb);
   if (ArgIs(args[1], "KILL")) {
     std::string error = KillBusyScript(true);

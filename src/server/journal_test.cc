@@ -208,6 +208,20 @@ TEST_P(JournalTest, CommandsAcrossShardsAsEachShardsEffects) {
   EXPECT_THAT(TakeAll(), testing::UnorderedElementsAre("db0: INCR a", "db0: DEL b"));
 }
 
+TEST_P(JournalTest, ConsumerGroupStateReachesTheJournal) {
+  EXPECT_THAT(Run({"xadd", "x", "1-1", "a", "b"}), "1-1");
+  EXPECT_EQ(Run({"xgroup", "create", "x", "g", "0"}), "OK");
+  EXPECT_EQ(Run({"xgroup", "createconsumer", "x", "g", "c"}), 1);
+  StartRecording();
+  // Changes Redis neither signals nor notifies, but propagates.
+  Run({"xreadgroup", "group", "g", "c", "streams", "x", ">"});
+  EXPECT_THAT(TakeAll(), ElementsAre(testing::StartsWith("db0: RESTORE x 0 ")));
+  EXPECT_EQ(Run({"xack", "x", "g", "1-1"}), 1);
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: XACK x g 1-1"));
+  EXPECT_EQ(Run({"xack", "x", "g", "1-1"}), 0);
+  EXPECT_THAT(TakeAll(), IsEmpty());
+}
+
 TEST_P(JournalTest, ServedBlockedClientLeavesItsPop) {
   StartRecording();
   std::unique_ptr<TestConnection> waiting = Connect(0);

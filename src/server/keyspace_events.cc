@@ -178,6 +178,7 @@ void KeyspaceNotifier::SetFlags(uint32_t flags) {
 }
 
 void KeyspaceNotifier::OnChange(const KeyChange& change) {
+  if (change.kind == KeyChangeKind::kGroupState) return;
   Notify(KeyspaceEventClass(change.event), change.event, change.db, change.key);
 }
 

@@ -11,6 +11,7 @@
 #include "src/server/conn_tx_state.h"
 #include "src/server/monitor.h"
 #include "src/server/tracking.h"
+#include "src/server/replication.h"
 
 namespace damselfly {
 
@@ -146,6 +147,7 @@ void Unsubscribe(ChannelKind kind, CmdArgList args, ConnectionContext* cntx) {
 
 void CmdPublish(CmdArgList args, ConnectionContext* cntx) {
   cntx->reply_builder()->SendLong(Publish(args[1], args[2]));
+  PropagateToReplicas(args);  // their subscribers get it too, as in Redis
 }
 
 void CmdSPublish(CmdArgList args, ConnectionContext* cntx) {

@@ -41,6 +41,8 @@ constexpr int64_t kMinBacklogBytes = 16 << 10;
 std::atomic<int64_t> ping_period_s{10};        // Redis's defaults
 std::atomic<int64_t> backlog_bytes{1 << 20};
 std::atomic<int64_t> backlog_ttl_s{3600};
+// Whether the stream records (Stream::recording_, readable from any thread).
+std::atomic<bool> stream_recording{false};
 constexpr size_t kBulkChunkBytes = 1 << 20;
 // A replica loading its snapshot is sent more of the file only while less than this
 // is queued for it.
@@ -74,6 +76,7 @@ struct ReplicaConn final : ConnectionContext::ReplicaState {
   uint64_t id = 0;  // in the stream; 0: not (yet) a replica
   std::string ip;
   int64_t port = 0;
+  bool psync2 = false;  // REPLCONF capa psync2: +CONTINUE names the replication id
 };
 
 ReplicaConn* ReplicaConnOf(ConnectionContext* cntx, bool create) {
@@ -123,15 +126,15 @@ class Stream {
 
   // PSYNC replid offset: the replica continues when the backlog holds byte `offset` on;
   // then +CONTINUE and the bytes from there go to its queue. 0 when it cannot.
-  uint64_t Continue(std::string_view replid, int64_t offset, PushQueue* queue, std::string ip,
-                    int64_t port) {
+  uint64_t Continue(std::string_view replid, int64_t offset, bool psync2, PushQueue* queue,
+                    std::string ip, int64_t port) {
     if (!recording_ || replid != replid_ || offset < FirstByte() || offset > offset_ + 1) {
       return 0;
     }
     uint64_t id = ++last_id_;
     Replica replica{id, queue, std::move(ip), port, State::kOnline, offset - 1};
     replica.ack_ms = helio::UnixTimeMs();
-    queue->Push(helio::StrCat("+CONTINUE ", replid_, "\r\n"));
+    queue->Push(psync2 ? helio::StrCat("+CONTINUE ", replid_, "\r\n") : "+CONTINUE\r\n");
     queue->Push(std::string_view(backlog_).substr(offset - FirstByte()));
     replicas_.push_back(std::move(replica));
     return id;
@@ -199,6 +202,14 @@ class Stream {
     });
   }
 
+  // A command of no shard (PropagateToReplicas): after what the shards handed over.
+  void EmitGlobal(std::string_view resp) {
+    if (!recording_) return;
+    Merge();
+    Emit(resp);
+    Publish();
+  }
+
   // WAIT: settles `waiter` once `wanted` replicas acknowledged `offset`.
   void AwaitAcks(WaiterPtr waiter, int64_t offset, int64_t wanted) {
     if (!replicas_.empty()) {
@@ -243,7 +254,8 @@ class Stream {
         last_ping_ms = now_ms;
       }
       const int64_t ttl_s = ReplBacklogTtlS();
-      if (recording_ && replicas_.empty() && ttl_s > 0 && now_ms - empty_since_ms_ >= ttl_s * 1000) {
+      if (recording_ && replicas_.empty() && ttl_s > 0 &&
+          now_ms - empty_since_ms_ >= ttl_s * 1000) {
         StopRecording();
       }
     }
@@ -273,6 +285,7 @@ class Stream {
   void StartRecording() {
     if (recording_) return;
     recording_ = true;
+    stream_recording.store(true, std::memory_order_relaxed);
     ++generation_;
     replid_ = NewReplId();
     backlog_.clear();
@@ -283,6 +296,7 @@ class Stream {
   // Fiber context (it dispatches to the shards).
   void StopRecording() {
     recording_ = false;
+    stream_recording.store(false, std::memory_order_relaxed);
     const uint64_t generation = generation_;
     ++generation_;  // batches still on their way are dropped
     replid_ = NewReplId();
@@ -511,7 +525,9 @@ void ServeReplica(ConnectionContext* cntx, bool psync, std::string_view replid, 
   cntx->Flush();  // replies before this one leave first
   if (psync) {
     conn->id =
-        OnStream([&](Stream& s) { return s.Continue(replid, offset, queue, ip, conn->port); });
+        OnStream([&](Stream& s) {
+          return s.Continue(replid, offset, conn->psync2, queue, ip, conn->port);
+        });
     if (conn->id != 0) {
       LOG(INFO) << "Replica " << ip << ":" << conn->port << " continues from offset " << offset;
       return;
@@ -560,6 +576,10 @@ void SetReplicaAddress(ConnectionContext* cntx, std::string_view ip, int64_t por
   }
 }
 
+void SetReplicaCapa(ConnectionContext* cntx, std::string_view capa) {
+  if (helio::EqualsIgnoreCase(capa, "psync2")) ReplicaConnOf(cntx, true)->psync2 = true;
+}
+
 void OnReplicaConnectionClose(ConnectionContext* cntx) {
   ReplicaConn* conn = ReplicaConnOf(cntx, false);
   if (conn == nullptr || conn->id == 0 || !StreamExists()) return;
@@ -590,17 +610,33 @@ void AwaitAcks(WaiterPtr waiter, int64_t offset, int64_t wanted) {
 }
 
 int64_t ReplPingPeriodS() { return ping_period_s.load(std::memory_order_relaxed); }
-void SetReplPingPeriodS(int64_t seconds) { ping_period_s.store(seconds, std::memory_order_relaxed); }
+void SetReplPingPeriodS(int64_t seconds) {
+  ping_period_s.store(seconds, std::memory_order_relaxed);
+}
 int64_t ReplBacklogBytes() { return backlog_bytes.load(std::memory_order_relaxed); }
 void SetReplBacklogBytes(int64_t bytes) {
   backlog_bytes.store(std::max(bytes, kMinBacklogBytes), std::memory_order_relaxed);
 }
 int64_t ReplBacklogTtlS() { return backlog_ttl_s.load(std::memory_order_relaxed); }
-void SetReplBacklogTtlS(int64_t seconds) { backlog_ttl_s.store(seconds, std::memory_order_relaxed); }
+void SetReplBacklogTtlS(int64_t seconds) {
+  backlog_ttl_s.store(seconds, std::memory_order_relaxed);
+}
+
+void PropagateToReplicas(facade::CmdArgList args) {
+  if (!stream_recording.load(std::memory_order_relaxed)) return;
+  std::string resp;
+  AppendRespCommand(&resp, args);
+  // A task, so that a publisher never waits; StopReplication runs the queued ones first.
+  shard_set->pool()->at(0)->Dispatch([resp = std::move(resp)] {
+    if (stream != nullptr) stream->EmitGlobal(resp);
+  });
+}
 
 void StopReplication() {
   std::lock_guard guard(stream_mu);
   if (stream == nullptr) return;
+  stream_recording.store(false, std::memory_order_relaxed);
+  shard_set->pool()->at(0)->Await([] {});  // the tasks PropagateToReplicas queued
   stream->Stop();
   // No shard may hand records to the stream any more.
   const uint64_t generation = stream->generation();

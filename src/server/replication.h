@@ -64,6 +64,8 @@ void ServeReplica(facade::ConnectionContext* cntx, bool psync, std::string_view 
 void ReplicaAck(facade::ConnectionContext* cntx, int64_t offset);
 // REPLCONF listening-port / ip-address, remembered for INFO and ROLE.
 void SetReplicaAddress(facade::ConnectionContext* cntx, std::string_view ip, int64_t port);
+// REPLCONF capa: psync2 is the one that changes what the replica is sent.
+void SetReplicaCapa(facade::ConnectionContext* cntx, std::string_view capa);
 // From Service::OnConnectionClose.
 void OnReplicaConnectionClose(facade::ConnectionContext* cntx);
 bool IsReplica(const facade::ConnectionContext* cntx);
@@ -74,6 +76,11 @@ bool IsReplica(const facade::ConnectionContext* cntx);
 int64_t StreamOffset();
 int64_t CountAcked(int64_t offset);
 void AwaitAcks(WaiterPtr waiter, int64_t offset, int64_t wanted);
+
+// A command that changes no key but reaches the replicas as it was sent (PUBLISH,
+// FUNCTION LOAD/DELETE/FLUSH/RESTORE): after the writes merged so far, in no database.
+// One relaxed load when no replica follows; never suspends.
+void PropagateToReplicas(facade::CmdArgList args);
 
 // CONFIG: repl-ping-replica-period (seconds between the PINGs in the stream),
 // repl-backlog-size (bytes kept for PSYNC continuations; at least 16 KiB, as in Redis),

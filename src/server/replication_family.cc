@@ -52,8 +52,8 @@ void CmdReplconf(CmdArgList args, ConnectionContext* cntx) {
       }
       SetReplicaAddress(cntx, value, -1);
     } else if (ArgIs(option, "capa")) {
-      // eof and psync2: the stream is sent as a sized bulk, which every replica reads,
-      // and +CONTINUE carries the replication id.
+      // eof needs nothing: the snapshot goes as a sized bulk, which every replica reads.
+      SetReplicaCapa(cntx, value);
     } else if (ArgIs(option, "ack")) {
       // From a replica, every second and after GETACK: never answered.
       if (std::optional<int64_t> offset = ParseInt64(value)) ReplicaAck(cntx, *offset);

@@ -253,6 +253,12 @@ std::vector<Stream::Entry> ReadHistory(const Stream& stream, StreamGroup* group,
   return entries;
 }
 
+// A change of a group's pending entries or last-delivered id: replicas need it, nothing
+// else hears of it (KeyChangeKind::kGroupState).
+void GroupStateChanged(DbSlice::Update& entry) {
+  entry.Changed("xgroup-state", KeyChangeKind::kGroupState);
+}
+
 // The consumer that reads, created on its first read (with the event Redis sends), its
 // seen time refreshed.
 StreamConsumer* ReadingConsumer(DbSlice::Update& entry, StreamGroup* group, std::string_view name) {
@@ -291,6 +297,7 @@ Waiter::ServeFn GroupReadServe(std::string group_name, std::string consumer_name
       result.values.push_back(std::to_string(entry.pairs.size()));
       for (std::string& s : entry.pairs) result.values.push_back(std::move(s));
     }
+    GroupStateChanged(*found);
     return true;
   };
 }
@@ -375,6 +382,7 @@ void CmdXReadGroup(CmdArgList args, ConnectionContext* cntx) {
           StreamConsumer* consumer = ReadingConsumer(*found, group, read.consumer);
           results[k] = after[k] ? ReadHistory(*stream, group, consumer, *after[k], read.count)
                                 : DeliverNew(*stream, group, consumer, read.count, read.noack);
+          if (!results[k].empty()) GroupStateChanged(*found);
         }
       });
   if (!error.empty()) return rb->SendError(error);
@@ -421,6 +429,7 @@ void CmdXAck(CmdArgList args, ConnectionContext* cntx) {
   }
   int64_t acked = 0;
   for (StreamID id : ids) acked += group->Ack(id);
+  if (acked > 0) GroupStateChanged(*found);
   rb->SendLong(acked);
 }
 
@@ -584,14 +593,20 @@ void CmdXClaim(CmdArgList args, ConnectionContext* cntx) {
   // A delivery time in the future or before the epoch is taken as now (clients compute
   // it from their own clocks), as Redis does.
   if (opts.delivery_time_ms < 0 || opts.delivery_time_ms > now) opts.delivery_time_ms = now;
-  if (opts.last_id > group->last_id) group->last_id = opts.last_id;
+  if (opts.last_id > group->last_id) {
+    group->last_id = opts.last_id;
+    GroupStateChanged(*found);
+  }
 
   StreamConsumer* consumer = nullptr;
   std::vector<StreamID> claimed;
   for (StreamID id : ids) {
     PendingEntry* pending = group->FindPending(id);
     if (!stream->Contains(id)) {
-      if (pending != nullptr) group->Ack(id);  // deleted from the stream: leaves the PEL
+      if (pending != nullptr) {
+        group->Ack(id);  // deleted from the stream: leaves the PEL
+        GroupStateChanged(*found);
+      }
       continue;
     }
     const bool forced = pending == nullptr && opts.force;
@@ -608,6 +623,7 @@ void CmdXClaim(CmdArgList args, ConnectionContext* cntx) {
     }
     claimed.push_back(id);
   }
+  if (!claimed.empty()) GroupStateChanged(*found);
   rb->StartArray(claimed.size());
   for (StreamID id : claimed) SendClaimed(rb, *stream, id, opts.justid);
 }
@@ -666,6 +682,7 @@ void CmdXAutoClaim(CmdArgList args, ConnectionContext* cntx) {
     claimed.push_back(id);
     --count;
   }
+  if (!claimed.empty() || !deleted.empty()) GroupStateChanged(*found);
   rb->StartArray(3);
   SendId(rb, it == group->pel().end() ? StreamID::Min() : it->first);
   rb->StartArray(claimed.size());

@@ -194,7 +194,10 @@ class ShardTracking {
 
  private:
   void OnChange(const KeyChange& change) {
-    if (change.kind == KeyChangeKind::kFlushDb || change.kind == KeyChangeKind::kSwapDb) return;
+    if (change.kind == KeyChangeKind::kFlushDb || change.kind == KeyChangeKind::kSwapDb ||
+        change.kind == KeyChangeKind::kGroupState) {
+      return;
+    }
     // An expiry or eviction is the server's doing, not the command's that met it: NOLOOP
     // does not hold it back, as in Redis. An eviction makes room before the command (in
     // Redis it runs before the command starts), so its invalidation also goes before the

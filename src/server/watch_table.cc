@@ -33,6 +33,8 @@ void WatchTable::Unwatch(DbIndex db, std::string_view key, std::atomic<bool>* fl
 
 void WatchTable::OnChange(const KeyChange& change) {
   switch (change.kind) {
+    case KeyChangeKind::kGroupState:
+      return;
     case KeyChangeKind::kFlushDb:
       return MarkExisting(change.db, change.db);
     case KeyChangeKind::kSwapDb:
