@@ -15,7 +15,7 @@ shards.
 
 Tests marked xfail(TARGET == "damselfly", strict=True) pin down where damselfly's master still
 differs from Redis's (see each reason): the order of writes to different shards, MULTI/EXEC
-blocks in the stream, WAIT's offset, replica clients in CLIENT LIST/KILL.
+blocks in the stream, WAIT's offset.
 """
 
 import os
@@ -1733,10 +1733,6 @@ def test_killed_replica_link_resumes_with_a_continuation(pair):
     assert log.count("Full resync from master") == 1, log[-3000:]
 
 
-@pytest.mark.xfail(TARGET == "damselfly", strict=True,
-                   reason="damselfly lists its replicas' connections as normal clients "
-                          "(flags=N, not in CLIENT LIST TYPE replica, counted in "
-                          "connected_clients, not killed by CLIENT KILL TYPE replica)")
 def test_replica_connection_is_a_replica_client(pair):
     master, replica = pair
     m = master.raw()

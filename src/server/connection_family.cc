@@ -19,6 +19,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/monitor.h"
 #include "src/server/pubsub_family.h"
+#include "src/server/replication.h"
 #include "src/server/server_state.h"
 #include "src/server/tracking.h"
 
@@ -198,6 +199,7 @@ void CmdSelect(CmdArgList args, ConnectionContext* cntx) {
 std::string ClientFlags(ConnectionContext* cntx) {
   std::string flags;
   ConnTxState* tx = ConnTxState::Find(cntx);
+  if (IsReplica(cntx)) flags += 'S';
   if (IsSubscribed(cntx)) flags += 'P';
   if (tx && tx->in_multi) flags += 'x';
   if (ClientPause::IsParked(cntx) || blocking::IsBlocked(cntx)) flags += 'b';
@@ -259,16 +261,15 @@ std::string DescribeClient(RespConnection* conn, RespConnection* me) {
       " user=default redir=", TrackingRedirect(cntx), " resp=", int(cntx->reply_builder()->protocol()));
 }
 
-// Redis's client types: no client here is a master or a replica; a subscribed one is
-// pubsub (a monitor is normal, as in Redis).
-enum class ClientType { kNormal, kPubSub, kOther, kUnknown };
+// Redis's client types: a replica's connection (after SYNC or PSYNC) is a replica, a
+// subscribed one pubsub, no client is a master (a monitor is normal, as in Redis).
+enum class ClientType { kNormal, kReplica, kPubSub, kMaster, kUnknown };
 
 ClientType ClientTypeByName(std::string_view name) {
   if (ArgIs(name, "NORMAL")) return ClientType::kNormal;
   if (ArgIs(name, "PUBSUB")) return ClientType::kPubSub;
-  if (ArgIs(name, "MASTER") || ArgIs(name, "REPLICA") || ArgIs(name, "SLAVE")) {
-    return ClientType::kOther;
-  }
+  if (ArgIs(name, "REPLICA") || ArgIs(name, "SLAVE")) return ClientType::kReplica;
+  if (ArgIs(name, "MASTER")) return ClientType::kMaster;
   return ClientType::kUnknown;
 }
 
@@ -276,7 +277,8 @@ ClientType ClientTypeByName(std::string_view name) {
 bool IsOfType(ConnectionContext* cntx, std::optional<ClientType> type) {
   if (!type) return true;
   switch (*type) {
-    case ClientType::kNormal: return !IsSubscribed(cntx);
+    case ClientType::kNormal: return !IsSubscribed(cntx) && !IsReplica(cntx);
+    case ClientType::kReplica: return IsReplica(cntx);
     case ClientType::kPubSub: return IsSubscribed(cntx);
     default: return false;
   }

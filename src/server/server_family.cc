@@ -136,7 +136,9 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
   }
   if (show("clients")) {
     header("Clients");
-    field("connected_clients", totals.connected_clients);
+    // Replicas are not clients here, as in Redis (INFO replication lists them).
+    field("connected_clients",
+          int64_t(totals.connected_clients) - int64_t(GetReplicationStatus().replicas.size()));
     field("cluster_connections", 0);
     field("maxclients", facade::ClientAdmission::MaxClients());
     field("client_recent_max_input_buffer", 0);
