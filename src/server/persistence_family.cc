@@ -13,6 +13,7 @@
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -393,8 +394,10 @@ std::string DebugReload(bool save, bool flush, bool merge, facade::ConnectionCon
   absl::Status status;
   LoadResult loaded;
   RunWholeShard(cntx, [&](EngineShard* shard) {
-    // The reload leaves the data as it was saved: nothing for replicas.
-    ShardJournal::Mute mute;
+    // A reload of what was just saved leaves the data as it was: nothing for replicas.
+    // Another file's keys reach them as their states.
+    std::optional<ShardJournal::Mute> mute;
+    if (save) mute.emplace();
     if (flush) {
       for (DbIndex db = 0; db < shard->db_slice().dbnum(); ++db) shard->db_slice().FlushDb(db);
     }
