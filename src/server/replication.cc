@@ -341,8 +341,10 @@ class Stream {
       } else if (!barrier.resp.empty()) {
         EmitRecord(barrier);
       }
+      const JournalRecord::Kind kind = barrier.kind;  // `barrier` goes with the first pop
+      const uint64_t token = barrier.token;
       for (auto& queue : queues_) {
-        DCHECK(queue.front().kind == barrier.kind && queue.front().token == barrier.token);
+        DCHECK(queue.front().kind == kind && queue.front().token == token);
         queue.pop_front();
       }
     }
