@@ -54,6 +54,13 @@ std::string NewReplId() {
   return absl::BytesToHexString(absl::string_view(reinterpret_cast<char*>(bytes), sizeof(bytes)));
 }
 
+// The replication id until the stream first stops recording (INFO and ROLE show it before
+// any replica came, as Redis does).
+const std::string& InitialReplId() {
+  static const std::string* id = new std::string(NewReplId());
+  return *id;
+}
+
 std::string CommandResp(std::initializer_list<std::string_view> args) {
   std::string out;
   AppendRespCommand(&out, facade::CmdArgList(args.begin(), args.size()));
@@ -402,7 +409,7 @@ class Stream {
   helio::fibers::Done stopped_;
   bool recording_ = false;
   uint64_t generation_ = 0;
-  std::string replid_ = NewReplId();
+  std::string replid_ = InitialReplId();
   std::string backlog_;
   int64_t offset_ = 0;     // master_repl_offset: bytes of stream so far
   int64_t published_ = 0;  // the offset up to which online replicas were sent the stream
@@ -439,6 +446,14 @@ template <typename Fn>
 auto OnStream(Fn&& fn) {
   Stream& s = TheStream();
   return shard_set->pool()->at(0)->Await([&] { return fn(s); });
+}
+
+// fn(stream) when the stream exists (a replica came), else `none`: the commands of a
+// server that never had a replica create no stream (and no merge fiber).
+template <typename Fn, typename T>
+T OnStreamIfAny(Fn&& fn, T none) {
+  if (!StreamExists()) return none;
+  return OnStream(std::forward<Fn>(fn));
 }
 
 void Sleep(std::chrono::milliseconds ms) { boost::this_fiber::sleep_for(ms); }
@@ -595,20 +610,30 @@ bool IsReplica(const ConnectionContext* cntx) {
 }
 
 ReplicationStatus GetReplicationStatus() {
-  return OnStream([](Stream& s) { return s.Status(); });
+  ReplicationStatus none;
+  none.replid = InitialReplId();
+  none.backlog_size = ReplBacklogBytes();
+  return OnStreamIfAny([](Stream& s) { return s.Status(); }, none);
 }
 
 int64_t StreamOffset() {
+  if (!StreamExists()) return 0;
   shard_set->RunOnAll([](EngineShard* shard) { shard->journal().Flush(); });
-  return OnStream([](Stream& s) { return s.Offset(); });
+  return OnStreamIfAny([](Stream& s) { return s.Offset(); }, int64_t{0});
 }
 
 int64_t CountAcked(int64_t offset) {
-  return OnStream([offset](Stream& s) { return s.CountAcked(offset); });
+  return OnStreamIfAny([offset](Stream& s) { return s.CountAcked(offset); }, int64_t{0});
 }
 
 void AwaitAcks(WaiterPtr waiter, int64_t offset, int64_t wanted) {
-  OnStream([&](Stream& s) { s.AwaitAcks(std::move(waiter), offset, wanted); });
+  // With no stream no replica acknowledges: the wait ends otherwise (timeout, UNBLOCK).
+  OnStreamIfAny(
+      [&](Stream& s) {
+        s.AwaitAcks(std::move(waiter), offset, wanted);
+        return true;
+      },
+      false);
 }
 
 int64_t ReplPingPeriodS() { return ping_period_s.load(std::memory_order_relaxed); }
