@@ -22,9 +22,12 @@
 // Order. A shard's records keep its order; records of different shards interleave in
 // any order, which is safe because no record reads or changes another shard's keys
 // (commands spanning shards are recorded as effects), and barriers bound the
-// interleaving. A command that spans shards thus reaches a replica as separate parts
-// (Redis's replica applies a MULTI/EXEC's writes atomically; this replica-side
-// atomicity is not kept across shards).
+// interleaving. A command that spans shards thus reaches a replica as separate parts,
+// and a MULTI/EXEC or a script as its separate writes (Redis wraps them in MULTI/EXEC,
+// so its replica applies them at once; here it does not).
+//
+// A stream's consumer-group state (XREADGROUP, XACK, XCLAIM, XAUTOCLAIM) is reported as
+// KeyChangeKind::kGroupState, which only the journal hears.
 //
 // Batches. A shard hands its records over once the task or fiber running the commands
 // yields (a pipeline's worth at a time) rather than per command; barriers and cuts go at
