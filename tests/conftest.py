@@ -140,7 +140,22 @@ def redis_args(extra):
     return out
 
 
-class ServerHandle:
+class LogFile:
+    """A process's log at self.log_path, for failure reports."""
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, max_chars=20000):
+        text = self.log_text()
+        return text if len(text) <= max_chars else "...\n" + text[-max_chars:]
+
+
+class ServerHandle(LogFile):
     """One running server process plus the clients the current test opened to it."""
 
     def __init__(self, extra_args=(), target=TARGET):
@@ -280,19 +295,6 @@ class ServerHandle:
             except Exception:  # noqa: BLE001 - best effort at teardown
                 pass
         self._clients = []
-
-    # ------------------------------------------------------------------- logs
-
-    def log_text(self):
-        try:
-            with open(self.log_path, "rb") as f:
-                return f.read().decode(errors="replace")
-        except OSError:
-            return ""
-
-    def log_tail(self, max_chars=20000):
-        text = self.log_text()
-        return text if len(text) <= max_chars else "...\n" + text[-max_chars:]
 
     def __repr__(self):
         return f"<{self.target} server on {self.host}:{self.port}>"

@@ -30,7 +30,7 @@ import time
 
 import pytest
 
-from conftest import HOST, TARGET, _register, free_port
+from conftest import HOST, TARGET, LogFile, _register, free_port
 from helpers import err, info_fields, wait_for
 from resp_client import RawConnection, RespError, encode_command
 
@@ -49,7 +49,7 @@ def start_master(server_factory, *extra):
     return server_factory("--proactor_threads=4", *extra)
 
 
-class Replica:
+class Replica(LogFile):
     """A redis-server 7.0 started with --replicaof the master; logs to replica.log in its own
     directory. start() after stop() or shutdown_save() keeps the port and the directory."""
 
@@ -158,17 +158,6 @@ class Replica:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-
-    def log_text(self):
-        try:
-            with open(self.log_path, "rb") as f:
-                return f.read().decode(errors="replace")
-        except OSError:
-            return ""
-
-    def log_tail(self, max_chars=20000):
-        text = self.log_text()
-        return text if len(text) <= max_chars else "...\n" + text[-max_chars:]
 
     def __repr__(self):
         return f"<redis-server replica on {HOST}:{self.port}>"
