@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 
 
 #include "helio/base/strings.h"
@@ -99,6 +100,13 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
   const ThreadSnapshot& totals = stats.total;
   std::string out;
   auto field = [&](std::string_view name, const auto& value) { helio::StrAppend(&out, name, ":", value, "\r\n"); };
+  // Asked of the replication stream once (a hop to its thread), by the first section
+  // that shows it.
+  std::optional<ReplicationStatus> replication_status;
+  auto replication = [&]() -> const ReplicationStatus& {
+    if (!replication_status) replication_status = GetReplicationStatus();
+    return *replication_status;
+  };
   auto header = [&](std::string_view title) {
     if (!out.empty()) out += "\r\n";
     helio::StrAppend(&out, "# ", title, "\r\n");
@@ -138,7 +146,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     header("Clients");
     // Replicas are not clients here, as in Redis (INFO replication lists them).
     field("connected_clients",
-          int64_t(totals.connected_clients) - int64_t(GetReplicationStatus().replicas.size()));
+          int64_t(totals.connected_clients) - int64_t(replication().replicas.size()));
     field("cluster_connections", 0);
     field("maxclients", facade::ClientAdmission::MaxClients());
     field("client_recent_max_input_buffer", 0);
@@ -176,7 +184,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("mem_fragmentation_bytes", int64_t(rss) - int64_t(used));
     // No AOF buffers: 0 rather than absent, so that tools reading them work.
     field("mem_not_counted_for_evict", 0);
-    field("mem_replication_backlog", GetReplicationStatus().backlog_histlen);
+    field("mem_replication_backlog", replication().backlog_histlen);
     field("mem_clients_slaves", 0);
     field("mem_aof_buffer", 0);
     field("mem_allocator", "mimalloc");
@@ -234,7 +242,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
   }
   if (show("replication")) {
     header("Replication");
-    const ReplicationStatus repl = GetReplicationStatus();
+    const ReplicationStatus& repl = replication();
     field("role", "master");
     field("connected_slaves", repl.replicas.size());
     for (size_t i = 0; i < repl.replicas.size(); ++i) {
