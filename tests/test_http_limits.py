@@ -278,9 +278,13 @@ def test_metrics_nopass_opens_http_on_both_ports(server_factory):
 # ------------------------------------------------------------------ memory goes back
 
 
-# With --memory_release_ms=0 these keep 26-29% of the burst's growth (mimalloc holds the
-# freed pages of a thread that went quiet); with it, 0-13% (a few hundred KiB of noise).
-KEPT_AT_MOST = 0.15
+# What an HTTP burst leaves resident once it ended, over 45 runs of the test below on the
+# 2-core machine (session 25): from -37% to +26% of its growth, bimodal, 400 or 800
+# connections alike. The baseline itself sits 1.5-2 MiB higher or lower run to run: as with
+# the connection bursts below, mimalloc 2.0.9 keeps a segment's freed spans while it holds a
+# live block. So "near its level before" means well under half the burst kept: the failure
+# this guards against (buffers of gone clients held, 1.87 GiB once) keeps all of it.
+KEPT_AT_MOST = 0.40
 
 
 def test_rss_returns_after_an_http_burst(server_factory):
