@@ -190,13 +190,17 @@ def test_hundred_waiters_hundred_pushers(server):
 @pytest.mark.damselfly_only
 def test_timeouts_within_10ms(server):
     # Redis checks timeouts from its event loop, which can sleep up to 1/hz: it is not held
-    # to this.
+    # to this. A quiet machine sees 0.2-1.2 ms late (4.4 ms under ASAN), a busy CI machine
+    # once 12 ms: the best of three tries measures the timer, not the machine's scheduling.
     c = server.raw()
     for seconds in (0.05, 0.1, 0.25):
-        start = time.monotonic()
-        assert c.raw_call("BLPOP", "never", f"{seconds}") == b"*-1\r\n"
-        elapsed = time.monotonic() - start
-        assert seconds <= elapsed + 0.001 < seconds + 0.010, (seconds, elapsed)
+        tries = []
+        for _ in range(3):
+            start = time.monotonic()
+            assert c.raw_call("BLPOP", "never", f"{seconds}") == b"*-1\r\n"
+            tries.append(time.monotonic() - start)
+            assert seconds <= tries[-1] + 0.001, (seconds, tries)
+        assert min(tries) < seconds + 0.010, (seconds, tries)
 
 
 def test_disconnect_while_blocked_takes_nothing(server):
