@@ -148,11 +148,13 @@ def test_allkeys_lru_keeps_recently_read_keys(server_factory):
     else:
         # Access times count whole seconds: when one ends during the fill, the new keys are
         # younger than the read ones, and the read ones go next once every unread key has
-        # gone. Each eviction takes the oldest of 10 random keys (no eviction pool, unlike
-        # Redis), so once only a few unread keys are left most samples miss them, and read
-        # keys go first: a full run saw 56 read and 1 unread key left. The read keys must
-        # still outlive the unread ones by far.
-        assert cold_left == 0 or cold_left <= hot_left - 40, (hot_left, cold_left)
+        # gone. The limit is under 4x the start-up footprint, so it also bounds RSS's growth
+        # (rss_correction.h): about 190 keys go, not the 75 redis-server evicts, and the read
+        # keys share the last 90 evictions with the new ones. Each eviction takes the oldest
+        # of 10 random keys (no eviction pool, unlike Redis), so once only a few unread keys
+        # are left most samples miss them. 58 runs left 36-49 read keys and 0-4 unread ones;
+        # a policy blind to reads would leave as many of each.
+        assert cold_left * 5 <= hot_left, (hot_left, cold_left)
 
 
 @pytest.mark.parametrize("policy", ["volatile-lru", "volatile-ttl", "volatile-random",
