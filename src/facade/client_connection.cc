@@ -100,6 +100,14 @@ bool ClientConnection::Admit() {
   return admitted_;
 }
 
+void ClientConnection::OpenWithoutSocket(int link_fd) {
+  peer_address_ = AddressOf(link_fd, true);
+  local_address_ = AddressOf(link_fd, false);
+  created_at_ms_ = last_active_ms_ = helio::UnixTimeMs();
+}
+
+void ClientConnection::MarkActive() { last_active_ms_ = helio::UnixTimeMs(); }
+
 ClientConnection::Next ClientConnection::HandleRequests() {
   parked_ = false;
   if (!std::exchange(opened_, true)) {

@@ -103,6 +103,12 @@ class ClientConnection : public helio::net::Connection {
   void Kill();
   bool killed() const { return killed_; }
 
+  // A connection without a socket whose commands another fiber runs (a replica's master
+  // client): CLIENT LIST shows the addresses of `link_fd`, the socket its commands come
+  // from, and the times MarkActive sets.
+  void OpenWithoutSocket(int link_fd);
+  void MarkActive();
+
   // For CLIENT LIST / INFO clients / stats.
   const std::string& peer_address() const { return peer_address_; }
   const std::string& local_address() const { return local_address_; }

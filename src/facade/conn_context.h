@@ -83,6 +83,9 @@ class ConnectionContext {
   std::unique_ptr<PubSubState> pubsub_state;            // non-null while it subscribes
   std::unique_ptr<TrackingState> tracking_state;        // non-null while it tracks
   std::unique_ptr<ReplicaState> replica_state;          // after REPLCONF, SYNC or PSYNC
+  // A replica's link to its master (src/server/replica.h): it runs what the master sends,
+  // which a read-only replica or maxmemory does not refuse.
+  bool master_link = false;
   // Named by another client's CLIENT TRACKING REDIRECT: keeps its push queue for life.
   bool redirect_target = false;
   // CLIENT NO-EVICT: kept and reported (CLIENT LIST flag e); nothing evicts clients yet.

@@ -25,6 +25,7 @@
 #include "src/server/eviction.h"
 #include "src/server/keyspace_events.h"
 #include "src/server/persistence_family.h"
+#include "src/server/replica.h"
 #include "src/server/replication.h"
 #include "src/server/latency_monitor.h"
 #include "src/server/open_files_limit.h"
@@ -381,6 +382,24 @@ const std::vector<ConfigParam>& Params() {
        }},
       {"repl-backlog-ttl", [] { return helio::StrCat(ReplBacklogTtlS()); },
        IntegerSetter(0, std::numeric_limits<int32_t>::max(), SetReplBacklogTtlS)},
+      // Following a master (replica.h).
+      {"replicaof", ReplicaOfConfig, nullptr},
+      {"replica-read-only", [] { return std::string(ReplicaReadOnlyConfig() ? "yes" : "no"); },
+       YesNoSetter(SetReplicaReadOnlyConfig)},
+      {"slave-read-only", [] { return std::string(ReplicaReadOnlyConfig() ? "yes" : "no"); },
+       YesNoSetter(SetReplicaReadOnlyConfig)},
+      {"masterauth", MasterAuth,
+       [](std::string_view value, bool apply) -> std::string {
+         if (apply) SetMasterAuth(value);
+         return "";
+       }},
+      {"masteruser", MasterUser,
+       [](std::string_view value, bool apply) -> std::string {
+         if (apply) SetMasterUser(value);
+         return "";
+       }},
+      {"repl-timeout", [] { return helio::StrCat(ReplTimeoutS()); },
+       IntegerSetter(1, std::numeric_limits<int32_t>::max(), SetReplTimeoutS)},
       // INFO latencystats: always on, with Redis 7's default percentiles.
       {"latency-tracking", [] { return std::string("yes"); }, nullptr},
       {"latency-tracking-info-percentiles", [] { return std::string("50 99 99.9"); }, nullptr},

@@ -200,6 +200,7 @@ std::string ClientFlags(ConnectionContext* cntx) {
   std::string flags;
   ConnTxState* tx = ConnTxState::Find(cntx);
   if (IsReplica(cntx)) flags += 'S';
+  if (cntx->master_link) flags += 'M';
   if (IsSubscribed(cntx)) flags += 'P';
   if (tx && tx->in_multi) flags += 'x';
   if (ClientPause::IsParked(cntx) || blocking::IsBlocked(cntx)) flags += 'b';
@@ -262,7 +263,8 @@ std::string DescribeClient(RespConnection* conn, RespConnection* me) {
 }
 
 // Redis's client types: a replica's connection (after SYNC or PSYNC) is a replica, a
-// subscribed one pubsub, no client is a master (a monitor is normal, as in Redis).
+// subscribed one pubsub, a replica's link to its master the master (a monitor is normal,
+// as in Redis).
 enum class ClientType { kNormal, kReplica, kPubSub, kMaster, kUnknown };
 
 ClientType ClientTypeByName(std::string_view name) {
@@ -277,9 +279,11 @@ ClientType ClientTypeByName(std::string_view name) {
 bool IsOfType(ConnectionContext* cntx, std::optional<ClientType> type) {
   if (!type) return true;
   switch (*type) {
-    case ClientType::kNormal: return !IsSubscribed(cntx) && !IsReplica(cntx);
+    case ClientType::kNormal:
+      return !IsSubscribed(cntx) && !IsReplica(cntx) && !cntx->master_link;
     case ClientType::kReplica: return IsReplica(cntx);
     case ClientType::kPubSub: return IsSubscribed(cntx);
+    case ClientType::kMaster: return cntx->master_link;
     default: return false;
   }
 }

@@ -24,6 +24,7 @@
 #include "src/server/client_pause.h"
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/replica.h"
 #include "src/server/replication.h"
 #include "src/server/main_service.h"
 #include "src/server/script_runner.h"
@@ -65,6 +66,10 @@ DEFINE_uint32(memory_release_ms, 1000,
               "Each thread hands the memory its allocator holds free back to the kernel this "
               "often, so that RSS falls back after bursts of connections or large replies "
               "(mimalloc does it only when a thread allocates again); 0: never");
+DEFINE_string(replicaof, "",
+              "\"host port\": follow that master (Redis's replicaof), once the snapshot in dir "
+              "is loaded; REPLICAOF changes it at run time");
+DEFINE_string(masterauth, "", "The password sent to the master (Redis's masterauth)");
 DEFINE_bool(compress_values, true,
             "Keep strings of 512 B to 64 KiB LZF-compressed when that saves an allocation size "
             "class: less memory for text-like values, some CPU on every write and read of them");
@@ -207,6 +212,17 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  std::optional<std::pair<std::string, uint16_t>> master;  // --replicaof
+  if (!FLAGS_replicaof.empty()) {
+    std::vector<std::string_view> words = helio::SplitAny(FLAGS_replicaof, " ");
+    uint32_t port = 0;
+    if (words.size() != 2 || !helio::SimpleAtoi(words[1], &port) || port > 65535) {
+      LOG(ERROR) << "--replicaof must be \"host port\", not '" << FLAGS_replicaof << "'";
+      return 1;
+    }
+    master.emplace(std::string(words[0]), uint16_t(port));
+  }
+  damselfly::SetMasterAuth(FLAGS_masterauth);
   damselfly::core::CompactObj::SetCompression(FLAGS_compress_values);  // before any key exists
   helio::io::ProactorPool pool(ProactorThreads());
   if (!damselfly::FitMaxClientsAtStartup(pool.size())) return 1;
@@ -258,6 +274,7 @@ int main(int argc, char** argv) {
   });
   // Clients connected meanwhile get -LOADING.
   damselfly::LoadAtStartup();
+  if (master) damselfly::StartReplicaOf(master->first, master->second);
 
   service.WaitForShutdownRequest();
   waking_waiter.store(true);
@@ -267,6 +284,7 @@ int main(int argc, char** argv) {
   damselfly::ClientPause::Unpause();  // parked connections must see their sockets close
   damselfly::StopAllScripts();         // a busy script's connection must end too
   server.Stop();
+  damselfly::StopReplicaOf();    // the master's commands stop before the shards do
   damselfly::StopReplication();  // the replicas' connections are closed
   // SIGTERM with save rules set saves (SHUTDOWN did already, or was told not to).
   if (!damselfly::SaveBeforeShutdown("")) LOG(ERROR) << "the snapshot at shutdown failed";

@@ -34,6 +34,7 @@
 #include "src/server/sort_family.h"
 #include "src/server/stream_family.h"
 #include "src/server/slowlog_family.h"
+#include "src/server/replica.h"
 #include "src/server/replication.h"
 #include "src/server/replication_family.h"
 #include "src/server/standalone_family.h"
@@ -55,7 +56,7 @@ namespace {
 constexpr size_t kMaxSquashedRun = 64;
 }  // namespace
 
-Service::Service(helio::io::ProactorPool* pool) : pool_(pool) {}
+Service::Service(helio::io::ProactorPool* pool) : pool_(pool) { SetReplicaService(this); }
 
 void Service::RegisterCommands() {
   AddCommandDocs(&registry_);
@@ -107,7 +108,13 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
   if (!cntx->authenticated && !(cid->flags & facade::kCmdNoAuth)) {
     return reject(cid, facade::kNoAuthErr);
   }
-  if ((cid->flags & facade::kCmdDenyOom) && OverMaxMemory()) return reject(cid, facade::kOomErr);
+  // The master's writes are refused neither for memory nor for being on a replica.
+  if ((cid->flags & facade::kCmdDenyOom) && !cntx->master_link && OverMaxMemory()) {
+    return reject(cid, facade::kOomErr);
+  }
+  if ((cid->flags & facade::kCmdWrite) && ReadOnlyReplica() && !cntx->master_link) [[unlikely]] {
+    return reject(cid, "READONLY You can't write against a read only replica.");
+  }
   if (Loading() && !(cid->flags & facade::kCmdLoading)) [[unlikely]] {
     return reject(cid, facade::kLoadingErr);
   }
@@ -157,8 +164,10 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
   } clear_current_args{cntx};
   ThreadStats& stats = ServerState::tlocal()->stats;
   absl::InlinedVector<const CommandId*, kMaxSquashedRun> run_cids;  // no allocation per run
-  // Squashed commands skip Validate: while over maxmemory, writes are not squashed.
+  // Squashed commands skip Validate: while over maxmemory or on a read-only replica, writes
+  // are not squashed.
   const bool over_maxmemory = OverMaxMemory();
+  const bool read_only = ReadOnlyReplica() && !cntx->master_link;
   size_t i = 0;
   while (i < commands.size() && !cntx->close_after_reply) {
     CmdArgList args = commands[i];
@@ -210,6 +219,7 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
             !next->IsArityValid(commands[end].size()) ||
             (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth)) ||
             ((next->flags & facade::kCmdDenyOom) && over_maxmemory) ||
+            ((next->flags & facade::kCmdWrite) && read_only) ||
             ClientPause::MustWait(next, commands[end], cntx)) {
           break;
         }

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "helio/base/strings.h"
 #include "helio/fibers/fiber.h"
@@ -413,6 +414,38 @@ std::string DebugReload(bool save, bool flush, bool merge, facade::ConnectionCon
     return "ERR Error trying to load the RDB dump, check server logs.";
   }
   return "";
+}
+
+std::string LoadFromMaster(const std::string& path, uint64_t size) {
+  State& s = state();
+  {
+    std::lock_guard lock(s.mu);
+    s.loading_started_s = NowS();
+    s.load_progress.total_bytes.store(size);
+    s.load_progress.loaded_bytes.store(0);
+    s.load_progress.cancel.store(false);
+  }
+  loading.store(true);
+  absl::Cleanup done = [] { loading.store(false); };
+  {
+    Transaction tx(Transaction::WholeShards{}, 0);
+    tx.Schedule();
+    tx.ExecuteOnAll(
+        [](Transaction*, EngineShard* shard) {
+          for (DbIndex db = 0; db < shard->db_slice().dbnum(); ++db) {
+            shard->db_slice().FlushDb(db);
+          }
+        },
+        true);
+  }
+  LoadResult loaded;
+  absl::Status status = LoadSnapshot(path, &loaded, true, &s.load_progress);
+  if (!status.ok()) return std::string(status.message());
+  std::string error = FunctionFamily::LoadLibraries(loaded.functions, false, true);
+  std::lock_guard lock(s.mu);
+  s.last_load_keys = loaded.keys;
+  s.last_load_expired = loaded.expired;
+  return error;
 }
 
 PersistenceStats GetPersistenceStats() {

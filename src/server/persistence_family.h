@@ -56,6 +56,11 @@ bool SaveInProgress();
 // (without it, one that exists fails the load).
 std::string DebugReload(bool save, bool flush, bool merge, facade::ConnectionContext* cntx);
 
+// A replica's full resync (replica.h): empties every database in a whole-shard hop and
+// loads the master's file at `path` (`size` bytes) and its function libraries, in the
+// loading state (-LOADING, INFO's loading fields) as at start-up. "" or why it failed.
+std::string LoadFromMaster(const std::string& path, uint64_t size);
+
 // What INFO persistence and /metrics show.
 struct PersistenceStats {
   uint64_t changes_since_last_save = 0;

@@ -9,6 +9,7 @@
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/blocking_controller.h"
+#include "src/server/replica.h"
 #include "src/server/replication.h"
 
 namespace damselfly {
@@ -73,6 +74,14 @@ void CmdReplconf(CmdArgList args, ConnectionContext* cntx) {
 // ROLE
 void CmdRole(CmdArgList, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
+  if (MasterLinkStatus link = GetMasterLinkStatus(); link.following) {
+    rb->StartArray(5);
+    rb->SendBulk("slave");
+    rb->SendBulk(link.host);
+    rb->SendLong(link.port);
+    rb->SendBulk(link.state);
+    return rb->SendLong(link.state == "connected" ? link.offset : -1);
+  }
   ReplicationStatus status = GetReplicationStatus();
   rb->StartArray(3);
   rb->SendBulk("master");

@@ -25,6 +25,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/lazy_free.h"
 #include "src/server/persistence_family.h"
+#include "src/server/replica.h"
 #include "src/server/replication.h"
 #include "src/server/main_service.h"
 #include "src/server/function_family.h"
@@ -243,7 +244,34 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
   if (show("replication")) {
     header("Replication");
     const ReplicationStatus& repl = replication();
-    field("role", "master");
+    const MasterLinkStatus link = GetMasterLinkStatus();
+    field("role", link.following ? "slave" : "master");
+    if (link.following) {
+      field("master_host", link.host);
+      field("master_port", link.port);
+      field("master_link_status", link.state == "connected" ? "up" : "down");
+      field("master_last_io_seconds_ago", link.last_io_s);
+      field("master_sync_in_progress", link.syncing ? 1 : 0);
+      field("slave_read_repl_offset", link.offset);
+      field("slave_repl_offset", link.offset);
+      if (link.syncing) {
+        field("master_sync_total_bytes", link.sync_total_bytes);
+        field("master_sync_read_bytes", link.sync_read_bytes);
+        field("master_sync_left_bytes",
+              link.sync_total_bytes < 0 ? -1 : link.sync_total_bytes - link.sync_read_bytes);
+        field("master_sync_perc",
+              FormatDouble("%.2f", link.sync_total_bytes <= 0 ? 0.0
+                                   : 100.0 * double(link.sync_read_bytes) /
+                                         double(link.sync_total_bytes)));
+        field("master_sync_last_io_seconds_ago", link.last_io_s);
+      }
+      if (link.link_down_since_s >= 0) {
+        field("master_link_down_since_seconds", link.link_down_since_s);
+      }
+      field("slave_priority", 100);
+      field("slave_read_only", ReplicaReadOnlyConfig() ? 1 : 0);
+      field("replica_announced", 1);
+    }
     field("connected_slaves", repl.replicas.size());
     for (size_t i = 0; i < repl.replicas.size(); ++i) {
       const ReplicaStatus& r = repl.replicas[i];
@@ -252,9 +280,11 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
                           ",offset=", r.ack_offset, ",lag=", r.lag_s));
     }
     field("master_failover_state", "no-failover");
-    field("master_replid", repl.replid);
+    // A replica shows the stream it follows, as Redis's replicas share their master's.
+    const bool followed = link.following && !link.master_replid.empty();
+    field("master_replid", followed ? link.master_replid : repl.replid);
     field("master_replid2", std::string(40, '0'));
-    field("master_repl_offset", repl.offset);
+    field("master_repl_offset", followed ? link.offset : repl.offset);
     field("second_repl_offset", -1);
     field("repl_backlog_active", repl.backlog_active ? 1 : 0);
     field("repl_backlog_size", repl.backlog_size);

@@ -7,6 +7,7 @@
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
+#include "src/server/replica.h"
 #include "src/server/replication.h"
 
 namespace damselfly {
@@ -18,17 +19,22 @@ using facade::ConnectionContext;
 using facade::ReplyBuilder;
 
 constexpr char kClusterDisabledErr[] = "ERR This instance has cluster support disabled";
-constexpr char kNoReplicationErr[] =
-    "ERR damselfly is a master only: REPLICAOF NO ONE is the only form it accepts";
 constexpr char kNoModulesErr[] = "ERR damselfly does not load modules";
 
-// REPLICAOF / SLAVEOF host port | NO ONE
+// REPLICAOF / SLAVEOF host port | NO ONE (replica.h)
 void CmdReplicaOf(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  if (ArgIs(args[1], "NO") && ArgIs(args[2], "ONE")) return rb->SendOk();
+  if (ArgIs(args[1], "NO") && ArgIs(args[2], "ONE")) {
+    StopReplicaOf();
+    return rb->SendOk();
+  }
+  if (IsReplica(cntx)) return rb->SendError("ERR Command is not valid when client is a replica.");
   std::optional<int64_t> port = ParseInt64(args[2]);
   if (!port || *port < 0 || *port > 65535) return rb->SendError("ERR Invalid master port");
-  rb->SendError(kNoReplicationErr);
+  if (!StartReplicaOf(args[1], uint16_t(*port))) {
+    return rb->SendSimpleString("OK Already connected to specified master");
+  }
+  rb->SendOk();
 }
 
 // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]: parsed as Redis

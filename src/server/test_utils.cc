@@ -16,6 +16,7 @@
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/main_service.h"
+#include "src/server/replica.h"
 #include "src/server/replication.h"
 
 namespace damselfly {
@@ -59,6 +60,7 @@ class TestServer {
   }
 
   ~TestServer() {
+    StopReplicaOf();
     StopReplication();
     shards_.Shutdown();
     shard_set = nullptr;

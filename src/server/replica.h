@@ -1,0 +1,86 @@
+// Replication, the replica's side: REPLICAOF host port (or --replicaof) makes damselfly
+// follow a master that speaks Redis's protocol: a redis-server, or another damselfly
+// (replication.h is the master's side).
+//
+// The link is a fiber on proactor 0. It connects, authenticates with masterauth (and
+// masteruser) when set, says REPLCONF listening-port and capa eof psync2, and asks PSYNC
+// with the master's replication id and offset it followed before, else `? -1`.
+//  - +FULLRESYNC replid offset: the file follows as a sized bulk, or, to a replica that
+//    said capa eof, as `$EOF:<mark>` and bytes up to that 40-byte mark (Redis's diskless
+//    sync). It goes to a temporary file in dir, then every database is emptied and the
+//    file loaded in the loading state (persistence_family.h: LoadFromMaster), and the
+//    file is removed.
+//  - +CONTINUE [replid]: the stream goes on from the offset asked.
+// Then the stream: the commands run, in order, on the master client, a connection with
+// no socket (CLIENT LIST flags=M, TYPE master) whose replies are dropped; MULTI/EXEC and
+// SELECT take effect as for any client. Pipelined commands run as one batch (the
+// dispatcher's squashing). The offset counts the stream's bytes run so far. PING is only
+// counted; REPLCONF GETACK is answered with REPLCONF ACK <offset>, as is every second.
+//
+// The link drops when the master closes it, sends what cannot be parsed, or is silent for
+// repl-timeout seconds; it reconnects a second later and asks PSYNC to continue. A replica
+// with replica-read-only (the default) refuses writes from its other clients with
+// -READONLY. REPLICAOF NO ONE stops the link and keeps the data; the server is a master
+// again (its own stream, replication.h, serves replicas whether or not it follows).
+//
+// Differs from Redis: the replica expires keys itself, as a master does, instead of
+// waiting for the master's DEL (reads see the same: an expired key is gone either way);
+// maxmemory evicts on a replica too (Redis's replica-ignore-maxmemory yes); host names are
+// resolved on proactor 0's thread, which blocks while DNS answers.
+//
+// Thread-safety: the link's state belongs to proactor 0's thread; the functions below
+// may be called from any fiber (they hop there) but for ReadOnlyReplica, any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "src/facade/service_interface.h"
+
+namespace damselfly {
+
+// Once at start-up, before REPLICAOF can run: the service the master client's commands
+// go through.
+void SetReplicaService(facade::ServiceInterface* service);
+
+// REPLICAOF host port. False when it already follows that master (Redis then answers
+// "+OK Already connected to specified master").
+bool StartReplicaOf(std::string_view host, uint16_t port);
+// REPLICAOF NO ONE, and at shutdown: stops the link (a load in progress first ends).
+void StopReplicaOf();
+
+// Whether writes from clients other than the master link are refused: a link is set up
+// and replica-read-only is on. One relaxed load.
+bool ReadOnlyReplica();
+
+// CONFIG: replica-read-only (slave-read-only), masterauth, masteruser, repl-timeout, and
+// replicaof ("" or "host port"; read-only). Any thread.
+bool ReplicaReadOnlyConfig();
+void SetReplicaReadOnlyConfig(bool on);
+std::string MasterAuth();
+void SetMasterAuth(std::string_view password);
+std::string MasterUser();
+void SetMasterUser(std::string_view user);
+int64_t ReplTimeoutS();
+void SetReplTimeoutS(int64_t seconds);
+std::string ReplicaOfConfig();
+
+// What INFO replication and ROLE show of the link.
+struct MasterLinkStatus {
+  bool following = false;  // REPLICAOF host port in force
+  std::string host;
+  int64_t port = 0;
+  // ROLE's state: "connect", "connecting", "handshake", "sync" or "connected".
+  std::string state;
+  int64_t last_io_s = -1;          // seconds since the master last sent anything
+  int64_t link_down_since_s = -1;  // seconds the link has been down (-1: up)
+  bool syncing = false;            // a full resync's file is arriving
+  int64_t sync_total_bytes = -1;   // -1: the EOF form, whose size is not known
+  int64_t sync_read_bytes = 0;
+  std::string master_replid;  // of the stream followed
+  int64_t offset = -1;        // how far it was run (-1: never connected)
+};
+MasterLinkStatus GetMasterLinkStatus();
+
+}  // namespace damselfly
