@@ -13,12 +13,14 @@ Validated against redis-server 7.0 as the replica (DAMSELFLY_TEST_TARGET=redis).
 
 import re
 import signal
+import socket
 import time
 
 import pytest
 
 from conftest import HOST, TARGET, ServerHandle, _server_factory
 from helpers import info_fields, wait_for
+from resp_client import encode_command
 from test_replication import (LINK_UP_TIMEOUT_S, assert_converged, edge_workload,
                               fill_every_type, ok, streaming_workload, sync_replica)
 
@@ -317,3 +319,165 @@ def test_replicaof_flag_must_be_host_and_port():
         bad.start()
     assert "--replicaof must be \"host port\"" in bad.log_text()
     bad.cleanup_files()
+
+
+# --------------------------------------------------------------------------- a scripted master
+
+
+# An RDB with no key: header, EOF opcode, a zero checksum (not checked).
+EMPTY_RDB = b"REDIS0009\xff" + b"\x00" * 8
+REPLID = "a" * 40
+
+
+class ScriptedMaster:
+    """The test plays the master on a socket: it answers the handshake and sends what the test
+    says, so that offsets, PSYNC arguments and the ACKs can be checked byte for byte."""
+
+    def __init__(self):
+        self.listener = socket.create_server((HOST, 0))
+        self.listener.settimeout(LINK_UP_TIMEOUT_S)
+        self.port = self.listener.getsockname()[1]
+        self.conn = None
+        self.buf = b""
+
+    def accept(self):
+        if self.conn is not None:
+            self.conn.close()
+        self.conn, _ = self.listener.accept()
+        self.conn.settimeout(10)
+        self.buf = b""
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            data = self.conn.recv(65536)
+            assert data, "the replica closed the link"
+            self.buf += data
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def read_command(self):
+        header = self._line()
+        assert header.startswith(b"*"), header
+        args = []
+        for _ in range(int(header[1:])):
+            length = int(self._line()[1:])
+            while len(self.buf) < length + 2:
+                self.buf += self.conn.recv(65536)
+            args.append(self.buf[:length])
+            self.buf = self.buf[length + 2:]
+        return args
+
+    def handshake(self):
+        """Answers PING, AUTH and REPLCONF; returns the PSYNC (or SYNC) command."""
+        while True:
+            args = self.read_command()
+            name = args[0].upper()
+            if name in (b"PSYNC", b"SYNC"):
+                return args
+            self.send(b"+PONG\r\n" if name == b"PING" else b"+OK\r\n")
+
+    def read_ack(self):
+        args = self.read_command()
+        assert [a.upper() for a in args[:2]] == [b"REPLCONF", b"ACK"], args
+        return int(args[2])
+
+    def send(self, data):
+        self.conn.sendall(data)
+
+    def close(self):
+        for s in (self.conn, self.listener):
+            if s is not None:
+                s.close()
+
+
+@pytest.fixture
+def scripted_master():
+    master = ScriptedMaster()
+    yield master
+    master.close()
+
+
+def assert_first_psync(psync):
+    """A replica that never followed this master: damselfly asks PSYNC ? -1, redis-server
+    PSYNC with its own replid and offset + 1 (its own history, which a master that shares
+    it could continue); either gets a full resync from any other master."""
+    assert psync[0] == b"PSYNC" and len(psync) == 3, psync
+    assert psync[1:] == [b"?", b"-1"] or len(psync[1]) == 40, psync
+
+
+def commands(*cmds):
+    return b"".join(encode_command(*c) for c in cmds)
+
+
+def test_scripted_master_offsets_acks_and_an_interrupted_transaction(scripted_master,
+                                                                     server_factory):
+    fm = scripted_master
+    replica = start_server(server_factory)
+    r = replica.raw()
+    assert r("REPLICAOF", HOST, fm.port) == "OK"
+    fm.accept()
+    assert_first_psync(fm.handshake())
+    fm.send(f"+FULLRESYNC {REPLID} 100\r\n".encode())
+    fm.send(b"\n")  # a keep-alive while the snapshot is made
+    fm.send(b"$%d\r\n" % len(EMPTY_RDB) + EMPTY_RDB)
+    stream = commands(("SELECT", 2), ("SET", "a", "1"), ("PING",), ("RPUSH", "l", "x", "y"))
+    fm.send(stream)
+    wait_link_up(replica)
+    ok(r, "SELECT", 2)
+    wait_for(lambda: r("LLEN", "l") == 2, timeout=5, what="the stream to be applied")
+    assert r("GET", "a") == b"1"
+    # GETACK is answered with the offset of what came before it; the ACK a second later
+    # counts the GETACK too.
+    getack = commands(("REPLCONF", "GETACK", "*"))
+    fm.send(getack)
+    offset = 100 + len(stream)
+    acks = [fm.read_ack()]
+    while acks[-1] != offset:
+        acks.append(fm.read_ack())
+    assert all(a <= offset for a in acks), acks
+    offset += len(getack)
+    while fm.read_ack() != offset:
+        pass
+    # The link drops inside a transaction: the replica asks to continue from its MULTI, in
+    # the db the stream selected.
+    fm.send(commands(("MULTI",), ("SET", "b", "1")))
+    time.sleep(0.3)
+    assert r("EXISTS", "b") == 0
+    fm.accept()
+    assert fm.handshake() == [b"PSYNC", REPLID.encode(), str(offset + 1).encode()]
+    fm.send(b"+CONTINUE\r\n")
+    tx = commands(("MULTI",), ("SET", "b", "1"), ("INCR", "n"), ("EXEC",))
+    fm.send(tx)
+    wait_for(lambda: r("GET", "b") == b"1", timeout=5, what="the transaction to be applied")
+    assert r("GET", "n") == b"1" and r("GET", "a") == b"1"
+    offset += len(tx)
+    while fm.read_ack() != offset:
+        pass
+    assert info_fields(r, "replication")["slave_repl_offset"] == str(offset)
+
+
+def test_scripted_master_eof_form_and_bad_replies(scripted_master, server_factory):
+    fm = scripted_master
+    replica = start_server(server_factory)
+    r = replica.raw()
+    assert r("REPLICAOF", HOST, fm.port) == "OK"
+    # A PSYNC refused: the link is retried a second later.
+    fm.accept()
+    fm.handshake()
+    fm.send(b"-ERR no, not now\r\n")
+    fm.accept()
+    assert_first_psync(fm.handshake())
+    # Diskless: $EOF:<mark>, the file, the mark; what follows is the stream.
+    mark = b"0123456789abcdefghij0123456789abcdefghij"
+    fm.send(f"+FULLRESYNC {REPLID} 0\r\n".encode() + b"$EOF:" + mark + b"\r\n")
+    fm.send(EMPTY_RDB[:5])
+    time.sleep(0.1)
+    fm.send(EMPTY_RDB[5:] + mark)
+    assert fm.read_ack() == 0
+    fm.send(commands(("SET", "k", "v")))
+    wait_for(lambda: r("GET", "k") == b"v", timeout=5, what="the stream to be applied")
+    # A protocol error in the stream drops the link; not knowing where the stream stands,
+    # the replica asks for a full resync.
+    fm.send(b"*1\r\n$x\r\n")
+    fm.accept()
+    assert fm.handshake() == [b"PSYNC", b"?", b"-1"]

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Replication, the master's side: damselfly against redis-server as the master, side by
-# side in one run, each followed by the same replica (a redis-server). Only one master
-# runs at a time, started fresh per round, the starting one alternating per round; the
-# master is pinned to CPU 0 (damselfly on one thread), the replica and redis-benchmark to
-# CPU 1. Per round and master:
+# Replication: damselfly against redis-server side by side in one run, as the master
+# followed by a redis-server replica (SIDE=master, the default), or as the replica of a
+# redis-server master (SIDE=replica). One pair runs at a time, started fresh per round,
+# the starting one alternating per round; the master is pinned to CPU 0 (damselfly on one
+# thread), the replica and redis-benchmark to CPU 1. Per round and server:
 #   sync_s      DEBUG POPULATE KEYS keys of SIZE bytes, then a replica starts: seconds
 #               until it reports master_link_status:up (snapshot, transfer and load)
 #   alone       redis-benchmark -t set,lpush -P 32 -c 50, SIZE-byte values, KEYSPACE keys,
@@ -14,11 +14,14 @@
 # Prints each round, then the medians, the spread and the ratio damselfly / redis-server.
 #
 # Usage: tools/repl-bench.sh
-# Environment: ROUNDS [3], KEYS [1000000], SIZE [64], N [1000000], KEYSPACE [100000],
+# Environment: SIDE [master], ROUNDS [3], KEYS [1000000], SIZE [64], N [1000000],
+#   KEYSPACE [100000],
 #   BASE_PORT [6690] (master BASE_PORT, replica BASE_PORT + 1), SKIP_BUILD (1: use the
 #   existing build-opt/damselfly)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+side="${SIDE:-master}"
+[[ "$side" == master || "$side" == replica ]] || { echo "SIDE must be master or replica" >&2; exit 2; }
 rounds="${ROUNDS:-3}"
 keys="${KEYS:-1000000}"
 size="${SIZE:-64}"
@@ -63,9 +66,14 @@ start_master() {
 
 start_replica() {
   rm -rf "$work/replica" && mkdir -p "$work/replica"
-  taskset -c 1 redis-server --port "$replica_port" --replicaof 127.0.0.1 "$master_port" \
-    --save "" --appendonly no --dir "$work/replica" --enable-debug-command yes \
-    >"$work/replica/log" 2>&1 &
+  if [[ "$1" == damselfly ]]; then
+    taskset -c 1 build-opt/damselfly --port "$replica_port" --proactor_threads=1 \
+      --dir="$work/replica" --replicaof="127.0.0.1 $master_port" >"$work/replica/log" 2>&1 &
+  else
+    taskset -c 1 redis-server --port "$replica_port" --replicaof 127.0.0.1 "$master_port" \
+      --save "" --appendonly no --dir "$work/replica" --enable-debug-command yes \
+      >"$work/replica/log" 2>&1 &
+  fi
   replica_pid=$!
   pids+=("$replica_pid")
 }
@@ -83,13 +91,15 @@ load() {
 declare -A results
 measure() {
   local server="$1" round="$2"
-  start_master "$server"
+  local master=redis replica=redis
+  if [[ "$side" == master ]]; then master="$server"; else replica="$server"; fi
+  start_master "$master"
   cli "$master_port" debug populate "$keys" key "$size" >/dev/null
   local alone
   alone="$(load)"
   local t0
   t0="$(now_ms)"
-  start_replica
+  start_replica "$replica"
   wait_ping "$replica_port"
   until cli "$replica_port" info replication | grep -q "master_link_status:up"; do sleep 0.01; done
   local sync_ms=$(($(now_ms) - t0))
@@ -110,7 +120,7 @@ measure() {
 }
 
 echo "# $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs);" \
-  "commit $(git rev-parse --short HEAD); KEYS=$keys SIZE=$size N=$n KEYSPACE=$keyspace"
+  "commit $(git rev-parse --short HEAD); SIDE=$side KEYS=$keys SIZE=$size N=$n KEYSPACE=$keyspace"
 for round in $(seq "$rounds"); do
   if ((round % 2)); then order=(damselfly redis); else order=(redis damselfly); fi
   for server in "${order[@]}"; do measure "$server" "$round"; done

@@ -81,13 +81,13 @@ struct State {
   uint64_t saves = 0;
   uint64_t last_load_keys = 0, last_load_expired = 0;
   bool shutdown_handled = false;     // SaveBeforeShutdown ran
-  int64_t loading_started_s = 0;     // while the start-up load runs
+  int64_t loading_started_s = 0;     // while a load runs (Loading())
   LoadProgress load_progress;
   boost::fibers::fiber rules_fiber;  // SaveRulesLoop, on proactor 0
   helio::fibers::Done stop_rules;
 };
 
-// The start-up load runs (atomic: read by every command's Validate).
+// A load runs (atomic: read by every command's Validate).
 std::atomic<bool> loading{false};
 std::atomic<int64_t> key_load_delay_us{0};
 

@@ -35,7 +35,8 @@ bool ConfigurePersistence();
 // Redis does) and starts the save-rules fiber. A shutdown requested during the load
 // (AbortLoading) stops it: the server then exits without saving, as Redis does.
 void LoadAtStartup();
-// Whether the start-up load runs: commands without kCmdLoading get -LOADING. Thread-safe.
+// Whether a load runs (at start-up, or a replica's full resync): commands without
+// kCmdLoading get -LOADING. Thread-safe.
 bool Loading();
 // Stops a start-up load early (SIGTERM, SHUTDOWN). Thread-safe.
 void AbortLoading();

@@ -28,6 +28,7 @@
 #include "src/facade/resp_parser.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/multi_exec.h"
 #include "src/server/persistence_family.h"
 
 DECLARE_uint32(port);
@@ -159,7 +160,9 @@ class MasterLink {
       tick_.WaitFor(std::chrono::seconds(1));
       if (link_over_) return;
       if (state_ == State::kConnected) {
-        std::string ack = Resp({"REPLCONF", "ACK", helio::StrCat(offset_)});
+        const int64_t offset = getack_offset_.value_or(offset_);
+        getack_offset_.reset();
+        std::string ack = Resp({"REPLCONF", "ACK", helio::StrCat(offset)});
         if (sock_->Send({reinterpret_cast<const uint8_t*>(ack.data()), ack.size()})) {
           CancelSocket();
           return;
@@ -182,6 +185,7 @@ class MasterLink {
 
   void CloseLink() {
     if (state_ == State::kConnected) down_since_ = Clock::now();
+    in_multi_bytes_ = 0;  // the transaction is discarded with the master client
     state_ = State::kConnect;
     if (client_) {
       service->OnConnectionClose(client_->context());
@@ -335,6 +339,7 @@ class MasterLink {
     cntx->db_index = db_before_continue_;
     client_->OpenWithoutSocket(sock_->fd());
     service->OnConnectionOpen(cntx);
+    absl::Cleanup keep_db = [&] { db_before_continue_ = cntx->db_index; };
     state_ = State::kConnected;
     tick_.Notify();  // Redis's replicas ACK as soon as they are online
     RespParser parser;
@@ -356,12 +361,16 @@ class MasterLink {
           break;
         }
         if (result == RespParser::Result::kError) {
+          // Where the stream stands is not known: the next sync is a full one, as Redis's.
           LOG(WARNING) << "Protocol error from MASTER: " << parser.error();
+          master_replid_.clear();
           return;
         }
-        if (result == RespParser::Result::kCommand && ArgIs(parser.args()[0], "REPLCONF") &&
-            !ranges.empty()) {
-          break;  // GETACK's ACK must count the batch: it runs first
+        // GETACK's ACK must count the batch, which runs first; a MULTI starts a batch, so
+        // that one that ends inside the transaction holds none of the bytes before it.
+        if (result == RespParser::Result::kCommand && !ranges.empty() &&
+            (ArgIs(parser.args()[0], "REPLCONF") || ArgIs(parser.args()[0], "MULTI"))) {
+          break;
         }
         at += consumed;
         counted += int64_t(consumed);
@@ -369,7 +378,11 @@ class MasterLink {
         CmdArgList command = parser.args();
         if (ArgIs(command[0], "PING")) continue;  // only counted, as in Redis
         if (ArgIs(command[0], "REPLCONF")) {
-          if (command.size() > 1 && ArgIs(command[1], "GETACK")) tick_.Notify();
+          if (command.size() > 1 && ArgIs(command[1], "GETACK")) {
+            // What ran before it, as Redis's replicas answer.
+            getack_offset_ = offset_ + counted - int64_t(consumed);
+            tick_.Notify();
+          }
           continue;
         }
         ranges.emplace_back(args.size(), args.size() + command.size());
@@ -382,14 +395,20 @@ class MasterLink {
         service->DispatchMany(batch, cntx);
         cntx->reply_builder()->ClearOutput();
       }
-      offset_ += counted;
+      // Inside MULTI the offset stays at the MULTI, as Redis's does: a link that drops
+      // before EXEC continues from there, and the master sends the transaction again.
+      if (MultiExec::InMulti(cntx)) {
+        in_multi_bytes_ += counted;
+      } else {
+        offset_ += in_multi_bytes_ + counted;
+        in_multi_bytes_ = 0;
+      }
       start_ = at;
       if (need_more && !Fill(std::max(kReadChunk, parser.bytes_needed()))) {
         LOG(INFO) << "Connection with master lost";
         break;
       }
     }
-    db_before_continue_ = cntx->db_index;
   }
 
   // Sends one command and reads its one-line reply; nullopt when the link failed.
@@ -456,6 +475,8 @@ class MasterLink {
   // What was followed, to continue with PSYNC after the link dropped.
   std::string master_replid_;
   int64_t offset_ = -1;
+  int64_t in_multi_bytes_ = 0;  // run since the master client's MULTI, not in offset_
+  std::optional<int64_t> getack_offset_;  // the offset the ACK GETACK asked for reports
   facade::DbIndex db_before_continue_ = 0;
 };
 

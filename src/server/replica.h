@@ -14,11 +14,14 @@
 // Then the stream: the commands run, in order, on the master client, a connection with
 // no socket (CLIENT LIST flags=M, TYPE master) whose replies are dropped; MULTI/EXEC and
 // SELECT take effect as for any client. Pipelined commands run as one batch (the
-// dispatcher's squashing). The offset counts the stream's bytes run so far. PING is only
-// counted; REPLCONF GETACK is answered with REPLCONF ACK <offset>, as is every second.
+// dispatcher's squashing). The offset counts the stream's bytes run so far, but for a
+// transaction not yet executed (as Redis's: a link that drops inside one continues from
+// its MULTI). PING is only counted; REPLCONF GETACK is answered with REPLCONF ACK
+// <offset>, as is every second. A continuation keeps the database the stream selected.
 //
 // The link drops when the master closes it, sends what cannot be parsed, or is silent for
-// repl-timeout seconds; it reconnects a second later and asks PSYNC to continue. A replica
+// repl-timeout seconds; it reconnects a second later and asks PSYNC to continue (after a
+// protocol error, a full resync: where the stream stood is not known). A replica
 // with replica-read-only (the default) refuses writes from its other clients with
 // -READONLY. REPLICAOF NO ONE stops the link and keeps the data; the server is a master
 // again (its own stream, replication.h, serves replicas whether or not it follows).

@@ -1,5 +1,6 @@
 // Replication, the master's side: the stream replicas follow (Redis's protocol, so a
-// redis-server 7.0 or any client of SYNC/PSYNC can be the replica).
+// redis-server 7.0 or any client of SYNC/PSYNC can be the replica; replica.h is the
+// replica's side).
 //
 // A replica connects, says REPLCONF listening-port/capa, then PSYNC (or SYNC). Unless it
 // can continue from the backlog (same replication id, offset still held: +CONTINUE), it
