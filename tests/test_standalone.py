@@ -1,7 +1,7 @@
 """ROLE, WAIT, REPLICAOF, FAILOVER, CLUSTER, READONLY/READWRITE/ASKING and MODULE as a
 standalone Redis 7.0 master without replicas, cluster mode or modules answers them;
-validated against redis-server 7.0 (DAMSELFLY_TEST_TARGET=redis). The refusals of
-REPLICAOF host port and MODULE LOAD are damselfly's own."""
+validated against redis-server 7.0 (DAMSELFLY_TEST_TARGET=redis). The refusal of MODULE
+LOAD is damselfly's own; REPLICAOF host port is tests/test_replica.py's."""
 
 import time
 
@@ -101,17 +101,6 @@ def test_replicaof_no_one_and_arguments(server):
     for port in ("two", "-1", "70000"):
         assert c("REPLICAOF", "no", port) == err("ERR Invalid master port")
     assert c("ROLE") == [b"master", 0, []]
-
-
-@pytest.mark.damselfly_only
-def test_replicaof_a_master_is_refused(server):
-    c = server.raw()
-    assert c("REPLICAOF", "127.0.0.1", "6379") == err(
-        "ERR damselfly is a master only: REPLICAOF NO ONE is the only form it accepts")
-    assert c("SLAVEOF", "127.0.0.1", "6379") == err(
-        "ERR damselfly is a master only: REPLICAOF NO ONE is the only form it accepts")
-    assert c("ROLE") == [b"master", 0, []]
-    assert b"role:master" in c("INFO", "replication")
 
 
 def test_failover_parsing_then_no_replicas(server):

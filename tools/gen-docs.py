@@ -33,9 +33,9 @@ NOTES = {
     "acl|cat": "A subcommand is listed under its container's categories.",
     "command|list": "FILTERBY ACLCAT matches a subcommand by its container's categories "
                     "(damselfly gives subcommands no categories of their own).",
-    "replicaof": "damselfly is a master only: NO ONE answers OK, host port is refused with "
-                 "an error.",
-    "slaveof": "As REPLICAOF: NO ONE answers OK, host port is refused.",
+    "replicaof": "Follows a redis-server or damselfly master; the replica expires keys and "
+                 "evicts on its own (docs/architecture.md, \"Following a master\").",
+    "slaveof": "As REPLICAOF.",
     "wait": "Counts the replicas that acknowledged everything written so far (not only the "
             "calling client's writes).",
     "psync": "Continues from the backlog or sends a full resync (a disk-based snapshot); "

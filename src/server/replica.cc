@@ -94,7 +94,8 @@ class MasterLink {
                                                   "connected"};
     out.state = kStateNames[int(state_)];
     out.last_io_s = state_ >= State::kHandshake ? SecondsSince(last_io_) : -1;
-    out.link_down_since_s = state_ == State::kConnected ? -1 : SecondsSince(down_since_);
+    out.link_down_since_s =
+        state_ != State::kConnected && down_since_ ? SecondsSince(*down_since_) : -1;
     out.syncing = state_ == State::kSync;
     out.sync_total_bytes = sync_total_;
     out.sync_read_bytes = sync_read_;
@@ -467,7 +468,8 @@ class MasterLink {
   std::unique_ptr<helio::net::FiberSocket> sock_;
   std::string buf_;  // what the master sent; [start_, end_) is not consumed yet
   size_t start_ = 0, end_ = 0;
-  Clock::time_point last_io_ = Clock::now(), down_since_ = Clock::now();
+  Clock::time_point last_io_ = Clock::now();
+  std::optional<Clock::time_point> down_since_;  // since the stream last stopped
   bool loading_ = false;
   int64_t sync_total_ = -1, sync_read_ = 0;
   std::unique_ptr<facade::RespConnection> client_;  // the master client, while connected

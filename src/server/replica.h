@@ -77,7 +77,8 @@ struct MasterLinkStatus {
   // ROLE's state: "connect", "connecting", "handshake", "sync" or "connected".
   std::string state;
   int64_t last_io_s = -1;          // seconds since the master last sent anything
-  int64_t link_down_since_s = -1;  // seconds the link has been down (-1: up)
+  // Seconds since the stream stopped; -1 while it flows or when it never did.
+  int64_t link_down_since_s = -1;
   bool syncing = false;            // a full resync's file is arriving
   int64_t sync_total_bytes = -1;   // -1: the EOF form, whose size is not known
   int64_t sync_read_bytes = 0;

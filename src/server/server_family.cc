@@ -265,7 +265,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
                                          double(link.sync_total_bytes)));
         field("master_sync_last_io_seconds_ago", link.last_io_s);
       }
-      if (link.link_down_since_s >= 0) {
+      if (link.state != "connected") {
         field("master_link_down_since_seconds", link.link_down_since_s);
       }
       field("slave_priority", 100);
