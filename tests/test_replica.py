@@ -171,6 +171,36 @@ def test_read_only_replica_refuses_writes(redis_master_factory, server_factory):
     assert str(r("SET", "local", "2")) == readonly
 
 
+def test_read_only_replica_refuses_writes_of_scripts_and_transactions(redis_master_factory,
+                                                                      server_factory):
+    master = redis_master_factory()
+    replica = replica_of(server_factory, master)
+    ok(master.raw(), "SET", "k", "v")
+    sync_replica(master)
+    r = replica.raw()
+    reply = r("EVAL", "return redis.call('SET', 'x', '1')", 0)
+    assert str(reply).startswith("READONLY You can't write against a read only replica."), reply
+    assert str(r("EVAL", "#!lua\nreturn redis.call('GET', 'k')", 0)) == (
+        "READONLY Can not run script with write flag on readonly replica")
+    assert r("EVAL", "#!lua flags=no-writes\nreturn redis.call('GET', 'k')", 0) == b"v"
+    assert r("EVAL", "return redis.call('GET', 'k')", 0) == b"v"
+    library = ("#!lua name=lib\n"
+               "redis.register_function('w', function(keys) return redis.call('SET', keys[1], 1) "
+               "end)\nredis.register_function{function_name='r', flags={'no-writes'}, "
+               "callback=function(keys) return redis.call('GET', keys[1]) end}")
+    assert str(r("FUNCTION", "LOAD", library)).startswith("READONLY")
+    ok(master.raw(), "FUNCTION", "LOAD", library)  # a replica gets its functions from there
+    sync_replica(master)
+    assert str(r("FCALL", "w", 1, "x")) == (
+        "READONLY Can not run script with write flag on readonly replica")
+    assert r("FCALL", "r", 1, "k") == b"v"
+    assert r("MULTI") == "OK"
+    assert str(r("SET", "x", "1")) == "READONLY You can't write against a read only replica."
+    assert r("GET", "k") == "QUEUED"
+    assert str(r("EXEC")).startswith("EXECABORT")
+    assert r("EXISTS", "x") == 0
+
+
 def test_role_info_and_the_master_client(redis_master_factory, server_factory):
     master = redis_master_factory()
     replica = replica_of(server_factory, master)

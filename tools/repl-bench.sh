@@ -10,6 +10,8 @@
 #               N requests per test: requests/s with no replica
 #   followed    the same with the replica following: requests/s, and the share of alone
 #   caught_up_ms  after the load, milliseconds until WAIT 1 reports the replica has it all
+#               (SIDE=replica: the replica is stopped with SIGSTOP during that load and
+#               continued after it, so this is its time to apply the load's whole stream)
 #   same_data   DEBUG DIGEST of master and replica equal (yes/no)
 # Prints each round, then the medians, the spread and the ratio damselfly / redis-server.
 #
@@ -104,10 +106,14 @@ measure() {
   until cli "$replica_port" info replication | grep -q "master_link_status:up"; do sleep 0.01; done
   local sync_ms=$(($(now_ms) - t0))
   local followed
+  [[ "$side" == master ]] || kill -STOP "$replica_pid"
   followed="$(load)"
+  [[ "$side" == master ]] || kill -CONT "$replica_pid"
   t0="$(now_ms)"
   local acked
-  acked="$(cli "$master_port" wait 1 60000)"
+  # redis-server's WAIT waits for the offset of the connection's own last write: a write
+  # on the same connection first (a fresh connection's WAIT would answer at once).
+  acked="$(printf 'SET __repl_bench__ 1\nWAIT 1 60000\n' | cli "$master_port" | tail -1)"
   local caught_up_ms=$(($(now_ms) - t0))
   local same=no
   [[ "$acked" == 1 && "$(cli "$master_port" debug digest)" == "$(cli "$replica_port" debug digest)" ]] && same=yes

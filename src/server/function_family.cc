@@ -22,6 +22,7 @@
 #include "src/server/function_payload.h"
 #include "src/server/monitor.h"
 #include "src/server/script_runner.h"
+#include "src/server/replica.h"
 #include "src/server/replication.h"
 
 namespace damselfly {
@@ -368,6 +369,9 @@ void FCall(CmdArgList args, ConnectionContext* cntx, bool read_only) {
     return rb->SendError("ERR Number of keys can't be greater than number of args");
   }
   if (*numkeys < 0) return rb->SendError("ERR Number of keys can't be negative");
+  if (!flags.no_writes && ReadOnlyReplica() && !cntx->master_link) {
+    return rb->SendError(kScriptOnReadOnlyReplicaErr);
+  }
   if (read_only && !flags.no_writes) {
     return rb->SendError("ERR Can not execute a script with write flag using *_ro command.");
   }

@@ -113,7 +113,7 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
     return reject(cid, facade::kOomErr);
   }
   if ((cid->flags & facade::kCmdWrite) && ReadOnlyReplica() && !cntx->master_link) [[unlikely]] {
-    return reject(cid, "READONLY You can't write against a read only replica.");
+    return reject(cid, kReadOnlyReplicaErr);
   }
   if (Loading() && !(cid->flags & facade::kCmdLoading)) [[unlikely]] {
     return reject(cid, facade::kLoadingErr);

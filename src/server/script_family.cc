@@ -10,6 +10,7 @@
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/config_family.h"
+#include "src/server/replica.h"
 #include "src/server/monitor.h"
 #include "src/server/script_runner.h"
 
@@ -131,6 +132,9 @@ void Eval(CmdArgList args, ConnectionContext* cntx, bool by_sha, bool read_only)
     sha = eval_sha;
   }
   const ScriptFlags& flags = script->flags;
+  if (flags.declared && !flags.no_writes && ReadOnlyReplica() && !cntx->master_link) {
+    return rb->SendError(kScriptOnReadOnlyReplicaErr);
+  }
   if (read_only && flags.declared && !flags.no_writes) {
     return rb->SendError("ERR Can not execute a script with write flag using *_ro command.");
   }

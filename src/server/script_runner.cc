@@ -15,6 +15,7 @@
 #include "src/facade/facade_stats.h"
 #include "src/server/command_accounting.h"
 #include "src/server/config_family.h"
+#include "src/server/replica.h"
 #include "src/server/conn_tx_state.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/multi_exec.h"
@@ -358,6 +359,7 @@ void Run::Call(CmdArgList args, bool resp3, std::string* reply) {
     return fail("ERR Write commands are not allowed from read-only scripts.");
   }
   if (cid->flags & facade::kCmdWrite) {
+    if (ReadOnlyReplica() && !cntx_->master_link) return fail(kReadOnlyReplicaErr);
     if ((cid->flags & facade::kCmdDenyOom) && !call_.flags.allow_oom && OverMaxMemory()) {
       return fail(facade::kOomErr);
     }
