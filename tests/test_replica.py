@@ -180,8 +180,9 @@ def test_read_only_replica_refuses_writes_of_scripts_and_transactions(redis_mast
     r = replica.raw()
     reply = r("EVAL", "return redis.call('SET', 'x', '1')", 0)
     assert str(reply).startswith("READONLY You can't write against a read only replica."), reply
+    # A script that declares no flags may write: refused before it runs.
     assert str(r("EVAL", "#!lua\nreturn redis.call('GET', 'k')", 0)) == (
-        "READONLY Can not run script with write flag on readonly replica")
+        "READONLY You can't write against a read only replica.")
     assert r("EVAL", "#!lua flags=no-writes\nreturn redis.call('GET', 'k')", 0) == b"v"
     assert r("EVAL", "return redis.call('GET', 'k')", 0) == b"v"
     library = ("#!lua name=lib\n"
@@ -192,7 +193,10 @@ def test_read_only_replica_refuses_writes_of_scripts_and_transactions(redis_mast
     ok(master.raw(), "FUNCTION", "LOAD", library)  # a replica gets its functions from there
     sync_replica(master)
     assert str(r("FCALL", "w", 1, "x")) == (
-        "READONLY Can not run script with write flag on readonly replica")
+        "READONLY You can't write against a read only replica.")
+    assert r("FCALL", "r", 1, "k") == b"v"
+    for change in (("FUNCTION", "DELETE", "lib"), ("FUNCTION", "FLUSH")):
+        assert str(r(*change)) == "READONLY You can't write against a read only replica."
     assert r("FCALL", "r", 1, "k") == b"v"
     assert r("MULTI") == "OK"
     assert str(r("SET", "x", "1")) == "READONLY You can't write against a read only replica."

@@ -370,7 +370,7 @@ void FCall(CmdArgList args, ConnectionContext* cntx, bool read_only) {
   }
   if (*numkeys < 0) return rb->SendError("ERR Number of keys can't be negative");
   if (!flags.no_writes && ReadOnlyReplica() && !cntx->master_link) {
-    return rb->SendError(kScriptOnReadOnlyReplicaErr);
+    return rb->SendError(kReadOnlyReplicaErr);  // Redis's dispatcher's, from the flags
   }
   if (read_only && !flags.no_writes) {
     return rb->SendError("ERR Can not execute a script with write flag using *_ro command.");
@@ -581,9 +581,15 @@ bool FunctionRestore(CmdArgList args, ReplyBuilder* rb) {
 
 void CmdFunction(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
-  // Redis flags these two deny-oom.
-  if ((ArgIs(args[1], "LOAD") || ArgIs(args[1], "RESTORE")) && OverMaxMemory()) {
+  // Redis flags these two deny-oom, and these four write (which subcommands do not say).
+  if ((ArgIs(args[1], "LOAD") || ArgIs(args[1], "RESTORE")) && !cntx->master_link &&
+      OverMaxMemory()) {
     return rb->SendError(facade::kOomErr);
+  }
+  if ((ArgIs(args[1], "LOAD") || ArgIs(args[1], "RESTORE") || ArgIs(args[1], "DELETE") ||
+       ArgIs(args[1], "FLUSH")) &&
+      ReadOnlyReplica() && !cntx->master_link) {
+    return rb->SendError(kReadOnlyReplicaErr);
   }
   // The changes of the libraries reach the replicas as they were sent, as in Redis.
   if (ArgIs(args[1], "LOAD")) {

@@ -56,11 +56,9 @@ void StopReplicaOf();
 // Whether writes from clients other than the master link are refused: a link is set up
 // and replica-read-only is on. One relaxed load.
 bool ReadOnlyReplica();
-// Redis's refusals there: of a write command, and of a script that declares writes.
+// Redis's refusal there (of a write command, a script that may write, FUNCTION LOAD...).
 inline constexpr char kReadOnlyReplicaErr[] =
     "READONLY You can't write against a read only replica.";
-inline constexpr char kScriptOnReadOnlyReplicaErr[] =
-    "READONLY Can not run script with write flag on readonly replica";
 
 // CONFIG: replica-read-only (slave-read-only), masterauth, masteruser, repl-timeout, and
 // replicaof ("" or "host port"; read-only). Any thread.

@@ -133,7 +133,7 @@ void Eval(CmdArgList args, ConnectionContext* cntx, bool by_sha, bool read_only)
   }
   const ScriptFlags& flags = script->flags;
   if (flags.declared && !flags.no_writes && ReadOnlyReplica() && !cntx->master_link) {
-    return rb->SendError(kScriptOnReadOnlyReplicaErr);
+    return rb->SendError(kReadOnlyReplicaErr);  // Redis's dispatcher's, from the flags
   }
   if (read_only && flags.declared && !flags.no_writes) {
     return rb->SendError("ERR Can not execute a script with write flag using *_ro command.");
