@@ -289,6 +289,19 @@ def test_link_kill_resumes_with_a_continuation_in_the_same_db(redis_master_facto
     assert log.count("Starting BGSAVE for SYNC") == 1, log[-3000:]
 
 
+def test_client_kill_of_the_master_client_reconnects(redis_master_factory, server_factory):
+    master = redis_master_factory()
+    replica = replica_of(server_factory, master)
+    r = replica.raw()
+    assert r("CLIENT", "KILL", "TYPE", "master") == 1
+    # The link goes, and comes back with a continuation.
+    wait_for(lambda: "Partial resynchronization request" in master.log_text(), timeout=10,
+             what="the replica to ask for a continuation")
+    wait_link_up(replica)
+    ok(master.raw(), "SET", "after", "kill")
+    assert_converged(master, replica)
+
+
 def test_master_down_then_back(redis_master_factory, server_factory):
     master = redis_master_factory()
     m = master.raw()

@@ -155,11 +155,17 @@ class MasterLink {
 
   // While the link lasts: the ACK every second once the stream flows (and at once when
   // tick_ is notified: GETACK, the stream's start); the link dropped when the master was
-  // silent for repl-timeout seconds (not while the file loads: the master waits then).
+  // silent for repl-timeout seconds (not while the file loads: the master waits then), or
+  // when CLIENT KILL killed the master client (which has no socket of its own to close).
   void Watch() {
     while (true) {
       tick_.WaitFor(std::chrono::seconds(1));
       if (link_over_) return;
+      if (client_ && client_->killed()) {
+        LOG(INFO) << "The master client was killed: reconnecting";
+        CancelSocket();
+        return;
+      }
       if (state_ == State::kConnected) {
         const int64_t offset = getack_offset_.value_or(offset_);
         getack_offset_.reset();

@@ -29,7 +29,8 @@
 // Differs from Redis: the replica expires keys itself, as a master does, instead of
 // waiting for the master's DEL (reads see the same: an expired key is gone either way);
 // maxmemory evicts on a replica too (Redis's replica-ignore-maxmemory yes); host names are
-// resolved on proactor 0's thread, which blocks while DNS answers.
+// resolved on proactor 0's thread, which blocks while DNS answers; CLIENT KILL of the
+// master client drops the link within a second (the link's tick notices), not at once.
 //
 // Thread-safety: the link's state belongs to proactor 0's thread; the functions below
 // may be called from any fiber (they hop there) but for ReadOnlyReplica, any thread.
