@@ -319,6 +319,34 @@ def test_master_down_then_back(redis_master_factory, server_factory):
     master.expect_exit = True
 
 
+def test_stale_replica_refuses_commands_when_told(redis_master_factory, server_factory):
+    """replica-serve-stale-data no: while the link is down, only commands flagged stale
+    (INFO, CONFIG, REPLICAOF...; not PING) run."""
+    master = redis_master_factory()
+    ok(master.raw(), "SET", "k", "v")
+    replica = replica_of(server_factory, master)
+    sync_replica(master)
+    r = replica.raw()
+    ok(r, "CONFIG", "SET", "replica-serve-stale-data", "no")
+    assert r("CONFIG", "GET", "slave-serve-stale-data") == [b"slave-serve-stale-data", b"no"]
+    assert r("GET", "k") == b"v"  # the link is up
+    master.proc.send_signal(signal.SIGKILL)
+    master.proc.wait()
+    master.expect_exit = True
+    wait_link_down(replica)
+    masterdown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+    assert str(r("GET", "k")) == masterdown
+    assert str(r("DBSIZE")) == masterdown
+    r.send_many([("GET", "k"), ("GET", "k"), ("PING",)])  # PING has no stale flag
+    assert [str(r.read()) for _ in range(3)] == [masterdown] * 3
+    assert info_fields(r, "replication")["master_link_status"] == "down"
+    ok(r, "CONFIG", "SET", "replica-serve-stale-data", "yes")
+    assert r("GET", "k") == b"v"
+    ok(r, "CONFIG", "SET", "replica-serve-stale-data", "no")
+    assert r("REPLICAOF", "NO", "ONE") == "OK"
+    assert r("GET", "k") == b"v"  # a master again
+
+
 def test_master_with_a_password(redis_master_factory, server_factory):
     master = redis_master_factory("--requirepass=secret")
     m = master.raw()

@@ -388,6 +388,12 @@ const std::vector<ConfigParam>& Params() {
        YesNoSetter(SetReplicaReadOnlyConfig)},
       {"slave-read-only", [] { return std::string(ReplicaReadOnlyConfig() ? "yes" : "no"); },
        YesNoSetter(SetReplicaReadOnlyConfig)},
+      {"replica-serve-stale-data",
+       [] { return std::string(ReplicaServeStaleConfig() ? "yes" : "no"); },
+       YesNoSetter(SetReplicaServeStaleConfig)},
+      {"slave-serve-stale-data",
+       [] { return std::string(ReplicaServeStaleConfig() ? "yes" : "no"); },
+       YesNoSetter(SetReplicaServeStaleConfig)},
       {"masterauth", MasterAuth,
        [](std::string_view value, bool apply) -> std::string {
          if (apply) SetMasterAuth(value);

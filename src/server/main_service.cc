@@ -112,8 +112,14 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
   if ((cid->flags & facade::kCmdDenyOom) && !cntx->master_link && OverMaxMemory()) {
     return reject(cid, facade::kOomErr);
   }
-  if ((cid->flags & facade::kCmdWrite) && ReadOnlyReplica() && !cntx->master_link) [[unlikely]] {
-    return reject(cid, kReadOnlyReplicaErr);
+  const uint8_t refusals = ReplicaRefusals();
+  if (refusals != 0 && !cntx->master_link) [[unlikely]] {
+    if ((refusals & kRefuseWrites) && (cid->flags & facade::kCmdWrite)) {
+      return reject(cid, kReadOnlyReplicaErr);
+    }
+    if ((refusals & kRefuseStale) && !(cid->flags & facade::kCmdStale)) {
+      return reject(cid, kMasterDownErr);
+    }
   }
   if (Loading() && !(cid->flags & facade::kCmdLoading)) [[unlikely]] {
     return reject(cid, facade::kLoadingErr);
@@ -164,10 +170,10 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
   } clear_current_args{cntx};
   ThreadStats& stats = ServerState::tlocal()->stats;
   absl::InlinedVector<const CommandId*, kMaxSquashedRun> run_cids;  // no allocation per run
-  // Squashed commands skip Validate: while over maxmemory or on a read-only replica, writes
-  // are not squashed.
+  // Squashed commands skip Validate: while over maxmemory or on a replica that refuses
+  // them, writes are not squashed (on a stale one, nothing is).
   const bool over_maxmemory = OverMaxMemory();
-  const bool read_only = ReadOnlyReplica() && !cntx->master_link;
+  const uint8_t refusals = cntx->master_link ? 0 : ReplicaRefusals();
   size_t i = 0;
   while (i < commands.size() && !cntx->close_after_reply) {
     CmdArgList args = commands[i];
@@ -219,7 +225,8 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
             !next->IsArityValid(commands[end].size()) ||
             (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth)) ||
             ((next->flags & facade::kCmdDenyOom) && over_maxmemory) ||
-            ((next->flags & facade::kCmdWrite) && read_only) ||
+            ((next->flags & facade::kCmdWrite) && (refusals & kRefuseWrites)) ||
+            (refusals & kRefuseStale) ||
             ClientPause::MustWait(next, commands[end], cntx)) {
           break;
         }

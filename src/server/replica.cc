@@ -47,10 +47,32 @@ constexpr size_t kMaxBatch = 256;           // commands run as one DispatchMany
 constexpr size_t kEofMarkBytes = 40;        // Redis's RDB_EOF_MARK_SIZE
 
 std::atomic<bool> read_only_config{true};
+std::atomic<bool> serve_stale_config{true};
 std::atomic<bool> following{false};
+std::atomic<bool> link_up{false};  // the stream flows
+// ReplicaRefusals(), recomputed from the four above whenever one changes.
+std::atomic<uint8_t> refusals{0};
 std::atomic<int64_t> repl_timeout_s{60};
 std::mutex config_mu;  // guards the strings below
 std::string masterauth, masteruser, replicaof_config;
+
+void UpdateRefusals() {
+  std::lock_guard lock(config_mu);  // two updates do not interleave their loads and store
+  uint8_t now = 0;
+  if (following.load(std::memory_order_relaxed)) {
+    if (read_only_config.load(std::memory_order_relaxed)) now |= kRefuseWrites;
+    if (!link_up.load(std::memory_order_relaxed) &&
+        !serve_stale_config.load(std::memory_order_relaxed)) {
+      now |= kRefuseStale;
+    }
+  }
+  refusals.store(now, std::memory_order_relaxed);
+}
+
+void SetLinkUp(bool up) {
+  link_up.store(up, std::memory_order_relaxed);
+  UpdateRefusals();
+}
 facade::ServiceInterface* service = nullptr;
 
 // One command in RESP, as a client sends it.
@@ -191,7 +213,10 @@ class MasterLink {
   }
 
   void CloseLink() {
-    if (state_ == State::kConnected) down_since_ = Clock::now();
+    if (state_ == State::kConnected) {
+      down_since_ = Clock::now();
+      SetLinkUp(false);
+    }
     in_multi_bytes_ = 0;  // the transaction is discarded with the master client
     state_ = State::kConnect;
     if (client_) {
@@ -348,6 +373,7 @@ class MasterLink {
     service->OnConnectionOpen(cntx);
     absl::Cleanup keep_db = [&] { db_before_continue_ = cntx->db_index; };
     state_ = State::kConnected;
+    SetLinkUp(true);
     tick_.Notify();  // Redis's replicas ACK as soon as they are online
     RespParser parser;
     std::vector<std::string_view> args;
@@ -507,6 +533,7 @@ auto OnLinkThread(Fn&& fn) {
 
 void SetFollowing(const MasterLink* now, std::string config) {
   following.store(now != nullptr, std::memory_order_relaxed);
+  UpdateRefusals();
   std::lock_guard lock(config_mu);
   replicaof_config = std::move(config);
 }
@@ -543,13 +570,21 @@ void StopReplicaOf() {
   });
 }
 
-bool ReadOnlyReplica() {
-  return following.load(std::memory_order_relaxed) &&
-         read_only_config.load(std::memory_order_relaxed);
-}
+uint8_t ReplicaRefusals() { return refusals.load(std::memory_order_relaxed); }
 
 bool ReplicaReadOnlyConfig() { return read_only_config.load(std::memory_order_relaxed); }
-void SetReplicaReadOnlyConfig(bool on) { read_only_config.store(on, std::memory_order_relaxed); }
+
+void SetReplicaReadOnlyConfig(bool on) {
+  read_only_config.store(on, std::memory_order_relaxed);
+  UpdateRefusals();
+}
+
+bool ReplicaServeStaleConfig() { return serve_stale_config.load(std::memory_order_relaxed); }
+
+void SetReplicaServeStaleConfig(bool on) {
+  serve_stale_config.store(on, std::memory_order_relaxed);
+  UpdateRefusals();
+}
 
 std::string MasterAuth() {
   std::lock_guard lock(config_mu);

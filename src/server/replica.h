@@ -23,7 +23,8 @@
 // repl-timeout seconds; it reconnects a second later and asks PSYNC to continue (after a
 // protocol error, a full resync: where the stream stood is not known). A replica
 // with replica-read-only (the default) refuses writes from its other clients with
-// -READONLY. REPLICAOF NO ONE stops the link and keeps the data; the server is a master
+// -READONLY; with replica-serve-stale-data no, while the stream does not flow, every
+// command without the stale flag with -MASTERDOWN. REPLICAOF NO ONE stops the link and keeps the data; the server is a master
 // again (its own stream, replication.h, serves replicas whether or not it follows).
 //
 // Differs from Redis: the replica expires keys itself, as a master does, instead of
@@ -54,17 +55,26 @@ bool StartReplicaOf(std::string_view host, uint16_t port);
 // REPLICAOF NO ONE, and at shutdown: stops the link (a load in progress first ends).
 void StopReplicaOf();
 
-// Whether writes from clients other than the master link are refused: a link is set up
-// and replica-read-only is on. One relaxed load.
-bool ReadOnlyReplica();
-// Redis's refusal there (of a write command, a script that may write, FUNCTION LOAD...).
+// What is refused to clients other than the master link, while a link is set up: writes
+// (replica-read-only), and every command without the stale flag while the stream does
+// not flow (replica-serve-stale-data no). One relaxed load.
+enum ReplicaRefusal : uint8_t { kRefuseWrites = 1, kRefuseStale = 2 };
+uint8_t ReplicaRefusals();
+inline bool ReadOnlyReplica() { return ReplicaRefusals() & kRefuseWrites; }
+// Redis's refusals (of a write command, a script that may write, FUNCTION LOAD...; of a
+// command on a stale replica).
 inline constexpr char kReadOnlyReplicaErr[] =
     "READONLY You can't write against a read only replica.";
+inline constexpr char kMasterDownErr[] =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
 
-// CONFIG: replica-read-only (slave-read-only), masterauth, masteruser, repl-timeout, and
-// replicaof ("" or "host port"; read-only). Any thread.
+// CONFIG: replica-read-only (slave-read-only), replica-serve-stale-data
+// (slave-serve-stale-data), masterauth, masteruser, repl-timeout, and replicaof ("" or
+// "host port"; read-only). Any thread.
 bool ReplicaReadOnlyConfig();
 void SetReplicaReadOnlyConfig(bool on);
+bool ReplicaServeStaleConfig();
+void SetReplicaServeStaleConfig(bool on);
 std::string MasterAuth();
 void SetMasterAuth(std::string_view password);
 std::string MasterUser();
