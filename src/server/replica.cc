@@ -323,8 +323,9 @@ class MasterLink {
     }
     int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-      *error = helio::StrCat("Opening the temp file needed for MASTER <-> REPLICA synchronization: ",
-                             strerror(errno));
+      *error = helio::StrCat(
+          "Opening the temp file needed for MASTER <-> REPLICA synchronization: ",
+          strerror(errno));
       return -1;
     }
     absl::Cleanup close_file = [fd] { close(fd); };

@@ -21,11 +21,12 @@
 //
 // The link drops when the master closes it, sends what cannot be parsed, or is silent for
 // repl-timeout seconds; it reconnects a second later and asks PSYNC to continue (after a
-// protocol error, a full resync: where the stream stood is not known). A replica
-// with replica-read-only (the default) refuses writes from its other clients with
-// -READONLY; with replica-serve-stale-data no, while the stream does not flow, every
-// command without the stale flag with -MASTERDOWN. REPLICAOF NO ONE stops the link and keeps the data; the server is a master
-// again (its own stream, replication.h, serves replicas whether or not it follows).
+// protocol error, a full resync: where the stream stood is not known). A replica with
+// replica-read-only (the default) refuses writes from its other clients with -READONLY;
+// with replica-serve-stale-data no, while the stream does not flow, every command without
+// the stale flag with -MASTERDOWN. REPLICAOF NO ONE stops the link and keeps the data; the
+// server is a master again (its own stream, replication.h, serves replicas whether or not
+// it follows).
 //
 // Differs from Redis: the replica expires keys itself, as a master does, instead of
 // waiting for the master's DEL (reads see the same: an expired key is gone either way);
