@@ -53,8 +53,9 @@ std::atomic<bool> link_up{false};  // the stream flows
 // ReplicaRefusals(), recomputed from the four above whenever one changes.
 std::atomic<uint8_t> refusals{0};
 std::atomic<int64_t> repl_timeout_s{60};
-std::mutex config_mu;  // guards the strings below
+std::mutex config_mu;  // guards the strings below, and orders UpdateRefusals' stores
 std::string masterauth, masteruser, replicaof_config;
+facade::ServiceInterface* service = nullptr;
 
 void UpdateRefusals() {
   std::lock_guard lock(config_mu);  // two updates do not interleave their loads and store
@@ -73,7 +74,6 @@ void SetLinkUp(bool up) {
   link_up.store(up, std::memory_order_relaxed);
   UpdateRefusals();
 }
-facade::ServiceInterface* service = nullptr;
 
 // One command in RESP, as a client sends it.
 std::string Resp(std::initializer_list<std::string_view> args) {
