@@ -361,6 +361,10 @@ void DbSlice::ForEachInBucket(
   });
 }
 
+void DbSlice::FlushAll(bool lazily) {
+  for (DbIndex index = 0; index < dbnum(); ++index) FlushDb(index, lazily);
+}
+
 void DbSlice::FlushDb(DbIndex index, bool lazily) {
   if (!dbs_[index]) return;
   HookEveryBucket(index);

@@ -301,6 +301,8 @@ class DbSlice {
   // ASYNC, memcached's flush_all): the keys leave at once, and their memory goes in steps
   // (FreeDetached) on the shard's fiber, so that the shard keeps serving meanwhile.
   void FlushDb(DbIndex db, bool lazily = false);
+  // FlushDb of every database.
+  void FlushAll(bool lazily = false);
   // UNLINK: Erase, but a large collection (MaybeDetach) is detached and freed later by
   // FreeDetached, as Redis frees it on a background thread. Memory belongs to the shard
   // thread's heaps, so it is freed on this thread: hashes, sets and sorted sets a few

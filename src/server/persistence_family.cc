@@ -400,7 +400,7 @@ std::string DebugReload(bool save, bool flush, bool merge, facade::ConnectionCon
     std::optional<ShardJournal::Mute> mute;
     if (save) mute.emplace();
     if (flush) {
-      for (DbIndex db = 0; db < shard->db_slice().dbnum(); ++db) shard->db_slice().FlushDb(db);
+      shard->db_slice().FlushAll();
     }
   });
   status = LoadSnapshot(GetDbFilename(), &loaded, flush || merge);
@@ -430,13 +430,7 @@ std::string LoadFromMaster(const std::string& path, uint64_t size) {
   {
     Transaction tx(Transaction::WholeShards{}, 0);
     tx.Schedule();
-    tx.ExecuteOnAll(
-        [](Transaction*, EngineShard* shard) {
-          for (DbIndex db = 0; db < shard->db_slice().dbnum(); ++db) {
-            shard->db_slice().FlushDb(db);
-          }
-        },
-        true);
+    tx.ExecuteOnAll([](Transaction*, EngineShard* shard) { shard->db_slice().FlushAll(); }, true);
   }
   LoadResult loaded;
   absl::Status status = LoadSnapshot(path, &loaded, true, &s.load_progress);

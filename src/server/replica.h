@@ -34,8 +34,10 @@
 // resolved on proactor 0's thread, which blocks while DNS answers; CLIENT KILL of the
 // master client drops the link within a second (the link's tick notices), not at once.
 //
-// Thread-safety: the link's state belongs to proactor 0's thread; the functions below
-// may be called from any fiber (they hop there) but for ReadOnlyReplica, any thread.
+// Thread-safety: the link's state belongs to proactor 0's thread. StartReplicaOf,
+// StopReplicaOf and GetMasterLinkStatus may be called from any fiber or plain thread (they
+// run on proactor 0 and wait); ReplicaRefusals, ReadOnlyReplica and the CONFIG accessors
+// from any thread, any context.
 #pragma once
 
 #include <cstdint>

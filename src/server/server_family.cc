@@ -368,7 +368,7 @@ void Flush(CmdArgList args, ConnectionContext* cntx, bool all) {
     ShardJournal::Barrier(db, args);
     DbSlice& slice = shard->db_slice();
     if (!all) return slice.FlushDb(db, lazily);
-    for (DbIndex index = 0; index < slice.dbnum(); ++index) slice.FlushDb(index, lazily);
+    slice.FlushAll(lazily);
   });
   TrackingFlushAll(cntx);  // as Redis: "flush everything" for FLUSHDB too
   cntx->reply_builder()->SendOk();
