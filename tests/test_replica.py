@@ -171,6 +171,20 @@ def test_read_only_replica_refuses_writes(redis_master_factory, server_factory):
     assert str(r("SET", "local", "2")) == readonly
 
 
+def test_replica_ignores_min_replicas_to_write(redis_master_factory, server_factory):
+    """min-replicas-to-write refuses a master's writes, never a replica's (as in Redis)."""
+    master = redis_master_factory()
+    replica = replica_of(server_factory, master)
+    r = replica.raw()
+    ok(r, "CONFIG", "SET", "replica-read-only", "no")
+    ok(r, "CONFIG", "SET", "min-replicas-to-write", 1)
+    ok(r, "SET", "local", 1)
+    ok(r, "REPLICAOF", "NO", "ONE")
+    assert str(r("SET", "local", 2)) == "NOREPLICAS Not enough good replicas to write."
+    ok(r, "CONFIG", "SET", "min-replicas-to-write", 0)
+    ok(r, "SET", "local", 3)
+
+
 def test_read_only_replica_refuses_writes_of_scripts_and_transactions(redis_master_factory,
                                                                       server_factory):
     master = redis_master_factory()

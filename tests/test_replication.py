@@ -1949,3 +1949,63 @@ def test_replica_over_its_output_buffer_limit_is_dropped(server_factory):
         assert b"after" in rr2.rdb
     finally:
         rr2.close()
+
+
+NOREPLICAS = "NOREPLICAS Not enough good replicas to write."
+
+
+def test_min_replicas_to_write(server_factory, replica_factory):
+    """min-replicas-to-write / min-replicas-max-lag (and their min-slaves-* names): writes
+    are refused with -NOREPLICAS while fewer replicas than asked are online and acknowledged
+    within max-lag seconds; reads, no-writes scripts and EXEC of reads go through."""
+    master = start_master(server_factory)
+    m, other = master.raw(), master.raw()
+    ok(m, "SET", "x", "before")
+    assert m("MULTI") == "OK" and m("INCR", "n") == "QUEUED"
+    ok(other, "CONFIG", "SET", "min-replicas-to-write", 1)
+    assert other("CONFIG", "GET", "min-slaves-to-write") == [b"min-slaves-to-write", b"1"]
+    assert other("CONFIG", "GET", "min-replicas-max-lag") == [b"min-replicas-max-lag", b"10"]
+    # A transaction queued before the setting changed is refused at EXEC.
+    assert m("EXEC") == err(
+        "EXECABORT Transaction discarded because of: " + NOREPLICAS)
+    assert info_fields(m, "replication")["min_slaves_good_slaves"] == "0"
+    assert m("SET", "x", 1) == err(NOREPLICAS)
+    assert m("GET", "x") == b"before"
+    assert m("MULTI") == "OK" and m("GET", "x") == "QUEUED"
+    assert m("EXEC") == [b"before"]
+    # Scripts: a write inside an unflagged one, any flagged one without no-writes.
+    reply = m("EVAL", "return redis.call('set', KEYS[1], 1)", 1, "x")
+    assert isinstance(reply, RespError) and str(reply).startswith(NOREPLICAS), reply
+    assert m("EVAL", "#!lua\nreturn redis.call('get', KEYS[1])", 1, "x") == err(NOREPLICAS)
+    assert m("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", 1, "x") == \
+        b"before"
+    assert m("EVAL", "return redis.call('get', KEYS[1])", 1, "x") == b"before"
+    assert m("FUNCTION", "LOAD",
+             "#!lua name=lib\nredis.register_function('f', function() return 1 end)") == \
+        err(NOREPLICAS)
+    # A pipeline's writes are refused one by one too.
+    m.send_many([("SET", "p", i) for i in range(5)])
+    assert [m.read() for _ in range(5)] == [err(NOREPLICAS)] * 5
+    # max-lag 0 turns the check off, as in Redis.
+    ok(m, "CONFIG", "SET", "min-replicas-max-lag", 0)
+    ok(m, "SET", "x", 1)
+    assert "min_slaves_good_slaves" not in info_fields(m, "replication")
+    ok(m, "CONFIG", "SET", "min-slaves-max-lag", 2)
+
+    replica = replica_factory(master)
+    wait_for(lambda: info_fields(m, "replication")["min_slaves_good_slaves"] == "1",
+             timeout=5, what="the replica to count as good")
+    ok(m, "SET", "x", 2)
+    ok(m, "CONFIG", "SET", "min-replicas-to-write", 2)
+    assert m("SET", "x", 3) == err(NOREPLICAS)
+    ok(m, "CONFIG", "SET", "min-replicas-to-write", 1)
+    # A replica that stops acknowledging stops counting after max-lag seconds.
+    replica.proc.send_signal(signal.SIGSTOP)
+    try:
+        wait_for(lambda: m("SET", "x", 4) == err(NOREPLICAS), timeout=8, interval=0.1,
+                 what="writes to be refused once the replica lags")
+    finally:
+        replica.proc.send_signal(signal.SIGCONT)
+    wait_for(lambda: m("SET", "x", 5) == "OK", timeout=8, interval=0.1,
+             what="writes to be accepted once the replica acknowledges again")
+    ok(m, "CONFIG", "SET", "min-replicas-to-write", 0)

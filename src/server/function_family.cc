@@ -369,8 +369,9 @@ void FCall(CmdArgList args, ConnectionContext* cntx, bool read_only) {
     return rb->SendError("ERR Number of keys can't be greater than number of args");
   }
   if (*numkeys < 0) return rb->SendError("ERR Number of keys can't be negative");
-  if (!flags.no_writes && ReadOnlyReplica() && !cntx->master_link) {
-    return rb->SendError(kReadOnlyReplicaErr);  // Redis's dispatcher's, from the flags
+  if (std::string_view refusal = WriteRefusal(cntx->master_link);
+      !flags.no_writes && !refusal.empty()) {
+    return rb->SendError(refusal);  // Redis's dispatcher's, from the flags
   }
   if (read_only && !flags.no_writes) {
     return rb->SendError("ERR Can not execute a script with write flag using *_ro command.");
@@ -586,10 +587,11 @@ void CmdFunction(CmdArgList args, ConnectionContext* cntx) {
       OverMaxMemory()) {
     return rb->SendError(facade::kOomErr);
   }
+  const std::string_view refusal = WriteRefusal(cntx->master_link);
   if ((ArgIs(args[1], "LOAD") || ArgIs(args[1], "RESTORE") || ArgIs(args[1], "DELETE") ||
        ArgIs(args[1], "FLUSH")) &&
-      ReadOnlyReplica() && !cntx->master_link) {
-    return rb->SendError(kReadOnlyReplicaErr);
+      !refusal.empty()) {
+    return rb->SendError(refusal);
   }
   // The changes of the libraries reach the replicas as they were sent, as in Redis.
   if (ArgIs(args[1], "LOAD")) {

@@ -114,10 +114,16 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
   }
   const uint8_t refusals = ReplicaRefusals();
   if (refusals != 0 && !cntx->master_link) [[unlikely]] {
-    if ((refusals & kRefuseWrites) && (cid->flags & facade::kCmdWrite)) {
+    uint32_t any_flags = cid->flags, all_flags = cid->flags;
+    // EXEC is refused as its queued commands would be now (Redis's processCommand).
+    if (cid->name == "EXEC") MultiExec::QueuedFlags(cntx, &any_flags, &all_flags);
+    if ((refusals & kRefuseNoReplicas) && (any_flags & facade::kCmdWrite)) {
+      return reject(cid, kNoReplicasErr);
+    }
+    if ((refusals & kRefuseWrites) && (any_flags & facade::kCmdWrite)) {
       return reject(cid, kReadOnlyReplicaErr);
     }
-    if ((refusals & kRefuseStale) && !(cid->flags & facade::kCmdStale)) {
+    if ((refusals & kRefuseStale) && !(all_flags & facade::kCmdStale)) {
       return reject(cid, kMasterDownErr);
     }
   }
@@ -170,8 +176,9 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
   } clear_current_args{cntx};
   ThreadStats& stats = ServerState::tlocal()->stats;
   absl::InlinedVector<const CommandId*, kMaxSquashedRun> run_cids;  // no allocation per run
-  // Squashed commands skip Validate: while over maxmemory or on a replica that refuses
-  // them, writes are not squashed (on a stale one, nothing is).
+  // Squashed commands skip Validate: while over maxmemory, on a replica that refuses
+  // them or on a master short of good replicas, writes are not squashed (on a stale
+  // replica, nothing is).
   const bool over_maxmemory = OverMaxMemory();
   const uint8_t refusals = cntx->master_link ? 0 : ReplicaRefusals();
   size_t i = 0;
@@ -225,7 +232,8 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
             !next->IsArityValid(commands[end].size()) ||
             (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth)) ||
             ((next->flags & facade::kCmdDenyOom) && over_maxmemory) ||
-            ((next->flags & facade::kCmdWrite) && (refusals & kRefuseWrites)) ||
+            ((next->flags & facade::kCmdWrite) &&
+             (refusals & (kRefuseWrites | kRefuseNoReplicas))) ||
             (refusals & kRefuseStale) ||
             ClientPause::MustWait(next, commands[end], cntx)) {
           break;

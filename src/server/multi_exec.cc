@@ -231,6 +231,15 @@ void UnwatchAll(ConnectionContext* cntx) {
   state->watch_dirty.store(false, std::memory_order_relaxed);
 }
 
+void MultiExec::QueuedFlags(ConnectionContext* cntx, uint32_t* any, uint32_t* all) {
+  ConnTxState* state = ConnTxState::Find(cntx);
+  if (!state || !state->in_multi) return;
+  for (const ConnTxState::QueuedCommand& queued : state->queued) {
+    *any |= queued.cid->flags;
+    *all &= queued.cid->flags;
+  }
+}
+
 bool MultiExec::InMulti(ConnectionContext* cntx) {
   ConnTxState* state = ConnTxState::Find(cntx);
   return state && state->in_multi;

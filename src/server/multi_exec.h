@@ -35,6 +35,10 @@ class MultiExec {
   static bool InterceptInMulti(const facade::CommandId* cid, facade::CmdArgList args,
                                facade::ConnectionContext* cntx);
 
+  // Folds the flags of the commands queued since MULTI into `any` (OR) and `all` (AND):
+  // EXEC writes when any of them does, and is stale-safe when all of them are.
+  static void QueuedFlags(facade::ConnectionContext* cntx, uint32_t* any, uint32_t* all);
+
   // True between MULTI and EXEC/DISCARD: commands must not be squashed into shard hops.
   static bool InMulti(facade::ConnectionContext* cntx);
   // EXEC refused before it ran (BUSY, LOADING, NOAUTH...): replies EXECABORT with

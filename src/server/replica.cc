@@ -50,7 +50,8 @@ std::atomic<bool> read_only_config{true};
 std::atomic<bool> serve_stale_config{true};
 std::atomic<bool> following{false};
 std::atomic<bool> link_up{false};  // the stream flows
-// ReplicaRefusals(), recomputed from the four above whenever one changes.
+std::atomic<bool> too_few_good_replicas{false};
+// ReplicaRefusals(), recomputed from the five above whenever one changes.
 std::atomic<uint8_t> refusals{0};
 std::atomic<int64_t> repl_timeout_s{60};
 std::mutex config_mu;  // guards the strings below, and orders UpdateRefusals' stores
@@ -66,6 +67,8 @@ void UpdateRefusals() {
         !serve_stale_config.load(std::memory_order_relaxed)) {
       now |= kRefuseStale;
     }
+  } else if (too_few_good_replicas.load(std::memory_order_relaxed)) {
+    now |= kRefuseNoReplicas;
   }
   refusals.store(now, std::memory_order_relaxed);
 }
@@ -572,6 +575,12 @@ void StopReplicaOf() {
 }
 
 uint8_t ReplicaRefusals() { return refusals.load(std::memory_order_relaxed); }
+
+void SetTooFewGoodReplicas(bool too_few) {
+  if (too_few_good_replicas.exchange(too_few, std::memory_order_relaxed) != too_few) {
+    UpdateRefusals();
+  }
+}
 
 bool ReplicaReadOnlyConfig() { return read_only_config.load(std::memory_order_relaxed); }
 

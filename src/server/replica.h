@@ -58,10 +58,11 @@ bool StartReplicaOf(std::string_view host, uint16_t port);
 // REPLICAOF NO ONE, and at shutdown: stops the link (a load in progress first ends).
 void StopReplicaOf();
 
-// What is refused to clients other than the master link, while a link is set up: writes
-// (replica-read-only), and every command without the stale flag while the stream does
-// not flow (replica-serve-stale-data no). One relaxed load.
-enum ReplicaRefusal : uint8_t { kRefuseWrites = 1, kRefuseStale = 2 };
+// What is refused to clients other than the master link: writes, on a replica with
+// replica-read-only; every command without the stale flag while the stream does not flow
+// (replica-serve-stale-data no); writes, on a master with fewer good replicas than
+// min-replicas-to-write (replication.h: SetTooFewGoodReplicas). One relaxed load.
+enum ReplicaRefusal : uint8_t { kRefuseWrites = 1, kRefuseStale = 2, kRefuseNoReplicas = 4 };
 uint8_t ReplicaRefusals();
 inline bool ReadOnlyReplica() { return ReplicaRefusals() & kRefuseWrites; }
 // Redis's refusals (of a write command, a script that may write, FUNCTION LOAD...; of a
@@ -70,6 +71,18 @@ inline constexpr char kReadOnlyReplicaErr[] =
     "READONLY You can't write against a read only replica.";
 inline constexpr char kMasterDownErr[] =
     "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+inline constexpr char kNoReplicasErr[] = "NOREPLICAS Not enough good replicas to write.";
+// The error a write from a client (not the master link) is refused with now, or "".
+inline std::string_view WriteRefusal(bool master_link) {
+  const uint8_t refusals = master_link ? 0 : ReplicaRefusals();
+  if (refusals & kRefuseNoReplicas) return kNoReplicasErr;
+  if (refusals & kRefuseWrites) return kReadOnlyReplicaErr;
+  return {};
+}
+// From the master's side (replication.h), whenever the count of good replicas or the
+// min-replicas settings change: writes are refused while `too_few` (never on a replica,
+// as in Redis).
+void SetTooFewGoodReplicas(bool too_few);
 
 // CONFIG: replica-read-only (slave-read-only), replica-serve-stale-data
 // (slave-serve-stale-data), masterauth, masteruser, repl-timeout, and replicaof ("" or

@@ -28,6 +28,7 @@
 #include "src/server/engine_shard_set.h"
 #include "src/server/journal.h"
 #include "src/server/persistence_family.h"
+#include "src/server/replica.h"
 #include "src/server/snapshot.h"
 
 namespace damselfly {
@@ -41,6 +42,8 @@ constexpr int64_t kMinBacklogBytes = 16 << 10;
 std::atomic<int64_t> ping_period_s{10};        // Redis's defaults
 std::atomic<int64_t> backlog_bytes{1 << 20};
 std::atomic<int64_t> backlog_ttl_s{3600};
+std::atomic<int64_t> min_replicas_to_write{0};
+std::atomic<int64_t> min_replicas_max_lag_s{10};
 // Whether the stream records (Stream::recording_, readable from any thread).
 std::atomic<bool> stream_recording{false};
 constexpr size_t kBulkChunkBytes = 1 << 20;
@@ -144,6 +147,7 @@ class Stream {
     queue->Push(psync2 ? helio::StrCat("+CONTINUE ", replid_, "\r\n") : "+CONTINUE\r\n");
     queue->Push(std::string_view(backlog_).substr(offset - FirstByte()));
     replicas_.push_back(std::move(replica));
+    RefreshGoodReplicas();
     return id;
   }
 
@@ -152,6 +156,7 @@ class Stream {
                                    [id](const Replica& r) { return r.id == id; }),
                     replicas_.end());
     if (replicas_.empty()) empty_since_ms_ = helio::UnixTimeMs();
+    RefreshGoodReplicas();
   }
 
   Replica* Find(uint64_t id) {
@@ -179,6 +184,7 @@ class Stream {
     r->queue->Push(std::string_view(backlog_).substr(r->start + 1 - FirstByte()));
     r->state = State::kOnline;
     r->ack_ms = helio::UnixTimeMs();
+    RefreshGoodReplicas();
     return true;
   }
 
@@ -187,6 +193,7 @@ class Stream {
       r->ack = std::max(r->ack, offset);
       r->ack_ms = helio::UnixTimeMs();
       SettleWaits();
+      RefreshGoodReplicas();
     }
   }
 
@@ -227,9 +234,23 @@ class Stream {
     SettleWaits();
   }
 
+  // Counts the replicas online that acknowledged within min-replicas-max-lag seconds, and
+  // says whether writes must be refused for want of them.
+  void RefreshGoodReplicas() {
+    const int64_t now_ms = helio::UnixTimeMs();
+    const int64_t max_lag_s = MinReplicasMaxLagS();
+    good_replicas_ = std::count_if(replicas_.begin(), replicas_.end(), [&](const Replica& r) {
+      return r.state == State::kOnline && (now_ms - r.ack_ms) / 1000 <= max_lag_s;
+    });
+    const int64_t wanted = MinReplicasToWrite();
+    SetTooFewGoodReplicas(wanted > 0 && max_lag_s > 0 && good_replicas_ < wanted);
+  }
+
   ReplicationStatus Status() {
     Merge();
+    RefreshGoodReplicas();
     ReplicationStatus status;
+    status.good_replicas = good_replicas_;
     status.replid = replid_;
     status.offset = offset_;
     status.backlog_active = recording_;
@@ -252,6 +273,7 @@ class Stream {
       wakeup_.WaitFor(std::chrono::milliseconds(100));
       Merge();
       SettleWaits();
+      RefreshGoodReplicas();
       const int64_t now_ms = helio::UnixTimeMs();
       // A replica's first PING comes a period after it did.
       if (replicas_.empty()) last_ping_ms = now_ms;
@@ -422,6 +444,7 @@ class Stream {
   std::vector<Wait> waits_;
   uint64_t last_id_ = 0;
   int64_t empty_since_ms_ = 0;
+  int64_t good_replicas_ = 0;
 };
 
 // Created with its merge fiber on first use; torn down by StopReplication.
@@ -647,6 +670,30 @@ void SetReplBacklogBytes(int64_t bytes) {
 int64_t ReplBacklogTtlS() { return backlog_ttl_s.load(std::memory_order_relaxed); }
 void SetReplBacklogTtlS(int64_t seconds) {
   backlog_ttl_s.store(seconds, std::memory_order_relaxed);
+}
+
+int64_t MinReplicasToWrite() { return min_replicas_to_write.load(std::memory_order_relaxed); }
+int64_t MinReplicasMaxLagS() { return min_replicas_max_lag_s.load(std::memory_order_relaxed); }
+
+namespace {
+
+// After a change of the min-replicas settings: with no stream (no replica ever came)
+// there is no good replica.
+void RefreshWriteRefusal() {
+  if (StreamExists()) return OnStream([](Stream& s) { s.RefreshGoodReplicas(); });
+  SetTooFewGoodReplicas(MinReplicasToWrite() > 0 && MinReplicasMaxLagS() > 0);
+}
+
+}  // namespace
+
+void SetMinReplicasToWrite(int64_t count) {
+  min_replicas_to_write.store(count, std::memory_order_relaxed);
+  RefreshWriteRefusal();
+}
+
+void SetMinReplicasMaxLagS(int64_t seconds) {
+  min_replicas_max_lag_s.store(seconds, std::memory_order_relaxed);
+  RefreshWriteRefusal();
 }
 
 void PropagateToReplicas(facade::CmdArgList args) {

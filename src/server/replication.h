@@ -52,6 +52,7 @@ struct ReplicationStatus {
   int64_t backlog_size = 0;  // repl-backlog-size
   int64_t backlog_first_byte = 0, backlog_histlen = 0;
   std::vector<ReplicaStatus> replicas;
+  int64_t good_replicas = 0;  // online, acknowledged within min-replicas-max-lag seconds
 };
 ReplicationStatus GetReplicationStatus();
 
@@ -93,6 +94,15 @@ int64_t ReplBacklogBytes();
 void SetReplBacklogBytes(int64_t bytes);
 int64_t ReplBacklogTtlS();
 void SetReplBacklogTtlS(int64_t seconds);
+
+// CONFIG: min-replicas-to-write and min-replicas-max-lag (min-slaves-*). With both
+// above 0, a master refuses writes (-NOREPLICAS) while fewer replicas than the first are
+// online and acknowledged within the last max-lag seconds; the count is refreshed as
+// replicas come, go and acknowledge, and at least every 100 ms. Fiber context.
+int64_t MinReplicasToWrite();
+void SetMinReplicasToWrite(int64_t count);
+int64_t MinReplicasMaxLagS();
+void SetMinReplicasMaxLagS(int64_t seconds);
 
 // Stops the merge fiber and the shards' journals; at shutdown, once the connections
 // are closed and before the shards stop.

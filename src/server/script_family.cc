@@ -132,8 +132,9 @@ void Eval(CmdArgList args, ConnectionContext* cntx, bool by_sha, bool read_only)
     sha = eval_sha;
   }
   const ScriptFlags& flags = script->flags;
-  if (flags.declared && !flags.no_writes && ReadOnlyReplica() && !cntx->master_link) {
-    return rb->SendError(kReadOnlyReplicaErr);  // Redis's dispatcher's, from the flags
+  if (std::string_view refusal = WriteRefusal(cntx->master_link);
+      flags.declared && !flags.no_writes && !refusal.empty()) {
+    return rb->SendError(refusal);  // Redis's dispatcher's, from the flags
   }
   if (read_only && flags.declared && !flags.no_writes) {
     return rb->SendError("ERR Can not execute a script with write flag using *_ro command.");

@@ -273,6 +273,9 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
       field("replica_announced", 1);
     }
     field("connected_slaves", repl.replicas.size());
+    if (MinReplicasToWrite() > 0 && MinReplicasMaxLagS() > 0) {
+      field("min_slaves_good_slaves", repl.good_replicas);
+    }
     for (size_t i = 0; i < repl.replicas.size(); ++i) {
       const ReplicaStatus& r = repl.replicas[i];
       field(helio::StrCat("slave", i),
