@@ -595,7 +595,7 @@ void CmdFunction(CmdArgList args, ConnectionContext* cntx) {
   }
   // The changes of the libraries reach the replicas as they were sent, as in Redis.
   if (ArgIs(args[1], "LOAD")) {
-    if (FunctionLoad(args, rb)) PropagateToReplicas(args);
+    if (FunctionLoad(args, rb)) PropagateToReplicas(args, cntx->db_index);
     return;
   }
   if (ArgIs(args[1], "LIST")) return FunctionList(args, rb);
@@ -607,7 +607,7 @@ void CmdFunction(CmdArgList args, ConnectionContext* cntx) {
       return true;
     });
     if (!deleted) return rb->SendError("ERR Library not found");
-    PropagateToReplicas(args);
+    PropagateToReplicas(args, cntx->db_index);
     return rb->SendOk();
   }
   if (ArgIs(args[1], "FLUSH")) {
@@ -620,12 +620,12 @@ void CmdFunction(CmdArgList args, ConnectionContext* cntx) {
       set->functions.clear();
       return true;
     });
-    PropagateToReplicas(args);
+    PropagateToReplicas(args, cntx->db_index);
     return rb->SendOk();
   }
   if (ArgIs(args[1], "DUMP")) return rb->SendBulk(DumpPayload(*CurrentSet()));
   if (ArgIs(args[1], "RESTORE")) {
-    if (FunctionRestore(args, rb)) PropagateToReplicas(args);
+    if (FunctionRestore(args, rb)) PropagateToReplicas(args, cntx->db_index);
     return;
   }
   if (ArgIs(args[1], "STATS")) return FunctionStats(rb);

@@ -18,6 +18,7 @@
 #include "src/server/engine_shard.h"
 #include "src/server/family_utils.h"
 #include "src/server/hash_object.h"
+#include "src/server/journal.h"
 
 namespace damselfly {
 
@@ -213,6 +214,7 @@ OpResult<std::string> OpIncrByFloat(DbIndex db, std::string_view key, std::strin
   std::string text = FormatLongDouble(result);
   hash.Set(field, text);
   entry.Changed("hincrbyfloat");
+  ShardJournal::RewriteAs(db, {"HSET", key, field, text});  // as Redis propagates it
   return text;
 }
 

@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
 
 #include "absl/container/flat_hash_set.h"
@@ -89,8 +91,33 @@ void AppendRespCommand(std::string* out, CmdArgList args) {
   }
 }
 
+namespace {
+
+std::atomic<bool> journal_active{false};
+std::atomic<uint64_t> next_group{1};
+
+// Whether `resp` holds `key` as one of its bulk strings.
+bool MentionsKey(std::string_view resp, std::string_view key) {
+  std::string bulk;
+  AppendRespHeader(&bulk, '$', key.size());
+  bulk.append(key);
+  bulk.append("\r\n", 2);
+  return resp.find(bulk) != std::string_view::npos;
+}
+
+}  // namespace
+
+bool JournalActive() { return journal_active.load(std::memory_order_relaxed); }
+void SetJournalActive(bool active) { journal_active.store(active, std::memory_order_relaxed); }
+
+uint64_t NewJournalGroup() {
+  if (!JournalActive()) return 0;
+  return next_group.fetch_add(1, std::memory_order_relaxed);
+}
+
 thread_local ShardJournal* ShardJournal::recording_ = nullptr;
 thread_local bool ShardJournal::muted_ = false;
+thread_local uint64_t ShardJournal::current_group_ = 0;
 
 ShardJournal::~ShardJournal() {
   if (listener_id_ != 0) slice_->RemoveChangeListener(listener_id_);
@@ -104,11 +131,12 @@ void ShardJournal::Cut(uint64_t generation, uint64_t token, JournalSink sink) {
     generation_ = generation;
     sink_ = std::move(sink);
     pending_.clear();
+    groups_.clear();
     pending_bytes_ = 0;
     listener_id_ = slice_->AddChangeListener([this](const KeyChange& change) { OnChange(change); });
     recording_ = this;
   }
-  pending_.push_back(JournalRecord{JournalRecord::Kind::kCut, 0, token});
+  pending_.push_back(JournalRecord{.kind = JournalRecord::Kind::kCut, .token = token});
   Send();
 }
 
@@ -119,18 +147,66 @@ void ShardJournal::Stop(uint64_t generation) {
   recording_ = nullptr;
   sink_ = nullptr;
   pending_.clear();
+  groups_.clear();
   pending_bytes_ = 0;
 }
 
 void ShardJournal::Barrier(DbIndex db, CmdArgList args) {
   ShardJournal* journal = recording_;
   if (journal == nullptr) return;
-  JournalRecord record{JournalRecord::Kind::kBarrier, db};
+  JournalRecord record{.kind = JournalRecord::Kind::kBarrier, .db = db};
   if (!muted_) AppendRespCommand(&record.resp, args);
-  journal->pending_.push_back(std::move(record));
+  // Inside a group (FLUSHALL in MULTI/EXEC), in its part: the stream emits it once there.
+  journal->RecordsOf(current_group_)->push_back(std::move(record));
   // The flush or swap that follows reports changes the barrier already stands for.
   journal->in_barrier_ = true;
   if (journal->scopes_.empty()) journal->Send();
+}
+
+void ShardJournal::EndGroup(uint64_t group, uint16_t parts) {
+  ShardJournal* journal = recording_;
+  if (journal == nullptr) return;
+  auto open = std::find_if(journal->groups_.begin(), journal->groups_.end(),
+                           [group](const OpenGroup& g) { return g.id == group; });
+  // An empty part that no other part waits for may as well not be.
+  if (parts == 1 && open == journal->groups_.end()) return;
+  Records& out = journal->pending_;
+  out.push_back(
+      JournalRecord{.kind = JournalRecord::Kind::kGroupStart, .parts = parts, .token = group});
+  if (open != journal->groups_.end()) {
+    for (JournalRecord& record : open->records) {
+      journal->pending_bytes_ += record.resp.size();
+      out.push_back(std::move(record));
+    }
+    journal->groups_.erase(open);
+  }
+  out.push_back(JournalRecord{.kind = JournalRecord::Kind::kGroupEnd, .token = group});
+  journal->SendSoon();
+}
+
+void ShardJournal::RewriteAs(DbIndex db, CmdArgList args) {
+  ShardJournal* journal = recording_;
+  if (journal == nullptr || journal->scopes_.empty()) return;
+  Scope& scope = journal->scopes_.back();
+  journal->AppendCommand(&scope.rewritten, db, args);
+}
+
+ShardJournal::Records* ShardJournal::RecordsOf(uint64_t group) {
+  if (group == 0) return &pending_;
+  for (OpenGroup& open : groups_) {
+    if (open.id == group) return &open.records;
+  }
+  return &groups_.emplace_back(OpenGroup{group, {}}).records;
+}
+
+ShardJournal::Records* ShardJournal::RecordsOfLastWrite(DbIndex db, std::string_view key) {
+  // Transactions lock their keys, so at most one open group wrote this one.
+  for (OpenGroup& open : groups_) {
+    for (const JournalRecord& record : open.records) {
+      if (record.db == db && MentionsKey(record.resp, key)) return &open.records;
+    }
+  }
+  return &pending_;
 }
 
 ShardJournal::Mute::Mute() : saved_(muted_) { muted_ = true; }
@@ -154,7 +230,7 @@ ShardJournal::Mode ShardJournal::ModeOf(const CommandId* cid, CmdArgList args) {
 }
 
 void ShardJournal::Begin(const CommandId* cid, CmdArgList args, DbIndex db) {
-  scopes_.push_back(Scope{cid, args, db, ModeOf(cid, args)});
+  scopes_.push_back(Scope{cid, args, db, ModeOf(cid, args), current_group_});
 }
 
 void ShardJournal::End() {
@@ -162,19 +238,26 @@ void ShardJournal::End() {
   Scope scope = std::move(scopes_.back());
   scopes_.pop_back();
   if (scope.changed && !muted_) {
-    if (scope.mode == Mode::kArgs) {
-      AppendCommand(scope.db, scope.args);
+    Records* out = RecordsOf(scope.group);
+    if (!scope.rewritten.empty()) {
+      for (JournalRecord& record : scope.rewritten) {
+        if (out == &pending_) pending_bytes_ += record.resp.size();
+        out->push_back(std::move(record));
+      }
+    } else if (scope.mode == Mode::kArgs) {
+      AppendCommand(out, scope.db, scope.args);
     } else {
       for (const ChangedKey& changed : scope.keys) {
         if (changed.deadline_only && slice_->Peek(changed.db, changed.key) != nullptr) {
           const int64_t deadline = slice_->GetExpire(changed.db, changed.key);
           if (deadline > 0) {
-            AppendCommand(changed.db, {"PEXPIREAT", changed.key, absl::StrCat(deadline)});
+            AppendCommand(out, changed.db,
+                          {"PEXPIREAT", changed.key, absl::StrCat(deadline)});
           } else {
-            AppendCommand(changed.db, {"PERSIST", changed.key});
+            AppendCommand(out, changed.db, {"PERSIST", changed.key});
           }
         } else {
-          AppendState(changed.db, changed.key);
+          AppendState(out, changed.db, changed.key);
         }
       }
     }
@@ -193,7 +276,7 @@ void ShardJournal::OnChange(const KeyChange& change) {
       // its keys are deleted one by one on the replica.
       if (!in_barrier_) {
         slice_->ForEach(change.db, [&](std::string_view key, const PrimeValue&) {
-          AppendCommand(change.db, {"DEL", key});
+          AppendCommand(&pending_, change.db, {"DEL", key});
         });
       }
       break;
@@ -202,11 +285,12 @@ void ShardJournal::OnChange(const KeyChange& change) {
       break;
     case KeyChangeKind::kExpired:
     case KeyChangeKind::kEvicted:
-      AppendCommand(change.db, {"DEL", change.key});
+      AppendCommand(groups_.empty() ? &pending_ : RecordsOfLastWrite(change.db, change.key),
+                    change.db, {"DEL", change.key});
       break;
     default:
       if (scopes_.empty()) {
-        AppendState(change.db, change.key);
+        AppendState(&pending_, change.db, change.key);
         break;
       }
       Scope& scope = scopes_.back();
@@ -225,35 +309,37 @@ void ShardJournal::OnChange(const KeyChange& change) {
   if (scopes_.empty()) SendSoon();
 }
 
-void ShardJournal::AppendState(DbIndex db, std::string_view key) {
+void ShardJournal::AppendState(Records* out, DbIndex db, std::string_view key) {
   const PrimeValue* value = slice_->Peek(db, key);
-  if (value == nullptr) return AppendCommand(db, {"DEL", key});
+  if (value == nullptr) return AppendCommand(out, db, {"DEL", key});
   const int64_t deadline = slice_->GetExpire(db, key);
   if (value->type() == ObjType::kString) {
     std::string scratch;
     std::string_view bytes = value->GetString(&scratch);
     if (deadline > 0) {
-      return AppendCommand(db, {"SET", key, bytes, "PXAT", absl::StrCat(deadline)});
+      return AppendCommand(out, db, {"SET", key, bytes, "PXAT", absl::StrCat(deadline)});
     }
-    return AppendCommand(db, {"SET", key, bytes});
+    return AppendCommand(out, db, {"SET", key, bytes});
   }
-  AppendCommand(db, {"RESTORE", key, absl::StrCat(deadline), MakeDumpPayload(*value), "REPLACE",
-                     "ABSTTL"});
+  AppendCommand(out, db, {"RESTORE", key, absl::StrCat(deadline), MakeDumpPayload(*value),
+                          "REPLACE", "ABSTTL"});
 }
 
-void ShardJournal::AppendCommand(DbIndex db, std::initializer_list<std::string_view> args) {
-  AppendCommand(db, CmdArgList(args.begin(), args.size()));
+void ShardJournal::AppendCommand(Records* out, DbIndex db,
+                                 std::initializer_list<std::string_view> args) {
+  AppendCommand(out, db, CmdArgList(args.begin(), args.size()));
 }
 
-void ShardJournal::AppendCommand(DbIndex db, CmdArgList args) {
-  if (pending_.empty() || pending_.back().kind != JournalRecord::Kind::kCommand ||
-      pending_.back().db != db) {
-    pending_.push_back(JournalRecord{JournalRecord::Kind::kCommand, db});
+void ShardJournal::AppendCommand(Records* out, DbIndex db, CmdArgList args) {
+  if (out->empty() || out->back().kind != JournalRecord::Kind::kCommand ||
+      out->back().db != db) {
+    out->push_back(JournalRecord{.kind = JournalRecord::Kind::kCommand, .db = db});
   }
-  std::string& resp = pending_.back().resp;
-  const size_t before = resp.size();
-  AppendRespCommand(&resp, args);
-  pending_bytes_ += resp.size() - before;
+  JournalRecord& record = out->back();
+  const size_t before = record.resp.size();
+  AppendRespCommand(&record.resp, args);
+  ++record.commands;
+  if (out == &pending_) pending_bytes_ += record.resp.size() - before;
 }
 
 void ShardJournal::Send() {

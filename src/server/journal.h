@@ -22,9 +22,24 @@
 // Order. A shard's records keep its order; records of different shards interleave in
 // any order, which is safe because no record reads or changes another shard's keys
 // (commands spanning shards are recorded as effects), and barriers bound the
-// interleaving. A command that spans shards thus reaches a replica as separate parts,
-// and a MULTI/EXEC or a script as its separate writes (Redis wraps them in MULTI/EXEC,
-// so its replica applies them at once; here it does not).
+// interleaving.
+//
+// Groups. What one transaction writes (a MULTI/EXEC, a script, a write command spanning
+// shards) reaches the stream as one unit, as in Redis: one command, or several wrapped
+// in MULTI ... EXEC, so that a replica's readers never see half of it. The transaction
+// takes a group id (NewJournalGroup) before it is scheduled; on each of its shards the
+// scopes opened inside its hops (JournalGroupScope) record into the group's part rather
+// than the shard's records, and its last hop there hands the part over whole
+// (EndGroup: a kGroupStart saying how many shards have a part, the records, a
+// kGroupEnd), where the shard's records then stand. The stream emits a group once every
+// shard's part is first in its shard's order. Two groups over the same shards must
+// therefore end in the same order on each of them: a transaction of a group spanning
+// shards runs in its queues' order (tx_queue.h: in_order), never out of order. A script
+// that locks an undeclared key late may still end in another order; the stream then
+// emits one of the two groups as plain commands (replication.h), which keeps each
+// shard's order and so the data, and gives up that one group's atomicity.
+// A key that expires or is evicted while a group holding its last write is open goes
+// as DEL into that group, after the write.
 //
 // A stream's consumer-group state (XREADGROUP, XACK, XCLAIM, XAUTOCLAIM) is reported as
 // KeyChangeKind::kGroupState, which only the journal hears.
@@ -50,15 +65,26 @@ namespace damselfly {
 // One entry of a shard's journal: a command in RESP for database `db`, or a barrier.
 struct JournalRecord {
   enum class Kind : uint8_t {
-    kCommand,  // resp: the command
-    kBarrier,  // resp: the whole-shard command (may be empty: only a point of order)
-    kCut,      // a replica's snapshot cut (token: which), a barrier with nothing to send
+    kCommand,     // resp: `commands` commands
+    kBarrier,     // resp: the whole-shard command (may be empty: only a point of order)
+    kCut,         // a replica's snapshot cut (token: which), a barrier with nothing to send
+    kGroupStart,  // a group's part (token: the group) follows; `parts` shards have one
+    kGroupEnd,    // the part ends
   };
   Kind kind = Kind::kCommand;
   DbIndex db = 0;
+  uint16_t parts = 0;
+  uint32_t commands = 0;
   uint64_t token = 0;
   std::string resp;
 };
+
+// A fresh group id while replicas follow, else 0 (no group: nothing is recorded). Any
+// thread.
+uint64_t NewJournalGroup();
+// Whether replicas follow (the stream records); set by replication.cc. Any thread.
+bool JournalActive();
+void SetJournalActive(bool active);
 
 // Receives a shard's records, in order; `generation` is the one Start was given.
 using JournalSink =
@@ -87,6 +113,19 @@ class ShardJournal {
   // FLUSHALL, FLUSHDB, SWAPDB, on every shard in their whole-shard hop, before the change:
   // the command (args) reaches the stream once. No-op when not recording.
   static void Barrier(DbIndex db, facade::CmdArgList args);
+  // After the last hop of `group` on this shard: hands over this shard's part, empty or
+  // not (the stream waits for `parts` of them). No-op when not recording.
+  static void EndGroup(uint64_t group, uint16_t parts);
+  // From a command's shard code: if the command changes anything, the replicas run these
+  // commands instead of it or its effects (Redis's rewrites: SPOP as SREM of the members
+  // popped, INCRBYFLOAT as SET ... KEEPTTL of the result, HINCRBYFLOAT as HSET), which is
+  // deterministic and costs what changed rather than the key's whole state. Each call
+  // adds one. No-op when not recording (callers may test recording() first to save
+  // building the arguments).
+  static void RewriteAs(DbIndex db, facade::CmdArgList args);
+  static void RewriteAs(DbIndex db, std::initializer_list<std::string_view> args) {
+    RewriteAs(db, facade::CmdArgList(args.begin(), args.size()));
+  }
   // Inside the scope, changes are not recorded (DEBUG RELOAD's flush and reload, which
   // leave the data as it was).
   class Mute {
@@ -111,25 +150,39 @@ class ShardJournal {
     facade::CmdArgList args;
     DbIndex db;
     Mode mode;
+    uint64_t group;  // records into this group's part (0: the shard's records)
     bool changed = false;
     std::vector<ChangedKey> keys;  // kEffects: the keys changed, in order
+    std::vector<JournalRecord> rewritten;  // RewriteAs: recorded instead
   };
+  struct OpenGroup {
+    uint64_t id;
+    std::vector<JournalRecord> records;
+  };
+  using Records = std::vector<JournalRecord>;
 
   void Begin(const facade::CommandId* cid, facade::CmdArgList args, DbIndex db);
   void End();
   void OnChange(const KeyChange& change);
   Mode ModeOf(const facade::CommandId* cid, facade::CmdArgList args);
-  // Appends the state of `key` (see kEffects).
-  void AppendState(DbIndex db, std::string_view key);
-  void AppendCommand(DbIndex db, std::initializer_list<std::string_view> args);
-  void AppendCommand(DbIndex db, facade::CmdArgList args);
+  // Where the scopes of `group` record (0: the shard's records).
+  Records* RecordsOf(uint64_t group);
+  // Where a DEL of a key that expired or was evicted goes: after its last write, which
+  // may wait in an open group.
+  Records* RecordsOfLastWrite(DbIndex db, std::string_view key);
+  // Appends the state of `key` (see kEffects) to `out`.
+  void AppendState(Records* out, DbIndex db, std::string_view key);
+  void AppendCommand(Records* out, DbIndex db, std::initializer_list<std::string_view> args);
+  void AppendCommand(Records* out, DbIndex db, facade::CmdArgList args);
   void Send();
   // Send, from a task queued on this thread (at most one queued), or at once when the
   // batch is large.
   void SendSoon();
 
+  friend class JournalGroupScope;
   static thread_local ShardJournal* recording_;
   static thread_local bool muted_;
+  static thread_local uint64_t current_group_;
   DbSlice* const slice_;
   const uint16_t shard_;
   uint64_t generation_ = 0;
@@ -138,7 +191,9 @@ class ShardJournal {
   std::vector<Scope> scopes_;  // open scopes, innermost last
   bool in_barrier_ = false;
   // Records not handed over yet; consecutive commands of one database share a record.
-  std::vector<JournalRecord> pending_;
+  Records pending_;
+  // The parts of groups whose transactions have not had their last hop here yet.
+  std::vector<OpenGroup> groups_;
   size_t pending_bytes_ = 0;
   bool send_queued_ = false;
   const facade::CommandId* last_cid_ = nullptr;  // ModeOf's cache
@@ -163,6 +218,21 @@ class JournalScope {
 
  private:
   ShardJournal* const journal_;
+};
+
+// Around a hop of a transaction of `group` on this shard thread (0: none): the scopes
+// opened inside record into the group's part. Must not span a suspension.
+class JournalGroupScope {
+ public:
+  explicit JournalGroupScope(uint64_t group) : saved_(ShardJournal::current_group_) {
+    ShardJournal::current_group_ = group;
+  }
+  ~JournalGroupScope() { ShardJournal::current_group_ = saved_; }
+  JournalGroupScope(const JournalGroupScope&) = delete;
+  JournalGroupScope& operator=(const JournalGroupScope&) = delete;
+
+ private:
+  const uint64_t saved_;
 };
 
 // RESP array of bulk strings.

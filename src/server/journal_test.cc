@@ -3,6 +3,7 @@
 // redis-server replica (tests/test_replication.py).
 #include "src/server/journal.h"
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -61,6 +62,7 @@ class JournalTest : public ServiceTest {
   }
 
   void StartRecording() {
+    SetJournalActive(true);  // transactions take group ids
     shard_set->RunOnAll([this](EngineShard* shard) {
       shard->journal().Cut(kGeneration, /*token=*/7,
                            [this](uint16_t id, uint64_t, std::vector<JournalRecord> records) {
@@ -76,10 +78,12 @@ class JournalTest : public ServiceTest {
   }
   void StopRecording() {
     shard_set->RunOnAll([](EngineShard* shard) { shard->journal().Stop(kGeneration); });
+    SetJournalActive(false);
   }
 
   // Each shard's records since the last call, as lines: "db0: NAME args" for commands,
-  // "barrier db0: NAME args", "cut <token>".
+  // "barrier db0: NAME args", "cut <token>", "begin <parts>" and "end" around a group's
+  // part.
   std::vector<std::vector<std::string>> Take() {
     shard_set->RunOnAll([](EngineShard* shard) { shard->journal().Flush(); });
     std::lock_guard guard(mu_);
@@ -88,6 +92,14 @@ class JournalTest : public ServiceTest {
       for (const JournalRecord& r : records_[shard]) {
         if (r.kind == JournalRecord::Kind::kCut) {
           out[shard].push_back(helio::StrCat("cut ", r.token));
+          continue;
+        }
+        if (r.kind == JournalRecord::Kind::kGroupStart) {
+          out[shard].push_back(helio::StrCat("begin ", r.parts));
+          continue;
+        }
+        if (r.kind == JournalRecord::Kind::kGroupEnd) {
+          out[shard].push_back("end");
           continue;
         }
         const char* prefix = r.kind == JournalRecord::Kind::kBarrier ? "barrier db" : "db";
@@ -141,19 +153,40 @@ TEST_P(JournalTest, DeterministicCommandsAsSent) {
 
 TEST_P(JournalTest, OtherWritesAsTheirEffects) {
   StartRecording();
-  EXPECT_EQ(Run({"incrbyfloat", "f", "1.5"}), "1.5");
-  EXPECT_THAT(TakeAll(), ElementsAre("db0: SET f 1.5"));
   EXPECT_EQ(Run({"set", "e", "v", "ex", "100"}), "OK");
   EXPECT_THAT(TakeAll(), ElementsAre(MatchesRegex("db0: SET e v PXAT [0-9]{13}")));
-  EXPECT_EQ(Run({"sadd", "s", "only"}), 1);
-  EXPECT_EQ(Run({"spop", "s"}), "only");
-  EXPECT_THAT(TakeAll(), ElementsAre("db0: SADD s only", "db0: DEL s"));
   EXPECT_EQ(Run({"sadd", "t", "a", "b", "c"}), 3);
   EXPECT_EQ(TakeAll().size(), 1u);
-  Run({"spop", "t"});
-  // The set's new state, as a DUMP payload with no deadline.
-  EXPECT_THAT(TakeAll(), ElementsAre(testing::AllOf(testing::StartsWith("db0: RESTORE t 0 "),
+  Run({"srandmember", "t"});
+  Run({"sintercard", "1", "t"});
+  EXPECT_THAT(TakeAll(), IsEmpty());
+  Run({"spop", "t", "3"});
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: DEL t"));
+  EXPECT_EQ(Run({"xadd", "x", "*", "f", "v"}).type, RespValue::Type::kBulk);
+  // The stream's new state, as a DUMP payload with no deadline.
+  EXPECT_THAT(TakeAll(), ElementsAre(testing::AllOf(testing::StartsWith("db0: RESTORE x 0 "),
                                                     testing::EndsWith(" REPLACE ABSTTL"))));
+}
+
+TEST_P(JournalTest, RewritesAsRedisPropagates) {
+  StartRecording();
+  EXPECT_EQ(Run({"incrbyfloat", "f", "1.5"}), "1.5");
+  EXPECT_EQ(Run({"hincrbyfloat", "h", "g", "0.25"}), "0.25");
+  EXPECT_THAT(TakeAll(), testing::UnorderedElementsAre("db0: SET f 1.5 KEEPTTL",
+                                                       "db0: HSET h g 0.25"));
+  EXPECT_EQ(Run({"sadd", "s", "only"}), 1);
+  EXPECT_EQ(Run({"spop", "s"}), "only");
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: SADD s only", "db0: SREM s only"));
+  EXPECT_EQ(Run({"sadd", "t", "a", "b", "c"}), 3);
+  TakeAll();
+  RespValue popped = Run({"spop", "t", "2"});
+  ASSERT_EQ(popped.elements.size(), 2u);
+  EXPECT_THAT(TakeAll(), ElementsAre(helio::StrCat("db0: SREM t ", popped.elements[0].str, " ",
+                                                   popped.elements[1].str)));
+  // A rewrite is only recorded when the command changed something.
+  EXPECT_THAT(Run({"spop", "missing"}), IsNil());
+  EXPECT_THAT(Run({"incrbyfloat", "h", "1"}), ErrArg("WRONGTYPE"));
+  EXPECT_THAT(TakeAll(), IsEmpty());
 }
 
 TEST_P(JournalTest, DeadlinesAreAbsolute) {
@@ -191,21 +224,88 @@ TEST_P(JournalTest, FlushesAreBarriersOnEveryShard) {
   }
 }
 
-TEST_P(JournalTest, CommandsAcrossShardsAsEachShardsEffects) {
+// The shards that hold some of `keys`.
+size_t ShardsOf(std::initializer_list<std::string_view> keys) {
+  std::vector<ShardId> shards;
+  for (std::string_view key : keys) shards.push_back(shard_set->ShardOf(key));
+  std::sort(shards.begin(), shards.end());
+  return std::unique(shards.begin(), shards.end()) - shards.begin();
+}
+
+TEST_P(JournalTest, CommandsAcrossShardsAsEachShardsEffectsInOneGroup) {
   StartRecording();
   EXPECT_EQ(Run({"mset", "a", "1", "b", "2", "c", "3", "d", "4"}), "OK");
-  std::vector<std::string> records = TakeAll();
   if (num_shards() == 1) {
-    EXPECT_THAT(records, ElementsAre("db0: MSET a 1 b 2 c 3 d 4"));
+    EXPECT_THAT(TakeAll(), ElementsAre("db0: MSET a 1 b 2 c 3 d 4"));
   } else {
-    EXPECT_THAT(records, testing::UnorderedElementsAre("db0: SET a 1", "db0: SET b 2",
-                                                       "db0: SET c 3", "db0: SET d 4"));
+    // Each shard of the keys hands over its part of the group: its keys' states.
+    const size_t parts = ShardsOf({"a", "b", "c", "d"});
+    std::vector<std::string> commands;
+    size_t begins = 0;
+    for (const auto& shard_records : Take()) {
+      if (shard_records.empty()) continue;
+      EXPECT_EQ(shard_records.front(), helio::StrCat("begin ", parts));
+      EXPECT_EQ(shard_records.back(), "end");
+      ++begins;
+      commands.insert(commands.end(), shard_records.begin() + 1, shard_records.end() - 1);
+    }
+    EXPECT_EQ(begins, parts);
+    EXPECT_THAT(commands, testing::UnorderedElementsAre("db0: SET a 1", "db0: SET b 2",
+                                                        "db0: SET c 3", "db0: SET d 4"));
   }
+}
+
+// The commands of each part of a group that holds some, and any commands outside groups,
+// in order; a script that runs on every shard leaves an empty part on those it did not
+// write on.
+std::vector<std::vector<std::string>> CommandUnits(const std::vector<std::string>& lines) {
+  std::vector<std::vector<std::string>> units;
+  bool in_part = false;
+  std::vector<std::string> part;
+  for (const std::string& line : lines) {
+    if (line.starts_with("begin ")) {
+      in_part = true;
+    } else if (line == "end") {
+      if (!part.empty()) units.push_back(std::move(part));
+      part.clear();
+      in_part = false;
+    } else if (in_part) {
+      part.push_back(line);
+    } else {
+      units.push_back({line});
+    }
+  }
+  return units;
+}
+
+TEST_P(JournalTest, TransactionsAndScriptsAsGroups) {
+  StartRecording();
   EXPECT_EQ(Run({"multi"}), "OK");
   EXPECT_EQ(Run({"incr", "a"}), "QUEUED");
+  EXPECT_EQ(Run({"get", "a"}), "QUEUED");
   EXPECT_EQ(Run({"del", "b"}), "QUEUED");
-  EXPECT_THAT(Run({"exec"}), RespArray(ElementsAre(2, 1)));
-  EXPECT_THAT(TakeAll(), testing::UnorderedElementsAre("db0: INCR a", "db0: DEL b"));
+  EXPECT_THAT(Run({"exec"}), RespArray(ElementsAre(1, "1", 0)));
+  std::vector<std::string> all = TakeAll();
+  const std::string begin = helio::StrCat("begin ", ShardsOf({"a", "b"}));
+  EXPECT_THAT(all, testing::Contains("db0: INCR a"));
+  EXPECT_EQ(std::count(all.begin(), all.end(), begin), ShardsOf({"a", "b"}));
+  EXPECT_EQ(std::count(all.begin(), all.end(), "end"), ShardsOf({"a", "b"}));
+  EXPECT_EQ(all.size(), 1 + 2 * ShardsOf({"a", "b"}));  // DEL of a missing key: nothing
+
+  // A script's writes: its commands as they ran, in one part (its keys share a shard).
+  EXPECT_THAT(Run({"eval", "redis.call('set', KEYS[1], 1); redis.call('lpush', KEYS[2], 'x')",
+                   "2", "{s}1", "{s}2"}),
+              IsNil());
+  std::vector<std::string> lines = TakeAll();
+  EXPECT_THAT(CommandUnits(lines),
+              ElementsAre(ElementsAre("db0: SET {s}1 1", "db0: LPUSH {s}2 x")));
+  EXPECT_EQ(lines.front().substr(0, 6), "begin ");
+  // Reads only: nothing (a MULTI/EXEC of reads takes no group at all).
+  Run({"eval", "return redis.call('get', KEYS[1])", "1", "{s}1"});
+  EXPECT_EQ(Run({"multi"}), "OK");
+  EXPECT_EQ(Run({"get", "a"}), "QUEUED");
+  EXPECT_THAT(Run({"exec"}), RespArray(ElementsAre("1")));
+  EXPECT_THAT(CommandUnits(TakeAll()), IsEmpty());
 }
 
 TEST_P(JournalTest, ConsumerGroupStateReachesTheJournal) {

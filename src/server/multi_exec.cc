@@ -12,6 +12,7 @@
 #include "src/server/config_family.h"
 #include "src/server/conn_tx_state.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/journal.h"
 #include "src/server/transaction.h"
 #include "src/server/watch.h"
 
@@ -137,10 +138,12 @@ void CmdExec(CmdArgList, ConnectionContext* cntx) {
   std::vector<std::vector<std::string_view>> views(queued.size());
   bool any_keys = !state->watched.empty();
   bool whole_shard = false;
+  bool may_write = false;
   for (size_t i = 0; i < queued.size(); ++i) {
     views[i].assign(queued[i].args.begin(), queued[i].args.end());
     any_keys |= queued[i].cid->takes_keys();
     whole_shard |= queued[i].cid->IsWholeShard(views[i]);
+    may_write |= (queued[i].cid->flags & (facade::kCmdWrite | facade::kCmdScript)) != 0;
   }
 
   // A copy: the locks view these keys, and UNWATCH (queued) or the end of EXEC drop the
@@ -153,6 +156,8 @@ void CmdExec(CmdArgList, ConnectionContext* cntx) {
     tx.emplace(cntx->db_index);
   }
   if (tx) {
+    // What the transaction writes reaches the replicas as one unit, as in Redis.
+    if (may_write) tx->set_journal_group(NewJournalGroup());
     for (size_t i = 0; i < queued.size(); ++i) tx->AddLocks(queued[i].cid, views[i]);
     for (const auto& [db, key] : watched) tx->AddLock(key, LockMode::kShared);
     tx->Schedule();

@@ -147,7 +147,7 @@ void Unsubscribe(ChannelKind kind, CmdArgList args, ConnectionContext* cntx) {
 
 void CmdPublish(CmdArgList args, ConnectionContext* cntx) {
   cntx->reply_builder()->SendLong(Publish(args[1], args[2]));
-  PropagateToReplicas(args);  // their subscribers get it too, as in Redis
+  PropagateToReplicas(args, cntx->db_index);  // their subscribers get it too, as in Redis
 }
 
 void CmdSPublish(CmdArgList args, ConnectionContext* cntx) {

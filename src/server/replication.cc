@@ -17,6 +17,7 @@
 #include <openssl/rand.h>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "helio/base/spinlock.h"
 #include "helio/base/strings.h"
@@ -44,8 +45,6 @@ std::atomic<int64_t> backlog_bytes{1 << 20};
 std::atomic<int64_t> backlog_ttl_s{3600};
 std::atomic<int64_t> min_replicas_to_write{0};
 std::atomic<int64_t> min_replicas_max_lag_s{10};
-// Whether the stream records (Stream::recording_, readable from any thread).
-std::atomic<bool> stream_recording{false};
 constexpr size_t kBulkChunkBytes = 1 << 20;
 // A replica loading its snapshot is sent more of the file only while less than this
 // is queued for it.
@@ -217,9 +216,10 @@ class Stream {
   }
 
   // A command of no shard (PropagateToReplicas): after what the shards handed over.
-  void EmitGlobal(std::string_view resp) {
+  void EmitGlobal(std::string_view resp, DbIndex db) {
     if (!recording_) return;
     Merge();
+    SelectDb(db);
     Emit(resp);
     Publish();
   }
@@ -314,24 +314,28 @@ class Stream {
   void StartRecording() {
     if (recording_) return;
     recording_ = true;
-    stream_recording.store(true, std::memory_order_relaxed);
+    SetJournalActive(true);
     ++generation_;
     replid_ = NewReplId();
     backlog_.clear();
     selected_db_ = -1;
     for (auto& queue : queues_) queue.clear();
+    arrived_.clear();
+    plain_.clear();
   }
 
   // Fiber context (it dispatches to the shards).
   void StopRecording() {
     recording_ = false;
-    stream_recording.store(false, std::memory_order_relaxed);
+    SetJournalActive(false);
     const uint64_t generation = generation_;
     ++generation_;  // batches still on their way are dropped
     replid_ = NewReplId();
     backlog_.clear();
     backlog_.shrink_to_fit();
     for (auto& queue : queues_) queue.clear();
+    arrived_.clear();
+    plain_.clear();
     for (ShardId id = 0; id < shard_set->size(); ++id) {
       shard_set->pool()->at(id)->Dispatch(
           [generation] { EngineShard::tlocal()->journal().Stop(generation); });
@@ -339,8 +343,8 @@ class Stream {
   }
 
   // Takes the inboxes' batches into the per-shard queues, then moves what it can to the
-  // stream: each shard's records up to its next barrier; a barrier once every shard's
-  // queue starts with it.
+  // stream: each shard's records up to its next barrier or group; a barrier once every
+  // shard's queue starts with it; a group once every part of it starts its shard's queue.
   void Merge() {
     for (size_t shard = 0; shard < inboxes_.size(); ++shard) {
       std::vector<Inbox::Batch> batches;
@@ -350,43 +354,199 @@ class Stream {
       }
       for (Inbox::Batch& batch : batches) {
         if (batch.generation != generation_ || !recording_) continue;
-        for (JournalRecord& record : batch.records) queues_[shard].push_back(std::move(record));
+        for (JournalRecord& record : batch.records) {
+          if (record.kind == JournalRecord::Kind::kGroupStart) ++arrived_[record.token];
+          queues_[shard].push_back(std::move(record));
+        }
       }
     }
     while (true) {
-      bool all_at_barrier = true;
-      for (auto& queue : queues_) {
-        while (!queue.empty() && queue.front().kind == JournalRecord::Kind::kCommand) {
-          EmitRecord(queue.front());
-          queue.pop_front();
-        }
-        all_at_barrier &= !queue.empty();
-      }
-      if (!all_at_barrier) break;
-      const JournalRecord& barrier = queues_[0].front();
-      if (barrier.kind == JournalRecord::Kind::kCut) {
-        if (Replica* r = Find(barrier.token)) r->start = offset_;
-        selected_db_ = -1;  // the new replica's stream starts with a SELECT
-      } else if (!barrier.resp.empty()) {
-        EmitRecord(barrier);
-      }
-      const JournalRecord::Kind kind = barrier.kind;  // `barrier` goes with the first pop
-      const uint64_t token = barrier.token;
-      for (auto& queue : queues_) {
-        DCHECK(queue.front().kind == kind && queue.front().token == token);
-        queue.pop_front();
+      for (auto& queue : queues_) EmitPlain(&queue);
+      if (AllAtBarrier()) {
+        EmitBarrier();
+      } else if (!EmitCompleteGroup() && !BreakGroupWait()) {
+        break;
       }
     }
     Publish();
     Trim();
   }
 
-  void EmitRecord(const JournalRecord& record) {
-    if (record.db != selected_db_) {
-      Emit(CommandResp({"SELECT", absl::StrCat(record.db)}));
-      selected_db_ = record.db;
+  // Emits the queue's leading commands, and the parts of groups emitted as plain commands.
+  void EmitPlain(std::deque<JournalRecord>* queue) {
+    while (!queue->empty()) {
+      const JournalRecord& front = queue->front();
+      if (front.kind == JournalRecord::Kind::kCommand) {
+        EmitRecord(front);
+      } else if (front.kind == JournalRecord::Kind::kGroupStart && plain_.contains(front.token)) {
+        // its records follow as commands
+      } else if (front.kind == JournalRecord::Kind::kGroupEnd && plain_.contains(front.token)) {
+        if (--plain_[front.token] == 0) plain_.erase(front.token);
+      } else {
+        return;
+      }
+      queue->pop_front();
     }
+  }
+
+  bool AllAtBarrier() const {
+    for (const auto& queue : queues_) {
+      if (queue.empty() || (queue.front().kind != JournalRecord::Kind::kBarrier &&
+                            queue.front().kind != JournalRecord::Kind::kCut)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void EmitBarrier() {
+    const JournalRecord& barrier = queues_[0].front();
+    if (barrier.kind == JournalRecord::Kind::kCut) {
+      if (Replica* r = Find(barrier.token)) r->start = offset_;
+      selected_db_ = -1;  // the new replica's stream starts with a SELECT
+    } else if (!barrier.resp.empty()) {
+      EmitRecord(barrier);
+    }
+    const JournalRecord::Kind kind = barrier.kind;  // `barrier` goes with the first pop
+    const uint64_t token = barrier.token;
+    for (auto& queue : queues_) {
+      DCHECK(queue.front().kind == kind && queue.front().token == token);
+      queue.pop_front();
+    }
+  }
+
+  // The queues whose first record starts a part of `group`.
+  std::vector<std::deque<JournalRecord>*> PartsAtFront(uint64_t group) {
+    std::vector<std::deque<JournalRecord>*> parts;
+    for (auto& queue : queues_) {
+      if (!queue.empty() && queue.front().kind == JournalRecord::Kind::kGroupStart &&
+          queue.front().token == group) {
+        parts.push_back(&queue);
+      }
+    }
+    return parts;
+  }
+
+  // Emits a group whose every part starts its queue, if there is one.
+  bool EmitCompleteGroup() {
+    for (auto& queue : queues_) {
+      if (queue.empty() || queue.front().kind != JournalRecord::Kind::kGroupStart) continue;
+      std::vector<std::deque<JournalRecord>*> parts = PartsAtFront(queue.front().token);
+      if (parts.size() < queue.front().parts) continue;
+      EmitGroup(parts);
+      return true;
+    }
+    return false;
+  }
+
+  // One command as it is; several in MULTI ... EXEC, as Redis wraps a transaction's
+  // writes. The parts touch different keys, so their order does not matter, but for the
+  // barriers inside (FLUSHALL in MULTI/EXEC), which every part holds and which go once.
+  void EmitGroup(const std::vector<std::deque<JournalRecord>*>& parts) {
+    const uint64_t group = parts[0]->front().token;
+    arrived_.erase(group);
+    size_t commands = 0;
+    int first_db = -1;
+    for (auto* part : parts) {
+      part->pop_front();  // kGroupStart
+      for (const JournalRecord& record : *part) {
+        if (record.kind == JournalRecord::Kind::kGroupEnd) break;
+        if (record.kind == JournalRecord::Kind::kCommand) {
+          commands += record.commands;
+          if (first_db < 0) first_db = record.db;
+        } else if (part == parts[0] && !record.resp.empty()) {
+          ++commands;  // a barrier, in every part, emitted once
+          if (first_db < 0) first_db = record.db;
+        }
+      }
+    }
+    const bool wrap = commands > 1;
+    if (wrap) {
+      if (first_db >= 0) SelectDb(DbIndex(first_db));
+      Emit(CommandResp({"MULTI"}));
+    }
+    while (true) {
+      const JournalRecord* barrier = nullptr;
+      for (auto* part : parts) {
+        while (part->front().kind == JournalRecord::Kind::kCommand) {
+          EmitRecord(part->front());
+          part->pop_front();
+        }
+        if (part->front().kind == JournalRecord::Kind::kBarrier && barrier == nullptr) {
+          barrier = &part->front();
+        }
+      }
+      if (barrier == nullptr) break;  // every part is at its end
+      if (!barrier->resp.empty()) EmitRecord(*barrier);
+      for (auto* part : parts) {
+        if (part->front().kind == JournalRecord::Kind::kBarrier) part->pop_front();
+      }
+    }
+    for (auto* part : parts) part->pop_front();  // kGroupEnd
+    if (wrap) Emit(CommandResp({"EXEC"}));
+  }
+
+  // Nothing can be emitted. When a group at the front of a queue has all its parts here
+  // but some of them wait behind another group, which waits behind this one (a script
+  // that locked an undeclared key late, journal.h), or behind a barrier, one group is
+  // emitted as plain commands, in each shard's order: the data stays right, that group
+  // loses its atomicity. Returns whether it did.
+  bool BreakGroupWait() {
+    for (auto& queue : queues_) {
+      if (queue.empty() || queue.front().kind != JournalRecord::Kind::kGroupStart) continue;
+      std::vector<uint64_t> seen;
+      uint64_t group = queue.front().token;
+      uint16_t parts = queue.front().parts;
+      while (true) {
+        if (arrived_[group] < parts) break;  // a part is on its way: wait for it
+        if (std::find(seen.begin(), seen.end(), group) != seen.end()) {
+          EmitAsPlain(group, parts);
+          return true;
+        }
+        seen.push_back(group);
+        const JournalRecord* blocker = BlockerOf(group);
+        if (blocker == nullptr) break;
+        if (blocker->kind != JournalRecord::Kind::kGroupStart) {
+          EmitAsPlain(group, parts);
+          return true;
+        }
+        group = blocker->token;
+        parts = blocker->parts;
+      }
+    }
+    return false;
+  }
+
+  // The first record of a queue in which a part of `group` waits behind it.
+  const JournalRecord* BlockerOf(uint64_t group) const {
+    for (const auto& queue : queues_) {
+      for (size_t i = 1; i < queue.size(); ++i) {
+        if (queue[i].kind == JournalRecord::Kind::kGroupStart && queue[i].token == group) {
+          return &queue.front();
+        }
+      }
+    }
+    return nullptr;
+  }
+
+  void EmitAsPlain(uint64_t group, uint16_t parts) {
+    LOG_FIRST_N(INFO, 10) << "Replication: the writes of one transaction go to the stream "
+                             "as separate commands (transactions ended in different orders "
+                             "on two shards)";
+    arrived_.erase(group);
+    plain_[group] = parts;
+  }
+
+  void EmitRecord(const JournalRecord& record) {
+    SelectDb(record.db);
     Emit(record.resp);
+  }
+
+  void SelectDb(DbIndex db) {
+    if (db != selected_db_) {
+      Emit(CommandResp({"SELECT", absl::StrCat(db)}));
+      selected_db_ = db;
+    }
   }
 
   // Appends to the stream; Publish sends it.
@@ -426,6 +586,10 @@ class Stream {
 
   std::vector<Inbox> inboxes_;
   std::vector<std::deque<JournalRecord>> queues_;
+  // Groups: how many of a group's parts reached the queues (until it is emitted), and
+  // the groups emitted as plain commands, with how many of their parts are still to end.
+  absl::flat_hash_map<uint64_t, uint16_t> arrived_;
+  absl::flat_hash_map<uint64_t, uint16_t> plain_;
   helio::fibers::Wakeup wakeup_;
   std::atomic<bool> stopping_{false};
   helio::fibers::Done stopped_;
@@ -696,20 +860,20 @@ void SetMinReplicasMaxLagS(int64_t seconds) {
   RefreshWriteRefusal();
 }
 
-void PropagateToReplicas(facade::CmdArgList args) {
-  if (!stream_recording.load(std::memory_order_relaxed)) return;
+void PropagateToReplicas(facade::CmdArgList args, DbIndex db) {
+  if (!JournalActive()) return;
   std::string resp;
   AppendRespCommand(&resp, args);
   // A task, so that a publisher never waits; StopReplication runs the queued ones first.
-  shard_set->pool()->at(0)->Dispatch([resp = std::move(resp)] {
-    if (stream != nullptr) stream->EmitGlobal(resp);
+  shard_set->pool()->at(0)->Dispatch([resp = std::move(resp), db] {
+    if (stream != nullptr) stream->EmitGlobal(resp, db);
   });
 }
 
 void StopReplication() {
   std::lock_guard guard(stream_mu);
   if (stream == nullptr) return;
-  stream_recording.store(false, std::memory_order_relaxed);
+  SetJournalActive(false);
   shard_set->pool()->at(0)->Await([] {});  // the tasks PropagateToReplicas queued
   stream->Stop();
   // No shard may hand records to the stream any more.

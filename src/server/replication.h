@@ -80,9 +80,10 @@ int64_t CountAcked(int64_t offset);
 void AwaitAcks(WaiterPtr waiter, int64_t offset, int64_t wanted);
 
 // A command that changes no key but reaches the replicas as it was sent (PUBLISH,
-// FUNCTION LOAD/DELETE/FLUSH/RESTORE): after the writes merged so far, in no database.
-// One relaxed load when no replica follows; never suspends.
-void PropagateToReplicas(facade::CmdArgList args);
+// FUNCTION LOAD/DELETE/FLUSH/RESTORE): after the writes merged so far, in the client's
+// database `db` (a SELECT first if needed, as Redis does). One relaxed load when no
+// replica follows; never suspends.
+void PropagateToReplicas(facade::CmdArgList args, DbIndex db);
 
 // CONFIG: repl-ping-replica-period (seconds between the PINGs in the stream),
 // repl-backlog-size (bytes kept for PSYNC continuations; at least 16 KiB, as in Redis),

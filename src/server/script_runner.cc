@@ -18,6 +18,7 @@
 #include "src/server/replica.h"
 #include "src/server/conn_tx_state.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/journal.h"
 #include "src/server/multi_exec.h"
 #include "src/server/server_state.h"
 #include "src/server/transaction.h"
@@ -121,6 +122,11 @@ class Run {
   bool Declared(std::string_view key) const;
   // A local run becomes a transaction (see script_runner.h).
   void LeaveLocal();
+  // Hands over the part of the run's group written while local.
+  void EndLocalGroup() {
+    local_group_.reset();
+    if (journal_group_ != 0) ShardJournal::EndGroup(journal_group_, 1);
+  }
   void RunCommandHere(const CommandId* cid, CmdArgList args);
   bool Interrupt();
   void EndBusy();
@@ -136,6 +142,10 @@ class Run {
   Mode mode_;
   std::optional<ShardLocalScope> local_scope_;
   std::optional<DbSlice::FrozenClock> local_clock_;  // while local
+  // What the run writes reaches the replicas as one unit (journal.h); the part written
+  // while local is handed over when the run leaves this thread's shard or ends.
+  uint64_t journal_group_ = 0;
+  std::optional<JournalGroupScope> local_group_;  // while local
   std::optional<Transaction> own_tx_;
   Transaction* tx_ = nullptr;
   // Undeclared keys this run uses: locked late, or (local runs) used while free.
@@ -165,10 +175,13 @@ bool Run::Execute(Interpreter* lua,
                   absl::FunctionRef<void(Interpreter* lua, ScriptReplyWriter* out)> body) {
   ReplyBuilder* rb = cntx_->reply_builder();
   const size_t output_before = rb->output_size();
+  // Inside EXEC, the run's writes are EXEC's, in EXEC's group.
+  if (!call_.read_only && state_->exec_tx == nullptr) journal_group_ = NewJournalGroup();
   switch (mode_) {
     case Mode::kLocal:
       local_scope_.emplace();
       local_clock_.emplace(clock_ms_);
+      local_group_.emplace(journal_group_);
       break;
     case Mode::kTransaction:
       if (state_->exec_tx != nullptr) {
@@ -177,12 +190,14 @@ bool Run::Execute(Interpreter* lua,
         break;
       }
       own_tx_.emplace(cntx_->db_index);
+      own_tx_->set_journal_group(journal_group_);
       for (std::string_view key : call_.keys) own_tx_->AddLock(key, ModeOf(0));
       own_tx_->Schedule();
       tx_ = &*own_tx_;
       break;
     case Mode::kWholeShard:
       own_tx_.emplace(Transaction::WholeShards{}, cntx_->db_index, /*multi=*/true);
+      own_tx_->set_journal_group(journal_group_);
       own_tx_->Schedule();
       tx_ = &*own_tx_;
       break;
@@ -216,6 +231,7 @@ bool Run::Execute(Interpreter* lua,
   state_->in_script = saved_in_script;
   state_->script_keys = saved_script_keys;
   if (mode_ == Mode::kLocal) {
+    EndLocalGroup();
     local_clock_.reset();
     local_scope_.reset();
     // Clients blocked on keys the script filled are served now, as after a command (a
@@ -255,8 +271,12 @@ bool Run::Execute(Interpreter* lua,
 void Run::LeaveLocal() {
   DCHECK(mode_ == Mode::kLocal);
   // Nothing ran on this thread since the run began: its keys are still free, and the
-  // one-shard schedule takes them without waiting.
+  // one-shard schedule takes them without waiting. What it wrote so far goes to the
+  // stream now, and the rest as a group of its own: the unit splits in two there.
+  EndLocalGroup();
+  if (journal_group_ != 0) journal_group_ = NewJournalGroup();
   own_tx_.emplace(cntx_->db_index);
+  own_tx_->set_journal_group(journal_group_);
   for (std::string_view key : call_.keys) own_tx_->AddLock(key, ModeOf(0));
   for (const std::string& key : undeclared_) own_tx_->AddLock(key, ModeOf(0));
   own_tx_->Schedule();

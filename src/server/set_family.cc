@@ -17,6 +17,7 @@
 #include "src/server/arg_parsing.h"
 #include "src/server/collection_limits.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/journal.h"
 #include "src/server/family_utils.h"
 #include "src/server/transaction.h"
 
@@ -197,8 +198,13 @@ void CmdSPop(CmdArgList args, ConnectionContext* cntx) {
     return count ? rb->StartSet(0) : rb->SendNull();
   }
   SetObject* set = AsSet(entry->value());
+  // The replicas remove the members popped (SREM), as Redis propagates SPOP.
+  const bool journal = ShardJournal::recording() != nullptr;
+  std::vector<std::string> srem;
   if (!count) {
-    rb->SendBulk(set->Pop(Random64()));
+    std::string member = set->Pop(Random64());
+    rb->SendBulk(member);
+    if (journal) ShardJournal::RewriteAs(cntx->db_index, {"SREM", args[1], member});
   } else if (size_t(*count) >= set->Size()) {
     ReplyMembers(rb, set);
     entry->Changed("spop");
@@ -206,7 +212,16 @@ void CmdSPop(CmdArgList args, ConnectionContext* cntx) {
   } else {
     if (*count == 0) return rb->StartSet(0);
     rb->StartSet(*count);
-    for (int64_t i = 0; i < *count; ++i) rb->SendBulk(set->Pop(Random64()));
+    if (journal) srem = {"SREM", std::string(args[1])};
+    for (int64_t i = 0; i < *count; ++i) {
+      std::string member = set->Pop(Random64());
+      rb->SendBulk(member);
+      if (journal) srem.push_back(std::move(member));
+    }
+    if (journal) {
+      std::vector<std::string_view> views(srem.begin(), srem.end());
+      ShardJournal::RewriteAs(cntx->db_index, CmdArgList(views.data(), views.size()));
+    }
   }
   entry->Changed("spop");
   if (set->Empty()) entry->Erase("del");

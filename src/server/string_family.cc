@@ -15,6 +15,7 @@
 #include "src/server/arg_parsing.h"
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/journal.h"
 #include "src/server/expire_options.h"
 #include "src/server/family_utils.h"
 #include "src/server/lookup_prefetcher.h"
@@ -321,6 +322,8 @@ OpResult<std::string> OpIncrByFloat(DbIndex db, std::string_view key, long doubl
   std::string text = FormatLongDouble(result);
   entry->SetString(text);
   entry.Changed("incrbyfloat");
+  // As Redis propagates it: the result, not the float sum a replica might round apart.
+  ShardJournal::RewriteAs(db, {"SET", key, text, "KEEPTTL"});
   return text;
 }
 

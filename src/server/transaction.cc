@@ -7,6 +7,7 @@
 
 #include "src/server/conn_tx_state.h"
 #include "src/server/engine_shard_set.h"
+#include "src/server/journal.h"
 #include "src/server/script_runner.h"
 
 namespace damselfly {
@@ -128,6 +129,7 @@ void Transaction::Schedule() {
     entry.scheduled = !entry.locks.empty() || entry.whole_shard;
     shard_count += entry.scheduled;
   }
+  for (Entry& entry : shards_) entry.in_order = journal_group_ != 0 && shard_count > 1;
   // A one-shard transaction cannot be ordered inconsistently with anything: it may join
   // its queue whatever txids the queue holds.
   const bool check_order = shard_count > 1;
@@ -163,12 +165,16 @@ LateLock Transaction::LockLate(std::string_view key, LockMode mode) {
 
 void Transaction::Entry::RunHop() {
   if (tx->hop_) {
+    JournalGroupScope group(tx->journal_group_);
     JournalScope journal(tx->cid(), tx->args(), tx->db());
     (*tx->hop_)(tx, EngineShard::tlocal());
   }
-  // Clients blocked on keys the transaction filled are served as it ends (so pushes in
-  // MULTI serve them after EXEC), before the next transaction runs.
-  if (last_hop) EngineShard::tlocal()->blocking().ServeReady();
+  if (last_hop) {
+    if (tx->journal_group_ != 0) ShardJournal::EndGroup(tx->journal_group_, tx->group_parts_);
+    // Clients blocked on keys the transaction filled are served as it ends (so pushes in
+    // MULTI serve them after EXEC), before the next transaction runs.
+    EngineShard::tlocal()->blocking().ServeReady();
+  }
   // The coordinator may go on (and destroy the transaction) once this is counted.
   tx->pending_->Dec();
 }
@@ -195,6 +201,7 @@ void Transaction::ArmHop(Select&& select, bool last) {
   DCHECK(scheduled_ && !concluded_);
   size_t count = 0;
   for (Entry& entry : shards_) count += select(entry);
+  if (last) group_parts_ = uint16_t(count);
   helio::fibers::BlockingCounter pending(count);
   pending_ = &pending;
   for (Entry& entry : shards_) {
@@ -227,6 +234,11 @@ CommandTransaction::CommandTransaction(CmdArgList args, ConnectionContext* cntx)
     tx_->BindCommand(cntx->last_command, args, cntx->db_index);
   } else {
     tx_ = &own_.emplace(cntx->last_command, args, cntx->db_index);
+    // A write spanning shards reaches the replicas whole (on one shard, its hop's
+    // records are together anyway).
+    if ((cntx->last_command->flags & facade::kCmdWrite) && own_->shards_with_locks() > 1) {
+      own_->set_journal_group(NewJournalGroup());
+    }
   }
 }
 

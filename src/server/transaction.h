@@ -47,6 +47,7 @@
 // shard threads while that fiber waits, and may write the connection's replies then.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -91,6 +92,10 @@ class Transaction {
   // MULTI/EXEC: the next hops are for (cid, args) on database `db`.
   void BindCommand(const facade::CommandId* cid, facade::CmdArgList args, DbIndex db);
 
+  // Before Schedule: what the transaction writes reaches the replication stream as one
+  // unit, group `group` (journal.h; 0: no group). A group over several shards makes the
+  // transaction run in its queues' order.
+  void set_journal_group(uint64_t group) { journal_group_ = group; }
   // The schedule hop (step 2). REQUIRES: not scheduled yet.
   void Schedule();
   // A hop (step 3) on every shard holding keys of the bound command. `last`: release
@@ -121,6 +126,11 @@ class Transaction {
     return inline_ ? absl::Span<const uint32_t>(inline_indices_) : shards_[shard].key_indices;
   }
   uint64_t txid() const { return txid_; }
+  // How many shards it locks keys on (before Schedule: for the keys added so far).
+  size_t shards_with_locks() const {
+    return std::count_if(shards_.begin(), shards_.end(),
+                         [](const Entry& e) { return !e.locks.empty(); });
+  }
   bool scheduled() const { return scheduled_; }
   // Whether hops run at once on this thread (see 4b): a hop may then write replies in
   // order as it goes, where a multi-shard hop must collect results for the coordinator.
@@ -170,6 +180,8 @@ class Transaction {
   bool concluded_ = false;
   bool aborted_ = false;
   uint64_t txid_ = 0;
+  uint64_t journal_group_ = 0;
+  uint16_t group_parts_ = 0;  // the shards of the last hop: each hands over a part
   // One per shard of the process, never moved once scheduled (the queues point here).
   absl::InlinedVector<Entry, 4> shards_;
   // The running hop.

@@ -10,7 +10,8 @@ bool ShardTxQueue::Schedule(ShardTxEntry* entry, bool check_order) {
   max_scheduled_txid_ = std::max(max_scheduled_txid_, entry->txid);
   bool all_free = true;
   for (const auto& [tag, mode] : entry->locks) all_free &= locks_.Acquire(tag, mode);
-  entry->out_of_order_ = all_free && !entry->whole_shard && whole_shard_entries_ == 0;
+  entry->out_of_order_ =
+      all_free && !entry->whole_shard && !entry->in_order && whole_shard_entries_ == 0;
   whole_shard_entries_ += entry->whole_shard;
   Append(entry);
   return true;

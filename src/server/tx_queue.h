@@ -65,6 +65,10 @@ class ShardTxEntry {
 
   // A one-hop entry that AbortWaiting may take out of the queue before it runs.
   bool abortable = false;
+  // Never out of order (set before Schedule): the transaction's shards must all end it
+  // in their queues' order, which the replication stream relies on for the groups that
+  // span shards (journal.h).
+  bool in_order = false;
 
  protected:
   // Runs the armed hop on this shard. Must not suspend.

@@ -79,6 +79,22 @@ TEST(ShardTxQueueTest, FreeLocksRunOutOfOrder) {
   EXPECT_TRUE(queue.no_locks());
 }
 
+TEST(ShardTxQueueTest, InOrderEntryWaitsForTheHeadEvenWithFreeLocks) {
+  std::vector<std::string> log;
+  ShardTxQueue queue;
+  FakeEntry head("head", 1, {{"a", kX}}, &log);
+  FakeEntry ordered("ordered", 2, {{"b", kX}}, &log);
+  ordered.in_order = true;  // a group of the replication stream spanning shards
+  ASSERT_TRUE(queue.Schedule(&head, true));
+  ASSERT_TRUE(queue.Schedule(&ordered, true));
+  EXPECT_FALSE(ordered.out_of_order());
+  queue.Arm(&ordered, true);
+  EXPECT_TRUE(log.empty());  // ends after every older entry, on every shard alike
+  queue.Arm(&head, true);
+  EXPECT_EQ(log, (std::vector<std::string>{"head", "ordered"}));
+  EXPECT_TRUE(queue.no_locks());
+}
+
 TEST(ShardTxQueueTest, ConflictWaitsForTheHead) {
   std::vector<std::string> log;
   ShardTxQueue queue;
