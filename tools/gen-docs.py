@@ -39,7 +39,8 @@ NOTES = {
     "wait": "Counts the replicas that acknowledged everything written so far (not only the "
             "calling client's writes).",
     "psync": "Continues from the backlog or sends a full resync (a disk-based snapshot); "
-             "the stream carries MULTI/EXEC and scripts as their separate writes.",
+             "the stream carries a MULTI/EXEC, a script or a write spanning shards as one "
+             "unit.",
     "sync": "A full resync (a disk-based snapshot), then the stream.",
     "failover": "With replicas, refused: none can take over from damselfly.",
     "module|load": "damselfly loads no modules: refused with an error.",

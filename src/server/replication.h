@@ -11,10 +11,12 @@
 // file, because the cut is one whole-shard hop.
 //
 // The stream. The shards hand their records to per-shard inboxes; a fiber on proactor 0
-// merges them (each shard's in order, barriers once every shard reached them), puts
-// SELECT where the database changes, appends the bytes to the backlog and pushes them to
-// every online replica's PushQueue (client-output-buffer-limit's replica class bounds a
-// replica that stops reading; it is dropped). The backlog keeps repl-backlog-size bytes
+// merges them (each shard's in order, barriers once every shard reached them, a
+// transaction's group once every shard's part of it is next: journal.h), puts SELECT
+// where the database changes and MULTI/EXEC around a group of several commands, appends
+// the bytes to the backlog and pushes them to every online replica's PushQueue
+// (client-output-buffer-limit's replica class bounds a replica that stops reading; it is
+// dropped). The backlog keeps repl-backlog-size bytes
 // for PSYNC continuations, and more while a replica is loading its snapshot (at most the
 // replica class's hard limit, past which that replica is dropped). The fiber adds a PING
 // every repl-ping-replica-period seconds, and REPLCONF GETACK * when WAIT asks.
