@@ -17,7 +17,10 @@
 #
 # Usage: tools/repl-bench.sh
 # Environment: SIDE [master], ROUNDS [3], KEYS [1000000], SIZE [64], N [1000000],
-#   KEYSPACE [100000],
+#   KEYSPACE [100000], TESTS [set,lpush] (redis-benchmark's -t: mset loads transactions
+#   spanning shards), MASTER_THREADS [1] (a damselfly master's threads, on CPUs 0..n-1:
+#   with 2 it shares CPU 1 with the load), DAMSELFLY [build-opt/damselfly] (the binary,
+#   e.g. an older build to compare with),
 #   BASE_PORT [6690] (master BASE_PORT, replica BASE_PORT + 1), SKIP_BUILD (1: use the
 #   existing build-opt/damselfly)
 set -euo pipefail
@@ -29,6 +32,9 @@ keys="${KEYS:-1000000}"
 size="${SIZE:-64}"
 n="${N:-1000000}"
 keyspace="${KEYSPACE:-100000}"
+tests="${TESTS:-set,lpush}"
+master_threads="${MASTER_THREADS:-1}"
+damselfly="${DAMSELFLY:-build-opt/damselfly}"
 master_port="${BASE_PORT:-6690}"
 replica_port=$((master_port + 1))
 [[ "${SKIP_BUILD:-}" == 1 ]] || BUILD_JOBS="${BUILD_JOBS:-2}" tools/build.sh opt >/dev/null
@@ -54,8 +60,8 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 start_master() {
   rm -rf "$work/master" && mkdir -p "$work/master"
   if [[ "$1" == damselfly ]]; then
-    taskset -c 0 build-opt/damselfly --port "$master_port" --proactor_threads=1 \
-      --dir="$work/master" >"$work/master/log" 2>&1 &
+    taskset -c "0-$((master_threads - 1))" "$damselfly" --port "$master_port" \
+      --proactor_threads="$master_threads" --dir="$work/master" >"$work/master/log" 2>&1 &
   else
     taskset -c 0 redis-server --port "$master_port" --save "" --appendonly no \
       --repl-diskless-sync-delay 0 \
@@ -69,7 +75,7 @@ start_master() {
 start_replica() {
   rm -rf "$work/replica" && mkdir -p "$work/replica"
   if [[ "$1" == damselfly ]]; then
-    taskset -c 1 build-opt/damselfly --port "$replica_port" --proactor_threads=1 \
+    taskset -c 1 "$damselfly" --port "$replica_port" --proactor_threads=1 \
       --dir="$work/replica" --replicaof="127.0.0.1 $master_port" >"$work/replica/log" 2>&1 &
   else
     taskset -c 1 redis-server --port "$replica_port" --replicaof 127.0.0.1 "$master_port" \
@@ -82,9 +88,9 @@ start_replica() {
 
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
-# requests/s of SET and LPUSH, summed as one rate over both tests.
+# requests/s of the TESTS (SET and LPUSH), summed as one rate over them.
 load() {
-  taskset -c 1 redis-benchmark -p "$master_port" -t set,lpush -P 32 -c 50 -d "$size" \
+  taskset -c 1 redis-benchmark -p "$master_port" -t "$tests" -P 32 -c 50 -d "$size" \
     -r "$keyspace" -n "$n" -q 2>/dev/null | tr '\r' '\n' |
     awk '/requests per second/ { for (i = 1; i <= NF; ++i) if ($i == "requests") s += 1 / $(i - 1); c++ }
          END { printf "%.0f", c / s }'
@@ -126,7 +132,8 @@ measure() {
 }
 
 echo "# $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs);" \
-  "commit $(git rev-parse --short HEAD); SIDE=$side KEYS=$keys SIZE=$size N=$n KEYSPACE=$keyspace"
+  "commit $(git rev-parse --short HEAD); SIDE=$side KEYS=$keys SIZE=$size N=$n KEYSPACE=$keyspace" \
+  "TESTS=$tests MASTER_THREADS=$master_threads DAMSELFLY=$damselfly"
 for round in $(seq "$rounds"); do
   if ((round % 2)); then order=(damselfly redis); else order=(redis damselfly); fi
   for server in "${order[@]}"; do measure "$server" "$round"; done
