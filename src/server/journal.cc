@@ -226,7 +226,22 @@ ShardJournal::Mode ShardJournal::ModeOf(const CommandId* cid, CmdArgList args) {
   cid->ForEachKey(args, [&](size_t index, uint32_t) {
     here &= shard_set->ShardOf(args[index]) == shard_;
   });
-  return here ? Mode::kArgs : Mode::kEffects;
+  if (here) return Mode::kArgs;
+  const std::string_view name = cid->name;
+  const bool splits = name == "MSET" || name == "MSETNX" || name == "DEL" || name == "UNLINK";
+  return splits ? Mode::kShardArgs : Mode::kEffects;
+}
+
+void ShardJournal::AppendShardPart(Records* out, const Scope& scope) {
+  // MSETNX set every key or none: its part sets this shard's.
+  const bool pairs = scope.cid->name == "MSET" || scope.cid->name == "MSETNX";
+  std::vector<std::string_view> part{pairs ? std::string_view("MSET") : scope.args[0]};
+  scope.cid->ForEachKey(scope.args, [&](size_t index, uint32_t) {
+    if (shard_set->ShardOf(scope.args[index]) != shard_) return;
+    part.push_back(scope.args[index]);
+    if (pairs) part.push_back(scope.args[index + 1]);
+  });
+  AppendCommand(out, scope.db, CmdArgList(part.data(), part.size()));
 }
 
 void ShardJournal::Begin(const CommandId* cid, CmdArgList args, DbIndex db) {
@@ -246,6 +261,8 @@ void ShardJournal::End() {
       }
     } else if (scope.mode == Mode::kArgs) {
       AppendCommand(out, scope.db, scope.args);
+    } else if (scope.mode == Mode::kShardArgs) {
+      AppendShardPart(out, scope);
     } else {
       for (const ChangedKey& changed : scope.keys) {
         if (changed.deadline_only && slice_->Peek(changed.db, changed.key) != nullptr) {
@@ -295,7 +312,7 @@ void ShardJournal::OnChange(const KeyChange& change) {
       }
       Scope& scope = scopes_.back();
       scope.changed = true;
-      if (scope.mode == Mode::kArgs) break;
+      if (scope.mode != Mode::kEffects) break;
       const bool deadline_only = IsDeadlineEvent(change.event);
       // A command often reports one key several times in a row ("new", "set", "expire").
       if (!scope.keys.empty() && scope.keys.back().db == change.db &&

@@ -9,8 +9,11 @@
 //  - the command itself (kArgs): for commands whose replay, on any Redis, makes the same
 //    change from the same state, when all their keys are on this shard: LPUSH, HSET, ZADD,
 //    INCR, SETRANGE, DEL... Most writes, and none that depend on time or chance.
+//  - for MSET, MSETNX, DEL and UNLINK with keys on several shards, the command for this
+//    shard's keys (MSET of its pairs, DEL of its keys);
 //  - the effects (kEffects), for everything else (SPOP, INCRBYFLOAT, SET EX, XADD *,
-//    EXPIRE, scripts, commands with keys on several shards, writes outside any command):
+//    EXPIRE, scripts, other commands with keys on several shards, writes outside any
+//    command):
 //    for each key changed, PEXPIREAT key deadline or PERSIST key when only its deadline
 //    changed (the absolute deadline, as Redis 7 propagates EXPIRE and GETEX), else its
 //    new state: DEL when gone, SET key value [PXAT ms] for a string, else RESTORE key ms
@@ -139,7 +142,10 @@ class ShardJournal {
 
  private:
   friend class JournalScope;
-  enum class Mode : uint8_t { kArgs, kEffects };
+  // kShardArgs: a command whose keys span shards and whose part for each shard's keys is
+  // a command of its own (MSET, MSETNX, DEL, UNLINK): that part, e.g. MSET of this
+  // shard's pairs (the group keeps the parts together).
+  enum class Mode : uint8_t { kArgs, kEffects, kShardArgs };
   struct ChangedKey {
     DbIndex db;
     std::string key;
@@ -170,6 +176,8 @@ class ShardJournal {
   // Where a DEL of a key that expired or was evicted goes: after its last write, which
   // may wait in an open group.
   Records* RecordsOfLastWrite(DbIndex db, std::string_view key);
+  // kShardArgs: the command for this shard's keys.
+  void AppendShardPart(Records* out, const Scope& scope);
   // Appends the state of `key` (see kEffects) to `out`.
   void AppendState(Records* out, DbIndex db, std::string_view key);
   void AppendCommand(Records* out, DbIndex db, std::initializer_list<std::string_view> args);

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "helio/base/strings.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/test_utils.h"
@@ -250,8 +251,33 @@ TEST_P(JournalTest, CommandsAcrossShardsAsEachShardsEffectsInOneGroup) {
       commands.insert(commands.end(), shard_records.begin() + 1, shard_records.end() - 1);
     }
     EXPECT_EQ(begins, parts);
-    EXPECT_THAT(commands, testing::UnorderedElementsAre("db0: SET a 1", "db0: SET b 2",
-                                                        "db0: SET c 3", "db0: SET d 4"));
+    // Each part is an MSET of its shard's pairs; together they set every key.
+    std::vector<std::string> pairs;
+    for (const std::string& command : commands) {
+      ASSERT_TRUE(command.starts_with("db0: MSET ")) << command;
+      std::vector<std::string> words = absl::StrSplit(command.substr(10), ' ');
+      for (size_t i = 0; i + 1 < words.size(); i += 2) {
+        pairs.push_back(words[i] + "=" + words[i + 1]);
+      }
+    }
+    EXPECT_THAT(pairs, testing::UnorderedElementsAre("a=1", "b=2", "c=3", "d=4"));
+  }
+  // DEL likewise; a shard whose keys did not exist writes nothing.
+  EXPECT_EQ(Run({"del", "a", "b", "c", "d", "nope1", "nope2"}), 4);
+  std::vector<std::string> dels;
+  for (const std::string& line : TakeAll()) {
+    if (line.starts_with("db0: ")) dels.push_back(line);
+  }
+  if (num_shards() == 1) {
+    EXPECT_THAT(dels, ElementsAre("db0: DEL a b c d nope1 nope2"));
+  } else {
+    std::vector<std::string> deleted;
+    for (const std::string& line : dels) {
+      ASSERT_TRUE(line.starts_with("db0: DEL ")) << line;
+      std::vector<std::string> words = absl::StrSplit(line.substr(9), ' ');
+      deleted.insert(deleted.end(), words.begin(), words.end());
+    }
+    for (const char* key : {"a", "b", "c", "d"}) EXPECT_THAT(deleted, testing::Contains(key));
   }
 }
 
