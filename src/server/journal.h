@@ -11,21 +11,24 @@
 //    INCR, SETRANGE, DEL... Most writes, and none that depend on time or chance.
 //  - for MSET, MSETNX, DEL and UNLINK with keys on several shards, the command for this
 //    shard's keys (MSET of its pairs, DEL of its keys);
-//  - the effects (kEffects), for everything else (SPOP, INCRBYFLOAT, SET EX, XADD *,
-//    EXPIRE, scripts, other commands with keys on several shards, writes outside any
+//  - what the command's shard code says instead (RewriteAs): SPOP as SREM, INCRBYFLOAT
+//    as SET KEEPTTL, HINCRBYFLOAT as HSET, as Redis propagates them;
+//  - the effects (kEffects), for everything else (SET EX, XADD *, EXPIRE, scripts'
+//    other writes, other commands with keys on several shards, writes outside any
 //    command):
 //    for each key changed, PEXPIREAT key deadline or PERSIST key when only its deadline
 //    changed (the absolute deadline, as Redis 7 propagates EXPIRE and GETEX), else its
 //    new state: DEL when gone, SET key value [PXAT ms] for a string, else RESTORE key ms
 //    payload REPLACE ABSTTL. Always right; a big value costs its size.
-// A key deleted because it expired or was evicted is always a DEL, at once. FLUSHALL,
+// A key deleted because it expired or was evicted is always a DEL, at once (but see
+// Groups). FLUSHALL,
 // FLUSHDB and SWAPDB are barriers (Barrier): every shard records them in the same
 // whole-shard hop, and the stream carries them once, after every shard's earlier records.
 //
 // Order. A shard's records keep its order; records of different shards interleave in
 // any order, which is safe because no record reads or changes another shard's keys
-// (commands spanning shards are recorded as effects), and barriers bound the
-// interleaving.
+// (commands spanning shards are recorded as effects or as their part for this shard's
+// keys), and barriers bound the interleaving.
 //
 // Groups. What one transaction writes (a MULTI/EXEC, a script, a write command spanning
 // shards) reaches the stream as one unit, as in Redis: one command, or several wrapped
