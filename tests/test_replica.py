@@ -22,7 +22,8 @@ from conftest import HOST, TARGET, ServerHandle, _server_factory
 from helpers import info_fields, wait_for
 from resp_client import encode_command
 from test_replication import (LINK_UP_TIMEOUT_S, assert_converged, edge_workload,
-                              fill_every_type, ok, streaming_workload, sync_replica)
+                              fill_every_type, ok, rewritten_commands_workload,
+                              streaming_workload, sync_replica)
 
 
 @pytest.fixture
@@ -100,6 +101,15 @@ def test_edge_cases_of_the_stream(redis_master_factory, server_factory):
     assert_converged(master, replica)
 
 
+def test_commands_the_master_rewrites(redis_master_factory, server_factory):
+    """XADD with the ID it took, approximate trims as "MAXLEN = n" (with the LIMIT Redis
+    keeps), group reads as XCLAIM and XGROUP SETID, blocking pops as pops."""
+    master = redis_master_factory()
+    replica = replica_of(server_factory, master)
+    rewritten_commands_workload(master.raw())
+    assert_converged(master, replica)
+
+
 def test_transactions_and_scripts_of_the_master(redis_master_factory, server_factory):
     master = redis_master_factory()
     replica = replica_of(server_factory, master)
@@ -143,6 +153,7 @@ def test_damselfly_follows_its_own_kind(server_factory):
     fill_every_type(m)
     replica = replica_of(server_factory, master)
     streaming_workload(m)
+    rewritten_commands_workload(m)
     assert_converged(master, replica)
 
 

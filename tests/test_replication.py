@@ -944,6 +944,190 @@ def test_stream_group_changes_without_new_consumers(pair):
     assert pending(r) == pending(m)
 
 
+# --------------------------------------------------------------------------- stream cost
+
+
+class StreamMeter:
+    """What one command costs the stream: the bytes a raw replica reads between two marker
+    writes around it (a client waiting for each reply gets its writes in order)."""
+
+    def __init__(self, master, m):
+        self.m = m
+        self.rr = RawReplica(master)
+        self.rr.handshake()
+        self.rr.psync()
+        self.marks = 0
+
+    def _mark(self):
+        self.marks += 1
+        mark = str(self.marks).encode()
+        ok(self.m, "SET", "meter", mark)
+        seen = self.rr.read_until(lambda a: a[:3] == [b"SET", b"meter", mark])
+        return seen, len(encode_command("SET", "meter", mark))
+
+    def cost(self, fn):
+        """Runs fn(); returns the stream bytes it caused and the commands it sent."""
+        self._mark()
+        start = self.rr.offset
+        fn()
+        seen, mark_bytes = self._mark()
+        return self.rr.offset - start - mark_bytes, seen[:-1]
+
+    def close(self):
+        self.rr.close()
+
+
+BIG = 20000  # elements of each big collection: its whole state takes hundreds of KB
+
+
+def fill_big_collections(m):
+    pipelined(m, [("RPUSH", "big:list", *[f"element:{j}" for j in range(i, i + 1000)])
+                  for i in range(0, BIG, 1000)])
+    pipelined(m, [("ZADD", "big:zset", *[x for j in range(i, i + 1000)
+                                         for x in (j, f"member:{j}")])
+                  for i in range(0, BIG, 1000)])
+    pipelined(m, [("SADD", "big:set", *[f"member:{j}" for j in range(i, i + 1000)])
+                  for i in range(0, BIG, 1000)])
+    pipelined(m, [("XADD", "big:stream", f"1-{j + 1}", "field", f"value:{j}")
+                  for j in range(BIG)])
+
+
+def rewritten_commands_workload(m):
+    """Writes a master sends its replicas in another form than the client's (the ID an XADD
+    * took, an approximate trim as the length it left, group reads and claims as XCLAIM and
+    XGROUP SETID, blocking pops as pops): a replica must run the forms its master sends."""
+    pipelined(m, [("XADD", "rw:s", f"1-{i}", "n", i) for i in range(1, 501)])
+    ok(m, "XADD", "rw:s", "MAXLEN", "~", 300, "LIMIT", 300, "*", "n", "approx")
+    ok(m, "XADD", "rw:s", "MINID", "~", "1-250", "*", "n", "minid")
+    ok(m, "XADD", "rw:s", "MAXLEN", "=", 260, "*", "n", "exact")
+    ok(m, "XTRIM", "rw:s", "MAXLEN", "~", 150, "LIMIT", 100)
+    ok(m, "XADD", "rw:s", "NOMKSTREAM", "*", "n", "nomk")
+    ok(m, "XADD", "rw:s", f"{2 ** 42}-*", "n", "seq")
+    ok(m, "XGROUP", "CREATE", "rw:s", "g", "0")
+    ok(m, "XGROUP", "CREATE", "rw:s", "late", "$", "ENTRIESREAD", 5)
+    ok(m, "XREADGROUP", "GROUP", "g", "alice", "COUNT", 5, "STREAMS", "rw:s", ">")
+    ok(m, "XREADGROUP", "GROUP", "g", "bob", "COUNT", 3, "NOACK", "STREAMS", "rw:s", ">")
+    ok(m, "XREADGROUP", "GROUP", "g", "alice", "COUNT", 2, "STREAMS", "rw:s", "0")
+    first = m("XPENDING", "rw:s", "g", "-", "+", 10)
+    ok(m, "XDEL", "rw:s", first[1][0])
+    ok(m, "XCLAIM", "rw:s", "g", "carol", 0, first[0][0], "IDLE", 5000, "RETRYCOUNT", 7)
+    ok(m, "XCLAIM", "rw:s", "g", "carol", 0, first[2][0], first[1][0], "JUSTID",
+       "LASTID", f"{2 ** 42}-5")
+    ok(m, "XAUTOCLAIM", "rw:s", "g", "dave", 0, "0", "COUNT", 10)
+    ok(m, "XACK", "rw:s", "g", first[3][0])
+    ok(m, "EVAL", "return redis.call('XADD', KEYS[1], '*', 'n', 'lua')", 1, "rw:s")
+    ok(m, "RPUSH", "rw:list", *range(20))
+    ok(m, "ZADD", "rw:z", *[x for i in range(20) for x in (i, f"m{i}")])
+    ok(m, "SADD", "rw:set", *range(20))
+    ok(m, "BLPOP", "rw:list", 0)
+    ok(m, "BLMPOP", 0, 2, "rw:none", "rw:list", "RIGHT", "COUNT", 3)
+    ok(m, "LMPOP", 2, "rw:none", "rw:list", "LEFT", "COUNT", 2)
+    ok(m, "BLMOVE", "rw:list", "rw:dst", "LEFT", "RIGHT", 0)
+    ok(m, "BRPOPLPUSH", "rw:list", "rw:dst", 0)
+    ok(m, "BZPOPMAX", "rw:z", 0)
+    ok(m, "BZMPOP", 0, 1, "rw:z", "MIN", "COUNT", 2)
+    ok(m, "ZMPOP", 2, "rw:none", "rw:z", "MAX", "COUNT", 2)
+    ok(m, "SPOP", "rw:set", 3)
+    ok(m, "SMOVE", "rw:set", "rw:set2", 5)
+
+
+def test_rewritten_commands_converge(pair):
+    master, replica = pair
+    rewritten_commands_workload(master.raw())
+    assert_converged(master, replica)
+
+
+def test_writes_to_big_collections_cost_the_stream_what_changed(pair):
+    """Pops, moves, blocking pops (at once and served by a push), stream appends, trims and
+    consumer-group reads on collections of 20000 elements: each reaches the stream as the
+    commands that make its change (Redis's rewrites: BLPOP as LPOP, XADD * with the ID it
+    took, XREADGROUP as XCLAIM and XGROUP SETID...), never as the collection's whole state,
+    and the replica converges. The destinations d0..d4 land on several shards."""
+    master, replica = pair
+    m = master.raw()
+    fill_big_collections(m)
+    ok(m, "XGROUP", "CREATE", "big:stream", "g", "0")
+    dests = [f"d{i}" for i in range(5)]
+    meter = StreamMeter(master, m)
+    costs = {}
+
+    def measure(name, *command):
+        costs[name] = meter.cost(lambda: m(*command))
+
+    try:
+        measure("BLPOP", "BLPOP", "big:list", 0)
+        measure("BRPOP", "BRPOP", "empty", "big:list", 0)
+        measure("LMPOP", "LMPOP", 2, "empty", "big:list", "RIGHT", "COUNT", 3)
+        measure("BLMPOP", "BLMPOP", 0, 2, "empty", "big:list", "LEFT", "COUNT", 2)
+        for d in dests:
+            measure(f"LMOVE {d}", "LMOVE", "big:list", d, "LEFT", "RIGHT")
+            measure(f"RPOPLPUSH {d}", "RPOPLPUSH", "big:list", d)
+            measure(f"BLMOVE {d}", "BLMOVE", "big:list", d, "RIGHT", "LEFT", 0)
+            measure(f"BRPOPLPUSH {d}", "BRPOPLPUSH", "big:list", d, 0)
+            measure(f"LMOVE into big {d}", "LMOVE", d, "big:list", "LEFT", "LEFT")
+            measure(f"SMOVE {d}", "SMOVE", "big:set", f"set:{d}", f"member:{dests.index(d)}")
+        measure("LMOVE rotate", "LMOVE", "big:list", "big:list", "LEFT", "RIGHT")
+        measure("BZPOPMIN", "BZPOPMIN", "big:zset", 0)
+        measure("BZPOPMAX", "BZPOPMAX", "empty", "big:zset", 0)
+        measure("ZMPOP", "ZMPOP", 2, "empty", "big:zset", "MIN", "COUNT", 2)
+        measure("BZMPOP", "BZMPOP", 0, 2, "empty", "big:zset", "MAX", "COUNT", 2)
+        measure("SPOP", "SPOP", "big:set", 2)
+        measure("XADD *", "XADD", "big:stream", "*", "field", "new")
+        measure("XADD ms-*", "XADD", "big:stream", f"{2 ** 42}-*", "field", "new")
+        measure("XADD MAXLEN ~", "XADD", "big:stream", "MAXLEN", "~", BIG - 500, "*", "f", "v")
+        measure("XADD MINID ~ LIMIT", "XADD", "big:stream", "MINID", "~", "1-1000", "LIMIT",
+                100, "*", "f", "v")
+        measure("XTRIM MAXLEN ~", "XTRIM", "big:stream", "MAXLEN", "~", BIG - 1000)
+        measure("XTRIM MAXLEN =", "XTRIM", "big:stream", "MAXLEN", BIG - 1100)
+        measure("XDEL", "XDEL", "big:stream", f"1-{BIG - 5}")
+        measure("XREADGROUP", "XREADGROUP", "GROUP", "g", "alice", "COUNT", 3, "STREAMS",
+                "big:stream", ">")
+        measure("XREADGROUP NOACK", "XREADGROUP", "GROUP", "g", "alice", "COUNT", 2, "NOACK",
+                "STREAMS", "big:stream", ">")
+        pending = m("XPENDING", "big:stream", "g", "-", "+", 10)
+        first = pending[0][0]
+        measure("XCLAIM", "XCLAIM", "big:stream", "g", "bob", 0, first)
+        measure("XCLAIM JUSTID", "XCLAIM", "big:stream", "g", "carol", 0, pending[1][0],
+                "JUSTID")
+        measure("XAUTOCLAIM", "XAUTOCLAIM", "big:stream", "g", "dave", 0, "0", "COUNT", 2)
+        measure("XACK", "XACK", "big:stream", "g", first)
+        measure("XGROUP CREATECONSUMER", "XGROUP", "CREATECONSUMER", "big:stream", "g", "erin")
+        measure("XGROUP DELCONSUMER", "XGROUP", "DELCONSUMER", "big:stream", "g", "carol")
+        measure("XGROUP SETID", "XGROUP", "SETID", "big:stream", "g", "1-100")
+        measure("XGROUP CREATE", "XGROUP", "CREATE", "big:stream", "g2", "$")
+        measure("XGROUP DESTROY", "XGROUP", "DESTROY", "big:stream", "g2")
+        measure("XSETID", "XSETID", "big:stream", f"{2 ** 43}-0")
+        measure("EXPIRE", "EXPIRE", "big:set", 1000)
+        measure("EVAL XADD *", "EVAL", "return redis.call('XADD', KEYS[1], '*', 'f', 'v')", 1,
+                "big:stream")
+
+        # Served by a push: a BLMOVE into the big list, from a key on each shard.
+        for d in dests:
+            waiter = master.raw()
+            waiter.send("BLMOVE", f"src:{d}", "big:list", "LEFT", "LEFT", 0)
+            wait_blocked_clients(master, 1)
+            costs[f"served BLMOVE src:{d}"] = meter.cost(lambda: m("RPUSH", f"src:{d}", "x"))
+            assert waiter.read() == b"x"
+        waiter = master.raw()
+        waiter.send("BZPOPMIN", "zsrc", 0)
+        wait_blocked_clients(master, 1)
+        costs["served BZPOPMIN"] = meter.cost(lambda: m("ZADD", "zsrc", 1, "a", 2, "b"))
+        assert waiter.read() == [b"zsrc", b"a", b"1"]
+        ok(m, "XGROUP", "CREATE", "big:stream", "g3", "$")
+        waiter.send("XREADGROUP", "GROUP", "g3", "frank", "BLOCK", 0, "STREAMS", "big:stream",
+                    ">")
+        wait_blocked_clients(master, 1)
+        costs["served XREADGROUP"] = meter.cost(
+            lambda: m("XADD", "big:stream", "*", "field", "served"))
+        assert waiter.read()[0][0] == b"big:stream"
+    finally:
+        meter.close()
+    too_big = {name: (size, [a[0].decode() for a in seen]) for name, (size, seen) in costs.items()
+               if size > 1500}
+    assert not too_big, "\n".join(f"{name}: {v}" for name, v in too_big.items())
+    assert_converged(master, replica)
+
+
 # --------------------------------------------------------------------------- expiry
 
 

@@ -40,8 +40,9 @@ const absl::flat_hash_set<std::string_view>& ReplayableCommands() {
       // sorted sets (IEEE sums are the same everywhere)
       "ZADD", "ZREM", "ZINCRBY", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "ZREMRANGEBYLEX",
       "ZPOPMIN", "ZPOPMAX", "ZMPOP", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE", "ZRANGESTORE",
-      // streams (XACK only: XADD * and trimming with ~ depend on the clock or the layout)
-      "XACK",
+      // streams (XADD and XTRIM, which may depend on the clock or the node layout, and
+      // group reads and claims, which depend on the clock, rewrite themselves)
+      "XACK", "XDEL", "XSETID", "XGROUP",
       // HyperLogLog, geo
       "PFADD", "PFMERGE", "PFCOUNT", "GEOADD",
   };

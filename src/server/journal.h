@@ -11,9 +11,13 @@
 //    INCR, SETRANGE, DEL... Most writes, and none that depend on time or chance.
 //  - for MSET, MSETNX, DEL and UNLINK with keys on several shards, the command for this
 //    shard's keys (MSET of its pairs, DEL of its keys);
-//  - what the command's shard code says instead (RewriteAs): SPOP as SREM, INCRBYFLOAT
-//    as SET KEEPTTL, HINCRBYFLOAT as HSET, as Redis propagates them;
-//  - the effects (kEffects), for everything else (SET EX, XADD *, EXPIRE, scripts'
+//  - what the command's shard code says instead (RewriteAs), as Redis propagates them:
+//    SPOP as SREM, INCRBYFLOAT as SET KEEPTTL, HINCRBYFLOAT as HSET, the blocking and
+//    multi-key pops as LPOP/RPOP/ZPOPMIN/ZPOPMAX, moves as LMOVE or each shard's half,
+//    XADD with its ID and its trim as MAXLEN =, group reads and claims as XCLAIM, XACK
+//    and XGROUP SETID/CREATECONSUMER (architecture.md lists them). What changed, never
+//    the collection's whole state;
+//  - the effects (kEffects), for everything else (SET EX, EXPIRE, SORT STORE, scripts'
 //    other writes, other commands with keys on several shards, writes outside any
 //    command):
 //    for each key changed, PEXPIREAT key deadline or PERSIST key when only its deadline
@@ -48,7 +52,8 @@
 // as DEL into that group, after the write.
 //
 // A stream's consumer-group state (XREADGROUP, XACK, XCLAIM, XAUTOCLAIM) is reported as
-// KeyChangeKind::kGroupState, which only the journal hears.
+// KeyChangeKind::kGroupState, which only the journal hears (a change without a rewrite
+// still reaches replicas, as the stream's state).
 //
 // Batches. A shard hands its records over once the task or fiber running the commands
 // yields (a pipeline's worth at a time) rather than per command; barriers and cuts go at
@@ -124,10 +129,10 @@ class ShardJournal {
   static void EndGroup(uint64_t group, uint16_t parts);
   // From a command's shard code: if the command changes anything, the replicas run these
   // commands instead of it or its effects (Redis's rewrites: SPOP as SREM of the members
-  // popped, INCRBYFLOAT as SET ... KEEPTTL of the result, HINCRBYFLOAT as HSET), which is
-  // deterministic and costs what changed rather than the key's whole state. Each call
-  // adds one. No-op when not recording (callers may test recording() first to save
-  // building the arguments).
+  // popped, BLPOP as LPOP, XADD * with its ID...), which is deterministic and costs what
+  // changed rather than the key's whole state. Each call adds one; together they must
+  // make every change the scope makes on this shard. No-op when not recording (callers
+  // may test recording() first to save building the arguments).
   static void RewriteAs(DbIndex db, facade::CmdArgList args);
   static void RewriteAs(DbIndex db, std::initializer_list<std::string_view> args) {
     RewriteAs(db, facade::CmdArgList(args.begin(), args.size()));

@@ -163,10 +163,13 @@ TEST_P(JournalTest, OtherWritesAsTheirEffects) {
   EXPECT_THAT(TakeAll(), IsEmpty());
   Run({"spop", "t", "3"});
   EXPECT_THAT(TakeAll(), ElementsAre("db0: DEL t"));
-  EXPECT_EQ(Run({"xadd", "x", "*", "f", "v"}).type, RespValue::Type::kBulk);
-  // The stream's new state, as a DUMP payload with no deadline.
-  EXPECT_THAT(TakeAll(), ElementsAre(testing::AllOf(testing::StartsWith("db0: RESTORE x 0 "),
-                                                    testing::EndsWith(" REPLACE ABSTTL"))));
+  EXPECT_EQ(Run({"rpush", "{l}", "3", "1", "2"}), 3);
+  EXPECT_EQ(Run({"sort", "{l}", "store", "{l}sorted"}), 3);
+  // The stored list's new state, as a DUMP payload with no deadline.
+  EXPECT_THAT(TakeAll(),
+              ElementsAre("db0: RPUSH {l} 3 1 2",
+                          testing::AllOf(testing::StartsWith("db0: RESTORE {l}sorted 0 "),
+                                         testing::EndsWith(" REPLACE ABSTTL"))));
 }
 
 TEST_P(JournalTest, RewritesAsRedisPropagates) {
@@ -178,6 +181,25 @@ TEST_P(JournalTest, RewritesAsRedisPropagates) {
   EXPECT_EQ(Run({"sadd", "s", "only"}), 1);
   EXPECT_EQ(Run({"spop", "s"}), "only");
   EXPECT_THAT(TakeAll(), ElementsAre("db0: SADD s only", "db0: SREM s only"));
+  // XADD with the ID it took; an approximate trim as the length it left.
+  EXPECT_EQ(Run({"xadd", "x", "*", "f", "v"}).type, RespValue::Type::kBulk);
+  EXPECT_THAT(TakeAll(), ElementsAre(MatchesRegex("db0: XADD x [0-9]{13}-0 f v")));
+  for (int i = 0; i < 250; ++i) Run({"xadd", "y", "1-" + std::to_string(i + 1), "f", "v"});
+  TakeAll();
+  EXPECT_EQ(Run({"xadd", "y", "maxlen", "~", "10", "limit", "200", "5-*", "f", "v"}), "5-0");
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: XADD y MAXLEN = 51 5-0 f v"));
+  EXPECT_EQ(Run({"xtrim", "y", "minid", "~", "5"}), 0);
+  EXPECT_EQ(Run({"xtrim", "y", "minid", "5"}), 50);
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: XTRIM y MAXLEN = 1"));
+  // Pops of the blocking and multi-key forms as the pops they made.
+  EXPECT_EQ(Run({"rpush", "q", "a", "b", "c"}), 3);
+  EXPECT_THAT(Run({"blpop", "q", "0"}), RespArray(ElementsAre("q", "a")));
+  EXPECT_THAT(Run({"blmpop", "0", "1", "q", "right", "count", "5"}),
+              RespArray(ElementsAre("q", RespArray(ElementsAre("c", "b")))));
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: RPUSH q a b c", "db0: LPOP q 1", "db0: RPOP q 2"));
+  EXPECT_EQ(Run({"zadd", "z", "1", "a", "2", "b"}), 2);
+  EXPECT_THAT(Run({"bzpopmax", "z", "0"}), RespArray(ElementsAre("z", "b", "2")));
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: ZADD z 1 a 2 b", "db0: ZPOPMAX z 1"));
   EXPECT_EQ(Run({"sadd", "t", "a", "b", "c"}), 3);
   TakeAll();
   RespValue popped = Run({"spop", "t", "2"});
@@ -341,7 +363,14 @@ TEST_P(JournalTest, ConsumerGroupStateReachesTheJournal) {
   StartRecording();
   // Changes Redis neither signals nor notifies, but propagates.
   Run({"xreadgroup", "group", "g", "c", "streams", "x", ">"});
-  EXPECT_THAT(TakeAll(), ElementsAre(testing::StartsWith("db0: RESTORE x 0 ")));
+  EXPECT_THAT(TakeAll(),
+              ElementsAre(MatchesRegex("db0: XCLAIM x g c 0 1-1 TIME [0-9]{13} RETRYCOUNT 1 "
+                                       "FORCE JUSTID"),
+                          "db0: XGROUP SETID x g 1-1 ENTRIESREAD 1"));
+  Run({"xclaim", "x", "g", "d", "0", "1-1", "retrycount", "5"});
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: XGROUP CREATECONSUMER x g d",
+                                     MatchesRegex("db0: XCLAIM x g d 0 1-1 TIME [0-9]{13} "
+                                                  "RETRYCOUNT 5 FORCE JUSTID")));
   EXPECT_EQ(Run({"xack", "x", "g", "1-1"}), 1);
   EXPECT_THAT(TakeAll(), ElementsAre("db0: XACK x g 1-1"));
   EXPECT_EQ(Run({"xack", "x", "g", "1-1"}), 0);
@@ -355,7 +384,7 @@ TEST_P(JournalTest, ServedBlockedClientLeavesItsPop) {
   WaitBlocked(1);
   EXPECT_EQ(Run({"rpush", "q", "x"}), 1);
   EXPECT_THAT(waiting->Finish(), RespArray(ElementsAre("q", "x")));
-  EXPECT_THAT(TakeAll(), ElementsAre("db0: RPUSH q x", "db0: DEL q"));
+  EXPECT_THAT(TakeAll(), ElementsAre("db0: RPUSH q x", "db0: LPOP q 1"));
 }
 
 INSTANTIATE_SHARD_COUNTS(JournalTest);

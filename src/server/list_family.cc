@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
@@ -15,6 +16,7 @@
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/family_utils.h"
+#include "src/server/journal.h"
 #include "src/server/list_object.h"
 #include "src/server/tracking.h"
 #include "src/server/transaction.h"
@@ -37,6 +39,28 @@ unsigned Depth() { return CollectionLimits::ListDepth(); }
 
 const char* PushEvent(End end) { return end == End::kHead ? "lpush" : "rpush"; }
 const char* PopEvent(End end) { return end == End::kHead ? "lpop" : "rpop"; }
+const char* EndName(End end) { return end == End::kHead ? "LEFT" : "RIGHT"; }
+
+// What the pops and moves that are not replayed as sent (blocking forms, served waiters,
+// keys on several shards) send replicas instead (ShardJournal::RewriteAs): the pop or
+// push that each shard made, or the LMOVE of a move within one shard, as Redis
+// propagates BLPOP as LPOP and BLMOVE as LMOVE. Never the list's whole state.
+void JournalPop(DbIndex db, std::string_view key, End end, size_t count) {
+  if (ShardJournal::recording() == nullptr) [[likely]]
+    return;
+  ShardJournal::RewriteAs(db, {end == End::kHead ? "LPOP" : "RPOP", key, absl::StrCat(count)});
+}
+void JournalPush(DbIndex db, std::string_view key, End end, std::string_view value) {
+  if (ShardJournal::recording() == nullptr) [[likely]]
+    return;
+  ShardJournal::RewriteAs(db, {end == End::kHead ? "LPUSH" : "RPUSH", key, value});
+}
+void JournalMove(DbIndex db, std::string_view source, std::string_view destination, End from,
+                 End to) {
+  if (ShardJournal::recording() == nullptr) [[likely]]
+    return;
+  ShardJournal::RewriteAs(db, {"LMOVE", source, destination, EndName(from), EndName(to)});
+}
 
 // Replies one element as a bulk string (integers in decimal).
 void SendValue(ReplyBuilder* rb, const core::Listpack::Value& value) {
@@ -410,12 +434,15 @@ MoveOutcome MoveElement(CmdArgList args, ConnectionContext* cntx, End from, End 
           list.Push(to, value);
           entry.Changed(PushEvent(to));  // Redis notifies the push, then the pop
           entry.Changed(PopEvent(from));
+          JournalMove(t->db(), source, destination, from, to);
           return;
         }
+        const bool one_shard = source_shard == destination_shard;
         // The push first, as Redis notifies them.
         if (shard->shard_id() == destination_shard) {
           std::string_view element = value;
           OpPush(t->db(), destination, to, CmdArgList(&element, 1), false);
+          if (!one_shard) JournalPush(t->db(), destination, to, value);
         }
         if (shard->shard_id() == source_shard) {
           // The move happens as of the look; a source that expired since then is
@@ -424,6 +451,10 @@ MoveOutcome MoveElement(CmdArgList args, ConnectionContext* cntx, End from, End 
             ListRef list(&entry.value());
             list.Pop(from, &Scratch());
             FinishChange(entry, list, PopEvent(from), true);
+            one_shard ? JournalMove(t->db(), source, destination, from, to)
+                      : JournalPop(t->db(), source, from, 1);
+          } else if (one_shard) {
+            JournalPush(t->db(), destination, to, value);
           }
         }
       });
@@ -544,7 +575,9 @@ PopOutcome PopFirstList(CmdArgList args, ConnectionContext* cntx, size_t keys_be
         // A key that expired since the look leaves every key empty now (the others are
         // locked): the reply is then the null of no list to pop.
         DbSlice::Update entry = Slice().FindMutable(t->db(), args[outcome.chosen]);
-        if (entry) PopInto(entry, end, count, &outcome.values);
+        if (!entry) return;
+        PopInto(entry, end, count, &outcome.values);
+        JournalPop(t->db(), args[outcome.chosen], end, outcome.values.size());
       });
   return outcome;
 }
@@ -575,6 +608,7 @@ Waiter::ServeFn ListPopServe(End end, size_t count) {
     Waiter::Result& result = waiter->result();
     result.key = std::string(key);
     PopInto(*found, end, count, &result.values);
+    JournalPop(db, key, end, result.values.size());
     return true;
   };
 }
@@ -663,6 +697,7 @@ Waiter::ServeFn MoveServe(End from, End to, std::string destination, TrackingWri
         list.Push(to, value);
         entry.Changed(PushEvent(to));  // Redis notifies the push, then the pop
         entry.Changed(PopEvent(from));
+        JournalMove(db, key, destination, from, to);
         return;
       }
       if (here) {  // the push first, as Redis notifies them
@@ -674,6 +709,7 @@ Waiter::ServeFn MoveServe(End from, End to, std::string destination, TrackingWri
       ListRef list(&entry.value());
       list.Pop(from, here ? &Scratch() : &value);
       FinishChange(entry, list, PopEvent(from), true);
+      here ? JournalMove(db, key, destination, from, to) : JournalPop(db, key, from, 1);
       result.push_pending = !here;
     });
     return true;
@@ -694,12 +730,14 @@ bool PushMoved(CmdArgList args, ConnectionContext* cntx, End from, End to,
       [&](Transaction* t, EngineShard* shard) {
         if (shard->shard_id() != shard_set->ShardOf(destination)) return;
         pushed = OpPush(t->db(), destination, to, CmdArgList(&element, 1), false).status();
+        if (pushed == OpStatus::kOk) JournalPush(t->db(), destination, to, element);
       },
       false);
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
         if (pushed == OpStatus::kOk || shard->shard_id() != shard_set->ShardOf(source)) return;
         OpPush(t->db(), source, from, CmdArgList(&element, 1), false);
+        JournalPush(t->db(), source, from, element);
       },
       true);
   return pushed == OpStatus::kOk;

@@ -532,6 +532,9 @@ void CmdSMove(CmdArgList args, ConnectionContext* cntx) {
   tx->Execute(
       [&](Transaction* t, EngineShard* shard) {
         if (!move) return;
+        // Keys on two shards: each sends replicas its half (SMOVE itself is replayed
+        // when both are on one shard).
+        const bool journal = ShardJournal::recording() != nullptr && src_shard != dst_shard;
         // The move happens as of hop 1: a source that expired since then is gone either
         // way, and the member still moves.
         if (shard->shard_id() == src_shard) {
@@ -540,9 +543,13 @@ void CmdSMove(CmdArgList args, ConnectionContext* cntx) {
             set->Remove(member);
             entry.Changed("srem");
             if (set->Empty()) entry.Erase("del");
+            if (journal) ShardJournal::RewriteAs(t->db(), {"SREM", src, member});
           }
         }
-        if (shard->shard_id() == dst_shard) OpAdd(t->db(), dst, args.subspan(3, 1), "sadd");
+        if (shard->shard_id() == dst_shard) {
+          OpAdd(t->db(), dst, args.subspan(3, 1), "sadd");
+          if (journal) ShardJournal::RewriteAs(t->db(), {"SADD", dst, member});
+        }
       },
       true);
   ReplyBuilder* rb = cntx->reply_builder();

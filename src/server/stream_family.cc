@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "helio/base/strings.h"
 #include "src/core/stream.h"
@@ -21,6 +22,7 @@
 #include "src/server/collection_limits.h"
 #include "src/server/engine_shard.h"
 #include "src/server/family_utils.h"
+#include "src/server/journal.h"
 #include "src/server/stream_family_internal.h"
 #include "src/server/transaction.h"
 
@@ -221,8 +223,10 @@ struct AddArgs {
   size_t field_pos = 0;  // the first field (XADD)
 };
 
-// Parses args from index 2; returns an error text, or "" with *out filled.
-std::string_view ParseAddOrTrim(CmdArgList args, bool xadd, AddArgs* out) {
+// Parses args from index 2; returns an error text, or "" with *out filled. From a
+// replica's master (`from_master`), LIMIT is accepted with an exact trim and ignored:
+// Redis keeps it in the XADD it propagates.
+std::string_view ParseAddOrTrim(CmdArgList args, bool xadd, bool from_master, AddArgs* out) {
   size_t i = 2;
   bool limit_given = false;
   for (; i < args.size(); ++i) {
@@ -275,7 +279,7 @@ std::string_view ParseAddOrTrim(CmdArgList args, bool xadd, AddArgs* out) {
     if (out->trim.strategy == TrimArgs::kNone) {
       return "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
     }
-    if (!out->trim.approx)
+    if (!out->trim.approx && !from_master)
       return "ERR syntax error, LIMIT cannot be used without the special ~ option";
   } else if (out->trim.approx) {
     // Redis's default: a hundred nodes' worth.
@@ -295,6 +299,29 @@ size_t Trim(Stream* stream, const TrimArgs& trim) {
       break;
   }
   return 0;
+}
+
+// What XADD and XTRIM send replicas (ShardJournal::RewriteAs), as Redis propagates them:
+// the ID the entry took rather than "*" or "ms-*", and a trim as "MAXLEN = " the length
+// it left, whatever its form ("~", MINID, LIMIT: their outcome depends on the clock and
+// the node layout). Never the stream's whole state.
+void JournalAdd(DbIndex db, std::string_view key, StreamID id, CmdArgList fields,
+                std::optional<size_t> trimmed_to) {
+  if (ShardJournal::recording() == nullptr) [[likely]]
+    return;
+  const std::string id_text = id.ToString();
+  const std::string length = trimmed_to ? absl::StrCat(*trimmed_to) : std::string();
+  std::vector<std::string_view> command{"XADD", key};
+  if (trimmed_to) command.insert(command.end(), {"MAXLEN", "=", length});
+  command.push_back(id_text);
+  command.insert(command.end(), fields.begin(), fields.end());
+  ShardJournal::RewriteAs(db, CmdArgList(command.data(), command.size()));
+}
+
+void JournalTrim(DbIndex db, std::string_view key, size_t trimmed_to) {
+  if (ShardJournal::recording() == nullptr) [[likely]]
+    return;
+  ShardJournal::RewriteAs(db, {"XTRIM", key, "MAXLEN", "=", absl::StrCat(trimmed_to)});
 }
 
 // --- XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...
@@ -345,17 +372,22 @@ AddResult OpAdd(DbIndex db, CmdArgList args, const AddArgs& parsed) {
   size_t entry_bytes = 0;
   for (std::string_view s : args.subspan(parsed.field_pos)) entry_bytes += s.size();
   if (!core::Listpack::SafeToAdd(0, entry_bytes)) return "ERR Elements are too large to be stored";
-  stream->Add(std::get<StreamID>(id), args.subspan(parsed.field_pos),
-              CollectionLimits::StreamNodeMaxBytes(), CollectionLimits::StreamNodeMaxEntries());
+  const StreamID added = std::get<StreamID>(id);
+  CmdArgList fields = args.subspan(parsed.field_pos);
+  stream->Add(added, fields, CollectionLimits::StreamNodeMaxBytes(),
+              CollectionLimits::StreamNodeMaxEntries());
   entry.Changed("xadd");
-  if (Trim(stream, parsed.trim) > 0) entry.Changed("xtrim");
-  return std::optional<StreamID>(std::get<StreamID>(id));
+  const bool trimmed = Trim(stream, parsed.trim) > 0;
+  if (trimmed) entry.Changed("xtrim");
+  JournalAdd(db, args[1], added, fields,
+             trimmed ? std::optional<size_t>(stream->Length()) : std::nullopt);
+  return std::optional<StreamID>(added);
 }
 
 void CmdXAdd(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   AddArgs parsed;
-  std::string_view error = ParseAddOrTrim(args, true, &parsed);
+  std::string_view error = ParseAddOrTrim(args, true, cntx->master_link, &parsed);
   if (!error.empty()) return rb->SendError(error);
   const size_t fields = args.size() - std::min(args.size(), parsed.field_pos);
   if (parsed.field_pos >= args.size() || fields < 2 || fields % 2 == 1) {
@@ -434,14 +466,17 @@ void CmdXDel(CmdArgList args, ConnectionContext* cntx) {
 void CmdXTrim(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   AddArgs parsed;
-  std::string_view error = ParseAddOrTrim(args, false, &parsed);
+  std::string_view error = ParseAddOrTrim(args, false, cntx->master_link, &parsed);
   if (!error.empty()) return rb->SendError(error);
   OpResult<DbSlice::Update> found =
       Slice().FindMutableTyped(cntx->db_index, args[1], ObjType::kStream);
   if (ReplyIfError(rb, found.status())) return;
   if (!found) return rb->SendLong(0);
   const size_t removed = Trim(StreamOf(*found), parsed.trim);
-  if (removed > 0) found->Changed("xtrim");
+  if (removed > 0) {
+    found->Changed("xtrim");
+    JournalTrim(cntx->db_index, args[1], StreamOf(*found)->Length());
+  }
   rb->SendLong(removed);
 }
 

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "helio/base/strings.h"
 #include "src/core/stream.h"
@@ -29,6 +30,7 @@
 #include "src/server/blocking_controller.h"
 #include "src/server/engine_shard.h"
 #include "src/server/family_utils.h"
+#include "src/server/journal.h"
 #include "src/server/stream_family_internal.h"
 #include "src/server/transaction.h"
 
@@ -259,14 +261,68 @@ void GroupStateChanged(DbSlice::Update& entry) {
   entry.Changed("xgroup-state", KeyChangeKind::kGroupState);
 }
 
+// What group reads and claims send replicas (ShardJournal::RewriteAs). They depend on the
+// clock (delivery times, idle times), so, as Redis propagates them, they go as the state
+// they left: a pending entry delivered or handed over as XCLAIM key group consumer 0 id
+// TIME t RETRYCOUNT n FORCE JUSTID, an entry that left the PEL as XACK, a group that moved
+// on as XGROUP SETID ... ENTRIESREAD, a consumer created as XGROUP CREATECONSUMER. Never
+// the stream's whole state. Costs nothing while no replica follows.
+class GroupJournal {
+ public:
+  GroupJournal(DbIndex db, std::string_view key, std::string_view group)
+      : active_(ShardJournal::recording() != nullptr), db_(db), key_(key), group_(group) {}
+
+  void ConsumerCreated(std::string_view consumer) const {
+    if (active_) ShardJournal::RewriteAs(db_, {"XGROUP", "CREATECONSUMER", key_, group_, consumer});
+  }
+  void Claimed(std::string_view consumer, StreamID id, const PendingEntry& entry) const {
+    if (!active_) return;
+    ShardJournal::RewriteAs(db_, {"XCLAIM", key_, group_, consumer, "0", id.ToString(), "TIME",
+                                  absl::StrCat(entry.delivery_time_ms), "RETRYCOUNT",
+                                  absl::StrCat(entry.delivery_count), "FORCE", "JUSTID"});
+  }
+  void Removed(StreamID id) const {
+    if (active_) ShardJournal::RewriteAs(db_, {"XACK", key_, group_, id.ToString()});
+  }
+  void Moved(const StreamGroup& group) const {
+    if (!active_) return;
+    ShardJournal::RewriteAs(db_, {"XGROUP", "SETID", key_, group_, group.last_id.ToString(),
+                                  "ENTRIESREAD", absl::StrCat(group.entries_read)});
+  }
+
+ private:
+  const bool active_;
+  const DbIndex db_;
+  const std::string_view key_, group_;
+};
+
 // The consumer that reads, created on its first read (with the event Redis sends), its
 // seen time refreshed.
-StreamConsumer* ReadingConsumer(DbSlice::Update& entry, StreamGroup* group, std::string_view name) {
+StreamConsumer* ReadingConsumer(DbSlice::Update& entry, StreamGroup* group, std::string_view name,
+                                const GroupJournal& journal) {
   bool created;
   StreamConsumer* consumer = group->FindOrAddConsumer(name, NowMs(), &created);
   consumer->seen_time_ms = NowMs();
-  if (created) entry.Changed("xgroup-createconsumer");
+  if (created) {
+    entry.Changed("xgroup-createconsumer");
+    journal.ConsumerCreated(name);
+  }
   return consumer;
+}
+
+// A group read's delivery (DeliverNew, ReadHistory) for replicas.
+void JournalRead(const GroupJournal& journal, const StreamGroup& group,
+                 std::string_view consumer, const std::vector<Stream::Entry>& entries,
+                 bool history, bool noack) {
+  if (!noack) {
+    for (const Stream::Entry& entry : entries) {
+      // A history read answers entries deleted since without changing their counters.
+      if (history && entry.pairs.empty()) continue;
+      const auto pending = group.pel().find(entry.id);
+      if (pending != group.pel().end()) journal.Claimed(consumer, entry.id, pending->second);
+    }
+  }
+  if (!history && !entries.empty()) journal.Moved(group);
 }
 
 // A blocked XREADGROUP's serve: delivers the group's new entries of the ready key into
@@ -289,10 +345,13 @@ Waiter::ServeFn GroupReadServe(std::string group_name, std::string consumer_name
     if (stream->Length() == 0 || stream->LastEntryId() <= group->last_id || !waiter->Claim()) {
       return false;
     }
-    StreamConsumer* consumer = ReadingConsumer(*found, group, consumer_name);
+    const GroupJournal journal(db, key, group_name);
+    StreamConsumer* consumer = ReadingConsumer(*found, group, consumer_name, journal);
     Waiter::Result& result = waiter->result();
     result.key = std::string(key);
-    for (Stream::Entry& entry : DeliverNew(*stream, group, consumer, count, noack)) {
+    std::vector<Stream::Entry> entries = DeliverNew(*stream, group, consumer, count, noack);
+    JournalRead(journal, *group, consumer_name, entries, false, noack);
+    for (Stream::Entry& entry : entries) {
       result.values.push_back(entry.id.ToString());
       result.values.push_back(std::to_string(entry.pairs.size()));
       for (std::string& s : entry.pairs) result.values.push_back(std::move(s));
@@ -379,10 +438,16 @@ void CmdXReadGroup(CmdArgList args, ConnectionContext* cntx) {
               Slice().FindMutableTyped(t->db(), args[index], ObjType::kStream);
           Stream* stream = StreamOf(*found);
           StreamGroup* group = stream->FindGroup(read.group);
-          StreamConsumer* consumer = ReadingConsumer(*found, group, read.consumer);
+          const GroupJournal journal(t->db(), args[index], read.group);
+          StreamConsumer* consumer = ReadingConsumer(*found, group, read.consumer, journal);
           results[k] = after[k] ? ReadHistory(*stream, group, consumer, *after[k], read.count)
                                 : DeliverNew(*stream, group, consumer, read.count, read.noack);
-          if (!results[k].empty()) GroupStateChanged(*found);
+          JournalRead(journal, *group, read.consumer, results[k], after[k].has_value(),
+                      read.noack);
+          // A history read of entries all deleted since changes nothing.
+          const bool changed = std::any_of(results[k].begin(), results[k].end(),
+                                           [](const Stream::Entry& e) { return !e.pairs.empty(); });
+          if (changed) GroupStateChanged(*found);
         }
       });
   if (!error.empty()) return rb->SendError(error);
@@ -593,9 +658,11 @@ void CmdXClaim(CmdArgList args, ConnectionContext* cntx) {
   // A delivery time in the future or before the epoch is taken as now (clients compute
   // it from their own clocks), as Redis does.
   if (opts.delivery_time_ms < 0 || opts.delivery_time_ms > now) opts.delivery_time_ms = now;
+  const GroupJournal journal(cntx->db_index, args[1], args[2]);
   if (opts.last_id > group->last_id) {
     group->last_id = opts.last_id;
     GroupStateChanged(*found);
+    journal.Moved(*group);
   }
 
   StreamConsumer* consumer = nullptr;
@@ -606,13 +673,14 @@ void CmdXClaim(CmdArgList args, ConnectionContext* cntx) {
       if (pending != nullptr) {
         group->Ack(id);  // deleted from the stream: leaves the PEL
         GroupStateChanged(*found);
+        journal.Removed(id);
       }
       continue;
     }
     const bool forced = pending == nullptr && opts.force;
     if (pending == nullptr && !forced) continue;
     if (!forced && *min_idle > 0 && now - pending->delivery_time_ms < *min_idle) continue;
-    if (consumer == nullptr) consumer = ReadingConsumer(*found, group, args[3]);
+    if (consumer == nullptr) consumer = ReadingConsumer(*found, group, args[3], journal);
     PendingEntry& entry = forced ? group->AddPending(id, consumer) : group->Assign(id, consumer);
     if (forced) entry.delivery_count = 1;
     entry.delivery_time_ms = opts.delivery_time_ms;
@@ -621,6 +689,7 @@ void CmdXClaim(CmdArgList args, ConnectionContext* cntx) {
     } else if (!opts.justid) {
       ++entry.delivery_count;
     }
+    journal.Claimed(args[3], id, entry);
     claimed.push_back(id);
   }
   if (!claimed.empty()) GroupStateChanged(*found);
@@ -659,6 +728,7 @@ void CmdXAutoClaim(CmdArgList args, ConnectionContext* cntx) {
   if (group == nullptr) return rb->SendError(NoGroupError(args[1], args[2]));
 
   const int64_t now = NowMs();
+  const GroupJournal journal(cntx->db_index, args[1], args[2]);
   int64_t attempts = count * 10;
   StreamConsumer* consumer = nullptr;
   std::vector<StreamID> claimed, deleted;
@@ -668,6 +738,7 @@ void CmdXAutoClaim(CmdArgList args, ConnectionContext* cntx) {
     ++it;
     if (!stream->Contains(id)) {  // deleted from the stream: leaves the PEL
       group->Ack(id);
+      journal.Removed(id);
       it = group->pel().upper_bound(id);
       deleted.push_back(id);
       --count;
@@ -675,10 +746,11 @@ void CmdXAutoClaim(CmdArgList args, ConnectionContext* cntx) {
     }
     PendingEntry* pending = group->FindPending(id);
     if (*min_idle > 0 && now - pending->delivery_time_ms < *min_idle) continue;
-    if (consumer == nullptr) consumer = ReadingConsumer(*found, group, args[3]);
+    if (consumer == nullptr) consumer = ReadingConsumer(*found, group, args[3], journal);
     PendingEntry& entry = group->Assign(id, consumer);
     entry.delivery_time_ms = now;
     if (!justid) ++entry.delivery_count;
+    journal.Claimed(args[3], id, entry);
     claimed.push_back(id);
     --count;
   }

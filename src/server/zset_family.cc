@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
 #include "helio/base/strings.h"
 #include "src/core/glob_matcher.h"
 #include "src/core/set_object.h"
@@ -24,6 +25,7 @@
 #include "src/server/blocking_controller.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/family_utils.h"
+#include "src/server/journal.h"
 #include "src/server/transaction.h"
 #include "src/server/zset_object.h"
 
@@ -310,6 +312,15 @@ OpResult<SortedPairs> OpPop(DbIndex db, std::string_view key, uint64_t count, bo
   zset.EraseRanks(first, first + n);
   FinishWrite(*update, zset, max ? "zpopmax" : "zpopmin");
   return popped;
+}
+
+// What the blocking pops, served waiters and pops over keys of several shards send
+// replicas instead of the sorted set's state (ShardJournal::RewriteAs): ZPOPMIN/ZPOPMAX
+// of what they took, as Redis propagates BZPOPMIN and ZMPOP.
+void JournalPop(DbIndex db, std::string_view key, bool max, size_t count) {
+  if (ShardJournal::recording() == nullptr || count == 0) [[likely]]
+    return;
+  ShardJournal::RewriteAs(db, {max ? "ZPOPMAX" : "ZPOPMIN", key, absl::StrCat(count)});
 }
 
 // Replaces `key` with a sorted set of `pairs` (ascending; none: deletes the key), without
@@ -848,6 +859,9 @@ PopOutcome PopFirstZSet(CmdArgList args, ConnectionContext* cntx, size_t keys_be
       [&](Transaction* t, EngineShard* shard) {
         if (pop && shard->shard_id() == shard_of_key) {
           outcome.popped = OpPop(t->db(), args[outcome.chosen], count, max);
+          if (outcome.popped) {
+            JournalPop(t->db(), args[outcome.chosen], max, outcome.popped->size());
+          }
         } else if (waiter && outcome.chosen == 0) {
           for (uint32_t index : t->KeyIndices(shard->shard_id())) {
             shard->blocking().Register(*waiter, args[index]);
@@ -891,7 +905,10 @@ Waiter::ServeFn ZSetPopServe(bool max, uint64_t count) {
     Waiter::Result& result = waiter->result();
     result.key = std::string(key);
     OpResult<SortedPairs> popped = OpPop(db, key, count, max);
-    if (popped) result.pairs = std::move(*popped);
+    if (popped) {
+      JournalPop(db, key, max, popped->size());
+      result.pairs = std::move(*popped);
+    }
     return true;
   };
 }
