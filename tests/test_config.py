@@ -23,6 +23,17 @@ def test_config_get_exact_and_patterns(server):
     assert sorted(zip(got[::2], got[1::2])) == [(b"hz", b"10"), (b"maxmemory-policy", b"noeviction")]
 
 
+def test_config_get_lists_a_name_and_its_alias(server):
+    """A pattern matching a parameter and its old name lists both, as Redis 7.0 does."""
+    got = server.raw()("CONFIG", "GET", "maxmemory", "maxmemory*", "*of")
+    pairs = dict(zip(got[::2], got[1::2]))
+    assert len(pairs) * 2 == len(got)  # no name twice
+    assert pairs[b"replicaof"] == pairs[b"slaveof"] == b""
+    assert pairs[b"maxmemory-clients"] == b"0"
+    assert {b"maxmemory", b"maxmemory-policy", b"maxmemory-samples"} <= set(pairs)
+    assert server.raw()("CONFIG", "GET", "slave-read-only") == [b"slave-read-only", b"yes"]
+
+
 def test_config_get_echoes_an_exact_name_as_given(server):
     c = server.raw()
     assert c("CONFIG", "GET", "HZ") == [b"HZ", b"10"]

@@ -1644,6 +1644,37 @@ def written_keys(unit):
     return sorted(k for a in unit for k in (a[1::2] if a[0].upper() == b"MSET" else a[1:2]))
 
 
+def test_deadlines_reach_the_stream_as_absolute_times(server_factory):
+    """Every TTL a write sets goes as an absolute time in ms (SET ... PXAT, PEXPIREAT), as
+    Redis 7 sends them, whatever form the client used; GETDEL goes as DEL."""
+    master = start_master(server_factory)
+    m = master.raw()
+    rr = RawReplica(master)
+    try:
+        rr.handshake()
+        rr.psync()
+        now_s = int(time.time())
+        ok(m, "SET", "t", "v", "EX", 200)
+        ok(m, "SET", "t", "v", "px", 100_000)
+        ok(m, "SET", "t", "v", "exat", now_s + 100)
+        ok(m, "SET", "t", "v", "pxat", now_s * 1000 + 100_000)
+        ok(m, "SETEX", "t", 100, "v")
+        ok(m, "PSETEX", "t", 100_000, "v")
+        ok(m, "EXPIRE", "t", 100)
+        ok(m, "GETEX", "t", "EXAT", now_s + 100)
+        ok(m, "SET", "t", "v", "EXAT", now_s - 100)  # a deadline past: the key goes
+        ok(m, "SET", "g", "v")
+        ok(m, "GETDEL", "g")
+        got = [a for a in rr.catch_up(m) if a[0].upper() not in (b"SELECT", b"PING")]
+        shapes = [b" ".join(a[:4] if a[0] == b"SET" else a[:2]) for a in got]
+        assert shapes == [b"SET t v PXAT"] * 6 + [b"PEXPIREAT t"] * 2 + [
+            b"SET t v PXAT", b"SET g v", b"DEL g"], got
+        deadlines = [int(a[4]) for a in got[:6]] + [int(a[2]) for a in got[6:8]]
+        assert all(abs(d - (now_s + 100) * 1000) < 105_000 for d in deadlines), deadlines
+    finally:
+        rr.close()
+
+
 def test_transactions_are_atomic_in_the_stream(server_factory):
     """What a transaction, a script or an MSET writes reaches the replica as one unit (one
     command, or one MULTI/EXEC block), so that a replica's readers never see half of it."""

@@ -285,6 +285,9 @@ const std::vector<ConfigParam>& Params() {
       {"maxmemory-samples", [] { return helio::StrCat(LoadEvictionConfig().samples); },
        EvictionSetter(1, std::numeric_limits<int32_t>::max(),
                       [](EvictionConfig* c, int64_t v) { c->samples = uint32_t(v); })},
+      // Redis 7's client eviction is not offered: its off value, and CONFIG SET refused
+      // (client-output-buffer-limit and the query buffer limit bound clients instead).
+      {"maxmemory-clients", [] { return std::string("0"); }, nullptr},
       {"lfu-log-factor", [] { return helio::StrCat(LoadEvictionConfig().lfu_log_factor); },
        EvictionSetter(0, std::numeric_limits<int32_t>::max(),
                       [](EvictionConfig* c, int64_t v) { c->lfu_log_factor = uint32_t(v); })},
@@ -392,6 +395,7 @@ const std::vector<ConfigParam>& Params() {
        IntegerSetter(0, std::numeric_limits<int32_t>::max(), SetMinReplicasMaxLagS)},
       // Following a master (replica.h).
       {"replicaof", ReplicaOfConfig, nullptr},
+      {"slaveof", ReplicaOfConfig, nullptr},
       {"replica-read-only", [] { return std::string(ReplicaReadOnlyConfig() ? "yes" : "no"); },
        YesNoSetter(SetReplicaReadOnlyConfig)},
       {"slave-read-only", [] { return std::string(ReplicaReadOnlyConfig() ? "yes" : "no"); },

@@ -2,11 +2,15 @@
 
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/family_utils.h"
+#include "src/server/journal.h"
 #include "src/server/rdb_load.h"
 #include "src/server/rdb_save.h"
 
@@ -90,6 +94,17 @@ void CmdRestore(CmdArgList args, ConnectionContext* cntx) {
   if (options.idle_s)
     Slice().SetIdleSeconds(db, key, uint32_t(std::min<int64_t>(*options.idle_s, UINT32_MAX)));
   if (options.freq) Slice().SetLfuCounter(db, key, uint8_t(*options.freq));
+  // Replicas get the command as sent, with a relative TTL made absolute (as Redis sends
+  // it): the payload as it came, not one made again from the value.
+  if (ShardJournal::recording() != nullptr) {
+    std::vector<std::string_view> command(args.begin(), args.end());
+    const std::string deadline = absl::StrCat(deadline_ms);
+    if (deadline_ms != 0 && !options.absttl) {
+      command[2] = deadline;
+      command.push_back("ABSTTL");
+    }
+    ShardJournal::RewriteAs(db, facade::CmdArgList(command.data(), command.size()));
+  }
   rb->SendOk();
 }
 

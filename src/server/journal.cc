@@ -28,8 +28,8 @@ const absl::flat_hash_set<std::string_view>& ReplayableCommands() {
   static const auto* commands = new absl::flat_hash_set<std::string_view>{
       // strings and keys
       "APPEND", "SETRANGE", "SETBIT", "BITFIELD", "INCR", "DECR", "INCRBY", "DECRBY", "DEL",
-      "UNLINK", "PERSIST", "RENAME", "RENAMENX", "COPY", "MOVE", "MSET", "MSETNX", "GETDEL",
-      "BITOP", "GETSET", "SETNX",
+      "UNLINK", "PERSIST", "RENAME", "RENAMENX", "COPY", "MOVE", "MSET", "MSETNX", "BITOP",
+      "GETSET", "SETNX",
       // lists
       "LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "LPOP", "RPOP", "LSET", "LINSERT", "LREM", "LTRIM",
       "LMOVE", "RPOPLPUSH", "LMPOP",
@@ -49,10 +49,14 @@ const absl::flat_hash_set<std::string_view>& ReplayableCommands() {
   return *commands;
 }
 
-// SET is replayed as sent unless it sets a deadline relative to now (EX, PX).
+// SET is replayed as sent unless it sets a deadline: then its effect, SET ... PXAT (or
+// DEL for a deadline past), as Redis sends every TTL as an absolute time in ms.
 bool IsReplayableSet(CmdArgList args) {
   for (size_t i = 3; i < args.size(); ++i) {
-    if (ArgIs(args[i], "EX") || ArgIs(args[i], "PX")) return false;
+    std::string_view arg = args[i];
+    if (ArgIs(arg, "EX") || ArgIs(arg, "PX") || ArgIs(arg, "EXAT") || ArgIs(arg, "PXAT")) {
+      return false;
+    }
   }
   return true;
 }
