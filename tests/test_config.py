@@ -34,6 +34,15 @@ def test_config_get_lists_a_name_and_its_alias(server):
     assert server.raw()("CONFIG", "GET", "slave-read-only") == [b"slave-read-only", b"yes"]
 
 
+def test_config_hidden_and_immutable(server):
+    c = server.raw()
+    # A test knob: listed only when named.
+    assert c("CONFIG", "GET", "key-load-delay") == [b"key-load-delay", b"0"]
+    assert b"key-load-delay" not in c("CONFIG", "GET", "*")[::2]
+    assert c("CONFIG", "SET", "daemonize", "yes") == err(
+        "ERR CONFIG SET failed (possibly related to argument 'daemonize') - can't set immutable config")
+
+
 def test_config_get_echoes_an_exact_name_as_given(server):
     c = server.raw()
     assert c("CONFIG", "GET", "HZ") == [b"HZ", b"10"]

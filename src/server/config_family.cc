@@ -96,6 +96,7 @@ struct ConfigParam {
   std::string_view name;
   std::function<std::string()> get;
   Setter set;  // nullptr: immutable
+  bool hidden = false;  // a test knob: CONFIG GET lists it only when named, as Redis
 };
 
 std::string RangeError(int64_t min, int64_t max) {
@@ -288,6 +289,8 @@ const std::vector<ConfigParam>& Params() {
       // Redis 7's client eviction is not offered: its off value, and CONFIG SET refused
       // (client-output-buffer-limit and the query buffer limit bound clients instead).
       {"maxmemory-clients", [] { return std::string("0"); }, nullptr},
+      // damselfly runs in the foreground (a service manager or a container runs it).
+      {"daemonize", [] { return std::string("no"); }, nullptr},
       {"lfu-log-factor", [] { return helio::StrCat(LoadEvictionConfig().lfu_log_factor); },
        EvictionSetter(0, std::numeric_limits<int32_t>::max(),
                       [](EvictionConfig* c, int64_t v) { c->lfu_log_factor = uint32_t(v); })},
@@ -345,7 +348,8 @@ const std::vector<ConfigParam>& Params() {
       {"snapshot_cron", GetSnapshotCron, SetSnapshotCron},
       {"key-load-delay", [] { return helio::StrCat(KeyLoadDelayUs()); },
        IntegerSetter(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(),
-                     SetKeyLoadDelayUs)},
+                     SetKeyLoadDelayUs),
+       /*hidden=*/true},
       {"rdbcompression", [] { return std::string(RdbCompression() ? "yes" : "no"); },
        YesNoSetter(SetRdbCompression)},
       {"rdbchecksum", [] { return std::string(RdbChecksum() ? "yes" : "no"); },
@@ -455,7 +459,7 @@ void ConfigGet(CmdArgList args, ReplyBuilder* rb) {
       continue;
     }
     for (const ConfigParam& param : Params()) {
-      if (core::GlobMatch(args[i], param.name, true)) add(&param, param.name);
+      if (!param.hidden && core::GlobMatch(args[i], param.name, true)) add(&param, param.name);
     }
   }
   rb->StartMap(found.size());
