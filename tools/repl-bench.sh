@@ -18,7 +18,10 @@
 # Usage: tools/repl-bench.sh
 # Environment: SIDE [master], ROUNDS [3], KEYS [1000000], SIZE [64], N [1000000],
 #   KEYSPACE [100000], TESTS [set,lpush] (redis-benchmark's -t: mset loads transactions
-#   spanning shards), MASTER_THREADS [1] (a damselfly master's threads, on CPUs 0..n-1:
+#   spanning shards), COMMAND (a command for redis-benchmark to load instead of TESTS,
+#   e.g. "XADD s MAXLEN ~ 10000 * f v"), PREFILL and PREFILL_N [10000] (a command that
+#   redis-benchmark runs PREFILL_N times after DEBUG POPULATE, e.g. "RPUSH q element" to
+#   give a COMMAND of "BLMOVE q q LEFT RIGHT 0" a big list), MASTER_THREADS [1] (a damselfly master's threads, on CPUs 0..n-1:
 #   with 2 it shares CPU 1 with the load), DAMSELFLY [build-opt/damselfly] (the binary,
 #   e.g. an older build to compare with),
 #   BASE_PORT [6690] (master BASE_PORT, replica BASE_PORT + 1), SKIP_BUILD (1: use the
@@ -33,6 +36,9 @@ size="${SIZE:-64}"
 n="${N:-1000000}"
 keyspace="${KEYSPACE:-100000}"
 tests="${TESTS:-set,lpush}"
+command="${COMMAND:-}"
+prefill="${PREFILL:-}"
+prefill_n="${PREFILL_N:-10000}"
 master_threads="${MASTER_THREADS:-1}"
 damselfly="${DAMSELFLY:-build-opt/damselfly}"
 master_port="${BASE_PORT:-6690}"
@@ -88,10 +94,13 @@ start_replica() {
 
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
-# requests/s of the TESTS (SET and LPUSH), summed as one rate over them.
+# requests/s of the TESTS (SET and LPUSH) or of the COMMAND, summed as one rate over them.
 load() {
-  taskset -c 1 redis-benchmark -p "$master_port" -t "$tests" -P 32 -c 50 -d "$size" \
-    -r "$keyspace" -n "$n" -q 2>/dev/null | tr '\r' '\n' |
+  local what=(-t "$tests")
+  # shellcheck disable=SC2206 # the command's words are redis-benchmark's arguments
+  [[ -z "$command" ]] || what=($command)
+  taskset -c 1 redis-benchmark -p "$master_port" -P 32 -c 50 -d "$size" \
+    -r "$keyspace" -n "$n" -q "${what[@]}" 2>/dev/null | tr '\r' '\n' |
     awk '/requests per second/ { for (i = 1; i <= NF; ++i) if ($i == "requests") s += 1 / $(i - 1); c++ }
          END { printf "%.0f", c / s }'
 }
@@ -103,6 +112,11 @@ measure() {
   if [[ "$side" == master ]]; then master="$server"; else replica="$server"; fi
   start_master "$master"
   cli "$master_port" debug populate "$keys" key "$size" >/dev/null
+  if [[ -n "$prefill" ]]; then
+    # shellcheck disable=SC2086 # the command's words are redis-benchmark's arguments
+    taskset -c 1 redis-benchmark -p "$master_port" -P 32 -c 1 -n "$prefill_n" -q $prefill \
+      >/dev/null 2>&1
+  fi
   local alone
   alone="$(load)"
   local t0
@@ -133,7 +147,8 @@ measure() {
 
 echo "# $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs);" \
   "commit $(git rev-parse --short HEAD); SIDE=$side KEYS=$keys SIZE=$size N=$n KEYSPACE=$keyspace" \
-  "TESTS=$tests MASTER_THREADS=$master_threads DAMSELFLY=$damselfly"
+  "TESTS=$tests COMMAND=\"$command\" PREFILL=\"$prefill\" PREFILL_N=$prefill_n" \
+  "MASTER_THREADS=$master_threads DAMSELFLY=$damselfly"
 for round in $(seq "$rounds"); do
   if ((round % 2)); then order=(damselfly redis); else order=(redis damselfly); fi
   for server in "${order[@]}"; do measure "$server" "$round"; done
