@@ -97,8 +97,8 @@ stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 # requests/s of the TESTS (SET and LPUSH) or of the COMMAND, summed as one rate over them.
 load() {
   local what=(-t "$tests")
-  # shellcheck disable=SC2206 # the command's words are redis-benchmark's arguments
-  [[ -z "$command" ]] || what=($command)
+  # The command's words, unglobbed (XADD's "*").
+  [[ -z "$command" ]] || read -r -a what <<<"$command"
   taskset -c 1 redis-benchmark -p "$master_port" -P 32 -c 50 -d "$size" \
     -r "$keyspace" -n "$n" -q "${what[@]}" 2>/dev/null | tr '\r' '\n' |
     awk '/requests per second/ { for (i = 1; i <= NF; ++i) if ($i == "requests") s += 1 / $(i - 1); c++ }
@@ -113,8 +113,9 @@ measure() {
   start_master "$master"
   cli "$master_port" debug populate "$keys" key "$size" >/dev/null
   if [[ -n "$prefill" ]]; then
-    # shellcheck disable=SC2086 # the command's words are redis-benchmark's arguments
-    taskset -c 1 redis-benchmark -p "$master_port" -P 32 -c 1 -n "$prefill_n" -q $prefill \
+    local words
+    read -r -a words <<<"$prefill"
+    taskset -c 1 redis-benchmark -p "$master_port" -P 32 -c 1 -n "$prefill_n" -q "${words[@]}" \
       >/dev/null 2>&1
   fi
   local alone
