@@ -21,9 +21,9 @@
 #   spanning shards), COMMAND (a command for redis-benchmark to load instead of TESTS,
 #   e.g. "XADD s MAXLEN ~ 10000 * f v"), PREFILL and PREFILL_N [10000] (a command that
 #   redis-benchmark runs PREFILL_N times after DEBUG POPULATE, e.g. "RPUSH q element" to
-#   give a COMMAND of "BLMOVE q q LEFT RIGHT 0" a big list), MASTER_THREADS [1] (a damselfly master's threads, on CPUs 0..n-1:
-#   with 2 it shares CPU 1 with the load), DAMSELFLY [build-opt/damselfly] (the binary,
-#   e.g. an older build to compare with),
+#   give a COMMAND of "BLMOVE q q LEFT RIGHT 0" a big list), MASTER_THREADS [1] (a
+#   damselfly master's threads, on CPUs 0..n-1: with 2 it shares CPU 1 with the load),
+#   DAMSELFLY [build-opt/damselfly] (the binary, e.g. an older build to compare with),
 #   BASE_PORT [6690] (master BASE_PORT, replica BASE_PORT + 1), SKIP_BUILD (1: use the
 #   existing build-opt/damselfly)
 set -euo pipefail

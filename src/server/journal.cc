@@ -49,8 +49,8 @@ const absl::flat_hash_set<std::string_view>& ReplayableCommands() {
   return *commands;
 }
 
-// SET is replayed as sent unless it sets a deadline: then its effect, SET ... PXAT (or
-// DEL for a deadline past), as Redis sends every TTL as an absolute time in ms.
+// SET is replayed as sent unless it sets a deadline: then as its effect, SET ... PXAT, as
+// Redis sends every TTL as an absolute time in ms.
 bool IsReplayableSet(CmdArgList args) {
   for (size_t i = 3; i < args.size(); ++i) {
     std::string_view arg = args[i];
