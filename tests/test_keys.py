@@ -255,6 +255,27 @@ def test_scan_full_iteration(server):
     assert sorted(seen) == sorted(keys)
 
 
+def test_scan_deletes_the_expired_keys_it_passes(server_factory, target):
+    """As Redis 7.0: SCAN skips keys past their deadline and deletes them (with active
+    expiry off, nothing else would), so DBSIZE and INFO's expired_keys follow."""
+    c = server_factory(*(("--enable-debug-command=local",) if target == "redis" else ())).raw()
+    assert c("DEBUG", "SET-ACTIVE-EXPIRE", 0) == "OK"
+    try:
+        c.send_many([("SET", f"gone:{i}", "v", "PX", 1) for i in range(50)] +
+                    [("SET", f"kept:{i}", "v") for i in range(50)])
+        for _ in range(100):
+            assert c.read() == "OK"
+        time.sleep(0.01)
+        expired_before = int(info_fields(c, "stats")["expired_keys"])
+        assert c("DBSIZE") == 100  # counted until something deletes them
+        seen, _ = scan_all(c)
+        assert sorted(seen) == sorted(f"kept:{i}".encode() for i in range(50))
+        assert c("DBSIZE") == 50
+        assert int(info_fields(c, "stats")["expired_keys"]) == expired_before + 50
+    finally:
+        assert c("DEBUG", "SET-ACTIVE-EXPIRE", 1) == "OK"
+
+
 def test_scan_match(server):
     c = server.raw()
     c.send_many([("SET", f"user:{i}", i) for i in range(200)] +

@@ -437,7 +437,8 @@ void DbSlice::ReportToListeners(const KeyChange& change) {
 }
 
 uint64_t DbSlice::Scan(DbIndex index, uint64_t cursor, size_t count,
-                       absl::FunctionRef<void(std::string_view, const PrimeValue&)> cb) {
+                       absl::FunctionRef<void(std::string_view, const PrimeValue&)> cb,
+                       std::vector<std::string>* expired) {
   Db* d = db(index);
   if (!d) return 0;
   const int64_t now_ms = ExpiryNowMs();
@@ -446,7 +447,10 @@ uint64_t DbSlice::Scan(DbIndex index, uint64_t cursor, size_t count,
   do {
     cursor = d->main.TraverseStep(cursor, [&](MainTable::Handle handle) {
       std::string_view key = handle.key().GetSlice(&scratch);
-      if (handle.value().has_expire() && base_ms_ + d->expire.Find(key).value() <= now_ms) return;
+      if (handle.value().has_expire() && base_ms_ + d->expire.Find(key).value() <= now_ms) {
+        if (expired != nullptr) expired->emplace_back(key);
+        return;
+      }
       cb(key, handle.value());
       ++seen;
     });

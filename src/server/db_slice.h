@@ -359,9 +359,12 @@ class DbSlice {
   // Calls cb for the keys of the table from `cursor` (0 starts a scan) until at least
   // `count` keys were seen or the table ends, and returns the cursor to continue with
   // (0: done). Every key present for the whole scan is returned at least once, also when
-  // the table grows between calls. Expired keys are skipped. Cursors stay below 2^48.
+  // the table grows between calls. Expired keys are skipped, and appended to *expired
+  // when given (the table cannot change during the step: SCAN deletes them after it, as
+  // Redis's SCAN expires the keys it passes). Cursors stay below 2^48.
   uint64_t Scan(DbIndex db, uint64_t cursor, size_t count,
-                absl::FunctionRef<void(std::string_view key, const PrimeValue& value)> cb);
+                absl::FunctionRef<void(std::string_view key, const PrimeValue& value)> cb,
+                std::vector<std::string>* expired = nullptr);
 
   // Calls cb for every live key of `db`.
   void ForEach(DbIndex db,

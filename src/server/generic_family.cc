@@ -383,12 +383,23 @@ void CmdScan(CmdArgList args, ConnectionContext* cntx) {
   std::vector<std::string> keys;
   while (shard < shard_set->size() && keys.size() < size_t(count)) {
     table_cursor = shard_set->Await(shard, [&] {
-      return Slice().Scan(db, table_cursor, count - keys.size(),
-                          [&](std::string_view key, const PrimeValue& value) {
-                            if (pattern && !core::GlobMatch(*pattern, key)) return;
-                            if (type && !helio::EqualsIgnoreCase(*type, ObjTypeName(value.type()))) return;
-                            keys.emplace_back(key);
-                          });
+      std::vector<std::string> expired;
+      const uint64_t next = Slice().Scan(
+          db, table_cursor, count - keys.size(),
+          [&](std::string_view key, const PrimeValue& value) {
+            if (pattern && !core::GlobMatch(*pattern, key)) return;
+            if (type && !helio::EqualsIgnoreCase(*type, ObjTypeName(value.type()))) return;
+            keys.emplace_back(key);
+          },
+          &expired);
+      // The expired keys passed go, as Redis's SCAN deletes them (each a DEL for
+      // replicas), but those a transaction holds: no key expires in its middle.
+      for (const std::string& key : expired) {
+        if (EngineShard::tlocal()->tx_queue().IsFree(key, LockMode::kExclusive)) {
+          Slice().Find(db, key);
+        }
+      }
+      return next;
     });
     if (table_cursor == 0) ++shard;
   }
