@@ -140,10 +140,7 @@ void EngineShard::RunExpiryCycles() {
     db_slice_.AgeAccessStamps(std::max<size_t>(64, keys / (600 * hz()) + 1));
     auto start = std::chrono::steady_clock::now();
     while (active_expire()) {
-      // Keys a transaction holds stay until it ends (its script or EXEC sees them live).
-      auto may_delete = [this](std::string_view key) {
-        return tx_queue_.IsFree(key, LockMode::kExclusive);
-      };
+      auto may_delete = [this](std::string_view key) { return MayExpire(key); };
       auto [checked, deleted] = db_slice_.ActiveExpire(kSamplesPerRound, may_delete);
       if (checked == 0 || deleted * 4 <= checked) break;
       if (std::chrono::steady_clock::now() - start > kCycleBudget) break;

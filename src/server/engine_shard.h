@@ -60,6 +60,9 @@ class EngineShard {
   ShardJournal& journal() { return journal_; }
   // Intent locks and the transaction queue (transaction.h).
   ShardTxQueue& tx_queue() { return tx_queue_; }
+  // Whether an expired `key` may be deleted now (active expiry, SCAN): not while a
+  // transaction holds it, whose script or EXEC sees it live until it ends. Shard thread.
+  bool MayExpire(std::string_view key) { return tx_queue_.IsFree(key, LockMode::kExclusive); }
   absl::BitGen& rng() { return rng_; }
   // What this shard holds: its objects' heap blocks and its tables (INFO's used_memory).
   // Shard thread.

@@ -393,11 +393,9 @@ void CmdScan(CmdArgList args, ConnectionContext* cntx) {
           },
           &expired);
       // The expired keys passed go, as Redis's SCAN deletes them (each a DEL for
-      // replicas), but those a transaction holds: no key expires in its middle.
+      // replicas): a lookup deletes an expired key.
       for (const std::string& key : expired) {
-        if (EngineShard::tlocal()->tx_queue().IsFree(key, LockMode::kExclusive)) {
-          Slice().Find(db, key);
-        }
+        if (EngineShard::tlocal()->MayExpire(key)) Slice().Find(db, key);
       }
       return next;
     });
