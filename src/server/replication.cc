@@ -124,6 +124,22 @@ class Stream {
 
   // --- proactor 0
 
+  // The follower (FollowStream), and a cut for it.
+  StreamCut Follow(StreamFollower* follower) {
+    StartRecording();
+    if (follower_ != follower) follower_started_ = false;
+    follower_ = follower;
+    const uint64_t token = ++last_id_;
+    follower_cuts_.push_back(token);
+    return {generation_, token};
+  }
+  void Unfollow() {
+    follower_ = nullptr;
+    follower_started_ = false;
+    follower_cuts_.clear();
+    if (replicas_.empty()) empty_since_ms_ = helio::UnixTimeMs();
+  }
+
   // A new replica for a full resync: returns its id and the journal generation its cut
   // must start.
   std::pair<uint64_t, uint64_t> AddReplica(PushQueue* queue, std::string ip, int64_t port) {
@@ -227,7 +243,7 @@ class Stream {
   // WAIT: settles `waiter` once `wanted` replicas acknowledged `offset`.
   void AwaitAcks(WaiterPtr waiter, int64_t offset, int64_t wanted) {
     if (!replicas_.empty()) {
-      Emit(CommandResp({"REPLCONF", "GETACK", "*"}));
+      Emit(CommandResp({"REPLCONF", "GETACK", "*"}), /*to_follower=*/false);
       Publish();
     }
     waits_.push_back({std::move(waiter), offset, wanted});
@@ -278,12 +294,12 @@ class Stream {
       // A replica's first PING comes a period after it did.
       if (replicas_.empty()) last_ping_ms = now_ms;
       if (!replicas_.empty() && now_ms - last_ping_ms >= ReplPingPeriodS() * 1000) {
-        Emit(CommandResp({"PING"}));
+        Emit(CommandResp({"PING"}), /*to_follower=*/false);
         Publish();
         last_ping_ms = now_ms;
       }
       const int64_t ttl_s = ReplBacklogTtlS();
-      if (recording_ && replicas_.empty() && ttl_s > 0 &&
+      if (recording_ && replicas_.empty() && follower_ == nullptr && ttl_s > 0 &&
           now_ms - empty_since_ms_ >= ttl_s * 1000) {
         StopRecording();
       }
@@ -326,6 +342,7 @@ class Stream {
 
   // Fiber context (it dispatches to the shards).
   void StopRecording() {
+    DCHECK(follower_ == nullptr);
     recording_ = false;
     SetJournalActive(false);
     const uint64_t generation = generation_;
@@ -403,6 +420,12 @@ class Stream {
     const JournalRecord& barrier = queues_[0].front();
     if (barrier.kind == JournalRecord::Kind::kCut) {
       if (Replica* r = Find(barrier.token)) r->start = offset_;
+      if (auto it = std::find(follower_cuts_.begin(), follower_cuts_.end(), barrier.token);
+          it != follower_cuts_.end()) {
+        follower_cuts_.erase(it);
+        follower_started_ = true;
+        follower_->AtCut(barrier.token);
+      }
       selected_db_ = -1;  // the new replica's stream starts with a SELECT
     } else if (!barrier.resp.empty()) {
       EmitRecord(barrier);
@@ -549,10 +572,11 @@ class Stream {
     }
   }
 
-  // Appends to the stream; Publish sends it.
-  void Emit(std::string_view bytes) {
+  // Appends to the stream (and hands it to the follower); Publish sends it.
+  void Emit(std::string_view bytes, bool to_follower = true) {
     backlog_.append(bytes);
     offset_ += bytes.size();
+    if (to_follower && follower_started_) follower_->Append(bytes);
   }
 
   // Sends what was emitted since the last call to the online replicas: one push each.
@@ -609,6 +633,9 @@ class Stream {
   uint64_t last_id_ = 0;
   int64_t empty_since_ms_ = 0;
   int64_t good_replicas_ = 0;
+  StreamFollower* follower_ = nullptr;
+  bool follower_started_ = false;       // its first cut was reached
+  std::vector<uint64_t> follower_cuts_;  // the cuts it asked for, not reached yet
 };
 
 // Created with its merge fiber on first use; torn down by StopReplication.
@@ -686,11 +713,8 @@ int64_t TakeSnapshot(const std::string& path, uint64_t id, uint64_t generation,
   options.path = path;
   options.compression = RdbCompression();
   options.checksum = RdbChecksum();
-  options.on_cut = [generation, id, s = &TheStream()](EngineShard* shard) {
-    shard->journal().Cut(generation, id,
-                         [s](uint16_t shard, uint64_t gen, std::vector<JournalRecord> records) {
-                           s->Hand(shard, gen, std::move(records));
-                         });
+  options.on_cut = [cut = StreamCut{generation, id}](EngineShard* shard) {
+    CutJournal(shard, cut);
   };
   while (true) {
     SnapshotResult result;
@@ -869,6 +893,27 @@ void PropagateToReplicas(facade::CmdArgList args, DbIndex db) {
     if (stream != nullptr) stream->EmitGlobal(resp, db);
   });
 }
+
+StreamCut FollowStream(StreamFollower* follower) {
+  return OnStream([follower](Stream& s) { return s.Follow(follower); });
+}
+
+void CutJournal(EngineShard* shard, StreamCut cut) {
+  shard->journal().Cut(cut.generation, cut.token,
+                       [s = &TheStream()](uint16_t shard, uint64_t gen,
+                                          std::vector<JournalRecord> records) {
+                         s->Hand(shard, gen, std::move(records));
+                       });
+}
+
+void UnfollowStream() {
+  OnStreamIfAny([](Stream& s) {
+    s.Unfollow();
+    return true;
+  }, false);
+}
+
+void FlushStream() { StreamOffset(); }
 
 void StopReplication() {
   std::lock_guard guard(stream_mu);

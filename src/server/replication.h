@@ -39,6 +39,8 @@
 
 namespace damselfly {
 
+class EngineShard;
+
 struct ReplicaStatus {
   std::string ip;
   int64_t port = 0;
@@ -106,6 +108,36 @@ int64_t MinReplicasToWrite();
 void SetMinReplicasToWrite(int64_t count);
 int64_t MinReplicasMaxLagS();
 void SetMinReplicasMaxLagS(int64_t seconds);
+
+// The append-only file (aof.h) follows the stream as a replica on this machine would,
+// without the PINGs and REPLCONF GETACKs: from its first cut on, it hears every byte the
+// merge emits, on proactor 0, in the merge.
+class StreamFollower {
+ public:
+  virtual ~StreamFollower() = default;
+  // The stream's next bytes. Must not suspend.
+  virtual void Append(std::string_view bytes) = 0;
+  // The cut `token` (FollowStream's) is here: the bytes after it are the changes made
+  // after that cut's snapshot. Must not suspend.
+  virtual void AtCut(uint64_t token) = 0;
+};
+struct StreamCut {
+  uint64_t generation = 0, token = 0;
+};
+// Makes `follower` the stream's (one at a time), starts the stream recording if it does
+// not, and returns a cut to take: CutJournal on every shard in one whole-shard hop (a
+// snapshot's cut, or any hop while nothing else writes). The follower hears the stream
+// from the first cut it took; while it follows, the stream keeps recording without
+// replicas. Fiber context.
+StreamCut FollowStream(StreamFollower* follower);
+// In the whole-shard hop: `shard`'s journal records `cut` (and starts recording).
+void CutJournal(EngineShard* shard, StreamCut cut);
+// The follower stops hearing the stream (recording stops as it does without replicas).
+// Fiber context.
+void UnfollowStream();
+// Everything the shards recorded so far reaches the follower (WAIT's StreamOffset, which
+// flushes every shard's journal and merges). Fiber context.
+void FlushStream();
 
 // Stops the merge fiber and the shards' journals; at shutdown, once the connections
 // are closed and before the shards stop.
