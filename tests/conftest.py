@@ -127,7 +127,7 @@ def free_port():
 def redis_args(extra):
     """Translates damselfly-style flags (--name=value, --flag) to redis-server arguments."""
     renames = {"dbnum": "databases", "enable_protected_configs": "enable-protected-configs",
-               "key_load_delay": "key-load-delay"}
+               "key_load_delay": "key-load-delay", "aof_load_truncated": "aof-load-truncated"}
     out = []
     for arg in extra:
         if not arg.startswith("--"):

@@ -86,6 +86,8 @@ class ConnectionContext {
   // A replica's link to its master (src/server/replica.h): it runs what the master sends,
   // which a read-only replica or maxmemory does not refuse.
   bool master_link = false;
+  // The start-up load of the AOF (src/server/aof.h): runs while the server is loading.
+  bool aof_loading = false;
   // Named by another client's CLIENT TRACKING REDIRECT: keeps its push queue for life.
   bool redirect_target = false;
   // CLIENT NO-EVICT: kept and reported (CLIENT LIST flag e); nothing evicts clients yet.

@@ -162,6 +162,7 @@ constexpr CommandDoc kServerDocs[] = {
     {"MONITOR", "server", "Listen for all requests received by the server in real time", "1.0.0",
      ""},
     {"SAVE", "server", "Synchronously save the dataset to disk", "1.0.0", ""},
+    {"BGREWRITEAOF", "server", "Asynchronously rewrite the append-only file", "1.0.0", ""},
     {"BGSAVE", "server", "Asynchronously save the dataset to disk", "1.0.0", "[SCHEDULE]"},
     {"LASTSAVE", "server", "Get the UNIX time stamp of the last successful save to disk",
      "1.0.0", ""},

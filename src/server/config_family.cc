@@ -1,3 +1,4 @@
+#include "src/server/aof.h"
 #include "src/server/tracking.h"
 #include "src/server/config_family.h"
 
@@ -354,7 +355,25 @@ const std::vector<ConfigParam>& Params() {
        YesNoSetter(SetRdbCompression)},
       {"rdbchecksum", [] { return std::string(RdbChecksum() ? "yes" : "no"); },
        YesNoSetter(SetRdbChecksum)},
-      {"appendonly", [] { return std::string("no"); }, nullptr},
+      // The append-only file (aof.h).
+      {"appendonly", [] { return std::string(AofEnabled() ? "yes" : "no"); }, SetAppendOnly},
+      {"appendfsync", GetAppendFsync, SetAppendFsync},
+      {"appendfilename", AppendFilename, nullptr},
+      {"appenddirname", AppendDirname, nullptr},
+      {"auto-aof-rewrite-percentage", [] { return helio::StrCat(AutoAofRewritePercentage()); },
+       IntegerSetter(0, std::numeric_limits<int32_t>::max(), SetAutoAofRewritePercentage)},
+      {"auto-aof-rewrite-min-size", [] { return helio::StrCat(AutoAofRewriteMinSize()); },
+       [](std::string_view text, bool apply) -> std::string {
+         std::optional<uint64_t> bytes = ParseMemoryValue(text);
+         if (!bytes || *bytes > uint64_t(kMaxLong)) return "argument must be a memory value";
+         if (apply) SetAutoAofRewriteMinSize(int64_t(*bytes));
+         return "";
+       }},
+      {"aof-load-truncated", [] { return std::string(AofLoadTruncated() ? "yes" : "no"); },
+       YesNoSetter(SetAofLoadTruncated)},
+      // The base is always an RDB snapshot; no timestamp annotations.
+      {"aof-use-rdb-preamble", [] { return std::string("yes"); }, nullptr},
+      {"aof-timestamp-enabled", [] { return std::string("no"); }, nullptr},
       {"timeout", [] { return helio::StrCat(facade::ClientConnection::IdleTimeoutSeconds()); },
        IntegerSetter(0, std::numeric_limits<int32_t>::max(),
                      facade::ClientConnection::SetIdleTimeoutSeconds)},

@@ -20,6 +20,7 @@
 #include "src/core/obj_malloc.h"
 #include "src/facade/memcache_connection.h"
 #include "src/facade/resp_connection.h"
+#include "src/server/aof.h"
 #include "src/server/cgroup_limits.h"
 #include "src/server/client_pause.h"
 #include "src/server/connection_family.h"
@@ -285,6 +286,7 @@ int main(int argc, char** argv) {
   damselfly::StopAllScripts();         // a busy script's connection must end too
   server.Stop();
   damselfly::StopReplicaOf();    // the master's commands stop before the shards do
+  damselfly::StopAof();          // every write reached the AOF, fsynced
   damselfly::StopReplication();  // the replicas' connections are closed
   // SIGTERM with save rules set saves (SHUTDOWN did already, or was told not to).
   if (!damselfly::SaveBeforeShutdown("")) LOG(ERROR) << "the snapshot at shutdown failed";

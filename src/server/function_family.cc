@@ -369,7 +369,7 @@ void FCall(CmdArgList args, ConnectionContext* cntx, bool read_only) {
     return rb->SendError("ERR Number of keys can't be greater than number of args");
   }
   if (*numkeys < 0) return rb->SendError("ERR Number of keys can't be negative");
-  if (std::string_view refusal = WriteRefusal(cntx->master_link);
+  if (std::string refusal = WriteRefusal(cntx->master_link);
       !flags.no_writes && !refusal.empty()) {
     return rb->SendError(refusal);  // Redis's dispatcher's, from the flags
   }
@@ -587,7 +587,7 @@ void CmdFunction(CmdArgList args, ConnectionContext* cntx) {
       OverMaxMemory()) {
     return rb->SendError(facade::kOomErr);
   }
-  const std::string_view refusal = WriteRefusal(cntx->master_link);
+  const std::string refusal = WriteRefusal(cntx->master_link);
   if ((ArgIs(args[1], "LOAD") || ArgIs(args[1], "RESTORE") || ArgIs(args[1], "DELETE") ||
        ArgIs(args[1], "FLUSH")) &&
       !refusal.empty()) {

@@ -5,6 +5,7 @@
 #include "absl/container/inlined_vector.h"
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
+#include "src/server/aof.h"
 #include "src/server/bitops_family.h"
 #include "src/server/client_pause.h"
 #include "src/server/command_accounting.h"
@@ -56,7 +57,10 @@ namespace {
 constexpr size_t kMaxSquashedRun = 64;
 }  // namespace
 
-Service::Service(helio::io::ProactorPool* pool) : pool_(pool) { SetReplicaService(this); }
+Service::Service(helio::io::ProactorPool* pool) : pool_(pool) {
+  SetReplicaService(this);
+  SetAofService(this);
+}
 
 void Service::RegisterCommands() {
   AddCommandDocs(&registry_);
@@ -86,6 +90,7 @@ void Service::RegisterCommands() {
   ScriptFamily::Register(&registry_);
   FunctionFamily::Register(&registry_);
   PersistenceFamily::Register(&registry_);
+  AofFamily::Register(&registry_);
   registry_.CheckEveryDocUsed();
 }
 
@@ -117,6 +122,9 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
     uint32_t any_flags = cid->flags, all_flags = cid->flags;
     // EXEC is refused as its queued commands would be now (Redis's processCommand).
     if (cid->name == "EXEC") MultiExec::QueuedFlags(cntx, &any_flags, &all_flags);
+    if ((refusals & kRefuseDiskError) && ((any_flags & facade::kCmdWrite) || cid->name == "PING")) {
+      return reject(cid, DiskErrorRefusal());
+    }
     if ((refusals & kRefuseNoReplicas) && (any_flags & facade::kCmdWrite)) {
       return reject(cid, kNoReplicasErr);
     }
@@ -127,7 +135,7 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
       return reject(cid, kMasterDownErr);
     }
   }
-  if (Loading() && !(cid->flags & facade::kCmdLoading)) [[unlikely]] {
+  if (Loading() && !(cid->flags & facade::kCmdLoading) && !cntx->aof_loading) [[unlikely]] {
     return reject(cid, facade::kLoadingErr);
   }
   if (IsSubscribed(cntx) && cntx->reply_builder()->protocol() == facade::RespVersion::kResp2) {
@@ -233,7 +241,7 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
             (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth)) ||
             ((next->flags & facade::kCmdDenyOom) && over_maxmemory) ||
             ((next->flags & facade::kCmdWrite) &&
-             (refusals & (kRefuseWrites | kRefuseNoReplicas))) ||
+             (refusals & (kRefuseWrites | kRefuseNoReplicas | kRefuseDiskError))) ||
             (refusals & kRefuseStale) ||
             ClientPause::MustWait(next, commands[end], cntx)) {
           break;

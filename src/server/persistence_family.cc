@@ -1,3 +1,4 @@
+#include "src/server/aof.h"
 #include "src/server/persistence_family.h"
 
 #include <gflags/gflags.h>
@@ -275,10 +276,14 @@ bool ConfigurePersistence() {
     return false;
   }
   SetKeyLoadDelayUs(FLAGS_key_load_delay);
+  if (!ConfigureAof()) return false;
   std::lock_guard lock(s.mu);
   // The listeners start next: from their first client on, a file to load means -LOADING.
   struct stat file;
-  if (stat(FLAGS_dbfilename.c_str(), &file) == 0) {
+  if (AofToLoad()) {
+    s.loading_started_s = NowS();
+    loading.store(true);
+  } else if (stat(FLAGS_dbfilename.c_str(), &file) == 0) {
     s.loading_started_s = NowS();
     // Known before the load opens the file, so INFO's loading fields are whole from the
     // first client on.
@@ -300,7 +305,9 @@ void AbortLoading() { state().load_progress.cancel.store(true); }
 void LoadAtStartup() {
   State& s = state();
   struct stat file;
-  if (stat(FLAGS_dbfilename.c_str(), &file) == 0) {
+  if (LoadAofAtStartup()) {
+    LOG(INFO) << "DB loaded from append only file";
+  } else if (stat(FLAGS_dbfilename.c_str(), &file) == 0) {
     LOG(INFO) << "Loading " << FLAGS_dbfilename << " (" << file.st_size << " bytes)";
     const auto start = std::chrono::steady_clock::now();
     LoadResult loaded;
@@ -331,6 +338,7 @@ void LoadAtStartup() {
     s.last_load_expired = loaded.expired;
   }
   s.changes_at_last_save = TotalChanges();
+  AofStart();  // before any client writes
   shard_set->pool()->at(0)->Await([&s] { s.rules_fiber = helio::fibers::Launch(SaveRulesLoop); });
   loading.store(false);
 }

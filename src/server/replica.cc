@@ -58,9 +58,11 @@ std::mutex config_mu;  // guards the strings below, and orders UpdateRefusals' s
 std::string masterauth, masteruser, replicaof_config;
 facade::ServiceInterface* service = nullptr;
 
+std::atomic<int> aof_write_errno{0};
+
 void UpdateRefusals() {
   std::lock_guard lock(config_mu);  // two updates do not interleave their loads and store
-  uint8_t now = 0;
+  uint8_t now = aof_write_errno.load(std::memory_order_relaxed) != 0 ? kRefuseDiskError : 0;
   if (following.load(std::memory_order_relaxed)) {
     if (read_only_config.load(std::memory_order_relaxed)) now |= kRefuseWrites;
     if (!link_up.load(std::memory_order_relaxed) &&
@@ -575,6 +577,17 @@ void StopReplicaOf() {
 }
 
 uint8_t ReplicaRefusals() { return refusals.load(std::memory_order_relaxed); }
+
+void SetAofWriteError(int error_number) {
+  if (aof_write_errno.exchange(error_number, std::memory_order_relaxed) != error_number) {
+    UpdateRefusals();
+  }
+}
+
+std::string DiskErrorRefusal() {
+  const char* text = strerrordesc_np(aof_write_errno.load(std::memory_order_relaxed));
+  return helio::StrCat("MISCONF Errors writing to the AOF file: ", text ? text : "Unknown error");
+}
 
 void SetTooFewGoodReplicas(bool too_few) {
   if (too_few_good_replicas.exchange(too_few, std::memory_order_relaxed) != too_few) {

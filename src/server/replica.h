@@ -61,8 +61,14 @@ void StopReplicaOf();
 // What is refused to clients other than the master link: writes, on a replica with
 // replica-read-only; every command without the stale flag while the stream does not flow
 // (replica-serve-stale-data no); writes, on a master with fewer good replicas than
-// min-replicas-to-write (replication.h: SetTooFewGoodReplicas). One relaxed load.
-enum ReplicaRefusal : uint8_t { kRefuseWrites = 1, kRefuseStale = 2, kRefuseNoReplicas = 4 };
+// min-replicas-to-write (replication.h: SetTooFewGoodReplicas); writes and PING while the
+// AOF cannot be written (SetAofWriteError), as Redis. One relaxed load.
+enum ReplicaRefusal : uint8_t {
+  kRefuseWrites = 1,
+  kRefuseStale = 2,
+  kRefuseNoReplicas = 4,
+  kRefuseDiskError = 8,
+};
 uint8_t ReplicaRefusals();
 inline bool ReadOnlyReplica() { return ReplicaRefusals() & kRefuseWrites; }
 // Redis's refusals (of a write command, a script that may write, FUNCTION LOAD...; of a
@@ -72,9 +78,17 @@ inline constexpr char kReadOnlyReplicaErr[] =
 inline constexpr char kMasterDownErr[] =
     "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
 inline constexpr char kNoReplicasErr[] = "NOREPLICAS Not enough good replicas to write.";
+// From the AOF's writer (aof.h): the errno of a write that failed, 0 once one succeeds.
+// Any thread.
+void SetAofWriteError(int error_number);
+// Redis's refusal while the AOF cannot be written: "MISCONF Errors writing to the AOF
+// file: <the error>".
+std::string DiskErrorRefusal();
 // The error a write from a client (not the master link) is refused with now, or "".
-inline std::string_view WriteRefusal(bool master_link) {
+inline std::string WriteRefusal(bool master_link) {
   const uint8_t refusals = master_link ? 0 : ReplicaRefusals();
+  if (refusals == 0) [[likely]] return {};
+  if (refusals & kRefuseDiskError) return DiskErrorRefusal();
   if (refusals & kRefuseNoReplicas) return kNoReplicasErr;
   if (refusals & kRefuseWrites) return kReadOnlyReplicaErr;
   return {};

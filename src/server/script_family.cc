@@ -132,7 +132,7 @@ void Eval(CmdArgList args, ConnectionContext* cntx, bool by_sha, bool read_only)
     sha = eval_sha;
   }
   const ScriptFlags& flags = script->flags;
-  if (std::string_view refusal = WriteRefusal(cntx->master_link);
+  if (std::string refusal = WriteRefusal(cntx->master_link);
       flags.declared && !flags.no_writes && !refusal.empty()) {
     return rb->SendError(refusal);  // Redis's dispatcher's, from the flags
   }

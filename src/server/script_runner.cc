@@ -379,7 +379,7 @@ void Run::Call(CmdArgList args, bool resp3, std::string* reply) {
     return fail("ERR Write commands are not allowed from read-only scripts.");
   }
   if (cid->flags & facade::kCmdWrite) {
-    if (std::string_view refusal = WriteRefusal(cntx_->master_link); !refusal.empty()) {
+    if (std::string refusal = WriteRefusal(cntx_->master_link); !refusal.empty()) {
       return fail(refusal);
     }
     if ((cid->flags & facade::kCmdDenyOom) && !call_.flags.allow_oom && OverMaxMemory()) {

@@ -1,3 +1,4 @@
+#include "src/server/aof.h"
 #include "src/server/server_family.h"
 
 #include <algorithm>
@@ -206,8 +207,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
   if (show("persistence")) {
     header("Persistence");
     out.append(PersistenceInfo());
-    field("aof_enabled", 0);
-    field("aof_rewrite_in_progress", 0);
+    out.append(AofInfo());
   }
   if (show("stats")) {
     header("Stats");

@@ -1,0 +1,815 @@
+#include "src/server/aof.h"
+
+#include <fcntl.h>
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/fiber/operations.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "helio/base/strings.h"
+#include "helio/base/time.h"
+#include "helio/fibers/sync.h"
+#include "src/core/aof_manifest.h"
+#include "src/facade/resp_connection.h"
+#include "src/facade/resp_parser.h"
+#include "src/server/arg_parsing.h"
+#include "src/server/engine_shard_set.h"
+#include "src/server/function_family.h"
+#include "src/server/multi_exec.h"
+#include "src/server/persistence_family.h"
+#include "src/server/replica.h"
+#include "src/server/replication.h"
+#include "src/server/snapshot.h"
+
+DEFINE_bool(appendonly, false,
+            "Keep an append-only file of every write in dir/appenddirname and load it at "
+            "start-up (Redis 7.0's multi-part AOF)");
+DEFINE_string(appendfilename, "appendonly.aof", "The AOF files' name prefix");
+DEFINE_string(appenddirname, "appendonlydir", "The AOF's directory, in dir");
+DEFINE_string(appendfsync, "everysec",
+              "When the AOF reaches the disk: everysec (fsync once a second) or no (when "
+              "the kernel writes it)");
+DEFINE_int64(auto_aof_rewrite_percentage, 100,
+             "Rewrite the AOF when it grew by this percentage since the last rewrite (0: "
+             "never by itself)");
+DEFINE_int64(auto_aof_rewrite_min_size, 64 << 20,
+             "Rewrite the AOF by itself only once it is at least this many bytes");
+DEFINE_bool(aof_load_truncated, true,
+            "Load an AOF whose last command was cut by a crash, without that command");
+
+namespace damselfly {
+
+using core::AofFileInfo;
+using core::AofManifest;
+using facade::CmdArgList;
+using facade::ConnectionContext;
+
+namespace {
+
+facade::ServiceInterface* service = nullptr;
+std::atomic<bool> appendonly{false};
+std::atomic<bool> fsync_everysec{true};
+std::atomic<int64_t> rewrite_percentage{100};
+std::atomic<int64_t> rewrite_min_size{64 << 20};
+std::atomic<bool> load_truncated{true};
+
+constexpr size_t kReadChunk = 1 << 20;
+constexpr size_t kMaxLoadBatch = 256;  // commands run as one DispatchMany
+
+std::string DirPath() { return FLAGS_appenddirname; }
+std::string PathOf(std::string_view name) { return helio::StrCat(DirPath(), "/", name); }
+std::string ManifestPath() { return PathOf(AofManifest::ManifestName(FLAGS_appendfilename)); }
+
+int64_t FileSize(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? int64_t(st.st_size) : 0;
+}
+
+// Writes the AOF's files on a thread of its own, in the order asked: appends to the
+// incremental file, switches to a new one, manifests, deletions; fsyncs the
+// incremental file once a second with appendfsync everysec. A write that fails is
+// retried a second later (aof_last_write_status:err meanwhile), as Redis does.
+//
+// Thread-safety: every method may be called from any thread; the disk calls happen on
+// the writer's thread only. The lock is held for a move, once per merge of the stream.
+class AofWriter {
+ public:
+  AofWriter() : thread_([this] { Run(); }) {}
+  ~AofWriter() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+
+  void Append(std::string_view bytes) {
+    bool was_empty;
+    {
+      std::lock_guard lock(mu_);
+      was_empty = ops_.empty();
+      if (!was_empty && ops_.back().kind == Op::kAppend) {
+        ops_.back().data.append(bytes);
+      } else {
+        ops_.push_back({Op::kAppend, std::string(bytes), {}});
+      }
+    }
+    buffered_bytes_.fetch_add(bytes.size(), std::memory_order_relaxed);
+    if (was_empty) wake_.notify_one();
+  }
+  // Later appends go to `path` (created, or appended to); the file before is fsynced.
+  void OpenIncr(std::string path) { Push({Op::kOpen, {}, std::move(path)}); }
+  // Replaces the manifest atomically: a temporary file, fsynced, renamed, and the
+  // directory fsynced.
+  void WriteManifest(std::string text) { Push({Op::kManifest, std::move(text), {}}); }
+  void Remove(std::string path) { Push({Op::kRemove, {}, std::move(path)}); }
+  // Waits until everything asked so far was done (or failed: last_write_ok) and the
+  // incremental file fsynced. Blocks the calling thread (shutdown, turning the AOF off).
+  void Sync() {
+    std::unique_lock lock(mu_);
+    const uint64_t ticket = ++sync_asked_;
+    wake_.notify_one();
+    synced_.wait(lock, [&] { return sync_done_ >= ticket; });
+  }
+  bool last_write_ok() const { return last_write_ok_.load(std::memory_order_relaxed); }
+  // Appended and not yet written.
+  uint64_t buffered_bytes() const { return buffered_bytes_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Op {
+    enum Kind { kAppend, kOpen, kManifest, kRemove } kind;
+    std::string data;
+    std::string path;
+  };
+
+  void Push(Op op) {
+    {
+      std::lock_guard lock(mu_);
+      ops_.push_back(std::move(op));
+    }
+    wake_.notify_one();
+  }
+
+  void Run() {
+    auto last_fsync = std::chrono::steady_clock::now();
+    std::vector<Op> ops;
+    while (true) {
+      uint64_t sync_ticket;
+      bool stopping;
+      {
+        std::unique_lock lock(mu_);
+        wake_.wait_for(lock, std::chrono::seconds(1), [&] {
+          return !ops_.empty() || stopping_ || sync_asked_ > sync_done_;
+        });
+        // What failed before goes first.
+        ops.insert(ops.end(), std::make_move_iterator(ops_.begin()),
+                   std::make_move_iterator(ops_.end()));
+        ops_.clear();
+        sync_ticket = sync_asked_;
+        stopping = stopping_;
+      }
+      size_t done = 0;
+      for (; done < ops.size(); ++done) {
+        if (!Do(&ops[done])) break;
+      }
+      ops.erase(ops.begin(), ops.begin() + done);
+      const auto now = std::chrono::steady_clock::now();
+      const bool sync = sync_ticket > sync_done_seen_ || stopping;
+      if (fd_ >= 0 && dirty_ &&
+          (sync || (fsync_everysec.load(std::memory_order_relaxed) &&
+                    now - last_fsync >= std::chrono::seconds(1)))) {
+        if (fdatasync(fd_) == 0) dirty_ = false;
+        last_fsync = now;
+      }
+      if (sync) {  // written, or tried to be
+        std::lock_guard lock(mu_);
+        sync_done_seen_ = sync_done_ = sync_ticket;
+        synced_.notify_all();
+      }
+      if (stopping && (ops.empty() || !last_write_ok())) break;
+      if (!ops.empty()) std::this_thread::sleep_for(std::chrono::seconds(1));  // retry
+    }
+    if (fd_ >= 0) close(fd_);
+    std::lock_guard lock(mu_);
+    sync_done_ = sync_asked_;  // nobody waits for a stopped writer
+    synced_.notify_all();
+  }
+
+  // One operation; false when it failed (it is retried from where it stopped).
+  bool Do(Op* op) {
+    switch (op->kind) {
+      case Op::kAppend: {
+        if (fd_ < 0) return true;  // no incremental file yet: the AOF was turned off
+        while (!op->data.empty()) {
+          ssize_t n = write(fd_, op->data.data(), op->data.size());
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) return Failed("writing the AOF", fd_path_);
+          op->data.erase(0, size_t(n));
+          buffered_bytes_.fetch_sub(size_t(n), std::memory_order_relaxed);
+          dirty_ = true;
+        }
+        return Succeeded();
+      }
+      case Op::kOpen: {
+        int fd = open(op->path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) return Failed("opening", op->path);
+        if (fd_ >= 0) {
+          if (dirty_) fdatasync(fd_);
+          close(fd_);
+        }
+        fd_ = fd;
+        fd_path_ = op->path;
+        dirty_ = false;
+        return Succeeded();
+      }
+      case Op::kManifest: {
+        const std::string temp = PathOf(helio::StrCat("temp-", AofManifest::ManifestName(
+                                                                    FLAGS_appendfilename)));
+        int fd = open(temp.c_str(), O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) return Failed("opening", temp);
+        bool ok = write(fd, op->data.data(), op->data.size()) == ssize_t(op->data.size()) &&
+                  fsync(fd) == 0;
+        close(fd);
+        if (!ok || rename(temp.c_str(), ManifestPath().c_str()) != 0) {
+          return Failed("writing", temp);
+        }
+        if (int dir = open(DirPath().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+          fsync(dir);
+          close(dir);
+        }
+        return Succeeded();
+      }
+      case Op::kRemove:
+        if (unlink(op->path.c_str()) != 0 && errno != ENOENT) {
+          LOG(WARNING) << "Removing the AOF's old file " << op->path << ": " << strerror(errno);
+        }
+        return true;
+    }
+    return true;
+  }
+
+  // Writes are refused (MISCONF) until the next write succeeds, as in Redis.
+  bool Failed(std::string_view what, const std::string& path) {
+    const int error = errno != 0 ? errno : EIO;
+    LOG_EVERY_N(WARNING, 10) << "AOF: error " << what << " " << path << ": " << strerror(error);
+    last_write_ok_.store(false, std::memory_order_relaxed);
+    SetAofWriteError(error);
+    return false;
+  }
+  bool Succeeded() {
+    if (!last_write_ok_.exchange(true, std::memory_order_relaxed)) SetAofWriteError(0);
+    return true;
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_, synced_;
+  std::vector<Op> ops_;
+  std::atomic<uint64_t> buffered_bytes_{0};
+  bool stopping_ = false;
+  uint64_t sync_asked_ = 0, sync_done_ = 0;
+  // The writer's thread only.
+  uint64_t sync_done_seen_ = 0;
+  int fd_ = -1;
+  std::string fd_path_;
+  bool dirty_ = false;  // written since the last fsync
+  std::atomic<bool> last_write_ok_{true};
+  std::thread thread_;
+};
+
+// The AOF: proactor 0's thread only (its fibers and the stream's merge).
+class Aof final : public StreamFollower {
+ public:
+  enum class State : uint8_t { kOff, kWaitRewrite, kOn };
+
+  // --- StreamFollower, in the merge
+
+  void Append(std::string_view bytes) override {
+    if (writer_) writer_->Append(bytes);
+  }
+
+  void AtCut(uint64_t token) override {
+    if (!writer_ || token == resume_token_) return;
+    // The stream after this cut goes to a new incremental file. While the AOF is on, the
+    // manifest lists it at once, after the files that hold the stream before the cut: a
+    // crash before the rewrite ends loads them all.
+    const AofFileInfo incr = manifest_.AddIncr(FLAGS_appendfilename);
+    writer_->OpenIncr(PathOf(incr.name));
+    if (state_ == State::kOn) writer_->WriteManifest(manifest_.Serialize());
+    if (token == rewrite_token_) rewrite_incr_seq_ = incr.seq;
+  }
+
+  static absl::StatusOr<AofManifest> ReadManifest();
+
+  // --- fibers of proactor 0
+
+  State state() const { return state_; }
+  bool rewrite_running() const { return rewrite_running_; }
+
+  // Start-up: the manifest's files were loaded; the stream goes on in its last
+  // incremental file (a new one when it has none), from a cut taken now, while nothing
+  // else writes.
+  void StartAfterLoad(AofManifest manifest) {
+    manifest_ = std::move(manifest);
+    writer_.emplace();
+    state_ = State::kOn;
+    const StreamCut cut = FollowStream(this);
+    if (!manifest_.incrs().empty()) {
+      // Appending to the last one: the cut opens none.
+      resume_token_ = cut.token;
+      writer_->OpenIncr(PathOf(manifest_.incrs().back().name));
+    }
+    shard_set->RunOnAll([cut](EngineShard* shard) { CutJournal(shard, cut); });
+    if (!manifest_.history().empty()) {  // a crash came before they were deleted
+      for (const AofFileInfo& old : manifest_.history()) writer_->Remove(PathOf(old.name));
+      manifest_.ClearHistory();
+      writer_->WriteManifest(manifest_.Serialize());
+    }
+    base_size_after_rewrite_ = CurrentSize();
+    base_size_ = manifest_.base() ? FileSize(PathOf(manifest_.base()->name)) : 0;
+  }
+
+  // appendonly yes: the AOF starts with a rewrite of the dataset.
+  void TurnOn() {
+    if (state_ != State::kOff) return;
+    mkdir(DirPath().c_str(), 0755);
+    // A manifest left by an earlier run is continued: the rewrite's base replaces it.
+    if (absl::StatusOr<AofManifest> old = ReadManifest(); old.ok()) manifest_ = std::move(*old);
+    writer_.emplace();
+    state_ = State::kWaitRewrite;
+    ScheduleRewrite();
+  }
+
+  // appendonly no: stops following the stream; what was written stays, fsynced.
+  void TurnOff() {
+    if (state_ == State::kOff) return;
+    UnfollowStream();
+    state_ = State::kOff;
+    ++epoch_;  // a rewrite running now is discarded when it ends
+    writer_->Sync();
+    writer_.reset();
+    SetAofWriteError(0);  // nothing to fail any more
+  }
+
+  // BGREWRITEAOF: false when one runs already.
+  bool Rewrite() {
+    if (rewrite_running_) return false;
+    if (state_ == State::kOff) {
+      mkdir(DirPath().c_str(), 0755);
+      if (absl::StatusOr<AofManifest> old = ReadManifest(); old.ok()) manifest_ = std::move(*old);
+    }
+    ScheduleRewrite();
+    return true;
+  }
+
+  // Once a second: the auto-aof-rewrite-* rule; the first rewrite of an AOF turned on,
+  // again if it failed (or was a BGREWRITEAOF's of an AOF then off, which had no cut).
+  void Tick() {
+    if (state_ == State::kOff || rewrite_running_) return;
+    if (state_ == State::kWaitRewrite) return ScheduleRewrite();
+    const int64_t percent = rewrite_percentage.load(std::memory_order_relaxed);
+    const int64_t size = CurrentSize();
+    if (percent > 0 && size >= rewrite_min_size.load(std::memory_order_relaxed)) {
+      const int64_t base = std::max<int64_t>(base_size_after_rewrite_, 1);
+      if ((size - base) * 100 / base >= percent) {
+        LOG(INFO) << "Starting automatic rewriting of AOF on " << (size - base) * 100 / base
+                  << "% growth";
+        ScheduleRewrite();
+      }
+    }
+  }
+
+  // Shutdown: writes and fsyncs everything; a rewrite running ends first (its snapshot
+  // needs the shards), and is discarded.
+  void Stop() {
+    if (state_ != State::kOff) {
+      FlushStream();
+      TurnOff();
+    }
+    while (rewrite_running_) boost::this_fiber::sleep_for(std::chrono::milliseconds(5));
+  }
+
+  int64_t CurrentSize() const {
+    int64_t size = base_size_;
+    for (const AofFileInfo& incr : manifest_.incrs()) size += FileSize(PathOf(incr.name));
+    return size;
+  }
+
+  std::string Info() {
+    const int64_t now = helio::UnixTimeMs() / 1000;
+    std::string out = helio::StrCat(
+        "aof_enabled:", state_ != State::kOff ? 1 : 0, "\r\n",
+        "aof_rewrite_in_progress:", rewrite_running_ ? 1 : 0, "\r\n",
+        "aof_rewrite_scheduled:", rewrite_scheduled_ ? 1 : 0, "\r\n",
+        "aof_last_rewrite_time_sec:", last_rewrite_secs_, "\r\n",
+        "aof_current_rewrite_time_sec:", rewrite_running_ ? now - rewrite_started_s_ : -1, "\r\n",
+        "aof_last_bgrewrite_status:", last_rewrite_ok_ ? "ok" : "err", "\r\n",
+        "aof_rewrites:", rewrites_, "\r\n",
+        "aof_rewrites_consecutive_failures:", consecutive_failures_, "\r\n",
+        "aof_last_write_status:", !writer_ || writer_->last_write_ok() ? "ok" : "err", "\r\n",
+        "aof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+    if (state_ != State::kOff) {
+      helio::StrAppend(&out, "aof_current_size:", CurrentSize(), "\r\n",
+                       "aof_base_size:", base_size_, "\r\n",
+                       "aof_pending_rewrite:", rewrite_scheduled_ ? 1 : 0, "\r\n",
+                       "aof_buffer_length:", writer_->buffered_bytes(), "\r\n",
+                       "aof_pending_bio_fsync:0\r\naof_delayed_fsync:0\r\n");
+    }
+    return out;
+  }
+
+ private:
+  void ScheduleRewrite() {
+    if (rewrite_running_) return;
+    rewrite_running_ = true;
+    rewrite_scheduled_ = SnapshotRunning();  // runs once the save ends
+    helio::fibers::Launch([this] { RunRewrite(); }).detach();
+  }
+
+  // A rewrite: the snapshot, whose cut opens a new incremental file, becomes the base.
+  void RunRewrite() {
+    const uint64_t epoch = epoch_;
+    const bool following = state_ != State::kOff;
+    rewrite_started_s_ = helio::UnixTimeMs() / 1000;
+    const AofFileInfo base{AofManifest::BaseName(FLAGS_appendfilename, manifest_.NextBaseSeq(), true),
+                           manifest_.NextBaseSeq(), AofFileInfo::Type::kBase};
+    SnapshotOptions options;
+    options.path = PathOf(base.name);
+    options.compression = RdbCompression();
+    options.checksum = RdbChecksum();
+    std::optional<StreamCut> cut;
+    if (following) {
+      cut = FollowStream(this);
+      rewrite_token_ = cut->token;
+      rewrite_incr_seq_ = 0;
+      options.on_cut = [cut = *cut](EngineShard* shard) { CutJournal(shard, cut); };
+    }
+    SnapshotResult result;
+    absl::Status status;
+    while (true) {
+      status = SaveSnapshot(options, &result);
+      if (!absl::IsFailedPrecondition(status)) break;
+      rewrite_scheduled_ = true;  // another snapshot runs: wait for it
+      boost::this_fiber::sleep_for(std::chrono::milliseconds(20));
+    }
+    rewrite_scheduled_ = false;
+    // The cut reached the merge (and opened the new incremental file) before the base
+    // may replace the files that hold the stream before it.
+    while (status.ok() && following && epoch == epoch_ && rewrite_incr_seq_ == 0) {
+      FlushStream();
+      if (rewrite_incr_seq_ == 0) boost::this_fiber::sleep_for(std::chrono::milliseconds(1));
+    }
+    const int64_t secs = helio::UnixTimeMs() / 1000 - rewrite_started_s_;
+    rewrite_running_ = false;
+    if (epoch != epoch_) {  // the AOF was turned off meanwhile: the base is no one's
+      unlink(options.path.c_str());
+      return;
+    }
+    last_rewrite_secs_ = secs;
+    if (!status.ok()) {
+      LOG(WARNING) << "Background AOF rewrite failed: " << status.message();
+      last_rewrite_ok_ = false;
+      ++consecutive_failures_;
+      return;
+    }
+    // Without the AOF on (BGREWRITEAOF with appendonly no), the base alone is the AOF.
+    // As Redis: the manifest names the replaced files as history, they are deleted, and
+    // the manifest is written again without them.
+    manifest_.ReplaceBase(base, following ? rewrite_incr_seq_ : INT64_MAX);
+    AofWriter& writer = writer_ ? *writer_ : OneOffWriter();
+    writer.WriteManifest(manifest_.Serialize());
+    for (const AofFileInfo& old : manifest_.history()) writer.Remove(PathOf(old.name));
+    manifest_.ClearHistory();
+    writer.WriteManifest(manifest_.Serialize());
+    if (!writer_) one_off_writer_.reset();  // waits for its work
+    base_size_ = base_size_after_rewrite_ = int64_t(result.bytes);
+    if (state_ == State::kWaitRewrite && following) state_ = State::kOn;
+    last_rewrite_ok_ = true;
+    consecutive_failures_ = 0;
+    ++rewrites_;
+    LOG(INFO) << "Background AOF rewrite finished successfully (" << result.keys << " keys, "
+              << result.bytes << " bytes)";
+  }
+
+  AofWriter& OneOffWriter() {
+    if (!one_off_writer_) one_off_writer_.emplace();
+    return *one_off_writer_;
+  }
+
+  State state_ = State::kOff;
+  AofManifest manifest_;
+  std::optional<AofWriter> writer_;
+  std::optional<AofWriter> one_off_writer_;  // a rewrite's files while the AOF is off
+  uint64_t epoch_ = 0;
+  uint64_t rewrite_token_ = 0;
+  int64_t rewrite_incr_seq_ = 0;  // the incremental file the running rewrite's cut opened
+  uint64_t resume_token_ = 0;  // the start-up cut, which continues the last file
+  bool rewrite_running_ = false, rewrite_scheduled_ = false;
+  bool last_rewrite_ok_ = true;
+  int64_t rewrite_started_s_ = 0, last_rewrite_secs_ = -1;
+  int64_t rewrites_ = 0, consecutive_failures_ = 0;
+  int64_t base_size_ = 0, base_size_after_rewrite_ = 0;
+};
+
+}  // namespace
+
+namespace {
+
+Aof* aof = nullptr;  // created by the first call on proactor 0, never freed
+
+template <typename Fn>
+auto OnAof(Fn&& fn) {
+  return shard_set->pool()->at(0)->Await([&] {
+    if (aof == nullptr) aof = new Aof;
+    return fn(*aof);
+  });
+}
+
+// Runs `fn(aof)` in a fiber of proactor 0 (it may suspend) and waits for it.
+template <typename Fn>
+void InAofFiber(Fn&& fn) {
+  helio::fibers::Done done;
+  shard_set->pool()->at(0)->LaunchFiber([&] {
+    if (aof == nullptr) aof = new Aof;
+    fn(*aof);
+    done.Notify();
+  });
+  done.Wait();
+}
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(strerror(errno));
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) text.append(buf, size_t(n));
+  close(fd);
+  if (n < 0) return absl::InternalError(strerror(errno));
+  return text;
+}
+
+bool IsRdbFile(const std::string& path) {
+  char magic[5] = {};
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool rdb = read(fd, magic, 5) == 5 && std::string_view(magic, 5) == "REDIS";
+  close(fd);
+  return rdb;
+}
+
+// Runs the commands of one AOF file, on the client of the load. With `may_truncate`,
+// an incomplete last command, or a MULTI without its EXEC, is cut from the file (Redis's
+// aof-load-truncated). "" or why it cannot be loaded.
+std::string LoadCommands(const std::string& path, bool may_truncate,
+                         facade::RespConnection* client) {
+  ConnectionContext* cntx = client->context();
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return helio::StrCat("Can't open the append-only file ", path, ": ", strerror(errno));
+  absl::Cleanup close_fd = [fd] { close(fd); };
+  facade::RespParser parser;
+  std::string buf;
+  size_t start = 0;               // of the unparsed bytes in buf
+  int64_t buf_offset = 0;         // the file offset of buf[0]
+  int64_t whole_end = 0;          // after the last command outside MULTI
+  int64_t multi_at = -1;          // the open MULTI's offset
+  std::vector<std::string_view> args;
+  std::vector<std::pair<size_t, size_t>> ranges;
+  std::vector<CmdArgList> batch;
+  bool eof = false;
+  while (true) {
+    args.clear();
+    ranges.clear();
+    while (ranges.size() < kMaxLoadBatch) {
+      size_t consumed = 0;
+      const auto result = parser.Parse(std::string_view(buf).substr(start), &consumed);
+      if (result == facade::RespParser::Result::kNeedMore) break;
+      if (result == facade::RespParser::Result::kError) {
+        return helio::StrCat("Bad file format reading the append only file ", path, ": ",
+                             parser.error());
+      }
+      const int64_t at = buf_offset + int64_t(start);
+      start += consumed;
+      if (result == facade::RespParser::Result::kSkipped) continue;
+      CmdArgList command = parser.args();
+      if (ArgIs(command[0], "MULTI")) {
+        multi_at = at;
+      } else if (ArgIs(command[0], "EXEC") || ArgIs(command[0], "DISCARD")) {
+        multi_at = -1;
+      }
+      if (multi_at < 0) whole_end = buf_offset + int64_t(start);
+      ranges.emplace_back(args.size(), args.size() + command.size());
+      args.insert(args.end(), command.begin(), command.end());
+    }
+    if (!ranges.empty()) {
+      batch.clear();
+      for (auto [begin, end] : ranges) batch.emplace_back(args.data() + begin, end - begin);
+      service->DispatchMany(batch, cntx);
+      cntx->reply_builder()->ClearOutput();
+      continue;
+    }
+    if (eof) break;
+    // Refill: drop what was run, read the next chunk (more when a big argument needs it).
+    buf.erase(0, start);
+    buf_offset += int64_t(start);
+    start = 0;
+    const size_t want = std::max(kReadChunk, parser.bytes_needed());
+    const size_t old_size = buf.size();
+    buf.resize(old_size + want);
+    ssize_t n;
+    do {
+      n = pread(fd, buf.data() + old_size, want, buf_offset + int64_t(old_size));
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return helio::StrCat("Error reading the append only file ", path, ": ", strerror(errno));
+    buf.resize(old_size + size_t(n));
+    eof = n == 0;
+  }
+  const int64_t size = buf_offset + int64_t(buf.size());
+  if (whole_end == size) return "";
+  // A crash cut the file: an incomplete command at its end, or a MULTI without EXEC.
+  if (!may_truncate) {
+    return helio::StrCat("Unexpected end of file reading the append only file ", path,
+                         ". You can: 1) Make a backup of your AOF file, then use "
+                         "./redis-check-aof --fix <filename.manifest>. 2) Alternatively you "
+                         "can set the 'aof-load-truncated' configuration option to yes and "
+                         "restart the server.");
+  }
+  if (MultiExec::InMulti(cntx)) {
+    const std::string_view discard[] = {"DISCARD"};
+    const CmdArgList command(discard, 1);
+    service->DispatchMany({&command, 1}, cntx);
+    cntx->reply_builder()->ClearOutput();
+  }
+  LOG(WARNING) << "!!! Warning: short read while loading the AOF file " << path << "!!!";
+  LOG(WARNING) << "AOF " << path << " loaded anyway because aof-load-truncated is enabled; "
+               << "cutting it from " << size << " to " << whole_end << " bytes";
+  if (truncate(path.c_str(), whole_end) != 0) {
+    return helio::StrCat("Error truncating the AOF file ", path, ": ", strerror(errno));
+  }
+  return "";
+}
+
+// Loads the files the manifest lists; "" or the error.
+std::string LoadManifestFiles(const AofManifest& manifest) {
+  if (const auto& base = manifest.base()) {
+    const std::string path = PathOf(base->name);
+    if (IsRdbFile(path)) {
+      LoadResult loaded;
+      absl::Status status = LoadSnapshot(path, &loaded, true);
+      if (!status.ok()) return helio::StrCat("Failed loading ", path, ": ", std::string(status.message()));
+      if (std::string error = FunctionFamily::LoadLibraries(loaded.functions, false, false);
+          !error.empty()) {
+        return helio::StrCat("Failed loading the function libraries of ", path, ": ", error);
+      }
+      LOG(INFO) << "DB loaded from base file " << base->name << ": " << loaded.keys << " keys";
+    } else {
+      facade::RespConnection client(service, false);
+      if (std::string error = LoadCommands(path, false, &client); !error.empty()) return error;
+    }
+  }
+  // One client for the incremental files, as their SELECTs carry over in Redis's.
+  facade::RespConnection client(service, false);
+  ConnectionContext* cntx = client.context();
+  cntx->master_link = true;
+  cntx->aof_loading = true;
+  client.OpenWithoutSocket(-1);
+  service->OnConnectionOpen(cntx);
+  absl::Cleanup closed = [&] { service->OnConnectionClose(cntx); };
+  const auto& incrs = manifest.incrs();
+  for (size_t i = 0; i < incrs.size(); ++i) {
+    const std::string path = PathOf(incrs[i].name);
+    const bool last = i + 1 == incrs.size();
+    if (std::string error = LoadCommands(path, last && load_truncated.load(), &client);
+        !error.empty()) {
+      return error;
+    }
+    LOG(INFO) << "DB loaded from incr file " << incrs[i].name;
+  }
+  return "";
+}
+
+std::optional<AofManifest> loaded_manifest;  // start-up: what LoadAofAtStartup loaded
+std::atomic<bool> tick_started{false}, stopping{false};
+helio::fibers::Done tick_stopped;
+
+// Once a second on proactor 0: Aof::Tick.
+void TickLoop() {
+  while (!stopping.load()) {
+    boost::this_fiber::sleep_for(std::chrono::seconds(1));
+    if (aof != nullptr) aof->Tick();
+  }
+  tick_stopped.Notify();
+}
+
+void CmdBgRewriteAof(CmdArgList, ConnectionContext* cntx) {
+  bool scheduled = SnapshotRunning();
+  if (!OnAof([](Aof& a) { return a.Rewrite(); })) {
+    return cntx->reply_builder()->SendError(
+        "ERR Background append only file rewriting already in progress");
+  }
+  cntx->reply_builder()->SendSimpleString(
+      scheduled ? "Background append only file rewriting scheduled"
+                : "Background append only file rewriting started");
+}
+
+}  // namespace
+
+absl::StatusOr<AofManifest> Aof::ReadManifest() {
+  absl::StatusOr<std::string> text = ReadWholeFile(ManifestPath());
+  if (!text.ok()) return text.status();
+  return AofManifest::Parse(*text);
+}
+
+void SetAofService(facade::ServiceInterface* s) { service = s; }
+
+bool ConfigureAof() {
+  if (std::string error = SetAppendFsync(FLAGS_appendfsync, true); !error.empty()) {
+    LOG(ERROR) << "Invalid --appendfsync '" << FLAGS_appendfsync << "': " << error;
+    return false;
+  }
+  if (FLAGS_appendfilename.empty() || FLAGS_appendfilename.find('/') != std::string::npos ||
+      FLAGS_appenddirname.empty() || FLAGS_appenddirname.find('/') != std::string::npos) {
+    LOG(ERROR) << "--appendfilename and --appenddirname must be file names, without '/'";
+    return false;
+  }
+  appendonly.store(FLAGS_appendonly);
+  rewrite_percentage.store(FLAGS_auto_aof_rewrite_percentage);
+  rewrite_min_size.store(FLAGS_auto_aof_rewrite_min_size);
+  load_truncated.store(FLAGS_aof_load_truncated);
+  return true;
+}
+
+bool AofToLoad() { return FLAGS_appendonly && access(ManifestPath().c_str(), F_OK) == 0; }
+
+bool LoadAofAtStartup() {
+  if (!AofToLoad()) return false;
+  absl::StatusOr<AofManifest> manifest = Aof::ReadManifest();
+  if (!manifest.ok()) {
+    LOG(ERROR) << "Failed reading the AOF manifest " << ManifestPath() << ": "
+               << manifest.status().message();
+    _exit(1);
+  }
+  std::string error;
+  InAofFiber([&](Aof&) { error = LoadManifestFiles(*manifest); });
+  if (!error.empty()) {
+    LOG(ERROR) << error;
+    _exit(1);
+  }
+  loaded_manifest = std::move(*manifest);
+  return true;
+}
+
+void AofStart() {
+  tick_started.store(true);
+  shard_set->pool()->at(0)->LaunchFiber(TickLoop);
+  if (!appendonly.load()) return;
+  if (loaded_manifest) {
+    AofManifest manifest = std::move(*loaded_manifest);
+    loaded_manifest.reset();
+    InAofFiber([&](Aof& a) { a.StartAfterLoad(std::move(manifest)); });
+  } else {
+    LOG(INFO) << "Creating the AOF in " << DirPath() << " from the dataset";
+    InAofFiber([](Aof& a) { a.TurnOn(); });
+  }
+}
+
+void StopAof() {
+  if (!tick_started.load()) return;  // a start-up load that was stopped: nothing began
+  stopping.store(true);
+  tick_stopped.Wait();
+  InAofFiber([](Aof& a) { a.Stop(); });
+}
+
+bool AofEnabled() { return appendonly.load(std::memory_order_relaxed); }
+
+std::string SetAppendOnly(std::string_view value, bool apply) {
+  const bool yes = helio::EqualsIgnoreCase(value, "yes");
+  if (!yes && !helio::EqualsIgnoreCase(value, "no")) return "argument must be 'yes' or 'no'";
+  if (!apply) return "";
+  appendonly.store(yes);
+  InAofFiber([yes](Aof& a) { yes ? a.TurnOn() : a.TurnOff(); });
+  return "";
+}
+
+std::string GetAppendFsync() { return fsync_everysec.load() ? "everysec" : "no"; }
+
+std::string SetAppendFsync(std::string_view value, bool apply) {
+  const bool everysec = helio::EqualsIgnoreCase(value, "everysec");
+  if (helio::EqualsIgnoreCase(value, "always")) {
+    return "appendfsync always is not supported (everysec or no)";
+  }
+  if (!everysec && !helio::EqualsIgnoreCase(value, "no")) return "argument(s) must be one of the following: always, everysec, no";
+  if (apply) fsync_everysec.store(everysec);
+  return "";
+}
+
+int64_t AutoAofRewritePercentage() { return rewrite_percentage.load(); }
+void SetAutoAofRewritePercentage(int64_t percent) { rewrite_percentage.store(percent); }
+int64_t AutoAofRewriteMinSize() { return rewrite_min_size.load(); }
+void SetAutoAofRewriteMinSize(int64_t bytes) { rewrite_min_size.store(bytes); }
+bool AofLoadTruncated() { return load_truncated.load(); }
+void SetAofLoadTruncated(bool on) { load_truncated.store(on); }
+std::string AppendFilename() { return FLAGS_appendfilename; }
+std::string AppendDirname() { return FLAGS_appenddirname; }
+
+std::string AofInfo() {
+  return OnAof([](Aof& a) { return a.Info(); });
+}
+
+void AofFamily::Register(facade::CommandRegistry* registry) {
+  using namespace facade;
+  registry->Add("BGREWRITEAOF", 1, kCmdAdmin | kCmdNoScript, kNoKeys,
+                kAclAdmin | kAclSlow | kAclDangerous, CmdBgRewriteAof);
+}
+
+}  // namespace damselfly

@@ -1,0 +1,92 @@
+// The append-only file: Redis 7.0's multi-part AOF (appendonly yes), which Redis 7.0
+// loads and which loads Redis 7.0's.
+//
+// The files live in dir/appenddirname: a base (a snapshot, RDB), incremental files of
+// commands, and the manifest that lists them (core/aof_manifest.h). A server starting
+// with appendonly yes loads the base and then runs the incremental files' commands, in
+// the loading state.
+//
+// The AOF is the replication stream written to disk: it follows the stream as a replica
+// on this machine would (replication.h: StreamFollower), so every write reaches it as
+// it reaches replicas (the same rewrites: BLPOP as LPOP, XADD with its ID, expirations
+// as DEL, transactions in MULTI/EXEC), without the PINGs. A rewrite (BGREWRITEAOF, the
+// auto-aof-rewrite-* rules, or turning the AOF on) is a replica's full resync: a
+// snapshot whose cut opens a new incremental file, so the stream after the cut goes to
+// the new file and everything before it is in the snapshot. When the snapshot is
+// complete it becomes the base, and the manifest, replaced atomically, drops the older
+// files, which are deleted. A crash at any point leaves a manifest that lists files
+// whose replay makes the dataset up to the last write that reached the disk.
+//
+// Writes, fsyncs, manifests and deletions run on a thread of their own, in the order
+// they were asked, so that proactor 0 (which merges the stream) never waits for a disk.
+// appendfsync everysec fsyncs the incremental file once a second, no leaves it to the
+// kernel; always is not offered (a reply would have to wait for the fsync of the
+// stream's batch, which the stream's merge does not track per client).
+//
+// Loading tolerates what a crash leaves: an incremental file whose last command is
+// incomplete (aof-load-truncated yes: the file is cut before it, as Redis does, and a
+// MULTI without its EXEC is dropped).
+//
+// Differs from Redis: with appendonly yes and no AOF yet, a snapshot in dbfilename is
+// loaded and becomes the AOF's first base (Redis starts empty); the base is always RDB
+// (aof-use-rdb-preamble yes); the pre-7.0 single-file appendonly.aof is not upgraded.
+//
+// Thread-safety: the AOF's state belongs to proactor 0; the functions below may be
+// called from any fiber (they hop there) unless they say otherwise.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "src/facade/command_registry.h"
+#include "src/facade/service_interface.h"
+
+namespace damselfly {
+
+class AofFamily {
+ public:
+  // BGREWRITEAOF.
+  static void Register(facade::CommandRegistry* registry);
+};
+
+// Once at start-up: the service the loaded commands go through.
+void SetAofService(facade::ServiceInterface* service);
+
+// Start-up, in dir, before the listeners: applies the flags; false (logged) when they
+// are invalid.
+bool ConfigureAof();
+// Start-up: whether appendonly is on and an AOF's manifest exists (the load then reads
+// it rather than dbfilename).
+bool AofToLoad();
+// Start-up, in the loading state: with appendonly on, loads the AOF (exits the process
+// on one it cannot load, as Redis does) and returns true; false when there is none to
+// load. Then, once whatever was loaded is in place, AofStart.
+bool LoadAofAtStartup();
+// Start-up, still in the loading state: with appendonly on, the AOF follows the writes
+// from now on (after an AOF load, appending to its last incremental file; else after a
+// rewrite of what is loaded).
+void AofStart();
+// Shutdown, before StopReplication: every write made is written and fsynced.
+void StopAof();
+
+// CONFIG: appendonly (yes starts a rewrite, no stops the AOF where it is), appendfsync
+// (everysec or no), auto-aof-rewrite-percentage, auto-aof-rewrite-min-size,
+// aof-load-truncated; appendfilename and appenddirname are read-only.
+bool AofEnabled();
+std::string SetAppendOnly(std::string_view value, bool apply);
+std::string GetAppendFsync();
+std::string SetAppendFsync(std::string_view value, bool apply);
+int64_t AutoAofRewritePercentage();
+void SetAutoAofRewritePercentage(int64_t percent);
+int64_t AutoAofRewriteMinSize();
+void SetAutoAofRewriteMinSize(int64_t bytes);
+bool AofLoadTruncated();
+void SetAofLoadTruncated(bool on);
+std::string AppendFilename();
+std::string AppendDirname();
+
+// INFO persistence's aof_* lines.
+std::string AofInfo();
+
+}  // namespace damselfly
