@@ -17,6 +17,7 @@
 #   BASE_PORT [6590]    damselfly listens on BASE_PORT, redis-server on BASE_PORT + 1
 #   REDIS_SERVER [redis-server], REDIS_BENCHMARK [redis-benchmark], REDIS_CLI [redis-cli]
 #   DAMSELFLY_FLAGS []  extra flags for damselfly, e.g. --compress_values=false
+#   REDIS_FLAGS []      extra arguments for redis-server, e.g. --appendonly yes --dir /tmp/r
 #   SKIP_BUILD          1: use the existing build-opt/damselfly
 #   QUIET_MAX [10]      "other CPU" percentage above which a run counts as disturbed
 #   QUIET_BUDGET [60]   seconds, in total, to spend waiting for quiet CPUs and re-running
@@ -62,6 +63,7 @@ require_commands "$redis_server" "$redis_benchmark" "$redis_cli"
 # as a hang.
 load_timeout="${LOAD_TIMEOUT:-60}"
 damselfly_flags="${DAMSELFLY_FLAGS:-}"
+redis_flags="${REDIS_FLAGS:-}"
 
 cd "$(dirname "$0")/.."
 bin="$PWD/build-opt"
@@ -72,7 +74,7 @@ names=("damselfly" "redis-server")
 ports=("$base_port" "$((base_port + 1))")
 cmds=(
   "$bin/damselfly --proactor_threads=1 --port=${ports[0]} --bind=127.0.0.1 --logtostderr $damselfly_flags"
-  "$redis_server --port ${ports[1]} --bind 127.0.0.1 --save '' --appendonly no"
+  "$redis_server --port ${ports[1]} --bind 127.0.0.1 --save '' --appendonly no $redis_flags"
 )
 # The runs of one round against one server: label, redis-benchmark arguments.
 run_labels=("1" "32")

@@ -142,6 +142,7 @@ class AofWriter {
   }
 
   void Run() {
+    pthread_setname_np(pthread_self(), "aof-writer");
     auto last_fsync = std::chrono::steady_clock::now();
     std::vector<Op> ops;
     while (true) {

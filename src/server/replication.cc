@@ -144,6 +144,10 @@ class Stream {
   // must start.
   std::pair<uint64_t, uint64_t> AddReplica(PushQueue* queue, std::string ip, int64_t port) {
     StartRecording();
+    if (!backlog_on_) {
+      backlog_on_ = true;
+      published_ = offset_;  // nothing before is kept, nor owed to anyone
+    }
     uint64_t id = ++last_id_;
     replicas_.push_back(Replica{id, queue, std::move(ip), port});
     return {id, generation_};
@@ -153,7 +157,8 @@ class Stream {
   // then +CONTINUE and the bytes from there go to its queue. 0 when it cannot.
   uint64_t Continue(std::string_view replid, int64_t offset, bool psync2, PushQueue* queue,
                     std::string ip, int64_t port) {
-    if (!recording_ || replid != replid_ || offset < FirstByte() || offset > offset_ + 1) {
+    if (!recording_ || !backlog_on_ || replid != replid_ || offset < FirstByte() ||
+        offset > offset_ + 1) {
       return 0;
     }
     uint64_t id = ++last_id_;
@@ -269,10 +274,10 @@ class Stream {
     status.good_replicas = good_replicas_;
     status.replid = replid_;
     status.offset = offset_;
-    status.backlog_active = recording_;
+    status.backlog_active = recording_ && backlog_on_;
     status.backlog_size = ReplBacklogBytes();
-    status.backlog_first_byte = recording_ ? FirstByte() : 0;
-    status.backlog_histlen = recording_ ? int64_t(backlog_.size()) : 0;
+    status.backlog_first_byte = status.backlog_active ? FirstByte() : 0;
+    status.backlog_histlen = status.backlog_active ? int64_t(backlog_.size()) : 0;
     const int64_t now_ms = helio::UnixTimeMs();
     for (const Replica& r : replicas_) {
       static constexpr const char* kStates[] = {"wait_bgsave", "send_bulk", "online", "failed"};
@@ -334,6 +339,7 @@ class Stream {
     ++generation_;
     replid_ = NewReplId();
     backlog_.clear();
+    backlog_on_ = false;
     selected_db_ = -1;
     for (auto& queue : queues_) queue.clear();
     arrived_.clear();
@@ -350,6 +356,7 @@ class Stream {
     replid_ = NewReplId();
     backlog_.clear();
     backlog_.shrink_to_fit();
+    backlog_on_ = false;
     for (auto& queue : queues_) queue.clear();
     arrived_.clear();
     plain_.clear();
@@ -574,7 +581,7 @@ class Stream {
 
   // Appends to the stream (and hands it to the follower); Publish sends it.
   void Emit(std::string_view bytes, bool to_follower = true) {
-    backlog_.append(bytes);
+    if (backlog_on_) backlog_.append(bytes);
     offset_ += bytes.size();
     if (to_follower && follower_started_) follower_->Append(bytes);
   }
@@ -582,6 +589,10 @@ class Stream {
   // Sends what was emitted since the last call to the online replicas: one push each.
   void Publish() {
     if (published_ == offset_) return;
+    if (!backlog_on_) {  // no replica
+      published_ = offset_;
+      return;
+    }
     std::string_view fresh = std::string_view(backlog_).substr(published_ + 1 - FirstByte());
     for (Replica& r : replicas_) {
       if (r.state == State::kOnline && !r.queue->Push(fresh)) r.state = State::kFailed;
@@ -621,6 +632,10 @@ class Stream {
   uint64_t generation_ = 0;
   std::string replid_ = InitialReplId();
   std::string backlog_;
+  // A replica came since recording started: the backlog keeps the stream (for it, and
+  // for PSYNC continuations). Until then only the follower (the AOF) hears it, and no
+  // replica could continue a stream whose replication id it never saw.
+  bool backlog_on_ = false;
   int64_t offset_ = 0;     // master_repl_offset: bytes of stream so far
   int64_t published_ = 0;  // the offset up to which online replicas were sent the stream
   int selected_db_ = -1;
