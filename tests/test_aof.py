@@ -232,6 +232,49 @@ def test_a_command_cut_by_a_crash_is_dropped(server_factory):
     assert srv.proc.returncode == 1
 
 
+def resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+@pytest.mark.parametrize("preamble", [False, True], ids=["commands", "rdb-preamble"])
+def test_a_pre_7_aof_is_upgraded(server_factory, preamble):
+    """A Redis 6 appendonly.aof (commands, perhaps after an RDB preamble) becomes the base
+    of a manifest in appendonlydir, as Redis 7.0 upgrades it."""
+    srv = server_factory()
+    c = srv.client()
+    prefix = b""
+    if preamble:
+        c.set("from-rdb", "1")
+        c.rpush("list", "a")
+        assert c.save()
+        prefix = open(os.path.join(srv.workdir, "dump.rdb"), "rb").read()
+        os.remove(os.path.join(srv.workdir, "dump.rdb"))
+    assert srv.stop() is None
+    commands = (resp("SELECT", 0) + resp("SET", "from-aof", "1") + resp("RPUSH", "list", "b")
+                + resp("SELECT", 3) + resp("SET", "three", "3"))
+    with open(os.path.join(srv.workdir, "appendonly.aof"), "wb") as f:
+        f.write(prefix + commands)
+    srv.extra_args = ["--appendonly=yes"]
+    srv.start()
+    c = srv.client()
+    assert c.get("from-aof") == b"1"
+    assert c.lrange("list", 0, -1) == ([b"a", b"b"] if preamble else [b"b"])
+    assert (c.get("from-rdb") == b"1") == preamble
+    c.execute_command("SELECT", 3)
+    assert c.get("three") == b"3"
+    assert not os.path.exists(os.path.join(srv.workdir, "appendonly.aof"))
+    assert manifest_lines(srv) == ["file appendonly.aof seq 1 type b",
+                                   "file appendonly.aof.1.incr.aof seq 1 type i"]
+    c.execute_command("SELECT", 0)
+    mark(srv, c, "marker-7")
+    srv = kill9_and_start(srv)
+    assert srv.client().lrange("list", 0, -1)[-1] == b"b"
+
+
 @pytest.mark.damselfly_only
 def test_appendfsync_always_is_refused(server_factory):
     c = server_factory().client()

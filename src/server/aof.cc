@@ -549,10 +549,11 @@ bool IsRdbFile(const std::string& path) {
   return rdb;
 }
 
-// Runs the commands of one AOF file, on the client of the load. With `may_truncate`,
+// Runs the commands of one AOF file from byte `from` (after an RDB preamble), on the
+// client of the load. With `may_truncate`,
 // an incomplete last command, or a MULTI without its EXEC, is cut from the file (Redis's
 // aof-load-truncated). "" or why it cannot be loaded.
-std::string LoadCommands(const std::string& path, bool may_truncate,
+std::string LoadCommands(const std::string& path, int64_t from, bool may_truncate,
                          facade::RespConnection* client) {
   ConnectionContext* cntx = client->context();
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -561,8 +562,8 @@ std::string LoadCommands(const std::string& path, bool may_truncate,
   facade::RespParser parser;
   std::string buf;
   size_t start = 0;               // of the unparsed bytes in buf
-  int64_t buf_offset = 0;         // the file offset of buf[0]
-  int64_t whole_end = 0;          // after the last command outside MULTI
+  int64_t buf_offset = from;      // the file offset of buf[0]
+  int64_t whole_end = from;       // after the last command outside MULTI
   int64_t multi_at = -1;          // the open MULTI's offset
   std::vector<std::string_view> args;
   std::vector<std::pair<size_t, size_t>> ranges;
@@ -640,43 +641,97 @@ std::string LoadCommands(const std::string& path, bool may_truncate,
   return "";
 }
 
+// The client that runs a file's commands: no socket, runs while the server loads, and
+// is refused nothing a master's stream is not.
+class LoadClient {
+ public:
+  LoadClient() : client_(service, false) {
+    ConnectionContext* cntx = client_.context();
+    cntx->master_link = true;
+    cntx->aof_loading = true;
+    client_.OpenWithoutSocket(-1);
+    service->OnConnectionOpen(cntx);
+  }
+  ~LoadClient() { service->OnConnectionClose(client_.context()); }
+  facade::RespConnection* get() { return &client_; }
+
+ private:
+  facade::RespConnection client_;
+};
+
+// A base file: an RDB snapshot, commands, or (Redis's aof-use-rdb-preamble in one
+// file) an RDB snapshot followed by commands. "" or the error.
+std::string LoadBase(const std::string& path, bool may_truncate) {
+  int64_t commands_from = 0;
+  if (IsRdbFile(path)) {
+    LoadResult loaded;
+    absl::Status status = LoadSnapshot(path, &loaded, true);
+    if (!status.ok()) {
+      return helio::StrCat("Failed loading ", path, ": ", std::string(status.message()));
+    }
+    if (std::string error = FunctionFamily::LoadLibraries(loaded.functions, false, false);
+        !error.empty()) {
+      return helio::StrCat("Failed loading the function libraries of ", path, ": ", error);
+    }
+    LOG(INFO) << "DB loaded from base file " << path << ": " << loaded.keys << " keys";
+    commands_from = int64_t(loaded.rdb_bytes);
+    if (commands_from >= FileSize(path)) return "";
+  }
+  LoadClient client;
+  return LoadCommands(path, commands_from, may_truncate, client.get());
+}
+
 // Loads the files the manifest lists; "" or the error.
 std::string LoadManifestFiles(const AofManifest& manifest) {
+  const auto& incrs = manifest.incrs();
   if (const auto& base = manifest.base()) {
-    const std::string path = PathOf(base->name);
-    if (IsRdbFile(path)) {
-      LoadResult loaded;
-      absl::Status status = LoadSnapshot(path, &loaded, true);
-      if (!status.ok()) return helio::StrCat("Failed loading ", path, ": ", std::string(status.message()));
-      if (std::string error = FunctionFamily::LoadLibraries(loaded.functions, false, false);
-          !error.empty()) {
-        return helio::StrCat("Failed loading the function libraries of ", path, ": ", error);
-      }
-      LOG(INFO) << "DB loaded from base file " << base->name << ": " << loaded.keys << " keys";
-    } else {
-      facade::RespConnection client(service, false);
-      if (std::string error = LoadCommands(path, false, &client); !error.empty()) return error;
+    // A base alone (an upgraded pre-7.0 file) may end where a crash cut it.
+    const bool may_truncate = incrs.empty() && load_truncated.load();
+    if (std::string error = LoadBase(PathOf(base->name), may_truncate); !error.empty()) {
+      return error;
     }
   }
   // One client for the incremental files, as their SELECTs carry over in Redis's.
-  facade::RespConnection client(service, false);
-  ConnectionContext* cntx = client.context();
-  cntx->master_link = true;
-  cntx->aof_loading = true;
-  client.OpenWithoutSocket(-1);
-  service->OnConnectionOpen(cntx);
-  absl::Cleanup closed = [&] { service->OnConnectionClose(cntx); };
-  const auto& incrs = manifest.incrs();
+  LoadClient client;
   for (size_t i = 0; i < incrs.size(); ++i) {
     const std::string path = PathOf(incrs[i].name);
     const bool last = i + 1 == incrs.size();
-    if (std::string error = LoadCommands(path, last && load_truncated.load(), &client);
+    if (std::string error = LoadCommands(path, 0, last && load_truncated.load(), client.get());
         !error.empty()) {
       return error;
     }
     LOG(INFO) << "DB loaded from incr file " << incrs[i].name;
   }
   return "";
+}
+
+// Redis 7.0's upgrade of a pre-7.0 AOF: dir/appendfilename, one file (commands, perhaps
+// after an RDB preamble), becomes the base of a manifest in appenddirname. The manifest
+// is written first, then the file moved, so that a crash between the two loads it from
+// either place on the next start (Redis's order). False (logged) when it fails.
+bool UpgradeOldAof() {
+  const std::string old_path = FLAGS_appendfilename;
+  if (access(ManifestPath().c_str(), F_OK) == 0 || access(old_path.c_str(), F_OK) != 0) {
+    return true;  // nothing to upgrade
+  }
+  LOG(INFO) << "Upgrading " << old_path << " (pre-7.0) to a multi-part AOF in " << DirPath();
+  if (mkdir(DirPath().c_str(), 0755) != 0 && errno != EEXIST) {
+    LOG(ERROR) << "Can't create the AOF directory " << DirPath() << ": " << strerror(errno);
+    return false;
+  }
+  AofManifest manifest;
+  manifest.ReplaceBase({old_path, 1, AofFileInfo::Type::kBase}, 0);
+  {
+    AofWriter writer;
+    writer.WriteManifest(manifest.Serialize());
+    writer.Sync();
+    if (!writer.last_write_ok()) return false;
+  }
+  if (rename(old_path.c_str(), PathOf(old_path).c_str()) != 0) {
+    LOG(ERROR) << "Can't move " << old_path << " into " << DirPath() << ": " << strerror(errno);
+    return false;
+  }
+  return true;
 }
 
 std::optional<AofManifest> loaded_manifest;  // start-up: what LoadAofAtStartup loaded
@@ -730,10 +785,15 @@ bool ConfigureAof() {
   return true;
 }
 
-bool AofToLoad() { return FLAGS_appendonly && access(ManifestPath().c_str(), F_OK) == 0; }
+bool AofToLoad() {
+  if (!FLAGS_appendonly) return false;
+  return access(ManifestPath().c_str(), F_OK) == 0 ||
+         access(FLAGS_appendfilename.c_str(), F_OK) == 0;  // UpgradeOldAof's
+}
 
 bool LoadAofAtStartup() {
   if (!AofToLoad()) return false;
+  if (!UpgradeOldAof()) _exit(1);
   absl::StatusOr<AofManifest> manifest = Aof::ReadManifest();
   if (!manifest.ok()) {
     LOG(ERROR) << "Failed reading the AOF manifest " << ManifestPath() << ": "

@@ -29,7 +29,9 @@
 //
 // Differs from Redis: with appendonly yes and no AOF yet, a snapshot in dbfilename is
 // loaded and becomes the AOF's first base (Redis starts empty); the base is always RDB
-// (aof-use-rdb-preamble yes); the pre-7.0 single-file appendonly.aof is not upgraded.
+// (aof-use-rdb-preamble yes). A pre-7.0 AOF (dir/appendfilename, one file, commands
+// perhaps after an RDB preamble) is moved into the directory as the base, as Redis 7.0
+// upgrades it.
 //
 // Thread-safety: the AOF's state belongs to proactor 0; the functions below may be
 // called from any fiber (they hop there) unless they say otherwise.

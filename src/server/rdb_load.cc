@@ -142,6 +142,7 @@ bool RdbLoader::Ensure(size_t n) {
   if (source_ == nullptr) return Fail("unexpected end of input");
   crc_ = core::Crc64(crc_, data_.substr(crc_from_, pos_ - crc_from_));
   buf_.erase(0, pos_);
+  consumed_before_ += pos_;
   pos_ = crc_from_ = 0;
   while (buf_.size() < n) {
     const size_t old = buf_.size();

@@ -104,6 +104,9 @@ class RdbLoader {
   bool empty_value() const { return empty_value_; }
   // Whether every byte of the input was read.
   bool AtEnd();
+  // The bytes of input consumed so far (after the last Next: where the file's RDB ends,
+  // checksum included; an AOF's preamble is followed by commands).
+  uint64_t consumed() const { return consumed_before_ + pos_; }
 
   // --- primitives, for the file reader and tests.
   bool ReadLength(uint64_t* length);
@@ -146,6 +149,7 @@ class RdbLoader {
   std::string buf_;        // what was read from the source
   std::string_view data_;  // the input at hand: buf_, or the in-memory input
   size_t pos_ = 0;         // data_[pos_, ...) is not consumed yet
+  uint64_t consumed_before_ = 0;  // input consumed and dropped from buf_
   uint64_t crc_ = 0;       // of the bytes consumed before crc_from_
   size_t crc_from_ = 0;    // buf_ offset from which bytes are not in crc_ yet
   int version_ = 0;

@@ -65,6 +65,7 @@ struct LoadResult {
   uint64_t keys = 0;                   // keys loaded
   uint64_t expired = 0;                // keys dropped because their deadline had passed
   std::vector<std::string> functions;  // the FUNCTION libraries' code, for FUNCTION LOAD
+  uint64_t rdb_bytes = 0;  // where the RDB ends in the file (an AOF's commands may follow)
 };
 
 // A load in progress, for INFO and the log: written by the load, read from any thread.

@@ -108,6 +108,7 @@ absl::Status LoadShard(int fd, EngineShard* shard, bool replace, LoadProgress* p
   }
   if (!loader.error().empty()) return absl::DataLossError(loader.error());
   result->functions = loader.functions();
+  result->rdb_bytes = loader.consumed();
   return absl::OkStatus();
 }
 
@@ -154,6 +155,7 @@ absl::Status LoadSnapshot(const std::string& path, LoadResult* result, bool repl
     result->expired += parts[id].expired;
   }
   result->functions = std::move(parts[0].functions);
+  result->rdb_bytes = parts[0].rdb_bytes;
   return absl::OkStatus();
 }
 
