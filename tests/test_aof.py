@@ -275,13 +275,38 @@ def test_a_pre_7_aof_is_upgraded(server_factory, preamble):
     assert srv.client().lrange("list", 0, -1)[-1] == b"b"
 
 
+def test_appendfsync_always_keeps_every_acknowledged_write(server_factory):
+    """With appendfsync always a reply leaves once its write is on disk: a kill -9 right
+    after the replies loses none of them."""
+    srv = server_factory("--appendonly=yes")
+    c = srv.client()
+    wait_rewritten(c)
+    c.config_set("appendfsync", "always")
+    assert c.config_get("appendfsync") == {"appendfsync": "always"}
+    if srv.target == "damselfly":
+        c.config_set("aof-write-delay", 100_000)  # a slow disk: 0.1 s per write
+    with c.pipeline(transaction=False) as p:
+        for i in range(500):
+            p.set(f"k{i}", i)
+        p.execute()
+    c.incr("counter")
+    with c.pipeline(transaction=True) as p:
+        p.rpush("list", "a").rpush("list", "b").execute()
+    c.eval("redis.call('set', 'from-script', 1)", 0)
+    srv = kill9_and_start(srv)
+    c = srv.client()
+    assert c.dbsize() == 503
+    assert c.get("k499") == b"499" and c.get("counter") == b"1"
+    assert c.lrange("list", 0, -1) == [b"a", b"b"] and c.get("from-script") == b"1"
+    assert c.config_get("appendfsync") == {"appendfsync": "everysec"}  # not a flag here
+    with pytest.raises(Exception, match="argument"):
+        c.config_set("appendfsync", "sometimes")
+
+
 @pytest.mark.damselfly_only
-def test_appendfsync_always_is_refused(server_factory):
+def test_the_base_is_always_rdb(server_factory):
     c = server_factory().client()
-    with pytest.raises(Exception, match="appendfsync always is not supported"):
-        c.config_set("appendfsync", "always")
-    c.config_set("appendfsync", "no")
-    assert c.config_get("appendfsync") == {"appendfsync": "no"}
+    assert c.config_get("aof-use-rdb-preamble") == {"aof-use-rdb-preamble": "yes"}
     with pytest.raises(Exception, match="immutable"):
         c.config_set("aof-use-rdb-preamble", "no")
 

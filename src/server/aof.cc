@@ -58,10 +58,12 @@ namespace {
 
 facade::ServiceInterface* service = nullptr;
 std::atomic<bool> appendonly{false};
-std::atomic<bool> fsync_everysec{true};
+enum FsyncPolicy : int { kFsyncNo, kFsyncEverysec, kFsyncAlways };
+std::atomic<int> fsync_policy{kFsyncEverysec};
 std::atomic<int64_t> rewrite_percentage{100};
 std::atomic<int64_t> rewrite_min_size{64 << 20};
 std::atomic<bool> load_truncated{true};
+std::atomic<int64_t> write_delay_us{0};  // a test knob: a slow disk
 
 constexpr size_t kReadChunk = 1 << 20;
 constexpr size_t kMaxLoadBatch = 256;  // commands run as one DispatchMany
@@ -77,14 +79,18 @@ int64_t FileSize(const std::string& path) {
 
 // Writes the AOF's files on a thread of its own, in the order asked: appends to the
 // incremental file, switches to a new one, manifests, deletions; fsyncs the
-// incremental file once a second with appendfsync everysec. A write that fails is
-// retried a second later (aof_last_write_status:err meanwhile), as Redis does.
+// incremental file once a second with appendfsync everysec, and with always as soon as
+// what was appended is written (then `on_durable` hears how many appended bytes are on
+// disk: everything appended while one fsync runs shares the next). A write that fails
+// is retried a second later (aof_last_write_status:err meanwhile), as Redis does; with
+// always the process exits, as Redis's does.
 //
 // Thread-safety: every method may be called from any thread; the disk calls happen on
 // the writer's thread only. The lock is held for a move, once per merge of the stream.
 class AofWriter {
  public:
-  AofWriter() : thread_([this] { Run(); }) {}
+  explicit AofWriter(std::function<void(uint64_t)> on_durable = nullptr)
+      : on_durable_(std::move(on_durable)), thread_([this] { Run(); }) {}
   ~AofWriter() {
     {
       std::lock_guard lock(mu_);
@@ -104,6 +110,7 @@ class AofWriter {
       } else {
         ops_.push_back({Op::kAppend, std::string(bytes), {}});
       }
+      appended_ += bytes.size();
     }
     buffered_bytes_.fetch_add(bytes.size(), std::memory_order_relaxed);
     if (was_empty) wake_.notify_one();
@@ -123,6 +130,13 @@ class AofWriter {
     synced_.wait(lock, [&] { return sync_done_ >= ticket; });
   }
   bool last_write_ok() const { return last_write_ok_.load(std::memory_order_relaxed); }
+  // Bytes appended so far, and of those, how many are written and fsynced (kept up to
+  // date with appendfsync always only).
+  uint64_t appended() {
+    std::lock_guard lock(mu_);
+    return appended_;
+  }
+  uint64_t durable() const { return durable_.load(std::memory_order_acquire); }
   // Appended and not yet written.
   uint64_t buffered_bytes() const { return buffered_bytes_.load(std::memory_order_relaxed); }
 
@@ -146,7 +160,7 @@ class AofWriter {
     auto last_fsync = std::chrono::steady_clock::now();
     std::vector<Op> ops;
     while (true) {
-      uint64_t sync_ticket;
+      uint64_t sync_ticket, appended;
       bool stopping;
       {
         std::unique_lock lock(mu_);
@@ -158,6 +172,7 @@ class AofWriter {
                    std::make_move_iterator(ops_.end()));
         ops_.clear();
         sync_ticket = sync_asked_;
+        appended = appended_;
         stopping = stopping_;
       }
       size_t done = 0;
@@ -166,12 +181,21 @@ class AofWriter {
       }
       ops.erase(ops.begin(), ops.begin() + done);
       const auto now = std::chrono::steady_clock::now();
+      const int policy = fsync_policy.load(std::memory_order_relaxed);
       const bool sync = sync_ticket > sync_done_seen_ || stopping;
       if (fd_ >= 0 && dirty_ &&
-          (sync || (fsync_everysec.load(std::memory_order_relaxed) &&
-                    now - last_fsync >= std::chrono::seconds(1)))) {
-        if (fdatasync(fd_) == 0) dirty_ = false;
+          (sync || policy == kFsyncAlways ||
+           (policy == kFsyncEverysec && now - last_fsync >= std::chrono::seconds(1)))) {
+        if (fdatasync(fd_) == 0) {
+          dirty_ = false;
+        } else if (policy == kFsyncAlways) {
+          Failed("fsyncing", fd_path_);
+        }
         last_fsync = now;
+      }
+      if (policy == kFsyncAlways && ops.empty() && !dirty_ && durable_.load() < appended) {
+        durable_.store(appended, std::memory_order_release);
+        if (on_durable_) on_durable_(appended);
       }
       if (sync) {  // written, or tried to be
         std::lock_guard lock(mu_);
@@ -192,6 +216,9 @@ class AofWriter {
     switch (op->kind) {
       case Op::kAppend: {
         if (fd_ < 0) return true;  // no incremental file yet: the AOF was turned off
+        if (int64_t delay = write_delay_us.load(std::memory_order_relaxed); delay > 0) {
+          std::this_thread::sleep_for(std::chrono::microseconds(delay));
+        }
         while (!op->data.empty()) {
           ssize_t n = write(fd_, op->data.data(), op->data.size());
           if (n < 0 && errno == EINTR) continue;
@@ -243,6 +270,12 @@ class AofWriter {
   // Writes are refused (MISCONF) until the next write succeeds, as in Redis.
   bool Failed(std::string_view what, const std::string& path) {
     const int error = errno != 0 ? errno : EIO;
+    if (fsync_policy.load(std::memory_order_relaxed) == kFsyncAlways) {
+      LOG(ERROR) << "AOF: error " << what << " " << path << ": " << strerror(error)
+                 << "; can't recover from an AOF write error when the AOF fsync policy is "
+                    "'always'. Exiting...";
+      _exit(1);
+    }
     LOG_EVERY_N(WARNING, 10) << "AOF: error " << what << " " << path << ": " << strerror(error);
     last_write_ok_.store(false, std::memory_order_relaxed);
     SetAofWriteError(error);
@@ -257,6 +290,9 @@ class AofWriter {
   std::condition_variable wake_, synced_;
   std::vector<Op> ops_;
   std::atomic<uint64_t> buffered_bytes_{0};
+  uint64_t appended_ = 0;
+  std::atomic<uint64_t> durable_{0};
+  const std::function<void(uint64_t)> on_durable_;
   bool stopping_ = false;
   uint64_t sync_asked_ = 0, sync_done_ = 0;
   // The writer's thread only.
@@ -297,12 +333,30 @@ class Aof final : public StreamFollower {
   State state() const { return state_; }
   bool rewrite_running() const { return rewrite_running_; }
 
+  // appendfsync always: `done` is notified once what was appended so far is on disk;
+  // false (nothing to wait for) when it is already, or the AOF is off.
+  bool AddDurableWaiter(helio::fibers::Done* done) {
+    if (!writer_) return false;
+    const uint64_t appended = writer_->appended();
+    if (writer_->durable() >= appended) return false;
+    durable_waiters_.push_back({appended, done});
+    return true;
+  }
+  // The writer's report (a task on proactor 0).
+  void OnDurable(uint64_t durable) {
+    std::erase_if(durable_waiters_, [durable](const DurableWaiter& w) {
+      if (w.appended > durable) return false;
+      w.done->Notify();
+      return true;
+    });
+  }
+
   // Start-up: the manifest's files were loaded; the stream goes on in its last
   // incremental file (a new one when it has none), from a cut taken now, while nothing
   // else writes.
   void StartAfterLoad(AofManifest manifest) {
     manifest_ = std::move(manifest);
-    writer_.emplace();
+    NewWriter(&writer_);
     state_ = State::kOn;
     const StreamCut cut = FollowStream(this);
     if (!manifest_.incrs().empty()) {
@@ -326,7 +380,7 @@ class Aof final : public StreamFollower {
     mkdir(DirPath().c_str(), 0755);
     // A manifest left by an earlier run is continued: the rewrite's base replaces it.
     if (absl::StatusOr<AofManifest> old = ReadManifest(); old.ok()) manifest_ = std::move(*old);
-    writer_.emplace();
+    NewWriter(&writer_);
     state_ = State::kWaitRewrite;
     ScheduleRewrite();
   }
@@ -340,6 +394,8 @@ class Aof final : public StreamFollower {
     writer_->Sync();
     writer_.reset();
     SetAofWriteError(0);  // nothing to fail any more
+    for (DurableWaiter& w : durable_waiters_) w.done->Notify();  // nothing more will come
+    durable_waiters_.clear();
   }
 
   // BGREWRITEAOF: false when one runs already.
@@ -487,6 +543,14 @@ class Aof final : public StreamFollower {
     return *one_off_writer_;
   }
 
+  // A new writer; its reports with appendfsync always come to OnDurable.
+  static AofWriter& NewWriter(std::optional<AofWriter>* writer);
+
+  struct DurableWaiter {
+    uint64_t appended;
+    helio::fibers::Done* done;
+  };
+  std::vector<DurableWaiter> durable_waiters_;
   State state_ = State::kOff;
   AofManifest manifest_;
   std::optional<AofWriter> writer_;
@@ -760,6 +824,12 @@ void CmdBgRewriteAof(CmdArgList, ConnectionContext* cntx) {
 
 }  // namespace
 
+AofWriter& Aof::NewWriter(std::optional<AofWriter>* writer) {
+  return writer->emplace([](uint64_t durable) {
+    shard_set->pool()->at(0)->Dispatch([durable] { aof->OnDurable(durable); });
+  });
+}
+
 absl::StatusOr<AofManifest> Aof::ReadManifest() {
   absl::StatusOr<std::string> text = ReadWholeFile(ManifestPath());
   if (!text.ok()) return text.status();
@@ -842,16 +912,35 @@ std::string SetAppendOnly(std::string_view value, bool apply) {
   return "";
 }
 
-std::string GetAppendFsync() { return fsync_everysec.load() ? "everysec" : "no"; }
+std::string GetAppendFsync() {
+  static constexpr const char* kNames[] = {"no", "everysec", "always"};
+  return kNames[fsync_policy.load()];
+}
 
 std::string SetAppendFsync(std::string_view value, bool apply) {
-  const bool everysec = helio::EqualsIgnoreCase(value, "everysec");
+  int policy;
   if (helio::EqualsIgnoreCase(value, "always")) {
-    return "appendfsync always is not supported (everysec or no)";
+    policy = kFsyncAlways;
+  } else if (helio::EqualsIgnoreCase(value, "everysec")) {
+    policy = kFsyncEverysec;
+  } else if (helio::EqualsIgnoreCase(value, "no")) {
+    policy = kFsyncNo;
+  } else {
+    return "argument(s) must be one of the following: always, everysec, no";
   }
-  if (!everysec && !helio::EqualsIgnoreCase(value, "no")) return "argument(s) must be one of the following: always, everysec, no";
-  if (apply) fsync_everysec.store(everysec);
+  if (apply) fsync_policy.store(policy);
   return "";
+}
+
+bool AofAlways() {
+  return fsync_policy.load(std::memory_order_relaxed) == kFsyncAlways &&
+         appendonly.load(std::memory_order_relaxed);
+}
+
+void AwaitAofDurable() {
+  FlushStream();  // every shard's records so far reach the merge, and the writer
+  helio::fibers::Done done;
+  if (OnAof([&](Aof& a) { return a.AddDurableWaiter(&done); })) done.Wait();
 }
 
 int64_t AutoAofRewritePercentage() { return rewrite_percentage.load(); }
@@ -860,6 +949,8 @@ int64_t AutoAofRewriteMinSize() { return rewrite_min_size.load(); }
 void SetAutoAofRewriteMinSize(int64_t bytes) { rewrite_min_size.store(bytes); }
 bool AofLoadTruncated() { return load_truncated.load(); }
 void SetAofLoadTruncated(bool on) { load_truncated.store(on); }
+int64_t AofWriteDelayUs() { return write_delay_us.load(); }
+void SetAofWriteDelayUs(int64_t us) { write_delay_us.store(us); }
 std::string AppendFilename() { return FLAGS_appendfilename; }
 std::string AppendDirname() { return FLAGS_appenddirname; }
 

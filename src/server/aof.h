@@ -20,8 +20,9 @@
 // Writes, fsyncs, manifests and deletions run on a thread of their own, in the order
 // they were asked, so that proactor 0 (which merges the stream) never waits for a disk.
 // appendfsync everysec fsyncs the incremental file once a second, no leaves it to the
-// kernel; always is not offered (a reply would have to wait for the fsync of the
-// stream's batch, which the stream's merge does not track per client).
+// kernel; always fsyncs what was written at once, and a client whose batch of commands
+// wrote waits for that before its replies leave (AwaitAofDurable: many clients' writes
+// share one fsync).
 //
 // Loading tolerates what a crash leaves: an incremental file whose last command is
 // incomplete (aof-load-truncated yes: the file is cut before it, as Redis does, and a
@@ -29,7 +30,9 @@
 //
 // Differs from Redis: with appendonly yes and no AOF yet, a snapshot in dbfilename is
 // loaded and becomes the AOF's first base (Redis starts empty); the base is always RDB
-// (aof-use-rdb-preamble yes). A pre-7.0 AOF (dir/appendfilename, one file, commands
+// (aof-use-rdb-preamble yes); with everysec or no, a write reaches the file just after
+// its reply rather than before it (a kill -9 may lose the last milliseconds). A pre-7.0
+// AOF (dir/appendfilename, one file, commands
 // perhaps after an RDB preamble) is moved into the directory as the base, as Redis 7.0
 // upgrades it.
 //
@@ -85,8 +88,21 @@ int64_t AutoAofRewriteMinSize();
 void SetAutoAofRewriteMinSize(int64_t bytes);
 bool AofLoadTruncated();
 void SetAofLoadTruncated(bool on);
+// aof-write-delay (hidden, a test knob as Redis's key-load-delay): microseconds the
+// writer waits before each write, as a slow disk would.
+int64_t AofWriteDelayUs();
+void SetAofWriteDelayUs(int64_t us);
 std::string AppendFilename();
 std::string AppendDirname();
+
+// appendfsync always with the AOF on: a client's writes must be on disk before their
+// replies leave (the dispatchers call AwaitAofDurable before they flush a batch's replies
+// that followed a write). One relaxed load.
+bool AofAlways();
+// Returns once every write made so far on any shard is written and fsynced in the AOF
+// (at once when the AOF is off): each shard's journal handed over, merged, written,
+// fsynced with whatever else came meanwhile. Fiber context.
+void AwaitAofDurable();
 
 // INFO persistence's aof_* lines.
 std::string AofInfo();

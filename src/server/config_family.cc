@@ -371,6 +371,8 @@ const std::vector<ConfigParam>& Params() {
        }},
       {"aof-load-truncated", [] { return std::string(AofLoadTruncated() ? "yes" : "no"); },
        YesNoSetter(SetAofLoadTruncated)},
+      {"aof-write-delay", [] { return helio::StrCat(AofWriteDelayUs()); },
+       IntegerSetter(0, 10'000'000, SetAofWriteDelayUs), /*hidden=*/true},
       // The base is always an RDB snapshot; no timestamp annotations.
       {"aof-use-rdb-preamble", [] { return std::string("yes"); }, nullptr},
       {"aof-timestamp-enabled", [] { return std::string("no"); }, nullptr},

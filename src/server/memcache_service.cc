@@ -1,3 +1,5 @@
+#include "absl/cleanup/cleanup.h"
+#include "src/server/aof.h"
 #include "src/server/tracking.h"
 #include "src/server/memcache_service.h"
 
@@ -65,6 +67,17 @@ void MemcacheService::DispatchMemcache(absl::Span<const MemcacheCommand> command
   // Counted for INFO total_commands_processed and /metrics, as RESP commands are: every
   // command of the batch, whether it succeeds or not.
   ServerState::tlocal()->stats.commands_processed += commands.size();
+  // appendfsync always (aof.h): the replies of a batch that may have written leave once
+  // the AOF has its writes on disk. Any command but get and gets may write.
+  bool may_have_written = false;
+  if (AofAlways()) [[unlikely]] {
+    for (const MemcacheCommand& command : commands) {
+      if (command.type != Type::kGet && command.type != Type::kGets) may_have_written = true;
+    }
+  }
+  absl::Cleanup durable = [&] {
+    if (may_have_written) AwaitAofDurable();
+  };
   size_t i = 0;
   while (i < commands.size() && !cntx->close_after_reply) {
     const MemcacheCommand& command = commands[i];
@@ -100,7 +113,10 @@ void MemcacheService::DispatchMemcache(absl::Span<const MemcacheCommand> command
       if (!RunRetrieval(command, cntx)) return;
       ++i;
     }
-    if (cntx->out().size() > facade::ClientConnection::kFlushThresholdBytes && !cntx->Flush()) return;
+    if (cntx->out().size() > facade::ClientConnection::kFlushThresholdBytes) {
+      if (may_have_written) AwaitAofDurable();
+      if (!cntx->Flush()) return;
+    }
   }
 }
 
