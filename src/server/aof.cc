@@ -9,10 +9,7 @@
 #include <atomic>
 #include <boost/fiber/operations.hpp>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
@@ -22,6 +19,7 @@
 #include "src/core/aof_manifest.h"
 #include "src/facade/resp_connection.h"
 #include "src/facade/resp_parser.h"
+#include "src/server/aof_writer.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/function_family.h"
@@ -58,12 +56,9 @@ namespace {
 
 facade::ServiceInterface* service = nullptr;
 std::atomic<bool> appendonly{false};
-enum FsyncPolicy : int { kFsyncNo, kFsyncEverysec, kFsyncAlways };
-std::atomic<int> fsync_policy{kFsyncEverysec};
 std::atomic<int64_t> rewrite_percentage{100};
 std::atomic<int64_t> rewrite_min_size{64 << 20};
 std::atomic<bool> load_truncated{true};
-std::atomic<int64_t> write_delay_us{0};  // a test knob: a slow disk
 
 constexpr size_t kReadChunk = 1 << 20;
 constexpr size_t kMaxLoadBatch = 256;  // commands run as one DispatchMany
@@ -76,233 +71,6 @@ int64_t FileSize(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 ? int64_t(st.st_size) : 0;
 }
-
-// Writes the AOF's files on a thread of its own, in the order asked: appends to the
-// incremental file, switches to a new one, manifests, deletions; fsyncs the
-// incremental file once a second with appendfsync everysec, and with always as soon as
-// what was appended is written (then `on_durable` hears how many appended bytes are on
-// disk: everything appended while one fsync runs shares the next). A write that fails
-// is retried a second later (aof_last_write_status:err meanwhile), as Redis does; with
-// always the process exits, as Redis's does.
-//
-// Thread-safety: every method may be called from any thread; the disk calls happen on
-// the writer's thread only. The lock is held for a move, once per merge of the stream.
-class AofWriter {
- public:
-  explicit AofWriter(std::function<void(uint64_t)> on_durable = nullptr)
-      : on_durable_(std::move(on_durable)), thread_([this] { Run(); }) {}
-  ~AofWriter() {
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-    }
-    wake_.notify_one();
-    thread_.join();
-  }
-
-  void Append(std::string_view bytes) {
-    bool was_empty;
-    {
-      std::lock_guard lock(mu_);
-      was_empty = ops_.empty();
-      if (!was_empty && ops_.back().kind == Op::kAppend) {
-        ops_.back().data.append(bytes);
-      } else {
-        ops_.push_back({Op::kAppend, std::string(bytes), {}});
-      }
-      appended_ += bytes.size();
-    }
-    buffered_bytes_.fetch_add(bytes.size(), std::memory_order_relaxed);
-    if (was_empty) wake_.notify_one();
-  }
-  // Later appends go to `path` (created, or appended to); the file before is fsynced.
-  void OpenIncr(std::string path) { Push({Op::kOpen, {}, std::move(path)}); }
-  // Replaces the manifest atomically: a temporary file, fsynced, renamed, and the
-  // directory fsynced.
-  void WriteManifest(std::string text) { Push({Op::kManifest, std::move(text), {}}); }
-  void Remove(std::string path) { Push({Op::kRemove, {}, std::move(path)}); }
-  // Waits until everything asked so far was done (or failed: last_write_ok) and the
-  // incremental file fsynced. Blocks the calling thread (shutdown, turning the AOF off).
-  void Sync() {
-    std::unique_lock lock(mu_);
-    const uint64_t ticket = ++sync_asked_;
-    wake_.notify_one();
-    synced_.wait(lock, [&] { return sync_done_ >= ticket; });
-  }
-  bool last_write_ok() const { return last_write_ok_.load(std::memory_order_relaxed); }
-  // Bytes appended so far, and of those, how many are written and fsynced (kept up to
-  // date with appendfsync always only).
-  uint64_t appended() {
-    std::lock_guard lock(mu_);
-    return appended_;
-  }
-  uint64_t durable() const { return durable_.load(std::memory_order_acquire); }
-  // Appended and not yet written.
-  uint64_t buffered_bytes() const { return buffered_bytes_.load(std::memory_order_relaxed); }
-
- private:
-  struct Op {
-    enum Kind { kAppend, kOpen, kManifest, kRemove } kind;
-    std::string data;
-    std::string path;
-  };
-
-  void Push(Op op) {
-    {
-      std::lock_guard lock(mu_);
-      ops_.push_back(std::move(op));
-    }
-    wake_.notify_one();
-  }
-
-  void Run() {
-    pthread_setname_np(pthread_self(), "aof-writer");
-    auto last_fsync = std::chrono::steady_clock::now();
-    std::vector<Op> ops;
-    while (true) {
-      uint64_t sync_ticket, appended;
-      bool stopping;
-      {
-        std::unique_lock lock(mu_);
-        wake_.wait_for(lock, std::chrono::seconds(1), [&] {
-          return !ops_.empty() || stopping_ || sync_asked_ > sync_done_;
-        });
-        // What failed before goes first.
-        ops.insert(ops.end(), std::make_move_iterator(ops_.begin()),
-                   std::make_move_iterator(ops_.end()));
-        ops_.clear();
-        sync_ticket = sync_asked_;
-        appended = appended_;
-        stopping = stopping_;
-      }
-      size_t done = 0;
-      for (; done < ops.size(); ++done) {
-        if (!Do(&ops[done])) break;
-      }
-      ops.erase(ops.begin(), ops.begin() + done);
-      const auto now = std::chrono::steady_clock::now();
-      const int policy = fsync_policy.load(std::memory_order_relaxed);
-      const bool sync = sync_ticket > sync_done_seen_ || stopping;
-      if (fd_ >= 0 && dirty_ &&
-          (sync || policy == kFsyncAlways ||
-           (policy == kFsyncEverysec && now - last_fsync >= std::chrono::seconds(1)))) {
-        if (fdatasync(fd_) == 0) {
-          dirty_ = false;
-        } else if (policy == kFsyncAlways) {
-          Failed("fsyncing", fd_path_);
-        }
-        last_fsync = now;
-      }
-      if (policy == kFsyncAlways && ops.empty() && !dirty_ && durable_.load() < appended) {
-        durable_.store(appended, std::memory_order_release);
-        if (on_durable_) on_durable_(appended);
-      }
-      if (sync) {  // written, or tried to be
-        std::lock_guard lock(mu_);
-        sync_done_seen_ = sync_done_ = sync_ticket;
-        synced_.notify_all();
-      }
-      if (stopping && (ops.empty() || !last_write_ok())) break;
-      if (!ops.empty()) std::this_thread::sleep_for(std::chrono::seconds(1));  // retry
-    }
-    if (fd_ >= 0) close(fd_);
-    std::lock_guard lock(mu_);
-    sync_done_ = sync_asked_;  // nobody waits for a stopped writer
-    synced_.notify_all();
-  }
-
-  // One operation; false when it failed (it is retried from where it stopped).
-  bool Do(Op* op) {
-    switch (op->kind) {
-      case Op::kAppend: {
-        if (fd_ < 0) return true;  // no incremental file yet: the AOF was turned off
-        if (int64_t delay = write_delay_us.load(std::memory_order_relaxed); delay > 0) {
-          std::this_thread::sleep_for(std::chrono::microseconds(delay));
-        }
-        while (!op->data.empty()) {
-          ssize_t n = write(fd_, op->data.data(), op->data.size());
-          if (n < 0 && errno == EINTR) continue;
-          if (n <= 0) return Failed("writing the AOF", fd_path_);
-          op->data.erase(0, size_t(n));
-          buffered_bytes_.fetch_sub(size_t(n), std::memory_order_relaxed);
-          dirty_ = true;
-        }
-        return Succeeded();
-      }
-      case Op::kOpen: {
-        int fd = open(op->path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0) return Failed("opening", op->path);
-        if (fd_ >= 0) {
-          if (dirty_) fdatasync(fd_);
-          close(fd_);
-        }
-        fd_ = fd;
-        fd_path_ = op->path;
-        dirty_ = false;
-        return Succeeded();
-      }
-      case Op::kManifest: {
-        const std::string temp = PathOf(helio::StrCat("temp-", AofManifest::ManifestName(
-                                                                    FLAGS_appendfilename)));
-        int fd = open(temp.c_str(), O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0) return Failed("opening", temp);
-        bool ok = write(fd, op->data.data(), op->data.size()) == ssize_t(op->data.size()) &&
-                  fsync(fd) == 0;
-        close(fd);
-        if (!ok || rename(temp.c_str(), ManifestPath().c_str()) != 0) {
-          return Failed("writing", temp);
-        }
-        if (int dir = open(DirPath().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
-          fsync(dir);
-          close(dir);
-        }
-        return Succeeded();
-      }
-      case Op::kRemove:
-        if (unlink(op->path.c_str()) != 0 && errno != ENOENT) {
-          LOG(WARNING) << "Removing the AOF's old file " << op->path << ": " << strerror(errno);
-        }
-        return true;
-    }
-    return true;
-  }
-
-  // Writes are refused (MISCONF) until the next write succeeds, as in Redis.
-  bool Failed(std::string_view what, const std::string& path) {
-    const int error = errno != 0 ? errno : EIO;
-    if (fsync_policy.load(std::memory_order_relaxed) == kFsyncAlways) {
-      LOG(ERROR) << "AOF: error " << what << " " << path << ": " << strerror(error)
-                 << "; can't recover from an AOF write error when the AOF fsync policy is "
-                    "'always'. Exiting...";
-      _exit(1);
-    }
-    LOG_EVERY_N(WARNING, 10) << "AOF: error " << what << " " << path << ": " << strerror(error);
-    last_write_ok_.store(false, std::memory_order_relaxed);
-    SetAofWriteError(error);
-    return false;
-  }
-  bool Succeeded() {
-    if (!last_write_ok_.exchange(true, std::memory_order_relaxed)) SetAofWriteError(0);
-    return true;
-  }
-
-  std::mutex mu_;
-  std::condition_variable wake_, synced_;
-  std::vector<Op> ops_;
-  std::atomic<uint64_t> buffered_bytes_{0};
-  uint64_t appended_ = 0;
-  std::atomic<uint64_t> durable_{0};
-  const std::function<void(uint64_t)> on_durable_;
-  bool stopping_ = false;
-  uint64_t sync_asked_ = 0, sync_done_ = 0;
-  // The writer's thread only.
-  uint64_t sync_done_seen_ = 0;
-  int fd_ = -1;
-  std::string fd_path_;
-  bool dirty_ = false;  // written since the last fsync
-  std::atomic<bool> last_write_ok_{true};
-  std::thread thread_;
-};
 
 // The AOF: proactor 0's thread only (its fibers and the stream's merge).
 class Aof final : public StreamFollower {
@@ -321,8 +89,8 @@ class Aof final : public StreamFollower {
     // manifest lists it at once, after the files that hold the stream before the cut: a
     // crash before the rewrite ends loads them all.
     const AofFileInfo incr = manifest_.AddIncr(FLAGS_appendfilename);
-    writer_->OpenIncr(PathOf(incr.name));
-    if (state_ == State::kOn) writer_->WriteManifest(manifest_.Serialize());
+    writer_->OpenFile(PathOf(incr.name));
+    if (state_ == State::kOn) writer_->ReplaceFile(ManifestPath(), manifest_.Serialize());
     if (token == rewrite_token_) rewrite_incr_seq_ = incr.seq;
   }
 
@@ -362,13 +130,13 @@ class Aof final : public StreamFollower {
     if (!manifest_.incrs().empty()) {
       // Appending to the last one: the cut opens none.
       resume_token_ = cut.token;
-      writer_->OpenIncr(PathOf(manifest_.incrs().back().name));
+      writer_->OpenFile(PathOf(manifest_.incrs().back().name));
     }
     shard_set->RunOnAll([cut](EngineShard* shard) { CutJournal(shard, cut); });
     if (!manifest_.history().empty()) {  // a crash came before they were deleted
       for (const AofFileInfo& old : manifest_.history()) writer_->Remove(PathOf(old.name));
       manifest_.ClearHistory();
-      writer_->WriteManifest(manifest_.Serialize());
+      writer_->ReplaceFile(ManifestPath(), manifest_.Serialize());
     }
     base_size_after_rewrite_ = CurrentSize();
     base_size_ = manifest_.base() ? FileSize(PathOf(manifest_.base()->name)) : 0;
@@ -524,10 +292,10 @@ class Aof final : public StreamFollower {
     // the manifest is written again without them.
     manifest_.ReplaceBase(base, following ? rewrite_incr_seq_ : INT64_MAX);
     AofWriter& writer = writer_ ? *writer_ : OneOffWriter();
-    writer.WriteManifest(manifest_.Serialize());
+    writer.ReplaceFile(ManifestPath(), manifest_.Serialize());
     for (const AofFileInfo& old : manifest_.history()) writer.Remove(PathOf(old.name));
     manifest_.ClearHistory();
-    writer.WriteManifest(manifest_.Serialize());
+    writer.ReplaceFile(ManifestPath(), manifest_.Serialize());
     if (!writer_) one_off_writer_.reset();  // waits for its work
     base_size_ = base_size_after_rewrite_ = int64_t(result.bytes);
     if (state_ == State::kWaitRewrite && following) state_ = State::kOn;
@@ -539,12 +307,16 @@ class Aof final : public StreamFollower {
   }
 
   AofWriter& OneOffWriter() {
-    if (!one_off_writer_) one_off_writer_.emplace();
+    if (!one_off_writer_) one_off_writer_.emplace(WriterCallbacks(false));
     return *one_off_writer_;
   }
 
-  // A new writer; its reports with appendfsync always come to OnDurable.
-  static AofWriter& NewWriter(std::optional<AofWriter>* writer);
+  // A new writer's callbacks: its failures refuse writes (MISCONF); the AOF's own
+  // writer (`durable`) reports with appendfsync always to OnDurable.
+  static AofWriter::Callbacks WriterCallbacks(bool durable);
+  static AofWriter& NewWriter(std::optional<AofWriter>* writer) {
+    return writer->emplace(WriterCallbacks(true));
+  }
 
   struct DurableWaiter {
     uint64_t appended;
@@ -787,7 +559,7 @@ bool UpgradeOldAof() {
   manifest.ReplaceBase({old_path, 1, AofFileInfo::Type::kBase}, 0);
   {
     AofWriter writer;
-    writer.WriteManifest(manifest.Serialize());
+    writer.ReplaceFile(ManifestPath(), manifest.Serialize());
     writer.Sync();
     if (!writer.last_write_ok()) return false;
   }
@@ -824,10 +596,15 @@ void CmdBgRewriteAof(CmdArgList, ConnectionContext* cntx) {
 
 }  // namespace
 
-AofWriter& Aof::NewWriter(std::optional<AofWriter>* writer) {
-  return writer->emplace([](uint64_t durable) {
-    shard_set->pool()->at(0)->Dispatch([durable] { aof->OnDurable(durable); });
-  });
+AofWriter::Callbacks Aof::WriterCallbacks(bool durable) {
+  AofWriter::Callbacks callbacks;
+  callbacks.on_error = SetAofWriteError;
+  if (durable) {
+    callbacks.on_durable = [](uint64_t on_disk) {
+      shard_set->pool()->at(0)->Dispatch([on_disk] { aof->OnDurable(on_disk); });
+    };
+  }
+  return callbacks;
 }
 
 absl::StatusOr<AofManifest> Aof::ReadManifest() {
@@ -914,27 +691,26 @@ std::string SetAppendOnly(std::string_view value, bool apply) {
 
 std::string GetAppendFsync() {
   static constexpr const char* kNames[] = {"no", "everysec", "always"};
-  return kNames[fsync_policy.load()];
+  return kNames[int(AofFsyncPolicy())];
 }
 
 std::string SetAppendFsync(std::string_view value, bool apply) {
-  int policy;
+  AofFsync policy;
   if (helio::EqualsIgnoreCase(value, "always")) {
-    policy = kFsyncAlways;
+    policy = AofFsync::kAlways;
   } else if (helio::EqualsIgnoreCase(value, "everysec")) {
-    policy = kFsyncEverysec;
+    policy = AofFsync::kEverysec;
   } else if (helio::EqualsIgnoreCase(value, "no")) {
-    policy = kFsyncNo;
+    policy = AofFsync::kNo;
   } else {
     return "argument(s) must be one of the following: always, everysec, no";
   }
-  if (apply) fsync_policy.store(policy);
+  if (apply) SetAofFsyncPolicy(policy);
   return "";
 }
 
 bool AofAlways() {
-  return fsync_policy.load(std::memory_order_relaxed) == kFsyncAlways &&
-         appendonly.load(std::memory_order_relaxed);
+  return AofFsyncPolicy() == AofFsync::kAlways && appendonly.load(std::memory_order_relaxed);
 }
 
 void AwaitAofDurable() {
@@ -949,8 +725,6 @@ int64_t AutoAofRewriteMinSize() { return rewrite_min_size.load(); }
 void SetAutoAofRewriteMinSize(int64_t bytes) { rewrite_min_size.store(bytes); }
 bool AofLoadTruncated() { return load_truncated.load(); }
 void SetAofLoadTruncated(bool on) { load_truncated.store(on); }
-int64_t AofWriteDelayUs() { return write_delay_us.load(); }
-void SetAofWriteDelayUs(int64_t us) { write_delay_us.store(us); }
 std::string AppendFilename() { return FLAGS_appendfilename; }
 std::string AppendDirname() { return FLAGS_appenddirname; }
 

@@ -88,10 +88,6 @@ int64_t AutoAofRewriteMinSize();
 void SetAutoAofRewriteMinSize(int64_t bytes);
 bool AofLoadTruncated();
 void SetAofLoadTruncated(bool on);
-// aof-write-delay (hidden, a test knob as Redis's key-load-delay): microseconds the
-// writer waits before each write, as a slow disk would.
-int64_t AofWriteDelayUs();
-void SetAofWriteDelayUs(int64_t us);
 std::string AppendFilename();
 std::string AppendDirname();
 

@@ -1,4 +1,5 @@
 #include "src/server/aof.h"
+#include "src/server/aof_writer.h"
 #include "src/server/tracking.h"
 #include "src/server/config_family.h"
 
