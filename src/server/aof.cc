@@ -63,6 +63,12 @@ std::atomic<bool> load_truncated{true};
 constexpr size_t kReadChunk = 1 << 20;
 constexpr size_t kMaxLoadBatch = 256;  // commands run as one DispatchMany
 
+// AofAlways, after appendonly or appendfsync changed.
+void UpdateAlways() {
+  aof_internal::always.store(AofFsyncPolicy() == AofFsync::kAlways && appendonly.load(),
+                             std::memory_order_relaxed);
+}
+
 std::string DirPath() { return FLAGS_appenddirname; }
 std::string PathOf(std::string_view name) { return helio::StrCat(DirPath(), "/", name); }
 std::string ManifestPath() { return PathOf(AofManifest::ManifestName(FLAGS_appendfilename)); }
@@ -126,6 +132,7 @@ class Aof final : public StreamFollower {
     manifest_ = std::move(manifest);
     NewWriter(&writer_);
     state_ = State::kOn;
+    StartTicking();
     const StreamCut cut = FollowStream(this);
     if (!manifest_.incrs().empty()) {
       // Appending to the last one: the cut opens none.
@@ -150,6 +157,7 @@ class Aof final : public StreamFollower {
     if (absl::StatusOr<AofManifest> old = ReadManifest(); old.ok()) manifest_ = std::move(*old);
     NewWriter(&writer_);
     state_ = State::kWaitRewrite;
+    StartTicking();
     ScheduleRewrite();
   }
 
@@ -195,13 +203,18 @@ class Aof final : public StreamFollower {
   }
 
   // Shutdown: writes and fsyncs everything; a rewrite running ends first (its snapshot
-  // needs the shards), and is discarded.
+  // needs the shards), and is discarded; the ticks end.
   void Stop() {
     if (state_ != State::kOff) {
       FlushStream();
       TurnOff();
     }
     while (rewrite_running_) boost::this_fiber::sleep_for(std::chrono::milliseconds(5));
+    if (ticking_) {
+      stop_ticking_.Notify();
+      ticks_stopped_.Wait();
+      ticking_ = false;
+    }
   }
 
   int64_t CurrentSize() const {
@@ -234,6 +247,17 @@ class Aof final : public StreamFollower {
   }
 
  private:
+  // Tick once a second from the first time the AOF is on (a server without one runs no
+  // such fiber).
+  void StartTicking() {
+    if (ticking_) return;
+    ticking_ = true;
+    helio::fibers::Launch([this] {
+      while (!stop_ticking_.WaitFor(std::chrono::seconds(1))) Tick();
+      ticks_stopped_.Notify();
+    }).detach();
+  }
+
   void ScheduleRewrite() {
     if (rewrite_running_) return;
     rewrite_running_ = true;
@@ -331,6 +355,8 @@ class Aof final : public StreamFollower {
   uint64_t rewrite_token_ = 0;
   int64_t rewrite_incr_seq_ = 0;  // the incremental file the running rewrite's cut opened
   uint64_t resume_token_ = 0;  // the start-up cut, which continues the last file
+  bool ticking_ = false;
+  helio::fibers::Done stop_ticking_, ticks_stopped_;
   bool rewrite_running_ = false, rewrite_scheduled_ = false;
   bool last_rewrite_ok_ = true;
   int64_t rewrite_started_s_ = 0, last_rewrite_secs_ = -1;
@@ -571,17 +597,7 @@ bool UpgradeOldAof() {
 }
 
 std::optional<AofManifest> loaded_manifest;  // start-up: what LoadAofAtStartup loaded
-std::atomic<bool> tick_started{false}, stopping{false};
-helio::fibers::Done tick_stopped;
-
-// Once a second on proactor 0: Aof::Tick.
-void TickLoop() {
-  while (!stopping.load()) {
-    boost::this_fiber::sleep_for(std::chrono::seconds(1));
-    if (aof != nullptr) aof->Tick();
-  }
-  tick_stopped.Notify();
-}
+std::atomic<bool> started{false};            // AofStart ran
 
 void CmdBgRewriteAof(CmdArgList, ConnectionContext* cntx) {
   bool scheduled = SnapshotRunning();
@@ -626,6 +642,7 @@ bool ConfigureAof() {
     return false;
   }
   appendonly.store(FLAGS_appendonly);
+  UpdateAlways();
   rewrite_percentage.store(FLAGS_auto_aof_rewrite_percentage);
   rewrite_min_size.store(FLAGS_auto_aof_rewrite_min_size);
   load_truncated.store(FLAGS_aof_load_truncated);
@@ -658,8 +675,7 @@ bool LoadAofAtStartup() {
 }
 
 void AofStart() {
-  tick_started.store(true);
-  shard_set->pool()->at(0)->LaunchFiber(TickLoop);
+  started.store(true);
   if (!appendonly.load()) return;
   if (loaded_manifest) {
     AofManifest manifest = std::move(*loaded_manifest);
@@ -672,9 +688,7 @@ void AofStart() {
 }
 
 void StopAof() {
-  if (!tick_started.load()) return;  // a start-up load that was stopped: nothing began
-  stopping.store(true);
-  tick_stopped.Wait();
+  if (!started.load()) return;  // a start-up load that was stopped: nothing began
   InAofFiber([](Aof& a) { a.Stop(); });
 }
 
@@ -685,6 +699,7 @@ std::string SetAppendOnly(std::string_view value, bool apply) {
   if (!yes && !helio::EqualsIgnoreCase(value, "no")) return "argument must be 'yes' or 'no'";
   if (!apply) return "";
   appendonly.store(yes);
+  UpdateAlways();
   InAofFiber([yes](Aof& a) { yes ? a.TurnOn() : a.TurnOff(); });
   return "";
 }
@@ -705,13 +720,13 @@ std::string SetAppendFsync(std::string_view value, bool apply) {
   } else {
     return "argument(s) must be one of the following: always, everysec, no";
   }
-  if (apply) SetAofFsyncPolicy(policy);
+  if (apply) {
+    SetAofFsyncPolicy(policy);
+    UpdateAlways();
+  }
   return "";
 }
 
-bool AofAlways() {
-  return AofFsyncPolicy() == AofFsync::kAlways && appendonly.load(std::memory_order_relaxed);
-}
 
 void AwaitAofDurable() {
   FlushStream();  // every shard's records so far reach the merge, and the writer

@@ -40,6 +40,7 @@
 // called from any fiber (they hop there) unless they say otherwise.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -93,8 +94,11 @@ std::string AppendDirname();
 
 // appendfsync always with the AOF on: a client's writes must be on disk before their
 // replies leave (the dispatchers call AwaitAofDurable before they flush a batch's replies
-// that followed a write). One relaxed load.
-bool AofAlways();
+// that followed a write). One relaxed load, inline: the dispatchers ask once per batch.
+namespace aof_internal {
+inline std::atomic<bool> always{false};  // kept by aof.cc
+}  // namespace aof_internal
+inline bool AofAlways() { return aof_internal::always.load(std::memory_order_relaxed); }
 // Returns once every write made so far on any shard is written and fsynced in the AOF
 // (at once when the AOF is off): each shard's journal handed over, merged, written,
 // fsynced with whatever else came meanwhile. Fiber context.

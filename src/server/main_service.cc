@@ -2,7 +2,6 @@
 
 #include <glog/logging.h>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/container/inlined_vector.h"
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
@@ -178,6 +177,27 @@ Service::Route Service::RouteOf(const CommandId* cid, CmdArgList args) {
 }
 
 void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionContext* cntx) {
+  if (AofAlways() && !cntx->aof_loading) [[unlikely]] return DispatchDurably(commands, cntx);
+  DispatchBatch(commands, cntx, false);
+}
+
+void Service::DispatchDurably(absl::Span<const CmdArgList> commands, ConnectionContext* cntx) {
+  // Writes, and the commands that run others (EXEC, EVAL, FCALL...), whose flags say
+  // nothing of it; an unknown command writes nothing.
+  bool may_write = false;
+  for (CmdArgList args : commands) {
+    const CommandId* cid = registry_.Find(args[0]);
+    if (cid != nullptr &&
+        ((cid->flags & (facade::kCmdWrite | facade::kCmdScript)) || cid->name == "EXEC")) {
+      may_write = true;
+    }
+  }
+  DispatchBatch(commands, cntx, may_write);
+  if (may_write) AwaitAofDurable();
+}
+
+void Service::DispatchBatch(absl::Span<const CmdArgList> commands, ConnectionContext* cntx,
+                            bool durable) {
   // current_args views the caller's buffers: never leave it set past this call.
   struct ClearCurrentArgs {
     ConnectionContext* cntx;
@@ -190,13 +210,6 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
   // replica, nothing is).
   const bool over_maxmemory = OverMaxMemory();
   const uint8_t refusals = cntx->master_link ? 0 : ReplicaRefusals();
-  // appendfsync always: the replies of a batch that may have written leave once the AOF
-  // has its writes on disk.
-  const bool aof_always = AofAlways() && !cntx->aof_loading;
-  bool may_have_written = false;
-  absl::Cleanup durable = [&] {
-    if (may_have_written) AwaitAofDurable();
-  };
   size_t i = 0;
   while (i < commands.size() && !cntx->close_after_reply) {
     CmdArgList args = commands[i];
@@ -224,12 +237,6 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
     cntx->last_command = cid;
     cntx->last_subcommand =
         cid->subcommands.empty() || args.size() < 2 ? nullptr : cid->FindSubcommand(args[1]);
-    // Writes, and the commands that run others (EXEC, EVAL, FCALL...), whose flags say
-    // nothing of it (and below, the commands squashed into a run with this one).
-    if (aof_always && (cid->flags & (facade::kCmdWrite | facade::kCmdScript) ||
-                       cid->name == "EXEC")) [[unlikely]] {
-      may_have_written = true;
-    }
     Route route = RouteOf(cid, args);
     if (route.kind != Route::kShard) {
       RunCommand(cid, cid->handler, args, cntx, CommandClockTicks());
@@ -265,11 +272,6 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
         run_cids.push_back(next);
         ++end;
       }
-      if (aof_always) [[unlikely]] {
-        for (const CommandId* run_cid : run_cids) {
-          if (run_cid->flags & facade::kCmdWrite) may_have_written = true;
-        }
-      }
       bool locked = false;
       size_t ran = RunOnShard(route.shard, commands.subspan(i, end - i), run_cids, cntx, &locked);
       if (locked) {  // commands [i, i + ran) ran; the next one waits for a transaction
@@ -284,7 +286,7 @@ void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionCont
     }
     cntx->FinishReply(output_before);
     if (cntx->reply_builder()->output_size() > facade::ClientConnection::kFlushThresholdBytes) {
-      if (std::exchange(may_have_written, false)) AwaitAofDurable();
+      if (durable) AwaitAofDurable();
       if (!cntx->Flush()) return;
     }
   }

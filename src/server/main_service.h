@@ -59,6 +59,14 @@ class Service final : public facade::ServiceInterface {
   // Step 1; nullptr after replying with an error.
   const facade::CommandId* Validate(facade::CmdArgList args, facade::ConnectionContext* cntx);
   static Route RouteOf(const facade::CommandId* cid, facade::CmdArgList args);
+  // DispatchMany's body. `durable` (appendfsync always, for a batch that may write):
+  // replies flushed before the batch ends wait for the AOF first.
+  void DispatchBatch(absl::Span<const facade::CmdArgList> commands,
+                     facade::ConnectionContext* cntx, bool durable);
+  // appendfsync always (aof.h): the batch's replies leave once what it may have written
+  // is on disk.
+  void DispatchDurably(absl::Span<const facade::CmdArgList> commands,
+                       facade::ConnectionContext* cntx);
   // Runs commands [first, last) of `run` (all for `shard`) on the shard's thread;
   // returns how many ran: fewer when the reply buffer filled up, or when the next one's
   // keys are locked by a transaction (then *locked is set; see transaction.h).
