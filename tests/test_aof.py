@@ -201,6 +201,25 @@ def test_config_set_appendonly_yes_writes_the_dataset_first(server_factory):
     assert len(incr_bytes(srv)) == size
 
 
+def test_a_new_incremental_file_starts_empty(server_factory):
+    """A file left under the name the next incremental file takes (a crashed attempt's)
+    is emptied, not appended to."""
+    srv = server_factory()
+    c = srv.client()
+    os.mkdir(aof_path(srv))
+    with open(aof_path(srv, "appendonly.aof.1.incr.aof"), "wb") as f:
+        f.write(resp("SET", "stale", "1"))
+    c.config_set("appendonly", "yes")
+    wait_rewritten(c)
+    mark(srv, c, "marker-8")
+    srv.extra_args = ["--appendonly=yes"]
+    srv = kill9_and_start(srv)
+    c = srv.client()
+    assert c.get("stale") is None
+    c.execute_command("SELECT", 15)
+    assert c.get("marker") == b"marker-8"
+
+
 def test_a_command_cut_by_a_crash_is_dropped(server_factory):
     srv = server_factory("--appendonly=yes")
     c = srv.client()

@@ -95,7 +95,7 @@ class Aof final : public StreamFollower {
     // manifest lists it at once, after the files that hold the stream before the cut: a
     // crash before the rewrite ends loads them all.
     const AofFileInfo incr = manifest_.AddIncr(FLAGS_appendfilename);
-    writer_->OpenFile(PathOf(incr.name));
+    writer_->CreateFile(PathOf(incr.name));
     if (state_ == State::kOn) writer_->ReplaceFile(ManifestPath(), manifest_.Serialize());
     if (token == rewrite_token_) rewrite_incr_seq_ = incr.seq;
   }

@@ -68,6 +68,7 @@ void AofWriter::Append(std::string_view bytes) {
 }
 
 void AofWriter::OpenFile(std::string path) { Push({Op::kOpen, {}, std::move(path)}); }
+void AofWriter::CreateFile(std::string path) { Push({Op::kCreate, {}, std::move(path)}); }
 
 void AofWriter::ReplaceFile(std::string path, std::string text) {
   Push({Op::kReplace, std::move(text), std::move(path)});
@@ -169,8 +170,11 @@ bool AofWriter::Do(Op* op) {
       }
       return Succeeded();
     }
-    case Op::kOpen: {
-      int fd = open(op->path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    case Op::kOpen:
+    case Op::kCreate: {
+      const int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+                        (op->kind == Op::kCreate ? O_TRUNC : 0);
+      int fd = open(op->path.c_str(), flags, 0644);
       if (fd < 0) return Failed("opening", op->path);
       if (fd_ >= 0) {
         if (dirty_) fdatasync(fd_);

@@ -55,8 +55,10 @@ class AofWriter {
 
   // Appends to the file OpenFile opened last (dropped when none was).
   void Append(std::string_view bytes);
-  // Later appends go to `path` (created, or appended to).
+  // Later appends go to `path`: appended to (OpenFile), or emptied first (CreateFile: a
+  // new incremental file, whose name a crashed attempt may have used before).
   void OpenFile(std::string path);
+  void CreateFile(std::string path);
   // Replaces `path` with `text`: a temporary file beside it ("temp-" and its name),
   // fsynced, renamed over it, and the directory fsynced.
   void ReplaceFile(std::string path, std::string text);
@@ -75,7 +77,7 @@ class AofWriter {
 
  private:
   struct Op {
-    enum Kind { kAppend, kOpen, kReplace, kRemove } kind;
+    enum Kind { kAppend, kOpen, kCreate, kReplace, kRemove } kind;
     std::string data;
     std::string path;
   };

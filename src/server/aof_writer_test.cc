@@ -60,12 +60,15 @@ TEST_F(AofWriterTest, OperationsRunInTheOrderAsked) {
     writer.Append(" four");
   }  // the destructor writes what was asked
   EXPECT_EQ(ReadFile(Path("b")), "three four");
-  // A file opened again is appended to.
+  // A file opened again is appended to; one created again starts empty.
   AofWriter writer;
   writer.OpenFile(Path("a"));
   writer.Append("five");
+  writer.CreateFile(Path("b"));
+  writer.Append("six");
   writer.Sync();
   EXPECT_EQ(ReadFile(Path("a")), "one two five");
+  EXPECT_EQ(ReadFile(Path("b")), "six");
 }
 
 TEST_F(AofWriterTest, AlwaysReportsWhatIsOnDisk) {
