@@ -104,9 +104,6 @@ class Aof final : public StreamFollower {
 
   // --- fibers of proactor 0
 
-  State state() const { return state_; }
-  bool rewrite_running() const { return rewrite_running_; }
-
   // appendfsync always: `done` is notified once what was appended so far is on disk;
   // false (nothing to wait for) when it is already, or the AOF is off.
   bool AddDurableWaiter(helio::fibers::Done* done) {
