@@ -1,124 +1,14 @@
 #include "src/core/aof_manifest.h"
 
-#include <cctype>
 #include <charconv>
 
+#include "src/core/redis_args.h"
 
 namespace damselfly::core {
 
 namespace {
 
 constexpr size_t kMaxLineBytes = 1024;  // Redis's AOF_MANIFEST_MAX_LINE
-
-bool NeedsQuotes(std::string_view name) {
-  for (unsigned char c : name) {
-    if (c == '\\' || c == '"' || c == '\'' || !std::isprint(c) || std::isspace(c)) return true;
-  }
-  return name.empty();
-}
-
-// "..." with the escapes Redis's sdscatrepr writes.
-std::string Quoted(std::string_view name) {
-  std::string out = "\"";
-  for (unsigned char c : name) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
-      default:
-        if (std::isprint(c)) {
-          out += char(c);
-        } else {
-          static constexpr char kHex[] = "0123456789abcdef";
-          out += "\\x";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        }
-    }
-  }
-  return out + "\"";
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  c = char(std::tolower(static_cast<unsigned char>(c)));
-  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-// Splits a line into words as Redis's sdssplitargs does: blanks separate them, "..."
-// takes C escapes (\xHH \n \r \t \b \a), '...' takes \'. False on an unbalanced quote or
-// a closing quote not followed by a blank.
-bool SplitWords(std::string_view line, std::vector<std::string>* words) {
-  size_t i = 0;
-  while (true) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i == line.size()) return true;
-    std::string word;
-    const char quote = line[i] == '"' || line[i] == '\'' ? line[i] : 0;
-    if (quote) ++i;
-    while (true) {
-      if (i == line.size()) {
-        if (quote) return false;
-        break;
-      }
-      const char c = line[i];
-      if (!quote) {
-        if (std::isspace(static_cast<unsigned char>(c))) break;
-        word += c;
-        ++i;
-        continue;
-      }
-      if (c == quote) {
-        ++i;
-        if (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) return false;
-        break;
-      }
-      if (c == '\\' && i + 1 < line.size()) {
-        const char next = line[i + 1];
-        if (quote == '\'') {
-          if (next == '\'') {
-            word += '\'';
-            i += 2;
-            continue;
-          }
-        } else if (next == 'x' && i + 3 < line.size() && HexValue(line[i + 2]) >= 0 &&
-                   HexValue(line[i + 3]) >= 0) {
-          word += char(HexValue(line[i + 2]) * 16 + HexValue(line[i + 3]));
-          i += 4;
-          continue;
-        } else {
-          switch (next) {
-            case 'n': word += '\n'; break;
-            case 'r': word += '\r'; break;
-            case 't': word += '\t'; break;
-            case 'b': word += '\b'; break;
-            case 'a': word += '\a'; break;
-            default: word += next;
-          }
-          i += 2;
-          continue;
-        }
-      }
-      word += c;
-      ++i;
-    }
-    words->push_back(std::move(word));
-  }
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::string_view(" \t\r\n").find(s.front()) != std::string_view::npos) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && std::string_view(" \t\r\n").find(s.back()) != std::string_view::npos) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 }  // namespace
 
@@ -147,8 +37,8 @@ absl::StatusOr<AofManifest> AofManifest::Parse(std::string_view text) {
       return invalid("The AOF manifest file contains too long line");
     }
     std::vector<std::string> words;
-    line = Trim(line);
-    if (line.empty() || !SplitWords(line, &words) || words.size() < 6 || words.size() % 2) {
+    line = TrimBlanks(line);
+    if (line.empty() || !SplitRedisArgs(line, &words) || words.size() < 6 || words.size() % 2) {
       return invalid("Invalid AOF manifest file format");
     }
     AofFileInfo info;
@@ -196,7 +86,7 @@ absl::StatusOr<AofManifest> AofManifest::Parse(std::string_view text) {
 std::string AofManifest::Serialize() const {
   std::string out;
   auto line = [&out](const AofFileInfo& info) {
-    out += "file " + (NeedsQuotes(info.name) ? Quoted(info.name) : info.name) + " seq " +
+    out += "file " + QuoteRedisArgIfNeeded(info.name) + " seq " +
            std::to_string(info.seq) + " type " + char(info.type) + "\n";
   };
   if (base_) line(*base_);
