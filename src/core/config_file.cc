@@ -63,7 +63,7 @@ bool Include(const ConfigDirective& directive, int depth, std::vector<ConfigDire
     return ReadAt(pattern, depth + 1, out, error);
   }
   glob_t matches{};
-  const int rc = glob(pattern.c_str(), GLOB_ERR, nullptr, &matches);
+  const int rc = glob(pattern.c_str(), 0, nullptr, &matches);  // matching nothing is fine
   std::vector<std::string> paths(matches.gl_pathv, matches.gl_pathv + matches.gl_pathc);
   globfree(&matches);
   if (rc != 0 && rc != GLOB_NOMATCH) {

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "helio/base/strings.h"
@@ -34,6 +36,7 @@
 #include "src/server/cgroup_limits.h"
 #include "src/server/collection_limits.h"
 #include "src/server/server_stats.h"
+#include "src/server/startup_config.h"
 #include "src/server/script_runner.h"
 
 DEFINE_string(maxmemory, "0",
@@ -78,6 +81,7 @@ DECLARE_string(bind);
 DECLARE_uint32(dbnum);
 DECLARE_int32(tcp_backlog);
 DECLARE_uint64(proto_max_bulk_len);
+DECLARE_bool(enable_protected_configs);
 
 namespace damselfly {
 
@@ -99,6 +103,13 @@ struct ConfigParam {
   std::function<std::string()> get;
   Setter set;  // nullptr: immutable
   bool hidden = false;  // a test knob: CONFIG GET lists it only when named, as Redis
+  // CONFIG SET refuses it unless --enable_protected_configs (a configuration file may set
+  // it), as Redis's protected configs.
+  bool protected_config = false;
+  // For a Redis parameter damselfly has no use for: why. CONFIG GET shows the value set,
+  // CONFIG SET checks it as Redis does; setting it in a configuration file says why it
+  // changes nothing.
+  std::string_view no_effect = {};
 };
 
 std::string RangeError(int64_t min, int64_t max) {
@@ -155,6 +166,165 @@ ConfigParam MemoryLimitParam(std::string_view name, std::atomic<uint64_t>* value
             if (apply) value->store(*bytes, std::memory_order_relaxed);
             return "";
           }};
+}
+
+// A value CONFIG SET stores and CONFIG GET shows, for a parameter without effect.
+class StoredValue {
+ public:
+  explicit StoredValue(std::string_view initial) : value_(initial) {}
+  std::string Get() const {
+    std::lock_guard lock(mu_);
+    return value_;
+  }
+  void Set(std::string_view value) {
+    std::lock_guard lock(mu_);
+    value_ = std::string(value);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string value_;
+};
+
+// What a value of an inert parameter must be, with Redis's refusal: "" when valid.
+using ValueCheck = std::function<std::string(std::string_view)>;
+
+ValueCheck YesNo() {
+  return [](std::string_view value) -> std::string {
+    return helio::EqualsIgnoreCase(value, "yes") || helio::EqualsIgnoreCase(value, "no")
+               ? ""
+               : "argument must be 'yes' or 'no'";
+  };
+}
+
+ValueCheck Integer(int64_t min, int64_t max) {
+  return [=](std::string_view value) -> std::string {
+    std::optional<int64_t> parsed = ParseInt64(value);
+    if (!parsed) return "argument couldn't be parsed into an integer";
+    return *parsed < min || *parsed > max ? RangeError(min, max) : "";
+  };
+}
+
+ValueCheck OneOf(std::vector<std::string_view> choices) {
+  return [=](std::string_view value) -> std::string {
+    for (std::string_view choice : choices) {
+      if (helio::EqualsIgnoreCase(value, choice)) return "";
+    }
+    std::string list;
+    for (std::string_view choice : choices) helio::StrAppend(&list, list.empty() ? "" : ", ", choice);
+    return helio::StrCat("argument(s) must be one of the following: ", list);
+  };
+}
+
+ValueCheck AnyText() {
+  return [](std::string_view) { return std::string(); };
+}
+
+// A Redis parameter that changes nothing here, and why (docs/config-file.md lists them).
+ConfigParam InertParam(std::string_view name, std::string_view initial, ValueCheck check,
+                       std::string_view why) {
+  auto stored = std::make_shared<StoredValue>(initial);
+  return {name, [stored] { return stored->Get(); },
+          [stored, check](std::string_view value, bool apply) -> std::string {
+            std::string error = check(value);
+            if (error.empty() && apply) stored->Set(helio::AsciiStrToLower(value));
+            return error;
+          },
+          false, false, why};
+}
+
+// Redis 7.0 parameters (those of its default redis.conf and a few more) that damselfly
+// accepts so that an existing configuration loads, but has no use for: the work they
+// tune is not done here, or is done another way.
+std::vector<ConfigParam> InertParams() {
+  constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
+  constexpr std::string_view kNoFork =
+      "damselfly never forks: snapshots are taken by the shards in place";
+  return {
+      InertParam("activerehashing", "yes", YesNo(),
+                 "Dash tables grow one segment at a time; there is no rehash to pace"),
+      InertParam("always-show-logo", "no", YesNo(), "damselfly prints no logo"),
+      InertParam("set-proc-title", "yes", YesNo(), "the process title is left as started"),
+      InertParam("proc-title-template", "{title} {listen-addr} {server-mode}", AnyText(),
+                 "the process title is left as started"),
+      InertParam("dynamic-hz", "yes", YesNo(), "each shard runs hz cycles a second"),
+      InertParam("jemalloc-bg-thread", "yes", YesNo(),
+                 "damselfly allocates with mimalloc and returns memory every "
+                 "--memory_release_ms"),
+      InertParam("disable-thp", "yes", YesNo(), kNoFork),
+      InertParam("oom-score-adj", "no", OneOf({"no", "yes", "relative", "absolute"}),
+                 "damselfly leaves its OOM score as the system sets it"),
+      InertParam("oom-score-adj-values", "0 200 800", AnyText(),
+                 "damselfly leaves its OOM score as the system sets it"),
+      InertParam("no-appendfsync-on-rewrite", "no", YesNo(),
+                 "the AOF writer thread keeps appendfsync's policy during rewrites"),
+      InertParam("aof-rewrite-incremental-fsync", "yes", YesNo(),
+                 "a rewrite's base is written as a snapshot, fsynced once at its end"),
+      InertParam("rdb-save-incremental-fsync", "yes", YesNo(),
+                 "a snapshot is fsynced once at its end"),
+      InertParam("rdb-del-sync-files", "no", YesNo(),
+                 "the files of replicas' full syncs are always deleted after the sync"),
+      InertParam("repl-diskless-sync", "yes", YesNo(),
+                 "a full sync's snapshot always goes through a file in dir"),
+      InertParam("repl-diskless-sync-delay", "5", Integer(0, kMaxInt),
+                 "a full sync's snapshot always goes through a file in dir"),
+      InertParam("repl-diskless-sync-max-replicas", "0", Integer(0, kMaxInt),
+                 "a full sync's snapshot always goes through a file in dir"),
+      InertParam("repl-diskless-load", "disabled", OneOf({"disabled", "on-empty-db", "swapdb"}),
+                 "a replica always loads its master's snapshot from a file"),
+      InertParam("repl-disable-tcp-nodelay", "no", YesNo(),
+                 "the stream is sent as the merge fiber batches it"),
+      InertParam("replica-priority", "100", Integer(0, kMaxInt),
+                 "for Redis Sentinel, which damselfly does not serve; INFO shows 100"),
+      InertParam("slave-priority", "100", Integer(0, kMaxInt),
+                 "for Redis Sentinel, which damselfly does not serve; INFO shows 100"),
+      InertParam("replica-lazy-flush", "no", YesNo(),
+                 "a replica empties its databases in one hop before loading"),
+      InertParam("lazyfree-lazy-server-del", "no", YesNo(),
+                 "values the server deletes are freed at once"),
+      InertParam("acllog-max-len", "128", Integer(0, kMaxInt), "ACL LOG keeps 128 entries"),
+      InertParam("tcp-keepalive", "300", Integer(0, kMaxInt),
+                 "damselfly does not turn on TCP keepalives; timeout closes idle clients"),
+      InertParam("protected-mode", "no", YesNo(),
+                 "not enforced: bind to loopback or set requirepass to keep others out"),
+      InertParam("stop-writes-on-bgsave-error", "yes", YesNo(),
+                 "a failed snapshot is logged and counted in INFO (rdb_last_bgsave_status); "
+                 "writes go on"),
+      InertParam("io-threads", "1", Integer(1, 128),
+                 "damselfly's threads are --proactor_threads, one per core by default"),
+      InertParam("io-threads-do-reads", "no", YesNo(),
+                 "damselfly's threads are --proactor_threads, one per core by default"),
+      InertParam("crash-log-enabled", "yes", YesNo(), "a crash prints its stack trace"),
+      InertParam("crash-memcheck-enabled", "yes", YesNo(), "a crash prints its stack trace"),
+      InertParam("active-expire-effort", "1", Integer(1, 10),
+                 "each shard's expiry cycle samples as it does"),
+      InertParam("maxmemory-eviction-tenacity", "10", Integer(0, 100),
+                 "eviction runs as writes land in full buckets (eviction.h)"),
+      InertParam("activedefrag", "no", YesNo(), "mimalloc's pages are not defragmented"),
+      InertParam("lua-replicate-commands", "yes", OneOf({"yes"}),
+                 "scripts are always replicated as their effects"),
+      InertParam("enable-debug-command", "yes", OneOf({"yes", "no", "local"}),
+                 "DEBUG is always offered"),
+      InertParam("enable-module-command", "no", OneOf({"yes", "no", "local"}),
+                 "modules are not offered"),
+      InertParam("syslog-enabled", "no", OneOf({"no"}),
+                 "damselfly logs to stderr or logfile, not to syslog"),
+      InertParam("syslog-ident", "redis", AnyText(), "damselfly does not log to syslog"),
+      InertParam("syslog-facility", "local0", AnyText(), "damselfly does not log to syslog"),
+      InertParam("cluster-enabled", "no", OneOf({"no"}), "Redis Cluster is not offered"),
+      InertParam("unixsocket", "", OneOf({""}), "Unix sockets are not offered: use TCP"),
+      InertParam("unixsocketperm", "0", AnyText(), "Unix sockets are not offered: use TCP"),
+      InertParam("tls-port", "0", OneOf({"0"}), "TLS is not offered"),
+      InertParam("aclfile", "", OneOf({""}),
+                 "ACL files are not offered: the default user and requirepass are"),
+      InertParam("replica-announce-ip", "", AnyText(),
+                 "a replica announces the address its master sees"),
+      InertParam("replica-announce-port", "0", Integer(0, 65535),
+                 "a replica announces its --port"),
+      InertParam("replica-announced", "yes", YesNo(), "for Redis Sentinel"),
+      InertParam("shutdown-timeout", "10", Integer(0, kMaxInt),
+                 "SHUTDOWN does not wait for replicas to catch up"),
+  };
 }
 
 // The collection limits under their Redis 7 names and the Redis 6 (*-ziplist-*) aliases,
@@ -238,7 +408,8 @@ std::string SetMaxClients(std::string_view value, bool apply) {
   if (!parsed) return "argument couldn't be parsed into an integer";
   if (*parsed < 1 || *parsed > int64_t(UINT32_MAX)) return RangeError(1, UINT32_MAX);
   const uint64_t max_clients = uint64_t(*parsed);
-  if (max_clients > facade::ClientAdmission::MaxClients()) {
+  // Before start-up (a configuration file) FitMaxClientsAtStartup checks it instead.
+  if (max_clients > facade::ClientAdmission::MaxClients() && shard_set != nullptr) {
     uint64_t fitting = FitMaxClients(max_clients, ReservedFds(shard_set->pool()->size()));
     if (fitting < max_clients) {
       return helio::StrCat(
@@ -291,8 +462,12 @@ const std::vector<ConfigParam>& Params() {
       // Redis 7's client eviction is not offered: its off value, and CONFIG SET refused
       // (client-output-buffer-limit and the query buffer limit bound clients instead).
       {"maxmemory-clients", [] { return std::string("0"); }, nullptr},
-      // damselfly runs in the foreground (a service manager or a container runs it).
-      {"daemonize", [] { return std::string("no"); }, nullptr},
+      // The process (startup_config.h): set in a configuration file or on the command line.
+      {"daemonize", [] { return std::string(Daemonized() ? "yes" : "no"); }, nullptr},
+      {"pidfile", PidFilePath, nullptr},
+      {"logfile", LogFilePath, nullptr},
+      {"loglevel", LogLevelName, SetLogLevel},
+      {"supervised", SupervisedMode, nullptr},
       {"lfu-log-factor", [] { return helio::StrCat(LoadEvictionConfig().lfu_log_factor); },
        EvictionSetter(0, std::numeric_limits<int32_t>::max(),
                       [](EvictionConfig* c, int64_t v) { c->lfu_log_factor = uint32_t(v); })},
@@ -344,8 +519,8 @@ const std::vector<ConfigParam>& Params() {
       {"dir", [] {
          char buf[4096];
          return std::string(getcwd(buf, sizeof(buf)) ? buf : "");
-       }, SetDir},
-      {"dbfilename", GetDbFilename, SetDbFilename},
+       }, SetDir, false, /*protected_config=*/true},
+      {"dbfilename", GetDbFilename, SetDbFilename, false, /*protected_config=*/true},
       {"save", GetSaveRules, SetSaveRules},
       {"snapshot_cron", GetSnapshotCron, SetSnapshotCron},
       {"key-load-delay", [] { return helio::StrCat(KeyLoadDelayUs()); },
@@ -450,6 +625,7 @@ const std::vector<ConfigParam>& Params() {
   };
   static const bool added = [] {
     for (ConfigParam& param : CollectionLimitParams()) params.push_back(std::move(param));
+    for (ConfigParam& param : InertParams()) params.push_back(std::move(param));
     return true;
   }();
   (void)added;
@@ -510,6 +686,9 @@ void ConfigSet(CmdArgList args, ReplyBuilder* rb) {
       return failed(args[i], "duplicate parameter");
     }
     if (!param->set) return failed(args[i], "can't set immutable config");
+    if (param->protected_config && !FLAGS_enable_protected_configs) {
+      return failed(args[i], "can't set protected config");
+    }
     params.push_back(param);
   }
   for (size_t i = 0; i < params.size(); ++i) {
@@ -549,6 +728,33 @@ void CmdConfig(CmdArgList args, ConnectionContext* cntx) {
 }
 
 }  // namespace
+
+std::optional<ConfigParamInfo> FindConfigParam(std::string_view name) {
+  const ConfigParam* param = FindParam(name);
+  if (param == nullptr) return std::nullopt;
+  return ConfigParamInfo{param->name, param->set != nullptr, param->no_effect};
+}
+
+std::string CheckConfigParam(std::string_view name, std::string_view value) {
+  const ConfigParam* param = FindParam(name);
+  if (param == nullptr) return "Bad directive or wrong number of arguments";
+  if (param->set) return param->set(value, false);
+  const std::string fixed = param->get();
+  return helio::EqualsIgnoreCase(fixed, value)
+             ? ""
+             : helio::StrCat("damselfly's ", param->name, " is always \"", fixed, "\"");
+}
+
+void SetConfigParam(std::string_view name, std::string_view value) {
+  const ConfigParam* param = FindParam(name);
+  CHECK(param != nullptr && param->set) << name;
+  param->set(value, true);
+}
+
+std::string GetConfigParam(std::string_view name) {
+  const ConfigParam* param = FindParam(name);
+  return param ? param->get() : std::string();
+}
 
 uint64_t MaxMemoryBytes() { return maxmemory_bytes.load(std::memory_order_relaxed); }
 

@@ -12,7 +12,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "src/facade/command_registry.h"
 
@@ -23,6 +25,20 @@ class ConfigFamily {
   // Also applies --maxmemory and the slow log flags (see InitCommandAccounting).
   static void Register(facade::CommandRegistry* registry);
 };
+
+// The parameters as a configuration file names them (startup_config.h). Any thread.
+struct ConfigParamInfo {
+  std::string_view name;       // as CONFIG GET lists it
+  bool settable = false;       // CONFIG SET takes it
+  std::string_view no_effect;  // for a Redis parameter damselfly has no use for: why
+};
+std::optional<ConfigParamInfo> FindConfigParam(std::string_view name);
+// CONFIG SET's check of `value`, without the protection CONFIG SET adds; for an immutable
+// parameter, whether `value` is the value it has. "" when valid, else Redis's reason.
+std::string CheckConfigParam(std::string_view name, std::string_view value);
+// CONFIG SET's change. REQUIRES: a settable parameter, `value` checked.
+void SetConfigParam(std::string_view name, std::string_view value);
+std::string GetConfigParam(std::string_view name);
 
 // maxmemory in bytes (0: no limit) and maxmemory-policy, for INFO and /metrics. Past
 // maxmemory the shards evict as the policy or cache mode says (eviction.h).

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <iostream>
 #include <optional>
 #include <thread>
 
@@ -33,6 +34,7 @@
 #include "src/server/metrics.h"
 #include "src/server/open_files_limit.h"
 #include "src/server/persistence_family.h"
+#include "src/server/startup_config.h"
 
 DEFINE_uint32(memcached_port, 0,
               "TCP port for memcached text-protocol clients (database 0); 0: no such port. "
@@ -78,21 +80,27 @@ DEFINE_bool(compress_values, true,
 namespace {
 
 // Listens on `port` at each address of `bind` (or on 0.0.0.0 and ::); false when none
-// could be bound, or when an address given explicitly could not.
+// could be bound, or when an address given explicitly could not. An address prefixed
+// with '-' is optional, as in Redis 7 ("bind 127.0.0.1 -::1"): skipped when unavailable;
+// "*" and "::*" are every IPv4 and IPv6 address.
 bool AddListeners(helio::net::AcceptServer* server, std::string_view bind, uint16_t port,
                   const helio::net::AcceptServer::ConnectionFactory& factory) {
-  std::vector<std::string> addresses;
-  for (std::string_view address : helio::SplitAny(bind, " ,")) addresses.emplace_back(address);
-  bool defaults = addresses.empty();
-  if (defaults) addresses = {"0.0.0.0", "::"};
+  std::vector<std::string_view> addresses = helio::SplitAny(bind, " ,");
+  if (addresses.empty()) addresses = {"0.0.0.0", "-::"};
   int bound = 0;
-  for (const std::string& address : addresses) {
+  for (std::string_view address : addresses) {
+    const bool optional = address.size() > 1 && address[0] == '-';
+    if (optional) address.remove_prefix(1);
+    if (address == "*") address = "0.0.0.0";  // Redis's names for every address
+    if (address == "::*") address = "::";
     auto bound_port = server->AddListener(
-        {.bind_address = address, .port = port, .backlog = FLAGS_tcp_backlog}, factory);
+        {.bind_address = std::string(address), .port = port, .backlog = FLAGS_tcp_backlog},
+        factory);
     if (bound_port.ok()) {
       ++bound;
-    } else if (defaults && address == "::") {
-      LOG(WARNING) << "no IPv6 listener on port " << port << ": " << bound_port.status().message();
+    } else if (optional) {
+      LOG(WARNING) << "no listener on " << address << " port " << port << ": "
+                   << bound_port.status().message();
     } else {
       LOG(ERROR) << bound_port.status().message();
       return false;
@@ -201,8 +209,16 @@ class MemoryReleaser {
 int main(int argc, char** argv) {
   gflags::SetVersionString(helio::StrCat(damselfly::kDamselflyVersion, " (Redis ",
                                         damselfly::kRedisCompatVersion, " compatible)"));
-  gflags::SetUsageMessage("damselfly [--flag=value ...]: a Redis and Memcached compatible store");
+  gflags::SetUsageMessage(
+      "damselfly [/path/to/redis.conf] [--flag=value ...] [--redis-option value ...]: a Redis "
+      "and Memcached compatible store");
+  damselfly::StartupConfig startup = damselfly::StartupConfig::TakeArgs(&argc, &argv);
   helio::MainInitGuard init(&argc, &argv, "DAMSELFLY_");
+  if (argc > 1) {
+    std::cerr << "unexpected argument '" << argv[1] << "' (a configuration file comes first)\n";
+    return 1;
+  }
+  if (!startup.Load() || !startup.Detach()) return 1;
 
   // Signals go to one thread that turns them into a shutdown request; every other thread
   // inherits the blocked mask.
@@ -235,6 +251,7 @@ int main(int argc, char** argv) {
 
   damselfly::Service service(&pool);
   service.RegisterCommands();
+  startup.Apply();
   if (!damselfly::ConfigurePersistence()) {
     shards.Shutdown();
     pool.Stop();
@@ -276,6 +293,7 @@ int main(int argc, char** argv) {
   // Clients connected meanwhile get -LOADING.
   damselfly::LoadAtStartup();
   if (master) damselfly::StartReplicaOf(master->first, master->second);
+  damselfly::StartupConfig::NotifyReady();
 
   service.WaitForShutdownRequest();
   waking_waiter.store(true);
@@ -295,6 +313,7 @@ int main(int argc, char** argv) {
   damselfly::shard_set = nullptr;
   memory_releaser.Stop();
   pool.Stop();
+  damselfly::StartupConfig::Cleanup();
   LOG(INFO) << "damselfly stopped";
   return 0;
 }

@@ -557,7 +557,6 @@ std::string GetDbFilename() {
 }
 
 std::string SetDbFilename(std::string_view name, bool apply) {
-  if (!FLAGS_enable_protected_configs) return "can't set protected config";
   if (name.empty() || name.find('/') != std::string_view::npos) {
     return "dbfilename can't be a path, just a filename";
   }
@@ -569,7 +568,6 @@ std::string SetDbFilename(std::string_view name, bool apply) {
 }
 
 std::string SetDir(std::string_view dir, bool apply) {
-  if (!FLAGS_enable_protected_configs) return "can't set protected config";
   std::string path(dir);
   struct stat info;
   if (stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {

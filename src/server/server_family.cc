@@ -37,6 +37,7 @@
 #include "src/server/tracking.h"
 #include "src/server/transaction.h"
 #include "src/server/server_stats.h"
+#include "src/server/startup_config.h"
 #include "src/server/command_accounting.h"
 
 DECLARE_uint32(port);
@@ -139,7 +140,7 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("hz", EngineShard::hz());
     field("configured_hz", EngineShard::hz());
     field("executable", "damselfly");
-    field("config_file", "");
+    field("config_file", ConfigFilePath());
     field("damselfly_version", kDamselflyVersion);
     field("proactor_threads", service->pool()->size());
     field("num_shards", shard_set->size());
