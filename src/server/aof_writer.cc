@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "src/core/replace_file.h"
+
 namespace damselfly {
 
 namespace {
@@ -17,17 +19,6 @@ std::atomic<int64_t> write_delay_us{0};
 
 bool FsyncAlways() {
   return fsync_policy.load(std::memory_order_relaxed) == int(AofFsync::kAlways);
-}
-
-std::string DirOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-std::string TempSiblingOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "temp-" + path
-                                    : path.substr(0, slash + 1) + "temp-" + path.substr(slash + 1);
 }
 
 }  // namespace
@@ -186,16 +177,9 @@ bool AofWriter::Do(Op* op) {
       return Succeeded();
     }
     case Op::kReplace: {
-      const std::string temp = TempSiblingOf(op->path);
-      int fd = open(temp.c_str(), O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0644);
-      if (fd < 0) return Failed("opening", temp);
-      const bool written =
-          write(fd, op->data.data(), op->data.size()) == ssize_t(op->data.size()) && fsync(fd) == 0;
-      close(fd);
-      if (!written || rename(temp.c_str(), op->path.c_str()) != 0) return Failed("writing", temp);
-      if (int dir = open(DirOf(op->path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
-        fsync(dir);
-        close(dir);
+      if (int error = core::ReplaceFileContents(op->path, op->data); error != 0) {
+        errno = error;
+        return Failed("writing", op->path);
       }
       return Succeeded();
     }

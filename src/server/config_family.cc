@@ -7,6 +7,7 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <limits>
@@ -22,6 +23,7 @@
 #include "src/facade/push_queue.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/command_accounting.h"
+#include "src/server/config_rewrite.h"
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard.h"
 #include "src/server/engine_shard_set.h"
@@ -710,7 +712,10 @@ void CmdConfig(CmdArgList args, ConnectionContext* cntx) {
     ResetStats();
     return rb->SendOk();
   }
-  if (ArgIs(sub, "REWRITE")) return rb->SendError("ERR The server is running without a config file");
+  if (ArgIs(sub, "REWRITE")) {
+    std::string error = RewriteConfigFile();
+    return error.empty() ? rb->SendOk() : rb->SendError(error);
+  }
   static constexpr std::string_view kHelp[] = {
       "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "GET <pattern>",
@@ -732,7 +737,45 @@ void CmdConfig(CmdArgList args, ConnectionContext* cntx) {
 std::optional<ConfigParamInfo> FindConfigParam(std::string_view name) {
   const ConfigParam* param = FindParam(name);
   if (param == nullptr) return std::nullopt;
-  return ConfigParamInfo{param->name, param->set != nullptr, param->no_effect};
+  return ConfigParamInfo{param->name, param->set != nullptr, param->no_effect, param->hidden};
+}
+
+std::vector<ConfigParamInfo> ConfigParams() {
+  std::vector<ConfigParamInfo> out;
+  for (const ConfigParam& param : Params()) {
+    out.push_back({param.name, param.set != nullptr, param.no_effect, param.hidden});
+  }
+  return out;
+}
+
+std::string_view CanonicalConfigName(std::string_view name) {
+  static constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
+      {"slaveof", "replicaof"},
+      {"slave-read-only", "replica-read-only"},
+      {"slave-serve-stale-data", "replica-serve-stale-data"},
+      {"slave-priority", "replica-priority"},
+      {"min-slaves-to-write", "min-replicas-to-write"},
+      {"min-slaves-max-lag", "min-replicas-max-lag"},
+      {"lua-time-limit", "busy-reply-threshold"},
+      {"list-max-ziplist-size", "list-max-listpack-size"},
+      {"hash-max-ziplist-entries", "hash-max-listpack-entries"},
+      {"hash-max-ziplist-value", "hash-max-listpack-value"},
+      {"zset-max-ziplist-entries", "zset-max-listpack-entries"},
+      {"zset-max-ziplist-value", "zset-max-listpack-value"},
+  };
+  for (auto [alias, canonical] : kAliases) {
+    if (helio::EqualsIgnoreCase(name, alias)) return canonical;
+  }
+  return name;
+}
+
+std::string ConfigFlagName(std::string_view name) {
+  std::string flag(CanonicalConfigName(name));
+  if (flag == "databases") flag = "dbnum";
+  if (flag == "client-query-buffer-limit") flag = "max_client_query_buffer";
+  std::replace(flag.begin(), flag.end(), '-', '_');
+  gflags::CommandLineFlagInfo info;
+  return gflags::GetCommandLineFlagInfo(flag.c_str(), &info) ? flag : "";
 }
 
 std::string CheckConfigParam(std::string_view name, std::string_view value) {

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/facade/command_registry.h"
 
@@ -31,8 +32,14 @@ struct ConfigParamInfo {
   std::string_view name;       // as CONFIG GET lists it
   bool settable = false;       // CONFIG SET takes it
   std::string_view no_effect;  // for a Redis parameter damselfly has no use for: why
+  bool hidden = false;         // a test knob, listed by CONFIG GET only when named
 };
 std::optional<ConfigParamInfo> FindConfigParam(std::string_view name);
+std::vector<ConfigParamInfo> ConfigParams();  // every one, aliases too
+// The name an alias stands for ("slaveof": "replicaof"), else `name`.
+std::string_view CanonicalConfigName(std::string_view name);
+// The flag that sets a parameter at start-up ("databases": "dbnum"), or "" when none.
+std::string ConfigFlagName(std::string_view name);
 // CONFIG SET's check of `value`, without the protection CONFIG SET adds; for an immutable
 // parameter, whether `value` is the value it has. "" when valid, else Redis's reason.
 std::string CheckConfigParam(std::string_view name, std::string_view value);

@@ -20,6 +20,7 @@
 #include "src/core/redis_args.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/config_family.h"
+#include "src/server/config_rewrite.h"
 #include "src/server/connection_family.h"
 
 namespace damselfly {
@@ -59,27 +60,6 @@ std::string_view NotOffered(std::string_view name) {
   if (name == "rename-command") return "renaming commands is not offered";
   if (name == "sentinel") return "Redis Sentinel is not offered";
   return {};
-}
-
-// The flag a parameter's value goes to at start-up, or "" when it has none.
-std::string FlagFor(std::string_view param) {
-  static constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
-      {"databases", "dbnum"},
-      {"slaveof", "replicaof"},
-      {"client-query-buffer-limit", "max_client_query_buffer"},
-      {"list-max-ziplist-size", "list_max_listpack_size"},
-      {"hash-max-ziplist-entries", "hash_max_listpack_entries"},
-      {"hash-max-ziplist-value", "hash_max_listpack_value"},
-      {"zset-max-ziplist-entries", "zset_max_listpack_entries"},
-      {"zset-max-ziplist-value", "zset_max_listpack_value"},
-  };
-  std::string flag(param);
-  for (auto [name, renamed] : kRenamed) {
-    if (param == name) flag = renamed;
-  }
-  std::replace(flag.begin(), flag.end(), '-', '_');
-  gflags::CommandLineFlagInfo info;
-  return gflags::GetCommandLineFlagInfo(flag.c_str(), &info) ? flag : "";
 }
 
 // Sets a flag from a directive's value; Redis's reason when the value does not fit.
@@ -169,6 +149,7 @@ bool StartupConfig::Fail(const core::ConfigDirective& directive, const std::stri
 }
 
 bool StartupConfig::Load() {
+  RecordDefaultsOfUnflaggedParams();
   std::vector<gflags::CommandLineFlagInfo> flags;
   gflags::GetAllFlags(&flags);
   for (const gflags::CommandLineFlagInfo& flag : flags) {
@@ -264,7 +245,7 @@ bool StartupConfig::LoadDirective(const core::ConfigDirective& directive, bool f
     helio::StrAppend(&output_limits_, " ", value);
     value = output_limits_;
   }
-  const std::string flag = FlagFor(param->name);
+  const std::string flag = ConfigFlagName(param->name);
   if (param->settable || flag.empty()) {
     std::string error = CheckConfigParam(param->name, value);
     if (!error.empty()) {
@@ -340,6 +321,7 @@ bool StartupConfig::Detach() {
 }
 
 void StartupConfig::Apply() {
+  RecordDefaultsOfFlaggedParams();
   if (!settings().config_file.empty()) {
     LOG(INFO) << "configuration loaded from " << settings().config_file;
   }
