@@ -124,6 +124,45 @@ def test_config_of_dir_dbfilename_and_save(server_factory, tmp_path):
     assert c.config_get("rdbcompression") == {"rdbcompression": "no"}
 
 
+MISCONF_RDB = "MISCONF Redis is configured to save RDB snapshots"
+
+
+def test_a_failed_bgsave_refuses_writes_while_save_rules_are_set(server_factory, tmp_path):
+    """stop-writes-on-bgsave-error (on by default): after a background save fails, writes
+    and PING get MISCONF while save rules are set, until the setting is turned off, the
+    rules are cleared or a save succeeds."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    srv = server_factory("--enable_protected_configs", "--save=3600 1")
+    c = srv.client()
+    assert c.config_get("stop-writes-on-bgsave-error") == {"stop-writes-on-bgsave-error": "yes"}
+    c.set("k", "v")
+    assert c.config_set("dir", str(gone))
+    gone.rmdir()  # the server's working directory is no more: the save cannot be written
+    c.execute_command("BGSAVE")
+    wait_for(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0)
+    assert c.info("persistence")["rdb_last_bgsave_status"] == "err"
+    for command in (("SET", "k", "w"), ("PING",)):
+        with pytest.raises(Exception, match=MISCONF_RDB):
+            c.execute_command(*command)
+    assert c.get("k") == b"v"  # reads go on
+    assert c.config_set("stop-writes-on-bgsave-error", "no")
+    assert c.set("k", "w")
+    assert c.config_set("stop-writes-on-bgsave-error", "yes")
+    with pytest.raises(Exception, match=MISCONF_RDB):
+        c.set("k", "x")
+    assert c.config_set("save", "")
+    assert c.set("k", "x")
+    assert c.config_set("save", "3600 1")
+    with pytest.raises(Exception, match=MISCONF_RDB):
+        c.set("k", "y")
+    assert c.config_set("dir", str(tmp_path))
+    c.execute_command("BGSAVE")
+    wait_for(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0)
+    assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    assert c.set("k", "y")
+
+
 def test_save_rules_save_by_themselves(server_factory):
     srv = server_factory("--save=1 1")
     c = srv.client()

@@ -289,9 +289,6 @@ std::vector<ConfigParam> InertParams() {
                  "damselfly does not turn on TCP keepalives; timeout closes idle clients"),
       InertParam("protected-mode", "no", YesNo(),
                  "not enforced: bind to loopback or set requirepass to keep others out"),
-      InertParam("stop-writes-on-bgsave-error", "yes", YesNo(),
-                 "a failed snapshot is logged and counted in INFO (rdb_last_bgsave_status); "
-                 "writes go on"),
       InertParam("io-threads", "1", Integer(1, 128),
                  "damselfly's threads are --proactor_threads, one per core by default"),
       InertParam("io-threads-do-reads", "no", YesNo(),
@@ -533,6 +530,9 @@ const std::vector<ConfigParam>& Params() {
        YesNoSetter(SetRdbCompression)},
       {"rdbchecksum", [] { return std::string(RdbChecksum() ? "yes" : "no"); },
        YesNoSetter(SetRdbChecksum)},
+      {"stop-writes-on-bgsave-error",
+       [] { return std::string(StopWritesOnBgsaveError() ? "yes" : "no"); },
+       YesNoSetter(SetStopWritesOnBgsaveError)},
       // The append-only file (aof.h).
       {"appendonly", [] { return std::string(AofEnabled() ? "yes" : "no"); }, SetAppendOnly},
       {"appendfsync", GetAppendFsync, SetAppendFsync},

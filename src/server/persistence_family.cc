@@ -28,6 +28,7 @@
 #include "src/facade/error.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/function_family.h"
+#include "src/server/replica.h"
 #include "src/server/snapshot.h"
 #include "src/server/transaction.h"
 
@@ -75,6 +76,7 @@ struct State {
   bool checksum = FLAGS_rdbchecksum;
   int64_t last_save_s = 0;  // unix time of the last successful save (or start)
   bool last_bgsave_ok = true;
+  bool stop_writes_on_bgsave_error = true;  // Redis's stop-writes-on-bgsave-error
   int64_t last_bgsave_secs = -1;  // duration of the last background save
   int64_t bgsave_started_s = -1;  // while one runs
   bool bgsave_scheduled = false;  // BGSAVE SCHEDULE while another save ran
@@ -98,6 +100,19 @@ State& state() {
 }
 
 int64_t NowS() { return int64_t(time(nullptr)); }
+
+// Writes (and PING) are refused with -MISCONF while the last background save failed, save
+// rules are set and stop-writes-on-bgsave-error is on, as in Redis. Called after any of
+// the three changes, without s.mu held.
+void UpdateBgsaveRefusal() {
+  State& s = state();
+  bool refuse;
+  {
+    std::lock_guard lock(s.mu);
+    refuse = s.stop_writes_on_bgsave_error && !s.rules.empty() && !s.last_bgsave_ok;
+  }
+  SetBgsaveWriteError(refuse);
+}
 
 // The keys changed or deleted on every shard since start (DbSlice::changes()).
 uint64_t TotalChanges() {
@@ -144,17 +159,21 @@ absl::Status SaveNow(bool background) {
   } else if (!absl::IsFailedPrecondition(status)) {
     LOG(ERROR) << "Error saving DB on disk: " << status.message();
   }
-  std::lock_guard lock(s.mu);
-  if (background) {
-    s.bgsave_started_s = -1;
-    s.last_bgsave_secs = secs;
-    if (!absl::IsFailedPrecondition(status)) s.last_bgsave_ok = status.ok();
+  {
+    std::lock_guard lock(s.mu);
+    if (background) {
+      s.bgsave_started_s = -1;
+      s.last_bgsave_secs = secs;
+      if (!absl::IsFailedPrecondition(status)) s.last_bgsave_ok = status.ok();
+    }
+    if (status.ok()) {
+      s.last_bgsave_ok = true;  // a SAVE that succeeds clears the error too, as in Redis
+      s.last_save_s = NowS();
+      s.changes_at_last_save = changes_before;
+      ++s.saves;
+    }
   }
-  if (status.ok()) {
-    s.last_save_s = NowS();
-    s.changes_at_last_save = changes_before;
-    ++s.saves;
-  }
+  UpdateBgsaveRefusal();
   return status;
 }
 
@@ -520,8 +539,11 @@ std::string SetSaveRules(std::string_view text, bool apply) {
   std::optional<std::vector<SaveRule>> rules = ParseSaveRules(text);
   if (!rules) return "Invalid save parameters";
   if (apply) {
-    std::lock_guard lock(state().mu);
-    state().rules = std::move(*rules);
+    {
+      std::lock_guard lock(state().mu);
+      state().rules = std::move(*rules);
+    }
+    UpdateBgsaveRefusal();
   }
   return "";
 }
@@ -575,6 +597,18 @@ std::string SetDir(std::string_view dir, bool apply) {
   }
   if (apply && chdir(path.c_str()) != 0) return strerror(errno);
   return "";
+}
+
+bool StopWritesOnBgsaveError() {
+  std::lock_guard lock(state().mu);
+  return state().stop_writes_on_bgsave_error;
+}
+void SetStopWritesOnBgsaveError(bool on) {
+  {
+    std::lock_guard lock(state().mu);
+    state().stop_writes_on_bgsave_error = on;
+  }
+  UpdateBgsaveRefusal();
 }
 
 bool RdbCompression() {

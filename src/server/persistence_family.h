@@ -96,6 +96,10 @@ std::string SetDbFilename(std::string_view name, bool apply);
 std::string SetDir(std::string_view dir, bool apply);
 bool RdbCompression();
 void SetRdbCompression(bool on);
+// stop-writes-on-bgsave-error: writes get -MISCONF while the last background save failed
+// and save rules are set (replica.h: SetBgsaveWriteError).
+bool StopWritesOnBgsaveError();
+void SetStopWritesOnBgsaveError(bool on);
 bool RdbChecksum();
 void SetRdbChecksum(bool on);
 

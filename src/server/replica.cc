@@ -59,10 +59,14 @@ std::string masterauth, masteruser, replicaof_config;
 facade::ServiceInterface* service = nullptr;
 
 std::atomic<int> aof_write_errno{0};
+std::atomic<bool> bgsave_write_error{false};
 
 void UpdateRefusals() {
   std::lock_guard lock(config_mu);  // two updates do not interleave their loads and store
-  uint8_t now = aof_write_errno.load(std::memory_order_relaxed) != 0 ? kRefuseDiskError : 0;
+  uint8_t now = aof_write_errno.load(std::memory_order_relaxed) != 0 ||
+                        bgsave_write_error.load(std::memory_order_relaxed)
+                    ? kRefuseDiskError
+                    : 0;
   if (following.load(std::memory_order_relaxed)) {
     if (read_only_config.load(std::memory_order_relaxed)) now |= kRefuseWrites;
     if (!link_up.load(std::memory_order_relaxed) &&
@@ -584,7 +588,18 @@ void SetAofWriteError(int error_number) {
   }
 }
 
+void SetBgsaveWriteError(bool refuse) {
+  if (bgsave_write_error.exchange(refuse, std::memory_order_relaxed) != refuse) UpdateRefusals();
+}
+
 std::string DiskErrorRefusal() {
+  if (bgsave_write_error.load(std::memory_order_relaxed)) {
+    return "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
+           "persist to disk. Commands that may modify the data set are disabled, because this "
+           "instance is configured to report errors during writes if RDB snapshotting fails "
+           "(stop-writes-on-bgsave-error option). Please check the Redis logs for details "
+           "about the RDB error.";
+  }
   const char* text = strerrordesc_np(aof_write_errno.load(std::memory_order_relaxed));
   return helio::StrCat("MISCONF Errors writing to the AOF file: ", text ? text : "Unknown error");
 }

@@ -62,7 +62,8 @@ void StopReplicaOf();
 // replica-read-only; every command without the stale flag while the stream does not flow
 // (replica-serve-stale-data no); writes, on a master with fewer good replicas than
 // min-replicas-to-write (replication.h: SetTooFewGoodReplicas); writes and PING while the
-// AOF cannot be written (SetAofWriteError), as Redis. One relaxed load.
+// AOF cannot be written (SetAofWriteError) or the last background save failed
+// (SetBgsaveWriteError), as Redis. One relaxed load.
 enum ReplicaRefusal : uint8_t {
   kRefuseWrites = 1,
   kRefuseStale = 2,
@@ -81,8 +82,12 @@ inline constexpr char kNoReplicasErr[] = "NOREPLICAS Not enough good replicas to
 // From the AOF's writer (aof.h): the errno of a write that failed, 0 once one succeeds.
 // Any thread.
 void SetAofWriteError(int error_number);
-// Redis's refusal while the AOF cannot be written: "MISCONF Errors writing to the AOF
-// file: <the error>".
+// From persistence_family.h: whether the failure of the last background save refuses
+// writes (stop-writes-on-bgsave-error with save rules). Any thread.
+void SetBgsaveWriteError(bool refuse);
+// Redis's refusal while a snapshot or the AOF cannot be written: "MISCONF Redis is
+// configured to save RDB snapshots, ..." or "MISCONF Errors writing to the AOF file:
+// <the error>", the snapshot's first, as Redis.
 std::string DiskErrorRefusal();
 // The error a write from a client (not the master link) is refused with now, or "".
 inline std::string WriteRefusal(bool master_link) {
