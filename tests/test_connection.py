@@ -884,3 +884,57 @@ def test_idle_timeout_range(server):
             admin.config_set("timeout", bad)
         assert "argument 'timeout'" in str(e.value)
     assert admin.config_get("timeout") == {"timeout": "0"}
+
+
+def non_loopback_address():
+    """An IPv4 address of this machine other than the loopback, or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # no packet is sent: only a route is chosen
+            address = s.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+def exchange(host, port, request=b"PING\r\n", timeout=5.0):
+    """Sends `request` and returns everything read until the server closes or goes quiet."""
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        if request:
+            s.sendall(request)
+        received = b""
+        s.settimeout(0.5)
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                return received, False  # still open
+            if not chunk:
+                return received, True  # closed
+            received += chunk
+
+
+def test_protected_mode_refuses_other_addresses_while_there_is_no_password(server_factory):
+    """protected-mode yes, as Redis 7: without a password, a client from another address than
+    the loopback gets -DENIED and is closed; loopback clients are served; a password or
+    protected-mode no lets others in."""
+    address = non_loopback_address()
+    if address is None:
+        pytest.skip("this machine has no address but the loopback")
+    srv = server_factory("--bind=0.0.0.0", "--protected-mode=yes")
+    local = srv.client()
+    assert local.config_get("protected-mode") == {"protected-mode": "yes"}
+    assert exchange("127.0.0.1", srv.port) == (b"+PONG\r\n", False)
+    # The refusal comes at once, before any request (one sent might reset the connection).
+    reply, closed = exchange(address, srv.port, request=b"")
+    assert reply.startswith(b"-DENIED Redis is running in protected mode because protected "
+                            b"mode is enabled and no password is set for the default user.")
+    assert reply.endswith(b"in order for the server to start accepting connections from the "
+                          b"outside.\r\n") and closed
+    local.config_set("requirepass", "secret")
+    assert exchange(address, srv.port) == (b"-NOAUTH Authentication required.\r\n", False)
+    local.execute_command("AUTH", "secret")
+    local.config_set("requirepass", "")
+    assert exchange(address, srv.port, request=b"")[0].startswith(b"-DENIED")
+    local.config_set("protected-mode", "no")
+    assert exchange(address, srv.port) == (b"+PONG\r\n", False)

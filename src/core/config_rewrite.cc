@@ -42,13 +42,20 @@ std::string RewriteConfigText(std::string_view old_text,
     if (auto it = option_lines.find(option.name); it != option_lines.end()) {
       old_lines = &it->second;
     }
+    size_t forced_left = 0;
+    for (const RewrittenOption::Line& line : option.lines) forced_left += line.force;
     for (const RewrittenOption::Line& line : option.lines) {
-      if (old_lines && !old_lines->empty()) {
+      // A line that need not be written takes an old line only when one is left over for
+      // each forced line after it, so that a second rewrite changes nothing (Redis lets
+      // "client-output-buffer-limit normal 0 0 0" take the line of a changed class).
+      const size_t old_left = old_lines ? old_lines->size() : 0;
+      if (line.force ? old_left > 0 : old_left > forced_left) {
         lines[old_lines->front()] = line.text;
         old_lines->pop_front();
       } else if (line.force) {
         appended.push_back(line.text);
       }
+      forced_left -= line.force;
     }
     if (old_lines) {
       for (size_t index : *old_lines) lines[index].reset();  // the option has fewer lines now

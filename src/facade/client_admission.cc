@@ -1,6 +1,9 @@
 #include "src/facade/client_admission.h"
 
+#include <arpa/inet.h>
 #include <gflags/gflags.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <atomic>
 
@@ -16,6 +19,7 @@ namespace {
 
 std::atomic<int64_t> max_clients{-1};  // -1: --maxclients until SetMaxClients
 std::atomic<uint64_t> connected{0};
+std::atomic<bool> loopback_only{false};
 std::atomic<uint64_t> rejected[2];
 
 std::atomic<uint64_t>& RejectedOf(ClientProtocol protocol) {
@@ -62,6 +66,45 @@ void ClientAdmission::ResetRejected(ClientProtocol protocol) {
 std::string_view ClientAdmission::RefusalReply(ClientProtocol protocol) {
   return protocol == ClientProtocol::kResp ? "-ERR max number of clients reached\r\n"
                                            : "ERROR Too many open connections\r\n";
+}
+
+void ClientAdmission::SetLoopbackOnly(bool on) {
+  loopback_only.store(on, std::memory_order_relaxed);
+}
+
+bool ClientAdmission::LoopbackOnly() { return loopback_only.load(std::memory_order_relaxed); }
+
+bool ClientAdmission::PeerIsLoopback(int fd) {
+  sockaddr_storage storage{};
+  socklen_t len = sizeof(storage);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&storage), &len) != 0) return false;
+  if (storage.ss_family == AF_UNIX) return true;
+  if (storage.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&storage);
+    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (storage.ss_family == AF_INET6) {
+    const in6_addr& in6 = reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(&in6) || (IN6_IS_ADDR_V4MAPPED(&in6) && in6.s6_addr[12] == 127);
+  }
+  return false;
+}
+
+std::string_view ClientAdmission::ProtectedModeReply() {
+  return "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+         "password is set for the default user. In this mode connections are only accepted "
+         "from the loopback interface. If you want to connect from external computers to Redis "
+         "you may adopt one of the following solutions: 1) Just disable protected mode sending "
+         "the command 'CONFIG SET protected-mode no' from the loopback interface by connecting "
+         "to Redis from the same host the server is running, however MAKE SURE Redis is not "
+         "publicly accessible from internet if you do so. Use CONFIG REWRITE to make this "
+         "change permanent. 2) Alternatively you can just disable the protected mode by "
+         "editing the Redis configuration file, and setting the protected mode option to 'no', "
+         "and then restarting the server. 3) If you started the server manually just for "
+         "testing, restart it with the '--protected-mode no' option. 4) Setup a an "
+         "authentication password for the default user. NOTE: You only need to do one of the "
+         "above things in order for the server to start accepting connections from the "
+         "outside.\r\n";
 }
 
 }  // namespace damselfly::facade

@@ -43,6 +43,15 @@ class ClientAdmission {
 
   // The line a refused client receives, "\r\n" included.
   static std::string_view RefusalReply(ClientProtocol protocol);
+
+  // Redis's protected mode: while on (protected-mode yes and no password), RESP
+  // connections (HTTP on the RESP ports included) from another address than the
+  // loopback get ProtectedModeReply and are closed, before they read anything.
+  static void SetLoopbackOnly(bool on);
+  static bool LoopbackOnly();
+  // Whether `fd`'s peer is on this machine's loopback (127.0.0.0/8, ::1, a mapped 127/8).
+  static bool PeerIsLoopback(int fd);
+  static std::string_view ProtectedModeReply();
 };
 
 }  // namespace damselfly::facade

@@ -92,12 +92,20 @@ ClientConnection::~ClientConnection() {
 bool ClientConnection::Admit() {
   if (maxclients_exempt_) return true;
   admitted_ = ClientAdmission::Admit(protocol());
-  if (!admitted_) {
-    // Best effort, as Redis: the refused client may have gone already.
-    std::string_view reply = ClientAdmission::RefusalReply(protocol());
-    (void)socket()->Send({reinterpret_cast<const uint8_t*>(reply.data()), reply.size()});
-  }
+  if (!admitted_) SendRefusal(ClientAdmission::RefusalReply(protocol()));
   return admitted_;
+}
+
+void ClientConnection::SendRefusal(std::string_view reply) {
+  // Best effort, as Redis: the refused client may have gone already.
+  (void)socket()->Send({reinterpret_cast<const uint8_t*>(reply.data()), reply.size()});
+  // What the client sent already is read and dropped: closing a socket with unread bytes
+  // sends a reset, and the client's kernel may then drop the reply before it is read.
+  const int fd = socket()->fd();
+  shutdown(fd, SHUT_WR);
+  char sink[4096];
+  for (int i = 0; i < 16 && recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; ++i) {
+  }
 }
 
 void ClientConnection::OpenWithoutSocket(int link_fd) {
@@ -112,6 +120,11 @@ ClientConnection::Next ClientConnection::HandleRequests() {
   parked_ = false;
   if (!std::exchange(opened_, true)) {
     if (!Admit()) return Next::kClose;
+    if (protocol() == ClientProtocol::kResp && ClientAdmission::LoopbackOnly() &&
+        !ClientAdmission::PeerIsLoopback(socket()->fd())) {
+      SendRefusal(ClientAdmission::ProtectedModeReply());
+      return Next::kClose;
+    }
     peer_address_ = AddressOf(socket()->fd(), true);
     local_address_ = AddressOf(socket()->fd(), false);
     created_at_ms_ = last_active_ms_ = helio::UnixTimeMs();

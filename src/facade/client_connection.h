@@ -192,6 +192,8 @@ class ClientConnection : public helio::net::Connection {
   // Takes the connection's place in ClientAdmission (none when exempt); false, after
   // sending the refusal, when there is no place left.
   bool Admit();
+  // Sends the one line a refused connection gets before it is closed.
+  void SendRefusal(std::string_view reply);
 
   Buffer buffer_;
   size_t capacity_ = 0, start_ = 0, end_ = 0;

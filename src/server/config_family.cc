@@ -94,6 +94,15 @@ using facade::ConnectionContext;
 using facade::ReplyBuilder;
 
 std::atomic<uint64_t> maxmemory_bytes{0};
+// protected-mode: off by default, unlike Redis (as its Docker image runs it), so that a
+// server started without a configuration file serves other machines as it always did.
+std::atomic<bool> protected_mode{false};
+
+// Protected mode holds while it is on and the default user has no password.
+void UpdateLoopbackOnly() {
+  facade::ClientAdmission::SetLoopbackOnly(protected_mode.load(std::memory_order_relaxed) &&
+                                           RequirePass().empty());
+}
 
 
 // Checks `value` for a parameter; returns the reason it is refused, or "" when valid.
@@ -287,8 +296,6 @@ std::vector<ConfigParam> InertParams() {
       InertParam("acllog-max-len", "128", Integer(0, kMaxInt), "ACL LOG keeps 128 entries"),
       InertParam("tcp-keepalive", "300", Integer(0, kMaxInt),
                  "damselfly does not turn on TCP keepalives; timeout closes idle clients"),
-      InertParam("protected-mode", "no", YesNo(),
-                 "not enforced: bind to loopback or set requirepass to keep others out"),
       InertParam("io-threads", "1", Integer(1, 128),
                  "damselfly's threads are --proactor_threads, one per core by default"),
       InertParam("io-threads-do-reads", "no", YesNo(),
@@ -487,9 +494,17 @@ const std::vector<ConfigParam>& Params() {
       LazyFreeParam("lazyfree-lazy-eviction", &LazyFreeConfig::eviction),
       {"requirepass", [] { return RequirePass(); },
        [](std::string_view value, bool apply) -> std::string {
-         if (apply) SetRequirePass(value);
+         if (apply) {
+           SetRequirePass(value);
+           UpdateLoopbackOnly();
+         }
          return "";
        }},
+      {"protected-mode", [] { return std::string(protected_mode.load() ? "yes" : "no"); },
+       YesNoSetter([](bool on) {
+         protected_mode.store(on, std::memory_order_relaxed);
+         UpdateLoopbackOnly();
+       })},
       {"hz", [] { return helio::StrCat(EngineShard::hz()); },
        IntegerSetter(0, std::numeric_limits<int32_t>::max(),
                      [](int64_t hz) { EngineShard::set_hz(unsigned(hz)); })},
