@@ -480,6 +480,43 @@ def test_a_bad_line_fails_startup_with_the_fatal_config_file_error(tmpdir_clean,
     assert_config_error(status, output, line_no, line, reason)
 
 
+def test_rename_command_renames_or_removes_commands(conf_server):
+    """rename-command: the old name is unknown, the new one runs the command (in pipelines,
+    MULTI and scripts too); an empty name removes the command; a renamed name renames on."""
+    srv = conf_server("rename-command FLUSHALL myflush\nrename-command CONFIG \"\"\n"
+                      "rename-command KEYS k2\nrename-command k2 k3\n")
+    c = srv.client()
+    for command in (("FLUSHALL",), ("CONFIG", "GET", "port"), ("KEYS", "*"), ("k2", "*")):
+        with pytest.raises(Exception, match=f"unknown command '{command[0].lower()}'|"
+                                            f"unknown command '{command[0]}'"):
+            c.execute_command(*command)
+    c.set("a", 1)
+    assert c.execute_command("k3", "*") == [b"a"]
+    assert c.eval("return redis.call('k3', '*')", 0) == [b"a"]
+    with pytest.raises(Exception, match="Unknown Redis command called from script"):
+        c.eval("return redis.call('keys', '*')", 0)
+    # A pipeline of the new name then the old one: the old one stays unknown.
+    pipe = c.pipeline(transaction=False)
+    pipe.execute_command("k3", "*")
+    pipe.execute_command("KEYS", "*")
+    got = pipe.execute(raise_on_error=False)
+    assert got[0] == [b"a"] and "unknown command" in str(got[1])
+    pipe = c.pipeline(transaction=True)
+    pipe.execute_command("myflush")
+    assert pipe.execute() == [b"OK"]
+    assert c.dbsize() == 0
+
+
+@pytest.mark.parametrize("line,reason", [
+    ("rename-command NOPE x", "No such command in rename-command"),
+    ("rename-command GET set", "Target command name already exists"),
+])
+def test_rename_command_errors_fail_startup(tmpdir_clean, line, reason):
+    """rename-command of an unknown command, or to a name taken, stops the start."""
+    status, output = fails_with(tmpdir_clean, f"hz 10\n{line}\n")
+    assert_config_error(status, output, 2, line, reason)
+
+
 def test_a_bad_enum_value_lists_the_allowed_ones(tmpdir_clean):
     """maxmemory-policy bogus: the reason lists the values it may take."""
     status, output = fails_with(tmpdir_clean, "maxmemory 1mb\nmaxmemory-policy bogus\n")

@@ -118,12 +118,40 @@ void CommandRegistry::CheckEveryDocUsed() const {
 }
 
 const CommandId* CommandRegistry::Find(std::string_view name, const CommandId* hint) const {
-  if (hint != nullptr && helio::EqualsIgnoreCase(hint->name, name)) return hint;
-  char upper[32];
+  if (hint != nullptr && !hint->renamed && helio::EqualsIgnoreCase(hint->name, name)) return hint;
+  char upper[kMaxNameLength];
   if (name.size() > sizeof(upper)) return nullptr;  // no command name is that long
   for (size_t i = 0; i < name.size(); ++i) upper[i] = helio::AsciiToUpper(name[i]);
-  auto it = commands_.find(std::string_view(upper, name.size()));
-  return it == commands_.end() ? nullptr : &it->second;
+  const std::string_view key(upper, name.size());
+  if (auto it = commands_.find(key); it != commands_.end() && !it->second.renamed) {
+    return &it->second;
+  }
+  if (renamed_.empty()) [[likely]] return nullptr;
+  auto it = renamed_.find(key);
+  return it == renamed_.end() ? nullptr : it->second;
+}
+
+bool CommandRegistry::Rename(std::string_view name, std::string_view new_name,
+                             std::string* error) {
+  const CommandId* found = Find(name);
+  if (found == nullptr) {
+    *error = "No such command in rename-command";
+    return false;
+  }
+  const std::string upper = helio::AsciiStrToUpper(new_name);
+  if (upper.size() > kMaxNameLength) {
+    *error = helio::StrCat("Target command name is longer than ", kMaxNameLength, " bytes");
+    return false;
+  }
+  if (!upper.empty() && Find(upper) != nullptr) {
+    *error = "Target command name already exists";
+    return false;
+  }
+  CommandId& command = commands_.find(found->name)->second;
+  absl::erase_if(renamed_, [&](const auto& entry) { return entry.second == &command; });
+  command.renamed = true;
+  if (!upper.empty()) renamed_.emplace(upper, &command);
+  return true;
 }
 
 std::string CommandRegistry::UnknownCommandError(CmdArgList args) {

@@ -187,6 +187,9 @@ struct SubcommandSpec {
 
 struct CommandId {
   std::string name;  // upper case
+  // Redis's rename-command: the command answers only to the name it was given
+  // (CommandRegistry::Rename), or to none.
+  bool renamed = false;
   // Dense, assigned by CommandRegistry::Add: indexes per-command counters.
   uint16_t index = 0;
   // Redis arity: N means exactly N arguments (name included), -N means at least N.
@@ -261,6 +264,8 @@ class CommandRegistry {
  public:
   // Bounds CommandId::index and SubcommandSpec::index.
   static constexpr size_t kMaxCommands = 512;
+  // The longest name Find looks up (rename-command's names included).
+  static constexpr size_t kMaxNameLength = 128;
 
   // Adds documentation entries, which Add merges into the commands by name.
   // REQUIRES: `docs` outlives the registry; names not added before.
@@ -282,6 +287,12 @@ class CommandRegistry {
   // CHECK-fails when a doc entry has no command, so docs and registrations cannot drift.
   // Call once every family has registered.
   void CheckEveryDocUsed() const;
+
+  // Redis's rename-command: `name` (a command, not a subcommand) answers only to
+  // `new_name` from now on, or to no name when `new_name` is empty. False with Redis's
+  // reason ("No such command in rename-command", "Target command name already exists").
+  // REQUIRES: before any client is served (the registry is read without locks).
+  bool Rename(std::string_view name, std::string_view new_name, std::string* error);
 
   // Case-insensitive; nullptr when unknown. `hint`, a command of this registry or nullptr,
   // is compared first: a pipeline mostly repeats its last command, and comparing one name
@@ -337,6 +348,9 @@ class CommandRegistry {
 
   absl::flat_hash_map<std::string, CommandId, helio::StringViewHash, helio::StringViewEq>
       commands_;
+  // rename-command's new names (upper case), of commands_' entries.
+  absl::flat_hash_map<std::string, const CommandId*, helio::StringViewHash, helio::StringViewEq>
+      renamed_;
   absl::flat_hash_map<std::string_view, DocEntry> docs_;
   size_t next_index_ = 0;
 };

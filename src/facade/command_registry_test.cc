@@ -71,6 +71,30 @@ TEST_F(CommandRegistryTest, FindWithHint) {
   EXPECT_EQ(error, "ERR wrong number of arguments for 'get' command");
 }
 
+TEST_F(CommandRegistryTest, RenamedCommandsAnswerOnlyToTheirNewName) {
+  const CommandId* get = registry_.Find("GET");
+  std::string error;
+  ASSERT_TRUE(registry_.Rename("get", "fetch", &error)) << error;
+  EXPECT_EQ(registry_.Find("GET"), nullptr);
+  EXPECT_EQ(registry_.Find("GET", get), nullptr);  // the hint does not bring the old name back
+  EXPECT_EQ(registry_.Find("Fetch"), get);
+  EXPECT_EQ(registry_.Find("fetch", get), get);
+  ASSERT_TRUE(registry_.Rename("FETCH", "grab", &error));  // renamed again: one name only
+  EXPECT_EQ(registry_.Find("FETCH"), nullptr);
+  EXPECT_EQ(registry_.Find("GRAB"), get);
+  ASSERT_TRUE(registry_.Rename("MSET", "", &error));  // removed
+  EXPECT_EQ(registry_.Find("MSET"), nullptr);
+  EXPECT_FALSE(registry_.Rename("NOPE", "x", &error));
+  EXPECT_EQ(error, "No such command in rename-command");
+  EXPECT_FALSE(registry_.Rename("RENAME", "grab", &error));
+  EXPECT_EQ(error, "Target command name already exists");
+  EXPECT_FALSE(registry_.Rename("RENAME", std::string(200, 'x'), &error));
+  const std::string long_name(CommandRegistry::kMaxNameLength, 'y');
+  ASSERT_TRUE(registry_.Rename("RENAME", long_name, &error));
+  EXPECT_EQ(registry_.Find(long_name), registry_.Find(long_name));
+  EXPECT_NE(registry_.Find(long_name), nullptr);
+}
+
 TEST_F(CommandRegistryTest, KeySpecFlagsFollowTheCommand) {
   const CommandId* get = registry_.Find("GET");
   ASSERT_EQ(get->key_specs.size(), 1u);

@@ -251,7 +251,11 @@ int main(int argc, char** argv) {
 
   damselfly::Service service(&pool);
   service.RegisterCommands();
-  startup.Apply();
+  if (!startup.Apply(service.mutable_registry())) {
+    shards.Shutdown();
+    pool.Stop();
+    return 1;
+  }
   if (!damselfly::ConfigurePersistence()) {
     shards.Shutdown();
     pool.Stop();

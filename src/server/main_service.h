@@ -37,6 +37,8 @@ class Service final : public facade::ServiceInterface {
   void RegisterCommands();
 
   const facade::CommandRegistry& registry() const { return registry_; }
+  // For rename-command, after RegisterCommands and before serving.
+  facade::CommandRegistry* mutable_registry() { return &registry_; }
   helio::io::ProactorPool* pool() const { return pool_; }
 
   void DispatchMany(absl::Span<const facade::CmdArgList> commands,

@@ -57,7 +57,6 @@ bool TakesManyArgs(std::string_view name) {
 std::string_view NotOffered(std::string_view name) {
   if (name == "loadmodule") return "modules are not offered";
   if (name == "user") return "ACL users are not offered: the default user and requirepass are";
-  if (name == "rename-command") return "renaming commands is not offered";
   if (name == "sentinel") return "Redis Sentinel is not offered";
   return {};
 }
@@ -191,6 +190,11 @@ bool StartupConfig::LoadProcessDirective(const core::ConfigDirective& directive,
   if (std::string_view why = NotOffered(name); !why.empty()) {
     return Fail(directive, helio::StrCat(name, ": ", why));
   }
+  if (name == "rename-command") {  // once the commands are registered (Apply)
+    if (directive.args.size() != 3) return Fail(directive, "wrong number of arguments");
+    renames_.push_back(directive);
+    return true;
+  }
   const bool process = name == "daemonize" || name == "pidfile" || name == "logfile" ||
                        name == "loglevel" || name == "supervised";
   if (!process) {
@@ -320,13 +324,18 @@ bool StartupConfig::Detach() {
   return true;
 }
 
-void StartupConfig::Apply() {
+bool StartupConfig::Apply(facade::CommandRegistry* registry) {
   RecordDefaultsOfFlaggedParams();
+  for (const core::ConfigDirective& rename : renames_) {
+    std::string error;
+    if (!registry->Rename(rename.args[1], rename.args[2], &error)) return Fail(rename, error);
+  }
   if (!settings().config_file.empty()) {
     LOG(INFO) << "configuration loaded from " << settings().config_file;
   }
   for (const std::string& note : notes_) LOG(WARNING) << note;
   for (const auto& [name, value] : deferred_) SetConfigParam(name, value);
+  return true;
 }
 
 void StartupConfig::NotifyReady() {

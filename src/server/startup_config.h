@@ -10,9 +10,10 @@
 // is set as CONFIG SET would, once the commands are registered. Options after the file
 // that are not flags (`--maxmemory-policy allkeys-lru`, `--save 900 1`) are directives
 // too, read after the file's, as Redis reads them. The process directives are this
-// file's: daemonize, pidfile, logfile, loglevel and supervised (systemd's READY=1). A
+// file's: daemonize, pidfile, logfile, loglevel and supervised (systemd's READY=1);
+// rename-command renames in the command registry. A
 // directive that is unknown, has a wrong value or asks for what damselfly does not offer
-// (loadmodule, user, rename-command, cluster-enabled yes...) stops the start with Redis's
+// (loadmodule, user, cluster-enabled yes...) stops the start with Redis's
 // "FATAL CONFIG FILE ERROR" block; one damselfly has no use for (activerehashing...)
 // is kept for CONFIG GET and logged with the reason.
 //
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "src/core/config_file.h"
+#include "src/facade/command_registry.h"
 
 namespace damselfly {
 
@@ -40,8 +42,9 @@ class StartupConfig {
   bool Load();
   // logfile, loglevel, daemonize and pidfile. Before any thread starts (fork).
   bool Detach();
-  // Once the commands are registered: the parameters without a flag.
-  void Apply();
+  // Once the commands are registered: rename-command, the parameters without a flag.
+  // False after printing why to stderr.
+  bool Apply(facade::CommandRegistry* registry);
   // The server accepts clients: tells systemd when supervised by it.
   static void NotifyReady();
   // At exit: removes the pid file.
@@ -60,6 +63,7 @@ class StartupConfig {
   bool save_seen_ = false;
   std::string output_limits_;  // client-output-buffer-limit lines so far
   std::vector<std::string> notes_;  // logged by Apply, once logging goes where it should
+  std::vector<core::ConfigDirective> renames_;  // rename-command lines, for Apply
   std::deque<std::string> rewritten_;  // "--flag=value" arguments argv points to
 };
 
