@@ -938,3 +938,33 @@ def test_protected_mode_refuses_other_addresses_while_there_is_no_password(serve
     assert exchange(address, srv.port, request=b"")[0].startswith(b"-DENIED")
     local.config_set("protected-mode", "no")
     assert exchange(address, srv.port) == (b"+PONG\r\n", False)
+
+
+def server_side_timer(port, client_port):
+    """The kernel's timer kind on the server's end of a loopback connection, from
+    /proc/net/tcp: 0 none, 2 keepalive (1 retransmit, 3 TIME_WAIT, 4 zero window probe)."""
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            local, remote, state, timer = fields[1], fields[2], fields[3], fields[5]
+            if (state == "01" and int(local.split(":")[1], 16) == port
+                    and int(remote.split(":")[1], 16) == client_port):
+                return int(timer.split(":")[0], 16)
+    raise AssertionError(f"no connection from port {client_port} to {port}")
+
+
+def test_tcp_keepalive_probes_idle_clients(server_factory):
+    """tcp-keepalive (300 by default, as Redis): a client's socket has the kernel's
+    keepalive timer; 0 turns it off for connections opened after."""
+    srv = server_factory()
+    c = srv.client()
+    assert c.config_get("tcp-keepalive") == {"tcp-keepalive": "300"}
+    with socket.create_connection((srv.host, srv.port)) as s:
+        s.sendall(b"PING\r\n")
+        assert s.recv(100) == b"+PONG\r\n"
+        assert server_side_timer(srv.port, s.getsockname()[1]) == 2
+    c.config_set("tcp-keepalive", 0)
+    with socket.create_connection((srv.host, srv.port)) as s:
+        s.sendall(b"PING\r\n")
+        assert s.recv(100) == b"+PONG\r\n"
+        assert server_side_timer(srv.port, s.getsockname()[1]) == 0

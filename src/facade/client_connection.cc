@@ -2,6 +2,8 @@
 
 #include <gflags/gflags.h>
 #include <glog/logging.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 
@@ -35,7 +37,8 @@ namespace damselfly::facade {
 namespace {
 
 std::atomic<int64_t> idle_timeout_s{-1};  // -1: --timeout until CONFIG SET
-std::atomic<int64_t> query_buffer_limit{-1};  // -1: --max_client_query_buffer until CONFIG SET
+std::atomic<int64_t> query_buffer_limit{-1};
+std::atomic<int64_t> tcp_keepalive_s{300};  // -1: --max_client_query_buffer until CONFIG SET
 
 constexpr size_t kMinReadBytes = 4 << 10;
 
@@ -68,6 +71,19 @@ class BufferPool {
 };
 
 thread_local BufferPool initial_buffers;
+
+// As Redis's anetKeepAlive: probes after `seconds` of silence, then every third of it;
+// the peer is dead after three unanswered. Best effort.
+void EnableKeepalive(int fd, int64_t seconds) {
+  int yes = 1;
+  if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &yes, sizeof(yes)) != 0) return;
+  int idle = int(std::min<int64_t>(seconds, 32767));
+  int interval = std::max(1, idle / 3);
+  int count = 3;
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
 
 std::string AddressOf(int fd, bool peer) {
   sockaddr_storage storage{};
@@ -124,6 +140,10 @@ ClientConnection::Next ClientConnection::HandleRequests() {
         !ClientAdmission::PeerIsLoopback(socket()->fd())) {
       SendRefusal(ClientAdmission::ProtectedModeReply());
       return Next::kClose;
+    }
+    if (protocol() == ClientProtocol::kResp) {
+      const int64_t keepalive_s = TcpKeepaliveSeconds();
+      if (keepalive_s > 0) EnableKeepalive(socket()->fd(), keepalive_s);
     }
     peer_address_ = AddressOf(socket()->fd(), true);
     local_address_ = AddressOf(socket()->fd(), false);
@@ -212,6 +232,14 @@ void ClientConnection::SetIdleTimeoutSeconds(int64_t seconds) {
 int64_t ClientConnection::IdleTimeoutSeconds() {
   int64_t seconds = idle_timeout_s.load(std::memory_order_relaxed);
   return seconds < 0 ? int64_t(FLAGS_timeout) : seconds;
+}
+
+void ClientConnection::SetTcpKeepaliveSeconds(int64_t seconds) {
+  tcp_keepalive_s.store(seconds, std::memory_order_relaxed);
+}
+
+int64_t ClientConnection::TcpKeepaliveSeconds() {
+  return tcp_keepalive_s.load(std::memory_order_relaxed);
 }
 
 void ClientConnection::SetQueryBufferLimit(uint64_t bytes) {

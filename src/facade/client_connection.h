@@ -59,6 +59,11 @@ class ClientConnection : public helio::net::Connection {
   // this many seconds (0: never), unless it may not time out (MayTimeOut). Any thread.
   static void SetIdleTimeoutSeconds(int64_t seconds);
   static int64_t IdleTimeoutSeconds();
+  // tcp-keepalive (Redis's, default 300): seconds of silence before a RESP client's
+  // socket is probed (then every third of it, three times); 0: no probes. Taken by
+  // connections that open after a change. Any thread.
+  static void SetTcpKeepaliveSeconds(int64_t seconds);
+  static int64_t TcpKeepaliveSeconds();
   // client-query-buffer-limit: --max_client_query_buffer until set. Any thread.
   static void SetQueryBufferLimit(uint64_t bytes);
   static uint64_t QueryBufferLimit();
