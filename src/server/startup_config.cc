@@ -115,9 +115,9 @@ StartupConfig StartupConfig::TakeArgs(int* argc, char*** argv) {
       // gflags' own syntax, or redis-server's ("--save 60 1", "--appendonly no") given as
       // --name=value: a bool flag would take "no" as an argument of its own.
       if (has_value || words.empty()) {
-        if (!words.empty()) std::cerr << "unexpected argument '" << words[0] << "'\n";
-        if (!words.empty()) exit(1);
         kept.push_back(const_cast<char*>(arg.data()));
+        // Words after --name=value: left to main, which refuses them.
+        for (size_t w = 0; w < words.size(); ++w) kept.push_back((*argv)[i - words.size() + w]);
       } else {
         std::vector<std::string> directive = {std::string(name)};
         directive.insert(directive.end(), words.begin(), words.end());
@@ -201,9 +201,7 @@ bool StartupConfig::LoadProcessDirective(const core::ConfigDirective& directive,
     *handled = false;
     return true;
   }
-  if (directive.args.size() != 2) {
-    return Fail(directive, "Bad directive or wrong number of arguments");
-  }
+  if (directive.args.size() != 2) return Fail(directive, "wrong number of arguments");
   const std::string& value = directive.args[1];
   ProcessSettings& s = settings();
   if (name == "daemonize") {
