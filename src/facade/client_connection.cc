@@ -37,8 +37,8 @@ namespace damselfly::facade {
 namespace {
 
 std::atomic<int64_t> idle_timeout_s{-1};  // -1: --timeout until CONFIG SET
-std::atomic<int64_t> query_buffer_limit{-1};
-std::atomic<int64_t> tcp_keepalive_s{300};  // -1: --max_client_query_buffer until CONFIG SET
+std::atomic<int64_t> query_buffer_limit{-1};  // -1: --max_client_query_buffer until CONFIG SET
+std::atomic<int64_t> tcp_keepalive_s{300};     // Redis's default
 
 constexpr size_t kMinReadBytes = 4 << 10;
 

@@ -197,51 +197,65 @@ class StoredValue {
   std::string value_;
 };
 
-// What a value of an inert parameter must be, with Redis's refusal: "" when valid.
-using ValueCheck = std::function<std::string(std::string_view)>;
+// What a value of an inert parameter must be (`check`: Redis's refusal, or "" when
+// valid), and whether it is a word kept in lower case ("YES" is shown as "yes").
+struct ValueCheck {
+  std::function<std::string(std::string_view)> check;
+  bool fold_case = true;
+};
 
 ValueCheck YesNo() {
-  return [](std::string_view value) -> std::string {
+  return {[](std::string_view value) -> std::string {
     return helio::EqualsIgnoreCase(value, "yes") || helio::EqualsIgnoreCase(value, "no")
                ? ""
                : "argument must be 'yes' or 'no'";
-  };
+  }};
 }
 
 ValueCheck Integer(int64_t min, int64_t max) {
-  return [=](std::string_view value) -> std::string {
+  return {[=](std::string_view value) -> std::string {
     std::optional<int64_t> parsed = ParseInt64(value);
     if (!parsed) return "argument couldn't be parsed into an integer";
     return *parsed < min || *parsed > max ? RangeError(min, max) : "";
-  };
+  }};
 }
 
 ValueCheck OneOf(std::vector<std::string_view> choices) {
-  return [=](std::string_view value) -> std::string {
+  return {[=](std::string_view value) -> std::string {
     for (std::string_view choice : choices) {
       if (helio::EqualsIgnoreCase(value, choice)) return "";
     }
     std::string list;
-    for (std::string_view choice : choices) helio::StrAppend(&list, list.empty() ? "" : ", ", choice);
+    for (std::string_view choice : choices) {
+      helio::StrAppend(&list, list.empty() ? "" : ", ", choice);
+    }
     return helio::StrCat("argument(s) must be one of the following: ", list);
-  };
+  }};
 }
 
 ValueCheck AnyText() {
-  return [](std::string_view) { return std::string(); };
+  return {[](std::string_view) { return std::string(); }, /*fold_case=*/false};
 }
 
-// A Redis parameter that changes nothing here, and why (docs/config-file.md lists them).
+// A Redis parameter that changes nothing here, and why (docs/architecture.md,
+// "Configuration").
 ConfigParam InertParam(std::string_view name, std::string_view initial, ValueCheck check,
                        std::string_view why) {
   auto stored = std::make_shared<StoredValue>(initial);
   return {name, [stored] { return stored->Get(); },
           [stored, check](std::string_view value, bool apply) -> std::string {
-            std::string error = check(value);
-            if (error.empty() && apply) stored->Set(helio::AsciiStrToLower(value));
+            std::string error = check.check(value);
+            if (error.empty() && apply) {
+              stored->Set(check.fold_case ? helio::AsciiStrToLower(value) : std::string(value));
+            }
             return error;
           },
           false, false, why};
+}
+
+ConfigParam Renamed(ConfigParam param, std::string_view name) {
+  param.name = name;
+  return param;
 }
 
 // Redis 7.0 parameters (those of its default redis.conf and a few more) that damselfly
@@ -251,6 +265,9 @@ std::vector<ConfigParam> InertParams() {
   constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
   constexpr std::string_view kNoFork =
       "damselfly never forks: snapshots are taken by the shards in place";
+  const ConfigParam priority =
+      InertParam("replica-priority", "100", Integer(0, kMaxInt),
+                 "for Redis Sentinel, which damselfly does not serve; INFO shows 100");
   return {
       InertParam("activerehashing", "yes", YesNo(),
                  "Dash tables grow one segment at a time; there is no rehash to pace"),
@@ -285,10 +302,8 @@ std::vector<ConfigParam> InertParams() {
                  "a replica always loads its master's snapshot from a file"),
       InertParam("repl-disable-tcp-nodelay", "no", YesNo(),
                  "the stream is sent as the merge fiber batches it"),
-      InertParam("replica-priority", "100", Integer(0, kMaxInt),
-                 "for Redis Sentinel, which damselfly does not serve; INFO shows 100"),
-      InertParam("slave-priority", "100", Integer(0, kMaxInt),
-                 "for Redis Sentinel, which damselfly does not serve; INFO shows 100"),
+      priority,
+      Renamed(priority, "slave-priority"),  // the same value under Redis's old name
       InertParam("replica-lazy-flush", "no", YesNo(),
                  "a replica empties its databases in one hop before loading"),
       InertParam("lazyfree-lazy-server-del", "no", YesNo(),

@@ -1,11 +1,12 @@
-// CONFIG GET / SET / RESETSTAT / HELP with Redis's replies and error texts, over the
-// settings damselfly has. Settable at run time: maxmemory, maxmemory-policy,
-// maxmemory-samples, lfu-log-factor, lfu-decay-time, cache_mode (eviction.h),
-// requirepass, hz, slowlog-log-slower-than, slowlog-max-len, client-output-buffer-limit
-// (a monitor or subscriber whose push queue passes its class's limits is disconnected,
-// see src/facade/push_queue.h), notify-keyspace-events (keyspace_events.h), the
-// collection limits. The others are reported
-// and refused as immutable.
+// CONFIG GET / SET / RESETSTAT / REWRITE / HELP with Redis's replies and error texts,
+// over the settings damselfly has. Settable at run time, among others: maxmemory,
+// maxmemory-policy, maxmemory-samples, lfu-log-factor, lfu-decay-time, cache_mode
+// (eviction.h), requirepass, protected-mode, tcp-keepalive, hz, slowlog-*,
+// client-output-buffer-limit (a monitor or subscriber whose push queue passes its class's
+// limits is disconnected, see src/facade/push_queue.h), notify-keyspace-events
+// (keyspace_events.h), the collection limits, save and the AOF's. The others are reported
+// and refused as immutable. Redis parameters damselfly has no use for (InertParams) are
+// kept as values, with the reason. CONFIG REWRITE: config_rewrite.h.
 //
 // Thread-safety: the handlers run on connection fibers; every settable value lives in
 // an atomic or behind a lock, since any thread may read it.

@@ -80,7 +80,6 @@ core::RewrittenOption OptionOf(std::string_view name, const std::string& value,
   core::RewrittenOption option{std::string(name), {}};
   const bool changed = !helio::EqualsIgnoreCase(value, default_value);
   if (name == "save") {  // one line per rule, always written, as Redis
-    std::vector<std::string> rules;
     std::vector<std::string_view> words = helio::SplitAny(value, " ");
     for (size_t i = 0; i + 1 < words.size(); i += 2) {
       option.lines.push_back({helio::StrCat("save ", words[i], " ", words[i + 1]), true});
@@ -89,7 +88,8 @@ core::RewrittenOption OptionOf(std::string_view name, const std::string& value,
   } else if (name == "client-output-buffer-limit") {  // one line per class
     std::vector<std::string> now = GroupsOfFour(value), then = GroupsOfFour(default_value);
     for (size_t i = 0; i < now.size(); ++i) {
-      option.lines.push_back({helio::StrCat(name, " ", now[i]), i >= then.size() || now[i] != then[i]});
+      const bool class_changed = i >= then.size() || now[i] != then[i];
+      option.lines.push_back({helio::StrCat(name, " ", now[i]), class_changed});
     }
   } else if (IsMultiWord(name)) {
     if (!value.empty()) option.lines.push_back({helio::StrCat(name, " ", value), changed});
@@ -116,7 +116,9 @@ std::string FlagDefaultAsConfig(std::string_view name, const std::string& flag) 
 
 void RecordDefaultsOfUnflaggedParams() {
   for (const ConfigParamInfo& param : ConfigParams()) {
-    if (ConfigFlagName(param.name).empty()) defaults()[std::string(param.name)] = GetConfigParam(param.name);
+    if (ConfigFlagName(param.name).empty()) {
+      defaults()[std::string(param.name)] = GetConfigParam(param.name);
+    }
   }
 }
 
