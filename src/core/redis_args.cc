@@ -42,27 +42,18 @@ bool SplitRedisArgs(std::string_view line, std::vector<std::string>* words) {
         break;
       }
       const char c = line[i];
-      if (quote == '"') {
-        if (c == '\\' && at(i + 1) == 'x' && HexValue(at(i + 2)) >= 0 &&
+      if (quote != 0) {
+        if (quote == '"' && c == '\\' && at(i + 1) == 'x' && HexValue(at(i + 2)) >= 0 &&
             HexValue(at(i + 3)) >= 0) {
           word += char(HexValue(line[i + 2]) * 16 + HexValue(line[i + 3]));
           i += 4;
-        } else if (c == '\\' && i + 1 < n) {
+        } else if (quote == '"' && c == '\\' && i + 1 < n) {
           word += Unescaped(line[i + 1]);
           i += 2;
-        } else if (c == '"') {
-          if (i + 1 < n && !IsSpace(line[i + 1])) return false;
-          ++i;
-          break;
-        } else {
-          word += c;
-          ++i;
-        }
-      } else if (quote == '\'') {
-        if (c == '\\' && at(i + 1) == '\'') {
+        } else if (quote == '\'' && c == '\\' && at(i + 1) == '\'') {
           word += '\'';
           i += 2;
-        } else if (c == '\'') {
+        } else if (c == quote) {
           if (i + 1 < n && !IsSpace(line[i + 1])) return false;
           ++i;
           break;
