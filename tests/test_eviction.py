@@ -262,7 +262,11 @@ def test_memcache_cache_mode_stores_and_counts_evictions(mc_server_factory):
             stats[name.decode()] = val.decode()
     assert int(stats["evictions"]) > 300
     assert int(stats["limit_maxbytes"]) == 8 << 20
-    assert 4 << 20 < int(stats["bytes"]) <= 9 << 20
+    # The cache keeps using its memory. An 8 MiB limit is under 4x the start-up footprint,
+    # so RSS's growth bounds it too (rss_correction.h): under ASAN that growth is mostly
+    # its quarantine, and the cache settles at 60-61 values (4.2 MiB), the old bound's edge.
+    floor = (2 << 20) if _under_asan(srv) else (4 << 20)
+    assert floor < int(stats["bytes"]) <= 9 << 20, stats["bytes"]
     assert int(stats["curr_items"]) < 150
     assert mc.call(b"get k499\r\n").startswith(b"VALUE k499 0 65536\r\n")
 
