@@ -33,8 +33,6 @@ std::string RewriteConfigText(std::string_view old_text,
     }
     lines.emplace_back(std::string(line));
   }
-  // A file's last line break is not a line of its own.
-  if (!lines.empty() && lines.back() && lines.back()->empty()) lines.pop_back();
 
   std::vector<std::string> appended;
   for (const RewrittenOption& option : options) {

@@ -78,6 +78,13 @@ TEST(ConfigRewriteTest, AppendsChangedOptionsAfterTheSignatureOnce) {
             "hz 20\n");
 }
 
+TEST(ConfigRewriteTest, KeepsATrailingBlankLine) {  // found by config_file_fuzz
+  const std::vector<RewrittenOption> options = {Option("hz", {{"hz 20", false}})};
+  EXPECT_EQ(RewriteConfigText("hz 5\n\n", options, Canonical), "hz 20\n\n");
+  EXPECT_EQ(RewriteConfigText("hz 5\n", options, Canonical), "hz 20\n");
+  EXPECT_EQ(RewriteConfigText("hz 5", options, Canonical), "hz 20\n");
+}
+
 TEST(ConfigRewriteTest, AnEmptyFileGetsOnlyTheChangedOptions) {
   EXPECT_EQ(RewriteConfigText("", {Option("hz", {{"hz 10", false}})}, Canonical), "");
   EXPECT_EQ(RewriteConfigText("", {Option("hz", {{"hz 20", true}})}, Canonical),
