@@ -294,3 +294,19 @@ def test_collection_limits_and_their_ziplist_aliases(server):
     finally:
         c.config_set("zset-max-listpack-entries", "128")
         c.config_set("list-max-listpack-size", "-2")
+
+
+def test_redis_parameters_set_only_at_start_up_are_immutable(server):
+    """Parameters Redis takes only from its configuration file (io-threads, always-show-logo,
+    syslog-enabled...) refuse CONFIG SET; the run-time ones damselfly has no use for
+    (activerehashing) take it; maxmemory-clients takes its off value."""
+    c = server.client()
+    for name, value in (("io-threads", "1"), ("always-show-logo", "no"),
+                        ("syslog-enabled", "no"), ("unixsocket", ""), ("daemonize", "no")):
+        with pytest.raises(Exception, match=f"possibly related to argument '{name}'\\) - "
+                                            "can't set immutable config"):
+            c.config_set(name, value)
+    assert c.config_set("activerehashing", "yes")
+    assert c.config_get("activerehashing") == {"activerehashing": "yes"}
+    assert c.config_set("maxmemory-clients", "0")
+    assert c.config_get("maxmemory-clients") == {"maxmemory-clients": "0"}

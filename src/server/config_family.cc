@@ -121,6 +121,9 @@ struct ConfigParam {
   // CONFIG SET checks it as Redis does; setting it in a configuration file says why it
   // changes nothing.
   std::string_view no_effect = {};
+  // Set only at start-up (a configuration file): CONFIG SET refuses it as immutable, as
+  // Redis does.
+  bool startup_only = false;
 };
 
 std::string RangeError(int64_t min, int64_t max) {
@@ -240,7 +243,7 @@ ValueCheck AnyText() {
 // A Redis parameter that changes nothing here, and why (docs/architecture.md,
 // "Configuration").
 ConfigParam InertParam(std::string_view name, std::string_view initial, ValueCheck check,
-                       std::string_view why) {
+                       std::string_view why, bool startup_only = false) {
   auto stored = std::make_shared<StoredValue>(initial);
   return {name, [stored] { return stored->Get(); },
           [stored, check](std::string_view value, bool apply) -> std::string {
@@ -250,7 +253,13 @@ ConfigParam InertParam(std::string_view name, std::string_view initial, ValueChe
             }
             return error;
           },
-          false, false, why};
+          false, false, why, startup_only};
+}
+
+// One that Redis sets only at start-up.
+ConfigParam StartupInertParam(std::string_view name, std::string_view initial, ValueCheck check,
+                              std::string_view why) {
+  return InertParam(name, initial, std::move(check), why, /*startup_only=*/true);
 }
 
 ConfigParam Renamed(ConfigParam param, std::string_view name) {
@@ -271,15 +280,15 @@ std::vector<ConfigParam> InertParams() {
   return {
       InertParam("activerehashing", "yes", YesNo(),
                  "Dash tables grow one segment at a time; there is no rehash to pace"),
-      InertParam("always-show-logo", "no", YesNo(), "damselfly prints no logo"),
-      InertParam("set-proc-title", "yes", YesNo(), "the process title is left as started"),
+      StartupInertParam("always-show-logo", "no", YesNo(), "damselfly prints no logo"),
+      StartupInertParam("set-proc-title", "yes", YesNo(), "the process title is left as started"),
       InertParam("proc-title-template", "{title} {listen-addr} {server-mode}", AnyText(),
                  "the process title is left as started"),
       InertParam("dynamic-hz", "yes", YesNo(), "each shard runs hz cycles a second"),
       InertParam("jemalloc-bg-thread", "yes", YesNo(),
                  "damselfly allocates with mimalloc and returns memory every "
                  "--memory_release_ms"),
-      InertParam("disable-thp", "yes", YesNo(), kNoFork),
+      StartupInertParam("disable-thp", "yes", YesNo(), kNoFork),
       InertParam("oom-score-adj", "no", OneOf({"no", "yes", "relative", "absolute"}),
                  "damselfly leaves its OOM score as the system sets it"),
       InertParam("oom-score-adj-values", "0 200 800", AnyText(),
@@ -309,9 +318,9 @@ std::vector<ConfigParam> InertParams() {
       InertParam("lazyfree-lazy-server-del", "no", YesNo(),
                  "values the server deletes are freed at once"),
       InertParam("acllog-max-len", "128", Integer(0, kMaxInt), "ACL LOG keeps 128 entries"),
-      InertParam("io-threads", "1", Integer(1, 128),
+      StartupInertParam("io-threads", "1", Integer(1, 128),
                  "damselfly's threads are --proactor_threads, one per core by default"),
-      InertParam("io-threads-do-reads", "no", YesNo(),
+      StartupInertParam("io-threads-do-reads", "no", YesNo(),
                  "damselfly's threads are --proactor_threads, one per core by default"),
       InertParam("crash-log-enabled", "yes", YesNo(), "a crash prints its stack trace"),
       InertParam("crash-memcheck-enabled", "yes", YesNo(), "a crash prints its stack trace"),
@@ -322,19 +331,19 @@ std::vector<ConfigParam> InertParams() {
       InertParam("activedefrag", "no", YesNo(), "mimalloc's pages are not defragmented"),
       InertParam("lua-replicate-commands", "yes", OneOf({"yes"}),
                  "scripts are always replicated as their effects"),
-      InertParam("enable-debug-command", "yes", OneOf({"yes", "no", "local"}),
+      StartupInertParam("enable-debug-command", "yes", OneOf({"yes", "no", "local"}),
                  "DEBUG is always offered"),
-      InertParam("enable-module-command", "no", OneOf({"yes", "no", "local"}),
+      StartupInertParam("enable-module-command", "no", OneOf({"yes", "no", "local"}),
                  "modules are not offered"),
-      InertParam("syslog-enabled", "no", OneOf({"no"}),
+      StartupInertParam("syslog-enabled", "no", OneOf({"no"}),
                  "damselfly logs to stderr or logfile, not to syslog"),
-      InertParam("syslog-ident", "redis", AnyText(), "damselfly does not log to syslog"),
-      InertParam("syslog-facility", "local0", AnyText(), "damselfly does not log to syslog"),
-      InertParam("cluster-enabled", "no", OneOf({"no"}), "Redis Cluster is not offered"),
-      InertParam("unixsocket", "", OneOf({""}), "Unix sockets are not offered: use TCP"),
-      InertParam("unixsocketperm", "0", AnyText(), "Unix sockets are not offered: use TCP"),
+      StartupInertParam("syslog-ident", "redis", AnyText(), "damselfly does not log to syslog"),
+      StartupInertParam("syslog-facility", "local0", AnyText(), "damselfly does not log to syslog"),
+      StartupInertParam("cluster-enabled", "no", OneOf({"no"}), "Redis Cluster is not offered"),
+      StartupInertParam("unixsocket", "", OneOf({""}), "Unix sockets are not offered: use TCP"),
+      StartupInertParam("unixsocketperm", "0", AnyText(), "Unix sockets are not offered: use TCP"),
       InertParam("tls-port", "0", OneOf({"0"}), "TLS is not offered"),
-      InertParam("aclfile", "", OneOf({""}),
+      StartupInertParam("aclfile", "", OneOf({""}),
                  "ACL files are not offered: the default user and requirepass are"),
       InertParam("replica-announce-ip", "", AnyText(),
                  "a replica announces the address its master sees"),
@@ -478,9 +487,15 @@ const std::vector<ConfigParam>& Params() {
       {"maxmemory-samples", [] { return helio::StrCat(LoadEvictionConfig().samples); },
        EvictionSetter(1, std::numeric_limits<int32_t>::max(),
                       [](EvictionConfig* c, int64_t v) { c->samples = uint32_t(v); })},
-      // Redis 7's client eviction is not offered: its off value, and CONFIG SET refused
-      // (client-output-buffer-limit and the query buffer limit bound clients instead).
-      {"maxmemory-clients", [] { return std::string("0"); }, nullptr},
+      // Redis 7's client eviction is not offered: its off value, which CONFIG SET may set
+      // again, and nothing else (client-output-buffer-limit and the query buffer limit
+      // bound clients instead).
+      {"maxmemory-clients", [] { return std::string("0"); },
+       [](std::string_view value, bool apply) -> std::string {
+         std::optional<uint64_t> bytes = ParseMemoryValue(value);
+         if ((bytes && *bytes == 0) || value == "0%") return "";
+         return "client eviction is not offered: maxmemory-clients stays 0";
+       }},
       // The process (startup_config.h): set in a configuration file or on the command line.
       {"daemonize", [] { return std::string(Daemonized() ? "yes" : "no"); }, nullptr},
       {"pidfile", PidFilePath, nullptr},
@@ -719,7 +734,9 @@ void ConfigSet(CmdArgList args, ReplyBuilder* rb) {
     if (std::find(params.begin(), params.end(), param) != params.end()) {
       return failed(args[i], "duplicate parameter");
     }
-    if (!param->set) return failed(args[i], "can't set immutable config");
+    if (!param->set || param->startup_only) {
+      return failed(args[i], "can't set immutable config");
+    }
     if (param->protected_config && !FLAGS_enable_protected_configs) {
       return failed(args[i], "can't set protected config");
     }

@@ -36,7 +36,8 @@ bool IsText(std::string_view name) {
   for (std::string_view text : {"dir", "dbfilename", "pidfile", "logfile", "appendfilename",
                                 "appenddirname", "requirepass", "masterauth", "masteruser",
                                 "notify-keyspace-events", "proc-title-template", "unixsocket",
-                                "aclfile", "syslog-ident", "replica-announce-ip", "snapshot_cron"}) {
+                                "aclfile", "syslog-ident", "replica-announce-ip",
+                                "snapshot_cron"}) {
     if (name == text) return true;
   }
   return false;
