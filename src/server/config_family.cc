@@ -818,6 +818,15 @@ std::string_view CanonicalConfigName(std::string_view name) {
   return name;
 }
 
+bool ConfigParamTakesWords(std::string_view name) {
+  const std::string_view canonical = CanonicalConfigName(name);
+  for (std::string_view words : {"save", "client-output-buffer-limit", "bind", "replicaof",
+                                 "oom-score-adj-values", "latency-tracking-info-percentiles"}) {
+    if (canonical == words) return true;
+  }
+  return false;
+}
+
 std::string ConfigFlagName(std::string_view name) {
   std::string flag(CanonicalConfigName(name));
   if (flag == "databases") flag = "dbnum";

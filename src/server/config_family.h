@@ -39,6 +39,10 @@ std::optional<ConfigParamInfo> FindConfigParam(std::string_view name);
 std::vector<ConfigParamInfo> ConfigParams();  // every one, aliases too
 // The name an alias stands for ("slaveof": "replicaof"), else `name`.
 std::string_view CanonicalConfigName(std::string_view name);
+// Whether a parameter's value is several words (save, bind, replicaof,
+// client-output-buffer-limit...): a configuration file's line gives it as several
+// arguments, joined by spaces. The others take one argument.
+bool ConfigParamTakesWords(std::string_view name);
 // The flag that sets a parameter at start-up ("databases": "dbnum"), or "" when none.
 std::string ConfigFlagName(std::string_view name);
 // CONFIG SET's check of `value`, without the protection CONFIG SET adds; for an immutable

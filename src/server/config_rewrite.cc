@@ -25,12 +25,6 @@ std::map<std::string, std::string, std::less<>>& defaults() {
   return values;
 }
 
-// Parameters whose value is several words, written as they are.
-bool IsMultiWord(std::string_view name) {
-  return name == "bind" || name == "replicaof" || name == "oom-score-adj-values" ||
-         name == "latency-tracking-info-percentiles";
-}
-
 // Parameters Redis writes quoted, whatever their value.
 bool IsText(std::string_view name) {
   for (std::string_view text : {"dir", "dbfilename", "pidfile", "logfile", "appendfilename",
@@ -92,7 +86,7 @@ core::RewrittenOption OptionOf(std::string_view name, const std::string& value,
       const bool class_changed = i >= then.size() || now[i] != then[i];
       option.lines.push_back({helio::StrCat(name, " ", now[i]), class_changed});
     }
-  } else if (IsMultiWord(name)) {
+  } else if (ConfigParamTakesWords(name)) {  // written as they are
     if (!value.empty()) option.lines.push_back({helio::StrCat(name, " ", value), changed});
   } else {
     // dir always, as Redis: a relative one in the file would be read from another cwd.

@@ -43,16 +43,6 @@ ProcessSettings& settings() {
 constexpr std::string_view kLogLevels[] = {"debug", "verbose", "notice", "warning"};
 std::atomic<unsigned> log_level{2};  // notice: glog's INFO and up
 
-// Directives whose arguments are one value, joined by spaces (the others take one).
-bool TakesManyArgs(std::string_view name) {
-  for (std::string_view multi : {"save", "client-output-buffer-limit", "bind", "replicaof",
-                                 "slaveof", "oom-score-adj-values",
-                                 "latency-tracking-info-percentiles"}) {
-    if (name == multi) return true;
-  }
-  return false;
-}
-
 // Directives Redis takes that damselfly refuses, rather than start without what they ask.
 std::string_view NotOffered(std::string_view name) {
   if (name == "loadmodule") return "modules are not offered";
@@ -233,7 +223,7 @@ bool StartupConfig::LoadDirective(const core::ConfigDirective& directive, bool f
   const std::string& name = directive.args[0];
   std::optional<ConfigParamInfo> param = FindConfigParam(name);
   if (!param) return Fail(directive, "Bad directive or wrong number of arguments");
-  if (directive.args.size() < 2 || (!TakesManyArgs(param->name) && directive.args.size() != 2)) {
+  if (directive.args.size() < 2 || (!ConfigParamTakesWords(param->name) && directive.args.size() != 2)) {
     return Fail(directive, "wrong number of arguments");
   }
   std::string value = Joined(directive.args);
