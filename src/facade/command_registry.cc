@@ -88,6 +88,7 @@ CommandId& CommandRegistry::Add(std::string_view name, int arity, uint32_t flags
     DCHECK(sub_doc.group.empty() && sub_doc.summary.empty() && sub_doc.since.empty())
         << sub_doc.name << ": a subcommand's doc gives only its syntax";
     sub.syntax = sub_doc.syntax;
+    DCHECK(sub.acl != 0) << sub_doc.name << ": a subcommand names its ACL categories";
   }
   const uint32_t default_key_flags =
       flags & kCmdWrite ? (kKeyRW | kKeyAccess | kKeyUpdate) : (kKeyRO | kKeyAccess);
@@ -129,6 +130,12 @@ const CommandId* CommandRegistry::Find(std::string_view name, const CommandId* h
   if (renamed_.empty()) [[likely]] return nullptr;
   auto it = renamed_.find(key);
   return it == renamed_.end() ? nullptr : it->second;
+}
+
+const CommandId* CommandRegistry::FindRegistered(std::string_view name) const {
+  if (name.size() > kMaxNameLength) return nullptr;
+  auto it = commands_.find(helio::AsciiStrToUpper(name));
+  return it == commands_.end() ? nullptr : &it->second;
 }
 
 bool CommandRegistry::Rename(std::string_view name, std::string_view new_name,
@@ -310,6 +317,10 @@ uint32_t CommandRegistry::AclCategory(std::string_view name) {
     if (helio::EqualsIgnoreCase(name, category)) return bit;
   }
   return 0;
+}
+
+std::span<const std::pair<uint32_t, std::string_view>> CommandRegistry::AclCategories() {
+  return kAclCategoryNames;
 }
 
 }  // namespace damselfly::facade

@@ -177,6 +177,9 @@ using CommandHandler = std::function<void(CmdArgList args, ConnectionContext* cn
 struct SubcommandSpec {
   std::string name;  // upper case
   int arity = 0;     // counts the container's name and the subcommand's
+  // ACL categories (AclCategory), Redis's for the subcommand: a container's own are
+  // only @slow (@slow @connection for COMMAND), and ACL rules reach a subcommand by its own.
+  uint32_t acl = 0;
   // The arguments after the subcommand (see command_docs.h); set by CommandRegistry::Add
   // from the "CONTAINER|SUB" doc entry.
   std::string syntax;
@@ -294,6 +297,10 @@ class CommandRegistry {
   // REQUIRES: before any client is served (the registry is read without locks).
   bool Rename(std::string_view name, std::string_view new_name, std::string* error);
 
+  // A command by the name it was registered with, whatever rename-command did (ACL rules
+  // name commands so, as Redis's do); case-insensitive; nullptr when unknown.
+  const CommandId* FindRegistered(std::string_view name) const;
+
   // Case-insensitive; nullptr when unknown. `hint`, a command of this registry or nullptr,
   // is compared first: a pipeline mostly repeats its last command, and comparing one name
   // costs less than hashing it.
@@ -305,16 +312,16 @@ class CommandRegistry {
   void ForEach(Fn&& fn) const {
     for (const auto& [name, command] : commands_) fn(command);
   }
-  // Calls fn(command, name) for every command and then each of its subcommands, with
+  // Calls fn(command, name, acl) for every command and then each of its subcommands, with
   // the names COMMAND LIST and ACL CAT give: lower case, "config|get" for a subcommand
-  // (whose command is its container).
+  // (whose command is its container), and the ACL categories of each.
   template <typename Fn>
   void ForEachName(Fn&& fn) const {
     for (const auto& [upper, command] : commands_) {
       const std::string name = helio::AsciiStrToLower(command.name);
-      fn(command, name);
+      fn(command, name, command.acl);
       for (const SubcommandSpec& sub : command.subcommands) {
-        fn(command, helio::StrCat(name, "|", helio::AsciiStrToLower(sub.name)));
+        fn(command, helio::StrCat(name, "|", helio::AsciiStrToLower(sub.name)), sub.acl);
       }
     }
   }
@@ -337,6 +344,8 @@ class CommandRegistry {
   static std::vector<std::string> AclNames(uint32_t acl);
   // The category named `name` ("hash", any case, without '@'); 0 when there is none.
   static uint32_t AclCategory(std::string_view name);
+  // Every category, in Redis's order (acl.c): {kAclKeyspace, "keyspace"}, ...
+  static std::span<const std::pair<uint32_t, std::string_view>> AclCategories();
 
  private:
   struct DocEntry {

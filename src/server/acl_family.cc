@@ -77,8 +77,8 @@ void AclCat(const CommandRegistry& registry, CmdArgList args, ReplyBuilder* rb) 
   const uint32_t category = CommandRegistry::AclCategory(args[2]);
   if (category == 0) return rb->SendError(helio::StrCat("ERR Unknown category '", args[2], "'"));
   std::vector<std::string> names;
-  registry.ForEachName([&](const CommandId& cid, const std::string& name) {
-    if (cid.acl & category) names.push_back(name);
+  registry.ForEachName([&](const CommandId&, const std::string& name, uint32_t acl) {
+    if (acl & category) names.push_back(name);
   });
   rb->SendBulkArray(names);
 }
@@ -288,23 +288,22 @@ void LogAuthFailure(std::string_view command, std::string_view user, std::string
 void AclFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   const CommandRegistry* commands = registry;
-  registry->Add("ACL", -2, kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys, kAclSlow,
-                [commands](CmdArgList args, ConnectionContext* cntx) {
-                  CmdAcl(*commands, args, cntx);
-                },
-                {{"CAT", -2},
-                 {"DELUSER", -3},
-                 {"DRYRUN", -4},
-                 {"GENPASS", -2},
-                 {"GETUSER", 3},
-                 {"HELP", 2},
-                 {"LIST", 2},
-                 {"LOAD", 2},
-                 {"LOG", -2},
-                 {"SAVE", 2},
-                 {"SETUSER", -3},
-                 {"USERS", 2},
-                 {"WHOAMI", 2}});
+  registry->Add(
+      "ACL", -2, kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys, kAclSlow,
+      [commands](CmdArgList args, ConnectionContext* cntx) { CmdAcl(*commands, args, cntx); },
+      {{"CAT", -2, kAclSlow},
+       {"DELUSER", -3, kAclAdmin | kAclSlow | kAclDangerous},
+       {"DRYRUN", -4, kAclAdmin | kAclSlow | kAclDangerous},
+       {"GENPASS", -2, kAclSlow},
+       {"GETUSER", 3, kAclAdmin | kAclSlow | kAclDangerous},
+       {"HELP", 2, kAclSlow},
+       {"LIST", 2, kAclAdmin | kAclSlow | kAclDangerous},
+       {"LOAD", 2, kAclAdmin | kAclSlow | kAclDangerous},
+       {"LOG", -2, kAclAdmin | kAclSlow | kAclDangerous},
+       {"SAVE", 2, kAclAdmin | kAclSlow | kAclDangerous},
+       {"SETUSER", -3, kAclAdmin | kAclSlow | kAclDangerous},
+       {"USERS", 2, kAclAdmin | kAclSlow | kAclDangerous},
+       {"WHOAMI", 2, kAclSlow}});
 }
 
 }  // namespace damselfly

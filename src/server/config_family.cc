@@ -893,9 +893,13 @@ void ConfigFamily::Register(facade::CommandRegistry* registry) {
   CHECK(limits_error.empty()) << "--client_output_buffer_limit: " << limits_error;
   InitCommandAccounting();
   InitCollectionLimits();
-  registry->Add("CONFIG", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys,
-                kAclAdmin | kAclSlow | kAclDangerous, CmdConfig,
-                {{"GET", -3}, {"SET", -4}, {"RESETSTAT", 2}, {"REWRITE", 2}, {"HELP", 2}});
+  registry->Add("CONFIG", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys, kAclSlow,
+                CmdConfig,
+                {{"GET", -3, kAclAdmin | kAclSlow | kAclDangerous},
+                 {"SET", -4, kAclAdmin | kAclSlow | kAclDangerous},
+                 {"RESETSTAT", 2, kAclAdmin | kAclSlow | kAclDangerous},
+                 {"REWRITE", 2, kAclAdmin | kAclSlow | kAclDangerous},
+                 {"HELP", 2, kAclSlow}});
 }
 
 }  // namespace damselfly

@@ -609,24 +609,24 @@ void ConnectionFamily::Register(facade::CommandRegistry* registry) {
   r.Add("HELLO", -1, kHandshake, kNoKeys, kAclFastConn, CmdHello);
   r.Add("AUTH", -2, kHandshake, kNoKeys, kAclFastConn, CmdAuth);
   r.Add("SELECT", 2, kAnytime | kCmdFast, kNoKeys, kAclFastConn, CmdSelect);
-  r.Add("CLIENT", -2, kCmdNoScript | kAnytime, kNoKeys, kAclSlow | kAclConnection, CmdClient,
-        {{"ID", 2},
-         {"GETNAME", 2},
-         {"SETNAME", 3},
-         {"SETINFO", 4},
-         {"INFO", 2},
-         {"LIST", -2},
-         {"KILL", -3},
-         {"PAUSE", -3},
-         {"UNPAUSE", 2},
-         {"REPLY", 3},
-         {"NO-EVICT", 3},
-         {"UNBLOCK", -3},
-         {"GETREDIR", 2},
-         {"TRACKING", -3},
-         {"CACHING", 3},
-         {"TRACKINGINFO", 2},
-         {"HELP", 2}});
+  r.Add("CLIENT", -2, kCmdNoScript | kAnytime, kNoKeys, kAclSlow, CmdClient,
+        {{"ID", 2, kAclSlow | kAclConnection},
+         {"GETNAME", 2, kAclSlow | kAclConnection},
+         {"SETNAME", 3, kAclSlow | kAclConnection},
+         {"SETINFO", 4, kAclSlow | kAclConnection},
+         {"INFO", 2, kAclSlow | kAclConnection},
+         {"LIST", -2, kAclAdmin | kAclSlow | kAclDangerous | kAclConnection},
+         {"KILL", -3, kAclAdmin | kAclSlow | kAclDangerous | kAclConnection},
+         {"PAUSE", -3, kAclAdmin | kAclSlow | kAclDangerous | kAclConnection},
+         {"UNPAUSE", 2, kAclAdmin | kAclSlow | kAclDangerous | kAclConnection},
+         {"REPLY", 3, kAclSlow | kAclConnection},
+         {"NO-EVICT", 3, kAclAdmin | kAclSlow | kAclDangerous | kAclConnection},
+         {"UNBLOCK", -3, kAclAdmin | kAclSlow | kAclDangerous | kAclConnection},
+         {"GETREDIR", 2, kAclSlow | kAclConnection},
+         {"TRACKING", -3, kAclSlow | kAclConnection},
+         {"CACHING", 3, kAclSlow | kAclConnection},
+         {"TRACKINGINFO", 2, kAclSlow | kAclConnection},
+         {"HELP", 2, kAclSlow | kAclConnection}});
 }
 
 }  // namespace damselfly

@@ -403,8 +403,8 @@ void DebugFamily::Register(facade::CommandRegistry* registry) {
   r.Add("DEBUG", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys,
         kAclAdmin | kAclSlow | kAclDangerous, CmdDebug)
       .whole_shard_if = IsDebugDigest;
-  r.Add("MEMORY", -2, kCmdReadOnly, Keys(2), kAclRead | kAclSlow, CmdMemory,
-        {{"USAGE", -3}, {"HELP", 2}});
+  r.Add("MEMORY", -2, kCmdReadOnly, Keys(2), kAclSlow, CmdMemory,
+        {{"USAGE", -3, kAclRead | kAclSlow}, {"HELP", 2, kAclSlow}});
 }
 
 }  // namespace damselfly

@@ -728,16 +728,16 @@ void FunctionFamily::Register(facade::CommandRegistry* r) {
          [](CmdArgList args, ConnectionContext* cntx) { FCall(args, cntx, false); });
   r->Add("FCALL_RO", -3, kFcallFlags | kCmdReadOnly, kFcallKeys.WithFlags(kKeyRO | kKeyAccess),
          kAcl, [](CmdArgList args, ConnectionContext* cntx) { FCall(args, cntx, true); });
-  r->Add("FUNCTION", -2, kCmdNoScript, kNoKeys, kAcl, CmdFunction,
-         {{"LOAD", -3},
-          {"LIST", -2},
-          {"DELETE", 3},
-          {"FLUSH", -2},
-          {"DUMP", 2},
-          {"RESTORE", -3},
-          {"STATS", 2},
-          {"KILL", 2},
-          {"HELP", 2}});
+  r->Add("FUNCTION", -2, kCmdNoScript, kNoKeys, kAclSlow, CmdFunction,
+         {{"LOAD", -3, kAclWrite | kAclSlow | kAclScripting},
+          {"LIST", -2, kAclSlow | kAclScripting},
+          {"DELETE", 3, kAclWrite | kAclSlow | kAclScripting},
+          {"FLUSH", -2, kAclWrite | kAclSlow | kAclScripting},
+          {"DUMP", 2, kAclSlow | kAclScripting},
+          {"RESTORE", -3, kAclWrite | kAclSlow | kAclScripting},
+          {"STATS", 2, kAclSlow | kAclScripting},
+          {"KILL", 2, kAclSlow | kAclScripting},
+          {"HELP", 2, kAclSlow | kAclScripting}});
 }
 
 }  // namespace damselfly

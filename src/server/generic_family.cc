@@ -464,8 +464,12 @@ void GenericFamily::Register(facade::CommandRegistry* registry) {
   r.Add("PEXPIRE", -3, kCmdWrite | kCmdFast, kUpdated, kAclW | kAclFast, CmdPExpire);
   r.Add("EXPIREAT", -3, kCmdWrite | kCmdFast, kUpdated, kAclW | kAclFast, CmdExpireAt);
   r.Add("PEXPIREAT", -3, kCmdWrite | kCmdFast, kUpdated, kAclW | kAclFast, CmdPExpireAt);
-  r.Add("OBJECT", -2, kCmdReadOnly, Keys(2), kAclR | kAclSlow, CmdObject,
-        {{"ENCODING", 3}, {"REFCOUNT", 3}, {"IDLETIME", 3}, {"FREQ", 3}, {"HELP", 2}});
+  r.Add("OBJECT", -2, kCmdReadOnly, Keys(2), kAclSlow, CmdObject,
+        {{"ENCODING", 3, kAclKeyspace | kAclRead | kAclSlow},
+         {"REFCOUNT", 3, kAclKeyspace | kAclRead | kAclSlow},
+         {"IDLETIME", 3, kAclKeyspace | kAclRead | kAclSlow},
+         {"FREQ", 3, kAclKeyspace | kAclRead | kAclSlow},
+         {"HELP", 2, kAclKeyspace | kAclSlow}});
   r.Add("RENAME", 3, kCmdWrite, kRenamed, kAclW | kAclSlow, CmdRename);
   r.Add("RENAMENX", 3, kCmdWrite | kCmdFast, kRenamedIfNew, kAclW | kAclFast, CmdRenameNx);
   r.Add("COPY", -3, kCmdWrite | kCmdDenyOom, kCopied, kAclW | kAclSlow, CmdCopy);

@@ -430,16 +430,15 @@ void LatencyFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
   InitLatencyMonitor();
   registry->Add(
-      "LATENCY", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys,
-      kAclAdmin | kAclSlow | kAclDangerous,
+      "LATENCY", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys, kAclSlow,
       [registry](CmdArgList args, ConnectionContext* cntx) { CmdLatency(*registry, args, cntx); },
-      {{"DOCTOR", 2},
-       {"GRAPH", 3},
-       {"HISTORY", 3},
-       {"LATEST", 2},
-       {"RESET", -2},
-       {"HISTOGRAM", -2},
-       {"HELP", 2}});
+      {{"DOCTOR", 2, kAclAdmin | kAclSlow | kAclDangerous},
+       {"GRAPH", 3, kAclAdmin | kAclSlow | kAclDangerous},
+       {"HISTORY", 3, kAclAdmin | kAclSlow | kAclDangerous},
+       {"LATEST", 2, kAclAdmin | kAclSlow | kAclDangerous},
+       {"RESET", -2, kAclAdmin | kAclSlow | kAclDangerous},
+       {"HISTOGRAM", -2, kAclAdmin | kAclSlow | kAclDangerous},
+       {"HELP", 2, kAclSlow}});
 }
 
 }  // namespace damselfly

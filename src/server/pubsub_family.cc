@@ -265,12 +265,12 @@ void PubSubFamily::Register(facade::CommandRegistry* registry) {
   r.Add("SPUBLISH", 3, kPub, kNoKeys, kAclPubSub | kAclFast, CmdSPublish);
   // As in Redis, the container has no flags of its own (its subcommands are pubsub).
   r.Add("PUBSUB", -2, 0, kNoKeys, kAclSlow, CmdPubSub,
-        {{"CHANNELS", -2},
-         {"NUMSUB", -2},
-         {"NUMPAT", 2},
-         {"SHARDCHANNELS", -2},
-         {"SHARDNUMSUB", -2},
-         {"HELP", 2}});
+        {{"CHANNELS", -2, kAclPubSub | kAclSlow},
+         {"NUMSUB", -2, kAclPubSub | kAclSlow},
+         {"NUMPAT", 2, kAclPubSub | kAclSlow},
+         {"SHARDCHANNELS", -2, kAclPubSub | kAclSlow},
+         {"SHARDNUMSUB", -2, kAclPubSub | kAclSlow},
+         {"HELP", 2, kAclSlow}});
 }
 
 }  // namespace damselfly

@@ -243,8 +243,12 @@ void ScriptFamily::Register(facade::CommandRegistry* r) {
          [](CmdArgList args, ConnectionContext* cntx) { Eval(args, cntx, false, true); });
   r->Add("EVALSHA_RO", -3, kEvalFlags | kCmdReadOnly, kEvalKeys.WithFlags(kKeyRO | kKeyAccess),
          kAcl, [](CmdArgList args, ConnectionContext* cntx) { Eval(args, cntx, true, true); });
-  r->Add("SCRIPT", -2, kCmdNoScript, kNoKeys, kAcl, CmdScript,
-         {{"LOAD", 3}, {"EXISTS", -3}, {"FLUSH", -2}, {"KILL", 2}, {"HELP", 2}});
+  r->Add("SCRIPT", -2, kCmdNoScript, kNoKeys, kAclSlow, CmdScript,
+         {{"LOAD", 3, kAclSlow | kAclScripting},
+          {"EXISTS", -3, kAclSlow | kAclScripting},
+          {"FLUSH", -2, kAclSlow | kAclScripting},
+          {"KILL", 2, kAclSlow | kAclScripting},
+          {"HELP", 2, kAclSlow | kAclScripting}});
 }
 
 }  // namespace damselfly

@@ -623,8 +623,8 @@ void SendCommandList(const CommandRegistry& registry, CmdArgList filter, ReplyBu
   }
   const uint32_t category = by == By::kAclCategory ? CommandRegistry::AclCategory(filter[2]) : 0;
   std::vector<std::string> names;
-  registry.ForEachName([&](const CommandId& cid, const std::string& name) {
-    bool keep = by == By::kAll || (by == By::kAclCategory && (cid.acl & category)) ||
+  registry.ForEachName([&](const CommandId&, const std::string& name, uint32_t acl) {
+    bool keep = by == By::kAll || (by == By::kAclCategory && (acl & category)) ||
                 (by == By::kPattern && core::GlobMatch(filter[2], name, /*nocase=*/true));
     if (keep) names.push_back(name);
   });
@@ -709,13 +709,13 @@ void ServerFamily::Register(Service* service, facade::CommandRegistry* registry)
   r.Add("MONITOR", 1, kAdmin, kNoKeys, kAclAdminCmd,
         [](CmdArgList, ConnectionContext* cntx) { StartMonitor(cntx); });
   r.Add("COMMAND", -1, kAnytime, kNoKeys, kAclSlow | kAclConnection, with_service(CmdCommand),
-        {{"COUNT", 2},
-         {"INFO", -2},
-         {"DOCS", -2},
-         {"LIST", -2},
-         {"GETKEYS", -4},
-         {"GETKEYSANDFLAGS", -4},
-         {"HELP", 2}});
+        {{"COUNT", 2, kAclSlow | kAclConnection},
+         {"INFO", -2, kAclSlow | kAclConnection},
+         {"DOCS", -2, kAclSlow | kAclConnection},
+         {"LIST", -2, kAclSlow | kAclConnection},
+         {"GETKEYS", -4, kAclSlow | kAclConnection},
+         {"GETKEYSANDFLAGS", -4, kAclSlow | kAclConnection},
+         {"HELP", 2, kAclSlow | kAclConnection}});
 }
 
 }  // namespace damselfly

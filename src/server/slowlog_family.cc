@@ -96,9 +96,11 @@ void CmdSlowlog(CmdArgList args, ConnectionContext* cntx) {
 
 void SlowlogFamily::Register(facade::CommandRegistry* registry) {
   using namespace facade;
-  registry->Add("SLOWLOG", -2, kCmdAdmin | kCmdLoading | kCmdStale, kNoKeys,
-                kAclAdmin | kAclSlow | kAclDangerous, CmdSlowlog,
-                {{"GET", -2}, {"LEN", 2}, {"RESET", 2}, {"HELP", 2}});
+  registry->Add("SLOWLOG", -2, kCmdAdmin | kCmdLoading | kCmdStale, kNoKeys, kAclSlow, CmdSlowlog,
+                {{"GET", -2, kAclAdmin | kAclSlow | kAclDangerous},
+                 {"LEN", 2, kAclAdmin | kAclSlow | kAclDangerous},
+                 {"RESET", 2, kAclAdmin | kAclSlow | kAclDangerous},
+                 {"HELP", 2, kAclSlow}});
 }
 
 }  // namespace damselfly

@@ -956,14 +956,13 @@ void RegisterGroupCommands(facade::CommandRegistry* registry) {
                                .keyword = "STREAMS",
                                .last_key = -1,
                                .limit = 2};
-  r.Add("XGROUP", -2, kCmdWrite, Keys(2).WithFlags(kKeyRW | kKeyInsert), kAclW | kAclSlow,
-        CmdXGroup,
-        {{"CREATE", -5},
-         {"SETID", -5},
-         {"DESTROY", 4},
-         {"CREATECONSUMER", 5},
-         {"DELCONSUMER", 5},
-         {"HELP", 2}});
+  r.Add("XGROUP", -2, kCmdWrite, Keys(2).WithFlags(kKeyRW | kKeyInsert), kAclSlow, CmdXGroup,
+        {{"CREATE", -5, kAclWrite | kAclStream | kAclSlow},
+         {"SETID", -5, kAclWrite | kAclStream | kAclSlow},
+         {"DESTROY", 4, kAclWrite | kAclStream | kAclSlow},
+         {"CREATECONSUMER", 5, kAclWrite | kAclStream | kAclSlow},
+         {"DELCONSUMER", 5, kAclWrite | kAclStream | kAclSlow},
+         {"HELP", 2, kAclStream | kAclSlow}});
   r.Add("XREADGROUP", -7, kCmdWrite | kCmdBlocking, kReadGroupKeys, kAclW | kAclSlow | kAclBlocking,
         CmdXReadGroup);
   r.Add("XACK", -4, kCmdWrite | kCmdFast, Keys(1).WithFlags(kKeyRW | kKeyUpdate), kAclW | kAclFast,
@@ -973,8 +972,11 @@ void RegisterGroupCommands(facade::CommandRegistry* registry) {
         kAclW | kAclFast, CmdXClaim);
   r.Add("XAUTOCLAIM", -6, kCmdWrite | kCmdFast, Keys(1).WithFlags(kKeyRW | kKeyDelete),
         kAclW | kAclFast, CmdXAutoClaim);
-  r.Add("XINFO", -2, kCmdReadOnly, Keys(2), kAclR | kAclSlow, CmdXInfo,
-        {{"CONSUMERS", 4}, {"GROUPS", 3}, {"STREAM", -3}, {"HELP", 2}});
+  r.Add("XINFO", -2, kCmdReadOnly, Keys(2), kAclSlow, CmdXInfo,
+        {{"CONSUMERS", 4, kAclRead | kAclStream | kAclSlow},
+         {"GROUPS", 3, kAclRead | kAclStream | kAclSlow},
+         {"STREAM", -3, kAclRead | kAclStream | kAclSlow},
+         {"HELP", 2, kAclStream | kAclSlow}});
 }
 
 }  // namespace damselfly::stream_internal
