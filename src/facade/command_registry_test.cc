@@ -32,7 +32,8 @@ class CommandRegistryTest : public ::testing::Test {
                   KeySpecs{Keys(1).WithFlags(kKeyOW | kKeyUpdate),
                            KeySpec{.flags = kKeyRO | kKeyAccess, .begin_index = 2, .keynum = true}},
                   kAclWrite, Noop);
-    registry_.Add("CONFIG", -2, kCmdAdmin, kNoKeys, kAclAdmin, Noop, {{"GET", -3}, {"HELP", 2}});
+    registry_.Add("CONFIG", -2, kCmdAdmin, kNoKeys, kAclAdmin, Noop,
+                  {{"GET", -3, kAclAdmin}, {"HELP", 2, kAclSlow}});
   }
 
   CommandRegistry registry_;
