@@ -1,11 +1,10 @@
-"""ACL with the one user damselfly has, "default" (its password is requirepass), validated
-against redis-server 7.0 (DAMSELFLY_TEST_TARGET=redis). ACL SETUSER, which damselfly
-refuses, is tested as damselfly's own."""
+"""ACL as a server without users of its own shows it: the default user (its password is
+requirepass), validated against redis-server 7.0 (DAMSELFLY_TEST_TARGET=redis). Users, their
+rules and their checks are in test_acl_users.py."""
 
 import hashlib
 
 import pytest
-import redis
 
 from helpers import err
 
@@ -130,14 +129,3 @@ def test_acl_needs_authentication(server_factory):
     srv = server_factory("--requirepass=sec")
     c = srv.raw()
     assert c("ACL", "WHOAMI") == err("NOAUTH Authentication required.")
-
-
-@pytest.mark.damselfly_only
-def test_setuser_is_refused(server):
-    c = server.raw()
-    assert c("ACL", "SETUSER", "bob", "on", ">pw") == err(
-        "ERR damselfly has one user, 'default', whose password is requirepass: ACL SETUSER "
-        "is not supported")
-    assert c("ACL", "USERS") == [b"default"]
-    with pytest.raises(redis.exceptions.ResponseError, match="WRONGPASS"):
-        server.client(username="bob", password="pw").ping()

@@ -128,6 +128,7 @@ class AclUser {
   std::vector<std::string_view> Flags() const;
 
   const std::string& name() const { return name_; }
+  void Rename(std::string name) { name_ = std::move(name); }
   bool enabled() const { return enabled_; }
   bool nopass() const { return nopass_; }
   const std::vector<std::string>& password_hashes() const { return passwords_; }

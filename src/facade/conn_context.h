@@ -15,6 +15,7 @@
 
 namespace damselfly::facade {
 
+class AclUser;
 class RespConnection;
 struct CommandId;
 struct SubcommandSpec;
@@ -74,6 +75,10 @@ class ConnectionContext {
 
   DbIndex db_index = 0;
   bool authenticated = false;
+  // The ACL user (acl_user.h) the connection is authenticated as, null for the default
+  // one, and the users' epoch it was read at: server/acl_users.h keeps them current.
+  std::shared_ptr<const AclUser> acl_user;
+  uint64_t acl_epoch = 0;
   bool close_after_reply = false;  // QUIT, protocol errors, CLIENT KILL of itself
   std::string name;                // CLIENT SETNAME
   const CommandId* last_command = nullptr;        // for CLIENT LIST's cmd=

@@ -1,10 +1,12 @@
 #include "src/server/acl_family.h"
 
-#include <openssl/evp.h>
+#include <gflags/gflags.h>
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -12,34 +14,54 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include <glog/logging.h>
 #include "helio/base/strings.h"
 #include "helio/base/time.h"
+#include "src/facade/acl_user.h"
 #include "src/facade/conn_context.h"
 #include "src/facade/error.h"
+#include "src/server/acl_file.h"
+#include "src/server/acl_users.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/connection_family.h"
+#include "src/server/multi_exec.h"
+
+DEFINE_string(aclfile, "",
+              "The ACL file: users loaded at start-up and by ACL LOAD, written by ACL SAVE "
+              "(Redis's aclfile; none: users come from the configuration file's user lines)");
 
 namespace damselfly {
 
 namespace {
 
+using facade::AclDenial;
+using facade::AclUser;
+using facade::AclVerdict;
 using facade::CmdArgList;
 using facade::CommandId;
 using facade::CommandRegistry;
 using facade::ConnectionContext;
 using facade::ReplyBuilder;
 
-constexpr std::string_view kDefaultUser = "default";
-// Redis groups a failure with an earlier one of the same user and command this recent.
+// Redis groups an event with an earlier one of the same kind this recent, among the
+// newest ten.
 constexpr int64_t kLogGroupingMs = 60000;
+constexpr size_t kLogGroupingScan = 10;
+
+enum class LogReason : uint8_t { kCommand, kKey, kChannel, kAuth };
+enum class LogContext : uint8_t { kToplevel, kMulti, kLua };
 
 struct LogEntry {
-  std::string object;  // the command, as typed
+  LogReason reason;
+  LogContext context;
+  std::string object;  // the command, key or channel; for auth the command as typed
   std::string username;
   std::string client_info;
   int64_t count = 1;
   int64_t updated_ms = 0;
 };
+
+std::atomic<size_t> log_max_len{128};
 
 // Newest first.
 struct AclLog {
@@ -52,30 +74,100 @@ AclLog& Log() {
   return *log;
 }
 
-std::string HexSha256(std::string_view text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<char*>(digest), length));
+void AddLogEntry(LogEntry entry) {
+  entry.updated_ms = helio::UnixTimeMs();
+  AclLog& log = Log();
+  std::lock_guard lock(log.mu);
+  const size_t scan = std::min(log.entries.size(), kLogGroupingScan);
+  for (size_t i = 0; i < scan; ++i) {
+    LogEntry& known = log.entries[i];
+    if (known.reason == entry.reason && known.context == entry.context &&
+        known.object == entry.object && known.username == entry.username &&
+        entry.updated_ms - known.updated_ms <= kLogGroupingMs) {
+      entry.count = known.count + 1;
+      log.entries.erase(log.entries.begin() + i);
+      break;
+    }
+  }
+  log.entries.push_front(std::move(entry));
+  while (log.entries.size() > AclLogMaxLen()) log.entries.pop_back();
 }
 
-// The default user's password hashes: one, or none (nopass).
-std::vector<std::string> PasswordHashes() {
-  std::string password = RequirePass();
-  if (password.empty()) return {};
-  return {HexSha256(password)};
+std::string_view ReasonName(LogReason reason) {
+  switch (reason) {
+    case LogReason::kCommand: return "command";
+    case LogReason::kKey: return "key";
+    case LogReason::kChannel: return "channel";
+    case LogReason::kAuth: return "auth";
+  }
+  return "unknown";
 }
 
-bool IsDefaultUser(std::string_view name) { return name == kDefaultUser; }
+std::string_view ContextName(LogContext context) {
+  switch (context) {
+    case LogContext::kToplevel: return "toplevel";
+    case LogContext::kMulti: return "multi";
+    case LogContext::kLua: return "lua";
+  }
+  return "unknown";
+}
+
+// ACL GETUSER's commands, keys and channels of a selector.
+void SendSelectorFields(const facade::AclSelector& selector, const CommandRegistry& registry,
+                        ReplyBuilder* rb) {
+  rb->SendBulk("commands");
+  rb->SendBulk(selector.DescribeCommands(registry));
+  rb->SendBulk("keys");
+  rb->SendBulk(selector.DescribeKeys());
+  rb->SendBulk("channels");
+  rb->SendBulk(selector.DescribeChannels());
+}
+
+void AclGetUser(CmdArgList args, ReplyBuilder* rb) {
+  AclUserPtr user = FindAclUser(args[2]);
+  if (user == nullptr) return rb->SendNull();
+  const CommandRegistry& registry = AclRegistry();
+  rb->StartMap(6);
+  rb->SendBulk("flags");
+  std::vector<std::string_view> flags = user->Flags();
+  rb->StartSet(flags.size());
+  for (std::string_view flag : flags) rb->SendBulk(flag);
+  rb->SendBulk("passwords");
+  rb->SendBulkArray(user->password_hashes());
+  SendSelectorFields(user->selectors().front(), registry, rb);
+  rb->SendBulk("selectors");
+  rb->StartArray(user->selectors().size() - 1);
+  for (size_t i = 1; i < user->selectors().size(); ++i) {
+    rb->StartMap(3);
+    SendSelectorFields(user->selectors()[i], registry, rb);
+  }
+}
+
+void AclList(ReplyBuilder* rb) {
+  const CommandRegistry& registry = AclRegistry();
+  std::vector<AclUserPtr> users = AllAclUsers();
+  rb->StartArray(users.size());
+  for (const AclUserPtr& user : users) {
+    rb->SendBulk(helio::StrCat("user ", user->name(), " ", user->Describe(registry)));
+  }
+}
+
+void AclUsers(ReplyBuilder* rb) {
+  std::vector<AclUserPtr> users = AllAclUsers();
+  rb->StartArray(users.size());
+  for (const AclUserPtr& user : users) rb->SendBulk(user->name());
+}
 
 void AclCat(const CommandRegistry& registry, CmdArgList args, ReplyBuilder* rb) {
   if (args.size() == 2) {
-    std::vector<std::string> categories = CommandRegistry::AclNames(~uint32_t{0});
-    for (std::string& name : categories) name.erase(0, 1);  // "@hash" -> "hash"
+    std::vector<std::string_view> categories;
+    for (const auto& [bit, name] : CommandRegistry::AclCategories()) categories.push_back(name);
     return rb->SendBulkArray(categories);
   }
   const uint32_t category = CommandRegistry::AclCategory(args[2]);
-  if (category == 0) return rb->SendError(helio::StrCat("ERR Unknown category '", args[2], "'"));
+  if (category == 0) {
+    return rb->SendError(helio::StrCat("ERR Unknown category '", args[2].substr(0, 128), "'"));
+  }
   std::vector<std::string> names;
   registry.ForEachName([&](const CommandId&, const std::string& name, uint32_t acl) {
     if (acl & category) names.push_back(name);
@@ -83,40 +175,37 @@ void AclCat(const CommandRegistry& registry, CmdArgList args, ReplyBuilder* rb) 
   rb->SendBulkArray(names);
 }
 
-void AclGetUser(CmdArgList args, ReplyBuilder* rb) {
-  if (!IsDefaultUser(args[2])) return rb->SendNull();
-  std::vector<std::string> hashes = PasswordHashes();
-  rb->StartMap(6);
-  rb->SendBulk("flags");
-  rb->StartSet(hashes.empty() ? 2 : 1);
-  rb->SendBulk("on");
-  if (hashes.empty()) rb->SendBulk("nopass");
-  rb->SendBulk("passwords");
-  rb->SendBulkArray(hashes);
-  rb->SendBulk("commands");
-  rb->SendBulk("+@all");
-  rb->SendBulk("keys");
-  rb->SendBulk("~*");
-  rb->SendBulk("channels");
-  rb->SendBulk("&*");
-  rb->SendBulk("selectors");
-  rb->SendEmptyArray();
+void AclSetUser(CmdArgList args, ReplyBuilder* rb) {
+  const std::string_view name = args[2];
+  if (std::any_of(name.begin(), name.end(),
+                  [](char c) { return c == 0 || c == ' ' || (c >= '\t' && c <= '\r'); })) {
+    return rb->SendError("ERR Usernames can't contain spaces or null characters");
+  }
+  size_t unmatched = 0;
+  std::optional<std::vector<std::string>> rules = AclUser::MergeSelectorArgs(
+      std::vector<std::string_view>(args.begin() + 3, args.end()), &unmatched);
+  if (!rules) {
+    return rb->SendError(helio::StrCat("ERR Unmatched parenthesis in acl selector starting at '",
+                                       args[3 + unmatched], "'."));
+  }
+  std::string error = SetAclUser(name, *rules);
+  if (!error.empty()) return rb->SendError(error);
+  rb->SendOk();
 }
 
-void AclList(ReplyBuilder* rb) {
-  std::vector<std::string> hashes = PasswordHashes();
-  std::string password = hashes.empty() ? "nopass" : helio::StrCat("#", hashes[0]);
-  std::string line = helio::StrCat("user default on ", password, " ~* &* +@all");
-  rb->StartArray(1);
-  rb->SendBulk(line);
+void AclDelUser(CmdArgList args, ConnectionContext* cntx) {
+  std::vector<std::string_view> names(args.begin() + 2, args.end());
+  if (std::find(names.begin(), names.end(), "default") != names.end()) {
+    return cntx->reply_builder()->SendError("ERR The 'default' user cannot be removed");
+  }
+  cntx->reply_builder()->SendLong(int64_t(DeleteAclUsers(names, cntx)));
 }
 
-// DRYRUN user command [arg ...]: the default user may run anything, so the answer is
-// OK once the command (and subcommand) exists and its arity fits, with Redis's errors
-// otherwise: the registry's own check (CommandRegistry::Validate), but "not found" for
-// an unknown name.
+// DRYRUN user command [arg ...]: the verdict as a plain string (not an error), after
+// Redis's checks of the command and its arity.
 void AclDryRun(const CommandRegistry& registry, CmdArgList args, ReplyBuilder* rb) {
-  if (!IsDefaultUser(args[2])) {
+  AclUserPtr user = FindAclUser(args[2]);
+  if (user == nullptr) {
     return rb->SendError(helio::StrCat("ERR User '", args[2], "' not found"));
   }
   CmdArgList call = args.subspan(3);
@@ -126,12 +215,25 @@ void AclDryRun(const CommandRegistry& registry, CmdArgList args, ReplyBuilder* r
   if (!known) return rb->SendError(helio::StrCat("ERR Command '", call[0], "' not found"));
   std::string error;
   if (!registry.Validate(call, &error)) return rb->SendError(error);
-  rb->SendOk();
+  const AclVerdict verdict = user->Check(*cid, call);
+  switch (verdict.denial) {
+    case AclDenial::kNone:
+      return rb->SendOk();
+    case AclDenial::kCommand:
+      return rb->SendBulk(helio::StrCat("This user has no permissions to run the '",
+                                        facade::AclCommandName(*cid, call), "' command"));
+    case AclDenial::kKey:
+      return rb->SendBulk(helio::StrCat("This user has no permissions to access the '",
+                                        call[verdict.arg], "' key"));
+    case AclDenial::kChannel:
+      return rb->SendBulk(helio::StrCat("This user has no permissions to access the '",
+                                        call[verdict.arg], "' channel"));
+  }
 }
 
 void AclLogCmd(CmdArgList args, ReplyBuilder* rb) {
   AclLog& log = Log();
-  size_t count = kAclLogMaxLen;
+  size_t count = 10;
   if (args.size() == 3) {
     if (ArgIs(args[2], "RESET")) {
       std::lock_guard lock(log.mu);
@@ -157,9 +259,9 @@ void AclLogCmd(CmdArgList args, ReplyBuilder* rb) {
     rb->SendBulk("count");
     rb->SendLong(entry.count);
     rb->SendBulk("reason");
-    rb->SendBulk("auth");
+    rb->SendBulk(ReasonName(entry.reason));
     rb->SendBulk("context");
-    rb->SendBulk("toplevel");
+    rb->SendBulk(ContextName(entry.context));
     rb->SendBulk("object");
     rb->SendBulk(entry.object);
     rb->SendBulk("username");
@@ -194,37 +296,50 @@ void AclGenPass(CmdArgList args, ReplyBuilder* rb) {
   rb->SendBulk(password);
 }
 
+void AclLoad(ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
+  std::vector<AclUser> users;
+  std::string errors = ReadAclFile(AclFile(), AclContext(), &users);
+  if (!errors.empty()) return rb->SendError(helio::StrCat("ERR ", errors));
+  ReplaceAclUsers(std::move(users), cntx);
+  rb->SendOk();
+}
+
+void AclSave(ReplyBuilder* rb) {
+  std::vector<AclUserPtr> users = AllAclUsers();
+  std::vector<const AclUser*> listed;
+  for (const AclUserPtr& user : users) listed.push_back(user.get());
+  if (int error = WriteAclFile(AclFile(), listed, AclRegistry()); error != 0) {
+    LOG(WARNING) << "ACL SAVE could not write " << AclFile() << ": " << std::strerror(error);
+    return rb->SendError(
+        "ERR There was an error trying to save the ACLs. Please check the server logs for "
+        "more information");
+  }
+  rb->SendOk();
+}
+
 void CmdAcl(const CommandRegistry& registry, CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   std::string_view sub = args[1];  // validated by the dispatcher
-  if (ArgIs(sub, "WHOAMI")) return rb->SendBulk(kDefaultUser);
-  if (ArgIs(sub, "USERS")) {
-    std::string_view users[] = {kDefaultUser};
-    return rb->SendBulkArray(users);
-  }
+  if (ArgIs(sub, "WHOAMI")) return rb->SendBulk(AclUserName(cntx));
+  if (ArgIs(sub, "USERS")) return AclUsers(rb);
   if (ArgIs(sub, "LIST")) return AclList(rb);
   if (ArgIs(sub, "GETUSER")) return AclGetUser(args, rb);
   if (ArgIs(sub, "CAT")) return AclCat(registry, args, rb);
   if (ArgIs(sub, "DRYRUN")) return AclDryRun(registry, args, rb);
   if (ArgIs(sub, "LOG")) return AclLogCmd(args, rb);
   if (ArgIs(sub, "GENPASS")) return AclGenPass(args, rb);
-  if (ArgIs(sub, "DELUSER")) {
-    for (size_t i = 2; i < args.size(); ++i) {
-      if (IsDefaultUser(args[i])) return rb->SendError("ERR The 'default' user cannot be removed");
-    }
-    return rb->SendLong(0);  // no other user exists
-  }
-  if (ArgIs(sub, "SETUSER")) {
-    return rb->SendError(
-        "ERR damselfly has one user, 'default', whose password is requirepass: ACL SETUSER "
-        "is not supported");
-  }
+  if (ArgIs(sub, "DELUSER")) return AclDelUser(args, cntx);
+  if (ArgIs(sub, "SETUSER")) return AclSetUser(args, rb);
   if (ArgIs(sub, "LOAD") || ArgIs(sub, "SAVE")) {
-    return rb->SendError(
-        "ERR This Redis instance is not configured to use an ACL file. You may want to "
-        "specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming "
-        "you have a Redis configuration file set) in order to store users in the Redis "
-        "configuration.");
+    if (AclFile().empty()) {
+      return rb->SendError(
+          "ERR This Redis instance is not configured to use an ACL file. You may want to "
+          "specify users via the ACL SETUSER command and then issue a CONFIG REWRITE "
+          "(assuming you have a Redis configuration file set) in order to store users in the "
+          "Redis configuration.");
+    }
+    return ArgIs(sub, "LOAD") ? AclLoad(cntx) : AclSave(rb);
   }
   static constexpr std::string_view kHelp[] = {
       "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -263,26 +378,112 @@ void CmdAcl(const CommandRegistry& registry, CmdArgList args, ConnectionContext*
 
 }  // namespace
 
-void LogAuthFailure(std::string_view command, std::string_view user, std::string client_info) {
-  const int64_t now_ms = helio::UnixTimeMs();
+std::string AclRefusal(ConnectionContext* cntx, const CommandId& cid, CmdArgList args,
+                       AclSite site) {
+  const AclUser& user = CurrentAclUser(cntx);
+  const AclVerdict verdict = user.Check(cid, args);
+  if (verdict.allowed()) return "";
+  const bool in_multi = site == AclSite::kExec || (site == AclSite::kToplevel && MultiExec::InMulti(cntx));
+  LogEntry entry{.context = site == AclSite::kScript ? LogContext::kLua
+                            : in_multi             ? LogContext::kMulti
+                                                   : LogContext::kToplevel,
+                 .username = user.name(),
+                 .client_info = ClientInfoLine(cntx)};
+  std::string_view toplevel, exec, script;
+  switch (verdict.denial) {
+    case AclDenial::kNone:
+    case AclDenial::kCommand:
+      entry.reason = LogReason::kCommand;
+      entry.object = facade::AclCommandName(cid, args);
+      toplevel = "run the '";
+      exec = "no permission to execute the command or subcommand";
+      script = "can't run this command or subcommand";
+      break;
+    case AclDenial::kKey:
+      entry.reason = LogReason::kKey;
+      entry.object = std::string(args[verdict.arg]);
+      toplevel = "access one of the keys used as arguments";
+      exec = "no permission to touch the specified keys";
+      script = "can't access at least one of the keys mentioned in the command arguments";
+      break;
+    case AclDenial::kChannel:
+      entry.reason = LogReason::kChannel;
+      entry.object = std::string(args[verdict.arg]);
+      toplevel = "access one of the channels used as arguments";
+      exec = "no permission to access one of the channels used as arguments";
+      script = "can't publish to the channel mentioned in the command";
+      break;
+  }
+  std::string command = entry.reason == LogReason::kCommand ? entry.object : std::string();
+  AddLogEntry(std::move(entry));
+  switch (site) {
+    case AclSite::kToplevel:
+      if (!command.empty()) {
+        return helio::StrCat("NOPERM this user has no permissions to run the '", command,
+                             "' command");
+      }
+      return helio::StrCat("NOPERM this user has no permissions to ", toplevel);
+    case AclSite::kExec:
+      return helio::StrCat(
+          "NOPERM ACLs rules changed between the moment the transaction was accumulated and "
+          "the EXEC call. This command is no longer allowed for the following reason: ",
+          exec);
+    case AclSite::kScript:
+      return helio::StrCat("ERR The user executing the script ", script);
+  }
+  return "NOPERM";
+}
+
+void LogAuthFailure(std::string_view command, std::string_view user, bool in_multi,
+                    std::string client_info) {
+  AddLogEntry(LogEntry{.reason = LogReason::kAuth,
+                       .context = in_multi ? LogContext::kMulti : LogContext::kToplevel,
+                       .object = std::string(command),
+                       .username = std::string(user),
+                       .client_info = std::move(client_info)});
+}
+
+std::string AclFile() { return FLAGS_aclfile; }
+
+size_t AclLogMaxLen() { return log_max_len.load(std::memory_order_relaxed); }
+
+void SetAclLogMaxLen(size_t entries) {
+  log_max_len.store(entries, std::memory_order_relaxed);
   AclLog& log = Log();
   std::lock_guard lock(log.mu);
-  auto similar = std::find_if(log.entries.begin(), log.entries.end(), [&](const LogEntry& e) {
-    return e.object == command && e.username == user && now_ms - e.updated_ms <= kLogGroupingMs;
-  });
-  LogEntry entry;
-  if (similar != log.entries.end()) {
-    entry = std::move(*similar);
-    log.entries.erase(similar);
-    ++entry.count;
-  } else {
-    entry.object = std::string(command);
-    entry.username = std::string(user);
+  while (log.entries.size() > entries) log.entries.pop_back();
+}
+
+std::string LoadAclUsersAtStartup() {
+  const facade::AclRuleContext context = AclContext();
+  if (!AclFile().empty() && HasConfiguredUsers()) {
+    return "Configuring Redis with users defined in redis.conf and at the same setting an ACL "
+           "file path is invalid. This setup is very likely to lead to configuration errors "
+           "and security holes, please define either an ACL file or declare users directly in "
+           "your redis.conf, but not both.";
   }
-  entry.client_info = std::move(client_info);
-  entry.updated_ms = now_ms;
-  log.entries.push_front(std::move(entry));
-  if (log.entries.size() > kAclLogMaxLen) log.entries.pop_back();
+  std::vector<AclUser> users;
+  if (HasConfiguredUsers()) {
+    users.push_back(*FindAclUser("default"));
+    if (std::string error = ApplyConfiguredUsers(context, &users); !error.empty()) {
+      return helio::StrCat(error, "\nCritical error while loading ACLs. Exiting.");
+    }
+  } else if (!AclFile().empty()) {
+    if (std::string errors = ReadAclFile(AclFile(), context, &users); !errors.empty()) {
+      return helio::StrCat("Aborting Redis startup because of ACL errors: ", errors);
+    }
+  } else {
+    return "";
+  }
+  for (const AclUser& user : users) {
+    if (!user.enabled()) {
+      LOG(INFO) << "The user '" << user.name()
+                << "' is disabled (there is no 'on' modifier in the user description). Make "
+                   "sure this is not a configuration error.";
+    }
+  }
+  ReplaceAclUsers(std::move(users), nullptr);
+  return "";
 }
 
 void AclFamily::Register(facade::CommandRegistry* registry) {

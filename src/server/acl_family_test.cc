@@ -1,4 +1,4 @@
-// ACL with the default user, in process.
+// ACL users and their checks, in process.
 #include <string>
 
 #include "src/server/test_utils.h"
@@ -17,9 +17,54 @@ TEST_P(AclFamilyTest, DefaultUser) {
   EXPECT_THAT(Run({"acl", "list"}),
               RespArray(ElementsAre("user default on nopass ~* &* +@all")));
   EXPECT_THAT(Run({"acl", "getuser", "nobody"}), IsNil());
-  EXPECT_THAT(Run({"acl", "setuser", "bob"}), ErrArg("ACL SETUSER is not supported"));
   EXPECT_THAT(Run({"acl", "deluser", "default"}), ErrArg("cannot be removed"));
   EXPECT_EQ(Run({"acl", "deluser", "bob"}), 0);
+}
+
+TEST_P(AclFamilyTest, SetUserAllOrNothing) {
+  EXPECT_EQ(Run({"acl", "setuser", "bob"}), "OK");
+  EXPECT_THAT(Run({"acl", "list"}), RespArray(ElementsAre("user bob off resetchannels -@all",
+                                                          "user default on nopass ~* &* +@all")));
+  EXPECT_THAT(Run({"acl", "setuser", "bob", "on", "+nosuch"}),
+              ErrArg("ERR Error in ACL SETUSER modifier '+nosuch': Unknown command or category "
+                     "name in ACL"));
+  EXPECT_THAT(Run({"acl", "getuser", "bob"}).elements[1], RespArray(ElementsAre("off")));
+  EXPECT_THAT(Run({"acl", "setuser", "bob", "(~a", "+get"}),
+              ErrArg("Unmatched parenthesis in acl selector starting at '(~a'."));
+  EXPECT_EQ(Run({"acl", "deluser", "bob"}), 1);
+  EXPECT_THAT(Run({"acl", "users"}), RespArray(ElementsAre("default")));
+}
+
+// Keys on every shard: a call is refused whole when one of its keys is not allowed, and
+// nothing of it runs.
+TEST_P(AclFamilyTest, KeysAcrossShards) {
+  EXPECT_EQ(Run({"acl", "setuser", "app", "on", ">pw", "~app:*", "+@all"}), "OK");
+  EXPECT_EQ(Run({"auth", "app", "pw"}), "OK");
+  EXPECT_EQ(Run({"acl", "whoami"}), "app");
+  EXPECT_EQ(Run({"mset", "app:1", "a", "app:2", "b", "app:3", "c"}), "OK");
+  EXPECT_THAT(Run({"mset", "app:4", "d", "other", "e"}),
+              ErrArg("NOPERM this user has no permissions to access one of the keys used as "
+                     "arguments"));
+  EXPECT_THAT(Run({"exists", "app:4"}), IntArg(0));
+  EXPECT_THAT(Run({"mget", "app:1", "app:3"}), RespArray(ElementsAre("a", "c")));
+}
+
+TEST_P(AclFamilyTest, CommandsInMultiExecAndScripts) {
+  EXPECT_EQ(Run({"acl", "setuser", "ro", "on", "nopass", "allkeys", "+@all", "-set"}), "OK");
+  EXPECT_EQ(Run({"auth", "ro", "x"}), "OK");
+  EXPECT_THAT(Run({"set", "k", "v"}),
+              ErrArg("NOPERM this user has no permissions to run the 'set' command"));
+  EXPECT_EQ(Run({"multi"}), "OK");
+  EXPECT_THAT(Run({"set", "k", "v"}), ErrArg("NOPERM"));
+  EXPECT_THAT(Run({"exec"}), ErrArg("EXECABORT"));
+  EXPECT_THAT(Run({"eval", "return redis.call('set', KEYS[1], 'v')", "1", "k"}),
+              ErrArg("The user executing the script can't run this command or subcommand"));
+  EXPECT_THAT(Run({"get", "k"}), IsNil());
+  EXPECT_EQ(Run({"auth", "default", "x"}), "OK");
+  RespValue log = Run({"acl", "log", "1"});
+  ASSERT_EQ(log.elements.size(), 1u);
+  ASSERT_GE(log.elements[0].elements.size(), 6u);
+  EXPECT_EQ(log.elements[0].elements[5], "lua");  // context
 }
 
 TEST_P(AclFamilyTest, DryRunAndCat) {

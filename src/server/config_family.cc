@@ -1,3 +1,5 @@
+#include "src/server/acl_family.h"
+#include "src/server/acl_users.h"
 #include "src/server/aof.h"
 #include "src/server/aof_writer.h"
 #include "src/server/tracking.h"
@@ -317,7 +319,6 @@ std::vector<ConfigParam> InertParams() {
                  "a replica empties its databases in one hop before loading"),
       InertParam("lazyfree-lazy-server-del", "no", YesNo(),
                  "values the server deletes are freed at once"),
-      InertParam("acllog-max-len", "128", Integer(0, kMaxInt), "ACL LOG keeps 128 entries"),
       StartupInertParam("io-threads", "1", Integer(1, 128),
                  "damselfly's threads are --proactor_threads, one per core by default"),
       StartupInertParam("io-threads-do-reads", "no", YesNo(),
@@ -343,8 +344,6 @@ std::vector<ConfigParam> InertParams() {
       StartupInertParam("unixsocket", "", OneOf({""}), "Unix sockets are not offered: use TCP"),
       StartupInertParam("unixsocketperm", "0", AnyText(), "Unix sockets are not offered: use TCP"),
       InertParam("tls-port", "0", OneOf({"0"}), "TLS is not offered"),
-      StartupInertParam("aclfile", "", OneOf({""}),
-                 "ACL files are not offered: the default user and requirepass are"),
       InertParam("replica-announce-ip", "", AnyText(),
                  "a replica announces the address its master sees"),
       InertParam("replica-announce-port", "0", Integer(0, 65535),
@@ -528,6 +527,20 @@ const std::vector<ConfigParam>& Params() {
          }
          return "";
        }},
+      // ACL users (acl_users.h); the file is read at start-up and by ACL LOAD.
+      {"aclfile", [] { return AclFile(); }, nullptr},
+      {"acl-pubsub-default",
+       [] { return std::string(AclPubsubDefault() ? "allchannels" : "resetchannels"); },
+       [](std::string_view value, bool apply) -> std::string {
+         const bool all = helio::EqualsIgnoreCase(value, "allchannels");
+         if (!all && !helio::EqualsIgnoreCase(value, "resetchannels")) {
+           return "argument(s) must be one of the following: allchannels, resetchannels";
+         }
+         if (apply) SetAclPubsubDefault(all);
+         return "";
+       }},
+      {"acllog-max-len", [] { return helio::StrCat(AclLogMaxLen()); },
+       IntegerSetter(0, kMaxLong, [](int64_t value) { SetAclLogMaxLen(size_t(value)); })},
       {"protected-mode", [] { return std::string(protected_mode.load() ? "yes" : "no"); },
        YesNoSetter([](bool on) {
          protected_mode.store(on, std::memory_order_relaxed);

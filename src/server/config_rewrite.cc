@@ -13,6 +13,8 @@
 #include "src/core/config_rewrite.h"
 #include "src/core/redis_args.h"
 #include "src/core/replace_file.h"
+#include "src/server/acl_family.h"
+#include "src/server/acl_users.h"
 #include "src/server/config_family.h"
 #include "src/server/startup_config.h"
 
@@ -147,7 +149,17 @@ std::string RewriteConfigFile() {
     const std::string value = GetConfigParam(param.name);
     options.push_back(OptionOf(param.name, value, it == defaults().end() ? value : it->second));
   }
+  // ACL users, a line each (the default one too), unless an ACL file keeps them.
+  core::RewrittenOption users{"user", {}};
+  if (AclFile().empty()) {
+    for (const AclUserPtr& user : AllAclUsers()) {
+      users.lines.push_back(
+          {helio::StrCat("user ", user->name(), " ", user->Describe(AclRegistry())), true});
+    }
+  }
+  options.push_back(std::move(users));
   auto canonical = [](std::string_view name) -> std::string {
+    if (name == "user") return "user";
     std::optional<ConfigParamInfo> param = FindConfigParam(name);
     return param ? std::string(CanonicalConfigName(param->name)) : std::string();
   };

@@ -11,6 +11,7 @@
 #include "src/facade/error.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/acl_family.h"
+#include "src/server/acl_users.h"
 #include "src/server/arg_parsing.h"
 #include "src/server/blocking_controller.h"
 #include "src/server/client_pause.h"
@@ -18,6 +19,7 @@
 #include "src/server/db_slice.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/monitor.h"
+#include "src/server/multi_exec.h"
 #include "src/server/pubsub_family.h"
 #include "src/server/replication.h"
 #include "src/server/server_state.h"
@@ -49,13 +51,6 @@ PasswordState& Password() {
   return state;
 }
 
-// AUTH [user] password against the password in force; only the "default" user exists.
-bool CheckPassword(std::string_view user, std::string_view password) {
-  if (user != "default") return false;  // user names are case-sensitive
-  std::string expected = RequirePass();
-  return expected.empty() || password == expected;
-}
-
 void CmdPing(CmdArgList args, ConnectionContext* cntx) {
   if (args.size() > 2) {
     return cntx->reply_builder()->SendError(facade::CommandRegistry::WrongArityError("ping"));
@@ -83,7 +78,7 @@ void CmdReset(CmdArgList args, ConnectionContext* cntx) {
   StopMonitor(cntx);
   cntx->db_index = 0;
   cntx->name.clear();
-  cntx->authenticated = RequirePass().empty();
+  ResetAclUser(cntx);
   cntx->ResetReplyMode();
   cntx->reply_builder()->set_protocol(RespVersion::kResp2);
   cntx->reply_builder()->SendSimpleString("RESET");
@@ -94,21 +89,21 @@ std::string DescribeClient(RespConnection* conn, RespConnection* me);
 // WRONGPASS, and the failure in ACL LOG.
 void RefuseAuth(std::string_view command, std::string_view user, ConnectionContext* cntx) {
   RespConnection* conn = cntx->owner();
-  LogAuthFailure(command, user, conn ? DescribeClient(conn, conn) : std::string());
+  LogAuthFailure(command, user, MultiExec::InMulti(cntx),
+                 conn ? DescribeClient(conn, conn) : std::string());
   cntx->reply_builder()->SendError(facade::kWrongPassErr);
 }
 
 void CmdAuth(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   if (args.size() > 3) return rb->SendError(facade::kSyntaxErr);
-  if (args.size() == 2 && RequirePass().empty()) {
+  if (args.size() == 2 && FindAclUser("default")->nopass()) {
     return rb->SendError(
         "ERR AUTH <password> called without any password configured for the default user. "
         "Are you sure your configuration is correct?");
   }
   std::string_view user = args.size() == 3 ? args[1] : "default";
-  if (!CheckPassword(user, args.back())) return RefuseAuth(args[0], user, cntx);
-  cntx->authenticated = true;
+  if (!Authenticate(cntx, user, args.back())) return RefuseAuth(args[0], user, cntx);
   rb->SendOk();
 }
 
@@ -153,8 +148,7 @@ void CmdHello(CmdArgList args, ConnectionContext* cntx) {
     version = RespVersion(*requested);
   }
   if (has_auth) {
-    if (!CheckPassword(user, password)) return RefuseAuth(args[0], user, cntx);
-    cntx->authenticated = true;
+    if (!Authenticate(cntx, user, password)) return RefuseAuth(args[0], user, cntx);
   }
   if (!cntx->authenticated) {
     return rb->SendError(
@@ -259,7 +253,7 @@ std::string DescribeClient(RespConnection* conn, RespConnection* me) {
       " qbuf-free=", conn->query_buffer_capacity() - qbuf, " argv-mem=", argv_mem,
       " multi-mem=", multi_mem, " rbs=", rbs, " rbp=0 obl=", obl,
       " oll=0 omem=", omem, " tot-mem=", tot_mem, " events=r cmd=", cmd,
-      " user=default redir=", TrackingRedirect(cntx), " resp=", int(cntx->reply_builder()->protocol()));
+      " user=", AclUserName(cntx), " redir=", TrackingRedirect(cntx), " resp=", int(cntx->reply_builder()->protocol()));
 }
 
 // Redis's client types: a replica's connection (after SYNC or PSYNC) is a replica, a
@@ -298,6 +292,7 @@ struct KillFilter {
   std::optional<uint64_t> id;
   std::optional<std::string> addr, laddr;
   std::optional<ClientType> type;
+  std::optional<std::string> user;
   bool skip_me = true;
 };
 
@@ -330,10 +325,11 @@ std::optional<KillFilter> ParseKillFilter(CmdArgList args, ReplyBuilder* rb) {
     } else if (ArgIs(field, "LADDR")) {
       filter.laddr = std::string(value);
     } else if (ArgIs(field, "USER")) {
-      if (value != "default") {  // the only user; every client is authenticated as it
+      if (FindAclUser(value) == nullptr) {
         rb->SendError(helio::StrCat("ERR No such user '", value, "'"));
         return std::nullopt;
       }
+      filter.user = std::string(value);
     } else if (ArgIs(field, "SKIPME")) {
       if (ArgIs(value, "YES")) {
         filter.skip_me = true;
@@ -373,6 +369,7 @@ void ClientKill(CmdArgList args, ConnectionContext* cntx) {
       if (!IsOfType(conn->context(), filter.type)) continue;
       if (filter.addr && conn->peer_address() != *filter.addr) continue;
       if (filter.laddr && conn->local_address() != *filter.laddr) continue;
+      if (filter.user && AclUserName(conn->context()) != *filter.user) continue;
       if (conn == me) {
         conn->context()->close_after_reply = true;
       } else {
@@ -589,9 +586,17 @@ std::string RequirePass() {
 }
 
 void SetRequirePass(std::string_view password) {
-  PasswordState& state = Password();
-  std::lock_guard guard(state.lock);
-  state.value.assign(password);
+  {
+    PasswordState& state = Password();
+    std::lock_guard guard(state.lock);
+    state.value.assign(password);
+  }
+  SetDefaultUserPassword(password);  // requirepass is the default user's password
+}
+
+std::string ClientInfoLine(facade::ConnectionContext* cntx) {
+  RespConnection* conn = cntx->owner();
+  return conn != nullptr ? DescribeClient(conn, conn) : std::string();
 }
 
 void ConnectionFamily::Register(facade::CommandRegistry* registry) {

@@ -21,6 +21,8 @@
 #include "src/core/obj_malloc.h"
 #include "src/facade/memcache_connection.h"
 #include "src/facade/resp_connection.h"
+#include "src/server/acl_family.h"
+#include "src/server/acl_users.h"
 #include "src/server/aof.h"
 #include "src/server/cgroup_limits.h"
 #include "src/server/client_pause.h"
@@ -143,14 +145,14 @@ bool AddAllListeners(helio::net::AcceptServer* server, damselfly::Service* servi
   // looks at the one in force.
   const damselfly::facade::HttpRouter* main_http = FLAGS_primary_port_http_enabled ? http : nullptr;
   if (!AddListeners(server, FLAGS_bind, FLAGS_port, [=] {
-        bool requires_auth = !damselfly::RequirePass().empty();
+        bool requires_auth = damselfly::DefaultUserNeedsAuth();
         return std::make_unique<RespConnection>(service, requires_auth, main_http);
       })) {
     return false;
   }
   if (FLAGS_admin_port != 0) {
     if (!AddListeners(server, FLAGS_admin_bind, FLAGS_admin_port, [=] {
-          bool requires_auth = !FLAGS_admin_nopass && !damselfly::RequirePass().empty();
+          bool requires_auth = !FLAGS_admin_nopass && damselfly::DefaultUserNeedsAuth();
           auto connection = std::make_unique<RespConnection>(service, requires_auth, admin_http);
           connection->set_maxclients_exempt(true);  // operators can always get in
           return connection;
@@ -252,6 +254,12 @@ int main(int argc, char** argv) {
   damselfly::Service service(&pool);
   service.RegisterCommands();
   if (!startup.Apply(service.mutable_registry())) {
+    shards.Shutdown();
+    pool.Stop();
+    return 1;
+  }
+  if (std::string error = damselfly::LoadAclUsersAtStartup(); !error.empty()) {
+    LOG(ERROR) << error;
     shards.Shutdown();
     pool.Stop();
     return 1;

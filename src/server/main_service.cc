@@ -40,6 +40,7 @@
 #include "src/server/replication_family.h"
 #include "src/server/standalone_family.h"
 #include "src/server/acl_family.h"
+#include "src/server/acl_users.h"
 #include "src/server/string_family.h"
 #include "src/server/zset_family.h"
 #include "src/server/tracking.h"
@@ -92,6 +93,7 @@ void Service::RegisterCommands() {
   PersistenceFamily::Register(&registry_);
   AofFamily::Register(&registry_);
   registry_.CheckEveryDocUsed();
+  InitAclUsers(&registry_);
 }
 
 const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
@@ -112,6 +114,10 @@ const CommandId* Service::Validate(CmdArgList args, ConnectionContext* cntx) {
   if (cid == nullptr) return reject(registry_.Find(args[0]), error);
   if (!cntx->authenticated && !(cid->flags & facade::kCmdNoAuth)) {
     return reject(cid, facade::kNoAuthErr);
+  }
+  if (!CurrentAclUser(cntx).unrestricted()) [[unlikely]] {
+    std::string refusal = AclRefusal(cntx, *cid, args, AclSite::kToplevel);
+    if (!refusal.empty()) return reject(cid, refusal);
   }
   // The master's writes are refused neither for memory nor for being on a replica.
   if ((cid->flags & facade::kCmdDenyOom) && !cntx->master_link && OverMaxMemory()) {
@@ -260,6 +266,8 @@ void Service::DispatchBatch(absl::Span<const CmdArgList> commands, ConnectionCon
         if (next == nullptr || !next->subcommands.empty() ||
             !next->IsArityValid(commands[end].size()) ||
             (!cntx->authenticated && !(next->flags & facade::kCmdNoAuth)) ||
+            (!cntx->acl_user->unrestricted() &&
+             !cntx->acl_user->Check(*next, commands[end]).allowed()) ||
             ((next->flags & facade::kCmdDenyOom) && over_maxmemory) ||
             ((next->flags & facade::kCmdWrite) &&
              (refusals & (kRefuseWrites | kRefuseNoReplicas | kRefuseDiskError))) ||

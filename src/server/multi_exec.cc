@@ -7,6 +7,8 @@
 
 #include "helio/base/strings.h"
 #include "src/facade/conn_context.h"
+#include "src/server/acl_family.h"
+#include "src/server/acl_users.h"
 #include "src/server/command_accounting.h"
 #include "src/facade/error.h"
 #include "src/server/config_family.h"
@@ -184,6 +186,14 @@ void CmdExec(CmdArgList, ConnectionContext* cntx) {
   state->executing = true;
   rb->StartArray(queued.size());
   for (size_t i = 0; i < queued.size(); ++i) {
+    // The user's rules may have changed since the command was queued.
+    if (!CurrentAclUser(cntx).unrestricted()) [[unlikely]] {
+      std::string refusal = AclRefusal(cntx, *queued[i].cid, views[i], AclSite::kExec);
+      if (!refusal.empty()) {
+        rb->SendError(refusal);
+        continue;
+      }
+    }
     RunInTransaction(queued[i].cid, views[i], state->exec_tx, cntx);
   }
   state->executing = false;

@@ -216,6 +216,18 @@ SubscriptionCounts CountSubscriptions(const ConnectionContext* cntx) {
   return {session->names[0].size(), session->names[1].size(), session->names[2].size()};
 }
 
+bool SubscriptionsPass(const ConnectionContext* cntx,
+                       absl::FunctionRef<bool(std::string_view name, bool is_pattern)> allowed) {
+  auto* session = static_cast<const PubSubSession*>(cntx->pubsub_state.get());
+  if (session == nullptr) return true;
+  for (ChannelKind kind : kKinds) {
+    for (const auto& name : session->names[size_t(kind)]) {
+      if (!allowed(name, kind == ChannelKind::kPattern)) return false;
+    }
+  }
+  return true;
+}
+
 void UnsubscribeAll(ConnectionContext* cntx) {
   PubSubSession* session = SessionOf(cntx);
   if (session == nullptr) return;

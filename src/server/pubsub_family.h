@@ -25,6 +25,9 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
+
+#include "absl/functional/function_ref.h"
 
 #include "src/facade/command_registry.h"
 #include "src/facade/conn_context.h"
@@ -45,6 +48,11 @@ struct SubscriptionCounts {
 };
 // CLIENT LIST's sub, psub and ssub.
 SubscriptionCounts CountSubscriptions(const facade::ConnectionContext* cntx);
+
+// Whether `allowed(name, is_pattern)` accepts every channel, pattern and shard channel
+// the connection subscribes to (ACL rules that changed; true when not subscribed).
+bool SubscriptionsPass(const facade::ConnectionContext* cntx,
+                       absl::FunctionRef<bool(std::string_view name, bool is_pattern)> allowed);
 
 // Unsubscribes from every channel, pattern and shard channel without replies (RESET,
 // the connection closing). No-op when not subscribed.

@@ -13,6 +13,8 @@
 #include "boost/fiber/operations.hpp"
 #include "src/facade/error.h"
 #include "src/facade/facade_stats.h"
+#include "src/server/acl_family.h"
+#include "src/server/acl_users.h"
 #include "src/server/command_accounting.h"
 #include "src/server/config_family.h"
 #include "src/server/replica.h"
@@ -372,6 +374,9 @@ void Run::Call(CmdArgList args, bool resp3, std::string* reply) {
   if (!cid->subcommands.empty() && registry_.Validate(args, &error) == nullptr) return fail(error);
   if (cid->flags & facade::kCmdNoScript) {
     return fail("ERR This Redis command is not allowed from script");
+  }
+  if (!CurrentAclUser(cntx_).unrestricted()) [[unlikely]] {
+    if (error = AclRefusal(cntx_, *cid, args, AclSite::kScript); !error.empty()) return fail(error);
   }
   // As in Redis, a may-replicate command (PUBLISH) counts as a write here, which lets a
   // read-only script run through CLIENT PAUSE WRITE.

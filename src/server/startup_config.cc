@@ -19,6 +19,8 @@
 #include "helio/base/strings.h"
 #include "src/core/redis_args.h"
 #include "src/server/arg_parsing.h"
+#include "src/server/acl_file.h"
+#include "src/server/acl_users.h"
 #include "src/server/config_family.h"
 #include "src/server/config_rewrite.h"
 #include "src/server/connection_family.h"
@@ -46,7 +48,6 @@ std::atomic<unsigned> log_level{2};  // notice: glog's INFO and up
 // Directives Redis takes that damselfly refuses, rather than start without what they ask.
 std::string_view NotOffered(std::string_view name) {
   if (name == "loadmodule") return "modules are not offered";
-  if (name == "user") return "ACL users are not offered: the default user and requirepass are";
   if (name == "sentinel") return "Redis Sentinel is not offered";
   return {};
 }
@@ -183,6 +184,13 @@ bool StartupConfig::LoadProcessDirective(const core::ConfigDirective& directive,
   if (name == "rename-command") {  // once the commands are registered (Apply)
     if (directive.args.size() != 3) return Fail(directive, "wrong number of arguments");
     renames_.push_back(directive);
+    return true;
+  }
+  if (name == "user") {  // its rules name commands: checked in Apply
+    if (directive.args.size() < 2) {
+      return Fail(directive, "Bad directive or wrong number of arguments");
+    }
+    users_.push_back(directive);
     return true;
   }
   const bool process = name == "daemonize" || name == "pidfile" || name == "logfile" ||
@@ -323,6 +331,12 @@ bool StartupConfig::Apply(facade::CommandRegistry* registry) {
   }
   for (const std::string& note : notes_) LOG(WARNING) << note;
   for (const auto& [name, value] : deferred_) SetConfigParam(name, value);
+  for (const core::ConfigDirective& user : users_) {
+    const std::vector<std::string> args(user.args.begin() + 1, user.args.end());
+    if (std::string error = AddConfiguredUser(args, AclContext()); !error.empty()) {
+      return Fail(user, error);
+    }
+  }
   return true;
 }
 

@@ -64,6 +64,7 @@ class StartupConfig {
   std::string output_limits_;  // client-output-buffer-limit lines so far
   std::vector<std::string> notes_;  // logged by Apply, once logging goes where it should
   std::vector<core::ConfigDirective> renames_;  // rename-command lines, for Apply
+  std::vector<core::ConfigDirective> users_;    // user lines, for Apply
   std::deque<std::string> rewritten_;  // "--flag=value" arguments argv points to
 };
 
