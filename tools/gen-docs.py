@@ -25,14 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 # Where a command's behaviour differs from Redis 7.0's. Keys: "command" or
 # "command|subcommand", lower case.
 NOTES = {
-    "acl": "One user, default, whose password is requirepass and who may run every "
-           "command on every key and channel.",
-    "acl|setuser": "Refused: damselfly has only the default user.",
-    "acl|log": "Records failed AUTH and HELLO AUTH (the only denials damselfly makes); keeps "
-               "the newest 128 (acllog-max-len is not configurable).",
-    "acl|cat": "A subcommand is listed under its container's categories.",
-    "command|list": "FILTERBY ACLCAT matches a subcommand by its container's categories "
-                    "(damselfly gives subcommands no categories of their own).",
+    "acl|list": "Rules naming single commands come in name order (Redis: its hash table's "
+                "order, which changes from one start to the next).",
+    "acl|setuser": "skip-sanitize-payload and sanitize-payload are kept and shown; RESTORE "
+                   "checks every payload whatever the user. The memcached port's clients "
+                   "authenticate with requirepass, not as ACL users.",
     "replicaof": "Follows a redis-server or damselfly master; the replica expires keys and "
                  "evicts on its own (docs/architecture.md, \"Following a master\").",
     "slaveof": "As REPLICAOF.",

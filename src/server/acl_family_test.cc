@@ -1,6 +1,9 @@
 // ACL users and their checks, in process.
+#include <random>
 #include <string>
 
+#include "helio/base/strings.h"
+#include "src/server/acl_users.h"
 #include "src/server/test_utils.h"
 
 namespace damselfly {
@@ -87,6 +90,51 @@ TEST_P(AclFamilyTest, LogOfFailedAuth) {
   EXPECT_EQ(log.elements[0].elements[0], "count");
   EXPECT_EQ(log.elements[0].elements[1], 2);  // grouped
   EXPECT_EQ(Run({"acl", "log", "reset"}), "OK");
+}
+
+// ACL LIST's description of random command rules, over the server's real commands and
+// categories, read back as rules, gives a user that allows exactly the same commands and
+// subcommands (Redis aborts when its description would not).
+TEST_P(AclFamilyTest, DescribedRulesRebuildTheSameUser) {
+  const facade::CommandRegistry& registry = AclRegistry();
+  const facade::AclRuleContext context{&registry, false};
+  std::vector<std::string> pool = {"allcommands", "nocommands", "+config|get", "-config|set",
+                                   "+client", "-client|kill", "+select|0", "+debug|object",
+                                   "-get", "+get", "+set", "-hset", "+acl|whoami", "-object"};
+  for (const auto& [bit, name] : facade::CommandRegistry::AclCategories()) {
+    pool.push_back(helio::StrCat("+@", name));
+    pool.push_back(helio::StrCat("-@", name));
+  }
+  std::mt19937 random(42);
+  for (int round = 0; round < 300; ++round) {
+    facade::AclUser first("a", context);
+    std::string_view error;
+    ASSERT_TRUE(first.Apply("allkeys", context, &error));
+    ASSERT_TRUE(first.Apply("allchannels", context, &error));
+    const size_t count = 1 + random() % 8;
+    std::string rules;
+    for (size_t i = 0; i < count; ++i) {
+      const std::string& rule = pool[random() % pool.size()];
+      helio::StrAppend(&rules, rule, " ");
+      ASSERT_TRUE(first.Apply(rule, context, &error)) << rule << ": " << error;
+    }
+    const std::string description = first.Describe(registry);
+    facade::AclUser second("b", context);
+    for (std::string_view word : helio::SplitAny(description, " ")) {
+      ASSERT_TRUE(second.Apply(word, context, &error)) << word << ": " << error;
+    }
+    EXPECT_EQ(second.Describe(registry), description) << "rules: " << rules;
+    registry.ForEach([&](const facade::CommandId& cid) {
+      std::vector<std::string_view> call = {cid.name, "0"};
+      EXPECT_EQ(first.Check(cid, call).allowed(), second.Check(cid, call).allowed())
+          << cid.name << " after " << rules << "-> " << description;
+      for (const facade::SubcommandSpec& sub : cid.subcommands) {
+        std::vector<std::string_view> sub_call = {cid.name, sub.name, "x", "y"};
+        EXPECT_EQ(first.Check(cid, sub_call).allowed(), second.Check(cid, sub_call).allowed())
+            << cid.name << "|" << sub.name << " after " << rules << "-> " << description;
+      }
+    });
+  }
 }
 
 INSTANTIATE_SHARD_COUNTS(AclFamilyTest);
