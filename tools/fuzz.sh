@@ -3,7 +3,7 @@
 # seeds; fails when a target crashes, leaks, times out or trips a sanitizer.
 # Usage: tools/fuzz.sh TARGET|all [SECONDS] [libFuzzer options...]
 #   TARGET   resp_parser_fuzz memcache_parser_fuzz http_parser_fuzz rdb_load_fuzz
-#            restore_fuzz config_file_fuzz; "all" runs each in turn
+#            restore_fuzz config_file_fuzz acl_rules_fuzz; "all" runs each in turn
 #   SECONDS  per target, default 60
 # New inputs go to build-fuzz/corpus/TARGET (kept between runs, git-ignored), crashes to
 # build-fuzz/artifacts/. FUZZ_NO_BUILD=1 skips the build.
@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TARGETS=(resp_parser_fuzz memcache_parser_fuzz http_parser_fuzz rdb_load_fuzz restore_fuzz
-         config_file_fuzz)
+         config_file_fuzz acl_rules_fuzz)
 target="${1:?usage: $0 TARGET|all [SECONDS] [libFuzzer options...]}"
 seconds="${2:-60}"
 shift $(($# < 2 ? $# : 2))

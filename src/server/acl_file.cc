@@ -54,8 +54,11 @@ std::string ReadAclFile(const std::string& path, const facade::AclRuleContext& c
   }
   std::stringstream contents;
   contents << in.rdbuf();
-  const std::string text = contents.str();
+  return ParseAclFile(contents.str(), path, context, users);
+}
 
+std::string ParseAclFile(std::string_view text, std::string_view path,
+                         const facade::AclRuleContext& context, std::vector<AclUser>* users) {
   std::string errors;
   int line_number = 0;
   for (std::string_view line : Split(text, '\n')) {

@@ -22,6 +22,10 @@ namespace damselfly {
 // active ACL rules was performed".
 std::string ReadAclFile(const std::string& path, const facade::AclRuleContext& context,
                         std::vector<facade::AclUser>* users);
+// The same for the file's text; `path` names it in the errors.
+std::string ParseAclFile(std::string_view text, std::string_view path,
+                         const facade::AclRuleContext& context,
+                         std::vector<facade::AclUser>* users);
 
 // ACL SAVE: every user, a line each, replacing `path` atomically. 0 or the errno.
 int WriteAclFile(const std::string& path, const std::vector<const facade::AclUser*>& users,

@@ -24,7 +24,6 @@ struct AclState {
   bool pubsub_all_channels = false;  // acl-pubsub-default: Redis 7.0's is resetchannels
   // Sorted by name, as Redis lists users. Replaced whole, never changed in place.
   std::shared_ptr<const std::map<std::string, AclUserPtr, std::less<>>> users;
-  std::atomic<uint64_t> epoch{1};
   std::atomic<bool> default_needs_auth{false};
 };
 
@@ -41,7 +40,7 @@ void Publish(AclState& state, UserMap users) {
   state.default_needs_auth.store(!(*def->second).enabled() || !(*def->second).nopass(),
                                  std::memory_order_relaxed);
   state.users = std::make_shared<const UserMap>(std::move(users));
-  state.epoch.fetch_add(1, std::memory_order_release);
+  acl_internal::users_epoch.fetch_add(1, std::memory_order_release);
 }
 
 // Closes, on every thread, the connections whose user `doomed` says so (the calling one
@@ -229,37 +228,36 @@ bool DefaultUserNeedsAuth() {
   return State().default_needs_auth.load(std::memory_order_relaxed);
 }
 
-const facade::AclUser& CurrentAclUser(facade::ConnectionContext* cntx) {
-  AclState& state = State();
-  const uint64_t epoch = state.epoch.load(std::memory_order_acquire);
-  if (cntx->acl_epoch != epoch) [[unlikely]] {
-    // What a master or the AOF sends runs whatever the users are, as in Redis (whose
-    // clients for them have no user).
-    if (cntx->master_link || cntx->aof_loading) {
-      static const AclUserPtr superuser = [] {
-        AclUser user = AclUser::Default({State().registry, true});
-        user.Rename("(superuser)");
-        return std::make_shared<const AclUser>(std::move(user));
-      }();
-      cntx->acl_user = superuser;
-      cntx->acl_epoch = epoch;
-      return *cntx->acl_user;
-    }
-    AclUserPtr user = FindAclUser(AclUserName(cntx));
-    if (user == nullptr) {  // deleted since; DeleteAclUsers closes the connection too
-      user = FindAclUser("default");
-      cntx->authenticated = false;
-      cntx->close_after_reply = true;
-    }
+namespace acl_internal {
+
+std::atomic<uint64_t> users_epoch{1};
+
+const facade::AclUser& RereadAclUser(facade::ConnectionContext* cntx, uint64_t epoch) {
+  // What a master or the AOF sends runs whatever the users are, as in Redis (whose
+  // clients for them have no user).
+  if (cntx->master_link || cntx->aof_loading) {
+    static const AclUserPtr superuser = [] {
+      AclUser user = AclUser::Default({State().registry, true});
+      user.Rename("(superuser)");
+      return std::make_shared<const AclUser>(std::move(user));
+    }();
+    cntx->acl_user = superuser;
+  } else if (AclUserPtr user = FindAclUser(AclUserName(cntx)); user != nullptr) {
     cntx->acl_user = std::move(user);
-    cntx->acl_epoch = epoch;
+  } else {  // deleted since; DeleteAclUsers closes the connection too
+    cntx->acl_user = FindAclUser("default");
+    cntx->authenticated = false;
+    cntx->close_after_reply = true;
   }
+  cntx->acl_epoch = epoch;
   return *cntx->acl_user;
 }
 
+}  // namespace acl_internal
+
 bool Authenticate(facade::ConnectionContext* cntx, std::string_view name,
                   std::string_view password) {
-  const uint64_t epoch = State().epoch.load(std::memory_order_acquire);
+  const uint64_t epoch = acl_internal::users_epoch.load(std::memory_order_acquire);
   AclUserPtr user = FindAclUser(name);
   if (user == nullptr || !user->Authenticates(password)) return false;
   cntx->acl_user = std::move(user);

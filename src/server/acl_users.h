@@ -12,6 +12,7 @@
 // and ResetAclUser, which change the connection's context, run on its fiber.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -57,9 +58,19 @@ bool AclPubsubDefault();
 // Whether a new connection must authenticate: the default user is off or has passwords.
 bool DefaultUserNeedsAuth();
 
+namespace acl_internal {
+extern std::atomic<uint64_t> users_epoch;  // moves with every change of the users
+const facade::AclUser& RereadAclUser(facade::ConnectionContext* cntx, uint64_t epoch);
+}  // namespace acl_internal
+
 // The connection's user, reread when users changed since. A connection whose user was
-// deleted in between is closed after this command and gets the default user, unauthenticated.
-const facade::AclUser& CurrentAclUser(facade::ConnectionContext* cntx);
+// deleted in between is closed after this command and gets the default user,
+// unauthenticated. Inline: the dispatcher calls it for every command.
+inline const facade::AclUser& CurrentAclUser(facade::ConnectionContext* cntx) {
+  const uint64_t epoch = acl_internal::users_epoch.load(std::memory_order_acquire);
+  if (cntx->acl_epoch == epoch) [[likely]] return *cntx->acl_user;
+  return acl_internal::RereadAclUser(cntx, epoch);
+}
 // AUTH / HELLO AUTH: whether the user exists and the password logs it in; then the
 // connection is authenticated as it.
 bool Authenticate(facade::ConnectionContext* cntx, std::string_view user, std::string_view password);
