@@ -940,6 +940,21 @@ def test_protected_mode_refuses_other_addresses_while_there_is_no_password(serve
     assert exchange(address, srv.port) == (b"+PONG\r\n", False)
 
 
+def test_protected_mode_follows_the_default_users_password(server_factory):
+    """protected-mode's condition is the default ACL user's: a password given with ACL
+    SETUSER lets other addresses in (to authenticate), nopass shuts them out again."""
+    address = non_loopback_address()
+    if address is None:
+        pytest.skip("this machine has no address but the loopback")
+    srv = server_factory("--bind=0.0.0.0", "--protected-mode=yes")
+    local = srv.raw()
+    assert exchange(address, srv.port, request=b"")[0].startswith(b"-DENIED")
+    assert local("ACL", "SETUSER", "default", ">secret") == "OK"
+    assert exchange(address, srv.port) == (b"-NOAUTH Authentication required.\r\n", False)
+    assert local("ACL", "SETUSER", "default", "nopass") == "OK"
+    assert exchange(address, srv.port, request=b"")[0].startswith(b"-DENIED")
+
+
 def server_side_timer(port, client_port):
     """The kernel's timer kind on the server's end of a loopback connection, from
     /proc/net/tcp: 0 none, 2 keepalive (1 retransmit, 3 TIME_WAIT, 4 zero window probe)."""

@@ -7,6 +7,7 @@
 #include "helio/base/strings.h"
 #include "src/facade/resp_connection.h"
 #include "src/server/client_pause.h"
+#include "src/server/config_family.h"
 #include "src/server/connection_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/pubsub_family.h"
@@ -25,6 +26,7 @@ struct AclState {
   // Sorted by name, as Redis lists users. Replaced whole, never changed in place.
   std::shared_ptr<const std::map<std::string, AclUserPtr, std::less<>>> users;
   std::atomic<bool> default_needs_auth{false};
+  std::atomic<bool> default_nopass{true};
 };
 
 AclState& State() {
@@ -37,10 +39,13 @@ using UserMap = std::map<std::string, AclUserPtr, std::less<>>;
 // Publishes `users` (REQUIRES: State().mu held).
 void Publish(AclState& state, UserMap users) {
   auto def = users.find("default");
-  state.default_needs_auth.store(!(*def->second).enabled() || !(*def->second).nopass(),
+  const AclUser& def_user = *def->second;
+  state.default_needs_auth.store(!def_user.enabled() || !def_user.nopass(),
                                  std::memory_order_relaxed);
+  state.default_nopass.store(def_user.nopass(), std::memory_order_relaxed);
   state.users = std::make_shared<const UserMap>(std::move(users));
   acl_internal::users_epoch.fetch_add(1, std::memory_order_release);
+  UpdateLoopbackOnly();
 }
 
 // Closes, on every thread, the connections whose user `doomed` says so (the calling one
@@ -223,6 +228,8 @@ bool AclPubsubDefault() {
   std::lock_guard lock(state.mu);
   return state.pubsub_all_channels;
 }
+
+bool DefaultUserNopass() { return State().default_nopass.load(std::memory_order_relaxed); }
 
 bool DefaultUserNeedsAuth() {
   return State().default_needs_auth.load(std::memory_order_relaxed);

@@ -57,6 +57,8 @@ void SetAclPubsubDefault(bool all_channels);
 bool AclPubsubDefault();
 // Whether a new connection must authenticate: the default user is off or has passwords.
 bool DefaultUserNeedsAuth();
+// Whether the default user is nopass (protected-mode's condition, as Redis's).
+bool DefaultUserNopass();
 
 namespace acl_internal {
 extern std::atomic<uint64_t> users_epoch;  // moves with every change of the users

@@ -101,10 +101,6 @@ std::atomic<uint64_t> maxmemory_bytes{0};
 std::atomic<bool> protected_mode{false};
 
 // Protected mode holds while it is on and the default user has no password.
-void UpdateLoopbackOnly() {
-  facade::ClientAdmission::SetLoopbackOnly(protected_mode.load(std::memory_order_relaxed) &&
-                                           RequirePass().empty());
-}
 
 
 // Checks `value` for a parameter; returns the reason it is refused, or "" when valid.
@@ -521,10 +517,7 @@ const std::vector<ConfigParam>& Params() {
       LazyFreeParam("lazyfree-lazy-eviction", &LazyFreeConfig::eviction),
       {"requirepass", [] { return RequirePass(); },
        [](std::string_view value, bool apply) -> std::string {
-         if (apply) {
-           SetRequirePass(value);
-           UpdateLoopbackOnly();
-         }
+         if (apply) SetRequirePass(value);  // also protected-mode's condition
          return "";
        }},
       // ACL users (acl_users.h); the file is read at start-up and by ACL LOAD.
@@ -838,6 +831,12 @@ bool ConfigParamTakesWords(std::string_view name) {
     if (canonical == words) return true;
   }
   return false;
+}
+
+void UpdateLoopbackOnly() {
+  // As Redis: protected while the default user needs no password.
+  facade::ClientAdmission::SetLoopbackOnly(protected_mode.load(std::memory_order_relaxed) &&
+                                           DefaultUserNopass());
 }
 
 std::string ConfigFlagName(std::string_view name) {

@@ -62,4 +62,8 @@ uint64_t MaxMemoryBytes();
 bool OverMaxMemory();
 std::string MaxMemoryPolicy();
 
+// protected-mode: refuses connections from beyond the loopback while it is on and the
+// default ACL user needs no password. Called when either changes.
+void UpdateLoopbackOnly();
+
 }  // namespace damselfly
