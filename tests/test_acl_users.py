@@ -126,7 +126,9 @@ def _acl_users_reset(request):
     admin = RawConnection(srv.host, srv.port, timeout=10)
     yield
     try:
-        others = [u for u in admin("ACL", "USERS") if u != b"default"]
+        users = admin("ACL", "USERS")
+        assert isinstance(users, list), users
+        others = [u for u in users if u != b"default"]
         if others:
             admin("ACL", "DELUSER", *others)
         assert admin("ACL", "SETUSER", "default", *DEFAULT_RESTORE) == "OK"

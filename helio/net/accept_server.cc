@@ -86,15 +86,15 @@ void AcceptServer::AcceptLoop(Listener* listener) {
     // previous one (Nagle), which stalls pipelines behind the peer's delayed ACKs.
     int one = 1;
     setsockopt(conn_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    pool_->NextProactor()->LaunchFiber([this, conn_fd, listener] {
-      ServeConnection(conn_fd, listener);
+    Connection* connection = listener->factory().release();
+    pool_->NextProactor()->LaunchFiber([this, conn_fd, connection] {
+      ServeConnection(conn_fd, connection);
     });
   }
 }
 
-void AcceptServer::ServeConnection(int fd, Listener* listener) {
+void AcceptServer::ServeConnection(int fd, Connection* connection) {
   io::Proactor* proactor = io::Proactor::me();
-  std::unique_ptr<Connection> connection = listener->factory();
   connection->socket_ = CreateSocket(proactor, fd);
   ConnectionList& live = live_by_proactor_[proactor->index()];
   live.push_back(*connection);
@@ -103,7 +103,7 @@ void AcceptServer::ServeConnection(int fd, Listener* listener) {
     connection->socket_->Shutdown(SHUT_RDWR);
     connection->socket_->CancelIo();
   }
-  RunConnection(connection.release());
+  RunConnection(connection);
 }
 
 void AcceptServer::RunConnection(Connection* connection) {

@@ -3,9 +3,11 @@
 //
 // 1. AddListener() binds and listens at once, so a busy port fails at start-up.
 // 2. Run() starts one accept fiber per listener (listeners spread over the proactors).
-// 3. Each accepted fd goes to the next proactor round-robin, which wraps it in a socket,
-//    asks the listener's factory for a Connection and runs HandleRequests() in a new
-//    fiber. Live connections sit in a per-proactor list owned by that proactor's thread.
+// 3. For each accepted fd the accept fiber asks the listener's factory for a Connection
+//    (so the factory sees the server as it was when the connection was accepted, in
+//    accept order; it must not touch its thread's state), then hands both to the next
+//    proactor round-robin, which wraps the fd in a socket and runs HandleRequests() in a
+//    new fiber. Live connections sit in a per-proactor list owned by that proactor's thread.
 //    A connection that parks (see connection.h) stays in the list without a fiber until
 //    its socket is readable, then runs HandleRequests() again in a new fiber.
 // 4. Stop() closes the listeners, then shuts down and cancels the I/O of every live
@@ -75,7 +77,7 @@ class AcceptServer {
       boost::intrusive::constant_time_size<false>>;
 
   void AcceptLoop(Listener* listener);
-  void ServeConnection(int fd, Listener* listener);
+  void ServeConnection(int fd, Connection* connection);
   // Runs HandleRequests in the calling fiber; parks or destroys the connection after.
   void RunConnection(Connection* connection);
   void IdleSweepLoop(unsigned proactor_index);

@@ -383,53 +383,51 @@ std::string AclRefusal(ConnectionContext* cntx, const CommandId& cid, CmdArgList
   const AclUser& user = CurrentAclUser(cntx);
   const AclVerdict verdict = user.Check(cid, args);
   if (verdict.allowed()) return "";
-  const bool in_multi = site == AclSite::kExec || (site == AclSite::kToplevel && MultiExec::InMulti(cntx));
-  LogEntry entry{.context = site == AclSite::kScript ? LogContext::kLua
-                            : in_multi             ? LogContext::kMulti
-                                                   : LogContext::kToplevel,
-                 .username = user.name(),
-                 .client_info = ClientInfoLine(cntx)};
-  std::string_view toplevel, exec, script;
-  switch (verdict.denial) {
-    case AclDenial::kNone:
-    case AclDenial::kCommand:
-      entry.reason = LogReason::kCommand;
-      entry.object = facade::AclCommandName(cid, args);
-      toplevel = "run the '";
-      exec = "no permission to execute the command or subcommand";
-      script = "can't run this command or subcommand";
-      break;
-    case AclDenial::kKey:
-      entry.reason = LogReason::kKey;
-      entry.object = std::string(args[verdict.arg]);
-      toplevel = "access one of the keys used as arguments";
-      exec = "no permission to touch the specified keys";
-      script = "can't access at least one of the keys mentioned in the command arguments";
-      break;
-    case AclDenial::kChannel:
-      entry.reason = LogReason::kChannel;
-      entry.object = std::string(args[verdict.arg]);
-      toplevel = "access one of the channels used as arguments";
-      exec = "no permission to access one of the channels used as arguments";
-      script = "can't publish to the channel mentioned in the command";
-      break;
-  }
-  std::string command = entry.reason == LogReason::kCommand ? entry.object : std::string();
-  AddLogEntry(std::move(entry));
+  // Redis's texts for each kind of denial: at the top level (or when queued), at EXEC,
+  // and in a script.
+  struct Texts {
+    LogReason reason;
+    std::string_view toplevel, exec, script;
+  };
+  static constexpr Texts kCommand = {
+      LogReason::kCommand, "", "no permission to execute the command or subcommand",
+      "can't run this command or subcommand"};
+  static constexpr Texts kKey = {
+      LogReason::kKey, "access one of the keys used as arguments",
+      "no permission to touch the specified keys",
+      "can't access at least one of the keys mentioned in the command arguments"};
+  static constexpr Texts kChannel = {
+      LogReason::kChannel, "access one of the channels used as arguments",
+      "no permission to access one of the channels used as arguments",
+      "can't publish to the channel mentioned in the command"};
+  const Texts& texts = verdict.denial == AclDenial::kKey       ? kKey
+                       : verdict.denial == AclDenial::kChannel ? kChannel
+                                                               : kCommand;
+  const std::string command = facade::AclCommandName(cid, args);
+  const bool in_multi =
+      site == AclSite::kExec || (site == AclSite::kToplevel && MultiExec::InMulti(cntx));
+  AddLogEntry(LogEntry{
+      .reason = texts.reason,
+      .context = site == AclSite::kScript ? LogContext::kLua
+                 : in_multi               ? LogContext::kMulti
+                                          : LogContext::kToplevel,
+      .object = texts.reason == LogReason::kCommand ? command : std::string(args[verdict.arg]),
+      .username = user.name(),
+      .client_info = ClientInfoLine(cntx)});
   switch (site) {
     case AclSite::kToplevel:
-      if (!command.empty()) {
+      if (texts.reason == LogReason::kCommand) {
         return helio::StrCat("NOPERM this user has no permissions to run the '", command,
                              "' command");
       }
-      return helio::StrCat("NOPERM this user has no permissions to ", toplevel);
+      return helio::StrCat("NOPERM this user has no permissions to ", texts.toplevel);
     case AclSite::kExec:
       return helio::StrCat(
           "NOPERM ACLs rules changed between the moment the transaction was accumulated and "
           "the EXEC call. This command is no longer allowed for the following reason: ",
-          exec);
+          texts.exec);
     case AclSite::kScript:
-      return helio::StrCat("ERR The user executing the script ", script);
+      return helio::StrCat("ERR The user executing the script ", texts.script);
   }
   return "NOPERM";
 }
