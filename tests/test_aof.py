@@ -10,6 +10,8 @@ Redis's.
 import os
 import shutil
 import signal
+import threading
+import time
 
 import pytest
 
@@ -320,6 +322,51 @@ def test_appendfsync_always_keeps_every_acknowledged_write(server_factory):
     assert c.config_get("appendfsync") == {"appendfsync": "everysec"}  # not a flag here
     with pytest.raises(Exception, match="argument"):
         c.config_set("appendfsync", "sometimes")
+
+
+@pytest.mark.damselfly_only
+def test_a_slow_disk_slows_the_writers_instead_of_growing_the_buffer(server_factory):
+    """appendfsync everysec on a disk slower than the writes: once more than aof-buffer-limit
+    bytes wait for it, a client's writing batches get their replies when the backlog is back
+    under the limit, so the buffer stays near it (redis-server's write() blocks its main
+    thread instead); readers are not held; every write reaches the file."""
+    srv = server_factory("--appendonly=yes")
+    c = srv.client()
+    wait_rewritten(c)
+    c.config_set("aof-buffer-limit", "1mb")
+    assert c.config_get("aof-buffer-limit") == {"aof-buffer-limit": str(1 << 20)}
+    c.config_set("aof-write-delay", 50_000)  # a slow disk: 0.05 s per write
+    peak, stop = [0], threading.Event()
+
+    def watch():
+        w = srv.client()
+        while not stop.is_set():
+            peak[0] = max(peak[0], persistence(w)["aof_buffer_length"])
+            assert w.get("k0:0") in (None, b"x" * 10_000)  # a reader is served meanwhile
+            time.sleep(0.002)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    start = time.monotonic()
+    try:
+        for batch in range(20):  # 20 batches of 1 MB
+            with c.pipeline(transaction=False) as p:
+                for i in range(100):
+                    p.set(f"k{batch}:{i}", "x" * 10_000)
+                p.execute()
+    finally:
+        stop.set()
+        watcher.join(timeout=10)
+    elapsed = time.monotonic() - start
+    # A batch may start before the backlog is seen, and one more is merged while its
+    # client waits: the limit and two batches at most.
+    assert 0 < peak[0] <= 3 << 20, peak[0]
+    assert elapsed >= 0.75  # held: each batch past the limit waits for a write pass (0.05 s)
+    c.config_set("aof-write-delay", 0)
+    wait_for(lambda: persistence(c)["aof_buffer_length"] == 0, timeout=10, what="the backlog")
+    srv = kill9_and_start(srv)
+    c = srv.client()
+    assert c.dbsize() == 2000 and c.get("k19:99") == b"x" * 10_000
 
 
 @pytest.mark.damselfly_only

@@ -165,6 +165,10 @@ void AclSelector::CountCategory(const CommandRegistry& registry, uint32_t catego
 bool AclSelector::Apply(std::string_view op, const AclRuleContext& context,
                         std::string_view* error) {
   const CommandRegistry& registry = *context.registry;
+  if (op.empty()) {  // a selector's "" word
+    *error = kSyntaxError;
+    return false;
+  }
   if (Is(op, "allkeys") || Is(op, "~*")) {
     all_keys_ = true;
     keys_.clear();

@@ -150,7 +150,8 @@ TEST_F(AclUserTest, RuleErrors) {
   EXPECT_EQ(Refusal("~a b"), "Syntax error");
   EXPECT_EQ(Refusal("%X~a"), "Syntax error");
   EXPECT_EQ(Refusal("%R"), "Syntax error");
-  EXPECT_EQ(Refusal(""), "");
+  EXPECT_EQ(Refusal(""), "");  // a no-op, as in Redis
+  EXPECT_EQ(Refusal("(\"\" +get)"), "Syntax error");  // but not inside a selector
   AclUser user = Make({"allkeys", "allchannels"});
   std::string_view error;
   EXPECT_FALSE(user.Apply("~x", context_, &error));

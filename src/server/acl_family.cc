@@ -175,7 +175,8 @@ void AclCat(const CommandRegistry& registry, CmdArgList args, ReplyBuilder* rb) 
   rb->SendBulkArray(names);
 }
 
-void AclSetUser(CmdArgList args, ReplyBuilder* rb) {
+void AclSetUser(CmdArgList args, ConnectionContext* cntx) {
+  ReplyBuilder* rb = cntx->reply_builder();
   const std::string_view name = args[2];
   if (std::any_of(name.begin(), name.end(),
                   [](char c) { return c == 0 || c == ' ' || (c >= '\t' && c <= '\r'); })) {
@@ -188,7 +189,7 @@ void AclSetUser(CmdArgList args, ReplyBuilder* rb) {
     return rb->SendError(helio::StrCat("ERR Unmatched parenthesis in acl selector starting at '",
                                        args[3 + unmatched], "'."));
   }
-  std::string error = SetAclUser(name, *rules);
+  std::string error = SetAclUser(name, *rules, cntx);
   if (!error.empty()) return rb->SendError(error);
   rb->SendOk();
 }
@@ -330,7 +331,7 @@ void CmdAcl(const CommandRegistry& registry, CmdArgList args, ConnectionContext*
   if (ArgIs(sub, "LOG")) return AclLogCmd(args, rb);
   if (ArgIs(sub, "GENPASS")) return AclGenPass(args, rb);
   if (ArgIs(sub, "DELUSER")) return AclDelUser(args, cntx);
-  if (ArgIs(sub, "SETUSER")) return AclSetUser(args, rb);
+  if (ArgIs(sub, "SETUSER")) return AclSetUser(args, cntx);
   if (ArgIs(sub, "LOAD") || ArgIs(sub, "SAVE")) {
     if (AclFile().empty()) {
       return rb->SendError(

@@ -130,7 +130,8 @@ std::vector<AclUserPtr> AllAclUsers() {
   return users;
 }
 
-std::string SetAclUser(std::string_view name, const std::vector<std::string>& rules) {
+std::string SetAclUser(std::string_view name, const std::vector<std::string>& rules,
+                       const facade::ConnectionContext* caller) {
   AclState& state = State();
   AclUserPtr before, after;
   {
@@ -152,7 +153,7 @@ std::string SetAclUser(std::string_view name, const std::vector<std::string>& ru
   }
   if (before != nullptr && LostChannels(*before, *after)) {
     // Redis closes the user's subscribers whose subscriptions the new rules refuse.
-    CloseConnections(nullptr, [&](const facade::ConnectionContext* cntx) {
+    CloseConnections(caller, [&](const facade::ConnectionContext* cntx) {
       return IsUserOf(cntx, name) && IsSubscribed(cntx) &&
              !SubscriptionsPass(cntx, [&](std::string_view channel, bool is_pattern) {
                return after->AllowsChannel(channel, is_pattern);

@@ -39,8 +39,10 @@ AclUserPtr FindAclUser(std::string_view name);
 std::vector<AclUserPtr> AllAclUsers();
 
 // ACL SETUSER: `rules` applied to the user `name` (created when new), all or none. "" or
-// Redis's error text. Subscribed connections of the user that lose a channel are closed.
-std::string SetAclUser(std::string_view name, const std::vector<std::string>& rules);
+// Redis's error text. Subscribed connections of the user that lose a channel are closed,
+// `caller` (if one of them) after its reply.
+std::string SetAclUser(std::string_view name, const std::vector<std::string>& rules,
+                       const facade::ConnectionContext* caller);
 // ACL DELUSER (REQUIRES: not "default"): how many existed. Their connections are closed,
 // `caller` (if one) after its reply.
 size_t DeleteAclUsers(const std::vector<std::string_view>& names,

@@ -44,6 +44,11 @@ DEFINE_int64(auto_aof_rewrite_min_size, 64 << 20,
              "Rewrite the AOF by itself only once it is at least this many bytes");
 DEFINE_bool(aof_load_truncated, true,
             "Load an AOF whose last command was cut by a crash, without that command");
+DEFINE_uint64(aof_buffer_limit, 64 << 20,
+              "Bytes of the AOF's stream that may wait for the disk: past them, a client "
+              "whose commands wrote gets its replies once the backlog is back under (a disk "
+              "slower than the writes slows the writers, as redis-server's blocking write "
+              "does, instead of growing the buffer)");
 
 namespace damselfly {
 
@@ -59,6 +64,7 @@ std::atomic<bool> appendonly{false};
 std::atomic<int64_t> rewrite_percentage{100};
 std::atomic<int64_t> rewrite_min_size{64 << 20};
 std::atomic<bool> load_truncated{true};
+std::atomic<uint64_t> buffer_limit{64 << 20};
 
 constexpr size_t kReadChunk = 1 << 20;
 constexpr size_t kMaxLoadBatch = 256;  // commands run as one DispatchMany
@@ -86,7 +92,11 @@ class Aof final : public StreamFollower {
   // --- StreamFollower, in the merge
 
   void Append(std::string_view bytes) override {
-    if (writer_) writer_->Append(bytes);
+    if (!writer_) return;
+    writer_->Append(bytes);
+    if (writer_->buffered_bytes() > buffer_limit.load(std::memory_order_relaxed)) {
+      aof_internal::backlogged.store(true, std::memory_order_relaxed);
+    }
   }
 
   void AtCut(uint64_t token) override {
@@ -104,14 +114,28 @@ class Aof final : public StreamFollower {
 
   // --- fibers of proactor 0
 
-  // appendfsync always: `done` is notified once what was appended so far is on disk;
-  // false (nothing to wait for) when it is already, or the AOF is off.
-  bool AddDurableWaiter(helio::fibers::Done* done) {
+  // `done` is notified once the writer caught up as AwaitAofWrites says; false (nothing to
+  // wait for) when it has already, or the AOF is off.
+  bool AddWaiter(helio::fibers::Done* done) {
     if (!writer_) return false;
-    const uint64_t appended = writer_->appended();
-    if (writer_->durable() >= appended) return false;
-    durable_waiters_.push_back({appended, done});
+    if (AofFsyncPolicy() == AofFsync::kAlways) {
+      const uint64_t appended = writer_->appended();
+      if (writer_->durable() >= appended) return false;
+      durable_waiters_.push_back({appended, done});
+      return true;
+    }
+    if (!writer_->WaitForDrain(buffer_limit.load(std::memory_order_relaxed))) {
+      aof_internal::backlogged.store(false, std::memory_order_relaxed);
+      return false;
+    }
+    drain_waiters_.push_back(done);
     return true;
+  }
+  // The writer's report that its backlog is back under the limit (a task on proactor 0).
+  void OnDrained() {
+    aof_internal::backlogged.store(false, std::memory_order_relaxed);
+    for (helio::fibers::Done* done : drain_waiters_) done->Notify();
+    drain_waiters_.clear();
   }
   // The writer's report (a task on proactor 0).
   void OnDurable(uint64_t durable) {
@@ -169,6 +193,7 @@ class Aof final : public StreamFollower {
     SetAofWriteError(0);  // nothing to fail any more
     for (DurableWaiter& w : durable_waiters_) w.done->Notify();  // nothing more will come
     durable_waiters_.clear();
+    OnDrained();
   }
 
   // BGREWRITEAOF: false when one runs already.
@@ -344,6 +369,7 @@ class Aof final : public StreamFollower {
     helio::fibers::Done* done;
   };
   std::vector<DurableWaiter> durable_waiters_;
+  std::vector<helio::fibers::Done*> drain_waiters_;
   State state_ = State::kOff;
   AofManifest manifest_;
   std::optional<AofWriter> writer_;
@@ -616,6 +642,7 @@ AofWriter::Callbacks Aof::WriterCallbacks(bool durable) {
     callbacks.on_durable = [](uint64_t on_disk) {
       shard_set->pool()->at(0)->Dispatch([on_disk] { aof->OnDurable(on_disk); });
     };
+    callbacks.on_drained = [] { shard_set->pool()->at(0)->Dispatch([] { aof->OnDrained(); }); };
   }
   return callbacks;
 }
@@ -643,6 +670,7 @@ bool ConfigureAof() {
   rewrite_percentage.store(FLAGS_auto_aof_rewrite_percentage);
   rewrite_min_size.store(FLAGS_auto_aof_rewrite_min_size);
   load_truncated.store(FLAGS_aof_load_truncated);
+  buffer_limit.store(FLAGS_aof_buffer_limit);
   return true;
 }
 
@@ -725,11 +753,14 @@ std::string SetAppendFsync(std::string_view value, bool apply) {
 }
 
 
-void AwaitAofDurable() {
+void AwaitAofWrites() {
   FlushStream();  // every shard's records so far reach the merge, and the writer
   helio::fibers::Done done;
-  if (OnAof([&](Aof& a) { return a.AddDurableWaiter(&done); })) done.Wait();
+  if (OnAof([&](Aof& a) { return a.AddWaiter(&done); })) done.Wait();
 }
+
+uint64_t AofBufferLimit() { return buffer_limit.load(std::memory_order_relaxed); }
+void SetAofBufferLimit(uint64_t bytes) { buffer_limit.store(bytes, std::memory_order_relaxed); }
 
 int64_t AutoAofRewritePercentage() { return rewrite_percentage.load(); }
 void SetAutoAofRewritePercentage(int64_t percent) { rewrite_percentage.store(percent); }

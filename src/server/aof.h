@@ -21,8 +21,10 @@
 // they were asked, so that proactor 0 (which merges the stream) never waits for a disk.
 // appendfsync everysec fsyncs the incremental file once a second, no leaves it to the
 // kernel; always fsyncs what was written at once, and a client whose batch of commands
-// wrote waits for that before its replies leave (AwaitAofDurable: many clients' writes
-// share one fsync).
+// wrote waits for that before its replies leave (AwaitAofWrites: many clients' writes
+// share one fsync). With everysec or no, a disk slower than the writes holds the replies
+// of clients that wrote while more than aof-buffer-limit bytes wait for it, so the
+// buffer stays bounded.
 //
 // Loading tolerates what a crash leaves: an incremental file whose last command is
 // incomplete (aof-load-truncated yes: the file is cut before it, as Redis does, and a
@@ -92,17 +94,27 @@ void SetAofLoadTruncated(bool on);
 std::string AppendFilename();
 std::string AppendDirname();
 
-// appendfsync always with the AOF on: a client's writes must be on disk before their
-// replies leave (the dispatchers call AwaitAofDurable before they flush a batch's replies
-// that followed a write). One relaxed load, inline: the dispatchers ask once per batch.
+// When a client's replies must wait for the AOF (the dispatchers call AwaitAofWrites
+// before they flush a batch's replies that followed a write): with appendfsync always,
+// always; otherwise while the writer has more than aof-buffer-limit bytes still to write
+// (a disk slower than the writes). One relaxed load each, inline: the dispatchers ask once
+// per batch.
 namespace aof_internal {
-inline std::atomic<bool> always{false};  // kept by aof.cc
+inline std::atomic<bool> always{false};      // kept by aof.cc
+inline std::atomic<bool> backlogged{false};  // likewise
 }  // namespace aof_internal
 inline bool AofAlways() { return aof_internal::always.load(std::memory_order_relaxed); }
-// Returns once every write made so far on any shard is written and fsynced in the AOF
-// (at once when the AOF is off): each shard's journal handed over, merged, written,
-// fsynced with whatever else came meanwhile. Fiber context.
-void AwaitAofDurable();
+inline bool AofBacklogged() { return aof_internal::backlogged.load(std::memory_order_relaxed); }
+inline bool AofHoldsReplies() { return AofAlways() || AofBacklogged(); }
+// Returns once the AOF caught up with the writes made so far on any shard (at once when
+// the AOF is off): with appendfsync always, once they are written and fsynced (each
+// shard's journal handed over, merged, written, fsynced with whatever else came
+// meanwhile); otherwise once no more than aof-buffer-limit bytes wait for the disk.
+// Fiber context.
+void AwaitAofWrites();
+// aof-buffer-limit (--aof_buffer_limit), in bytes.
+uint64_t AofBufferLimit();
+void SetAofBufferLimit(uint64_t bytes);
 
 // INFO persistence's aof_* lines.
 std::string AofInfo();

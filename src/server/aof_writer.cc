@@ -74,6 +74,14 @@ void AofWriter::Sync() {
   synced_.wait(lock, [&] { return sync_done_ >= ticket; });
 }
 
+bool AofWriter::WaitForDrain(uint64_t limit) {
+  drain_limit_.store(limit);
+  drain_wanted_.store(true);  // before the load below; the writer stores, then loads
+  if (buffered_bytes_.load() > limit) return true;
+  // Drained already: unless the writer took the request (and calls on_drained), withdraw.
+  return !drain_wanted_.exchange(false);
+}
+
 uint64_t AofWriter::appended() {
   std::lock_guard lock(mu_);
   return appended_;
@@ -109,6 +117,10 @@ void AofWriter::Run() {
     size_t done = 0;
     while (done < ops.size() && Do(&ops[done])) ++done;
     ops.erase(ops.begin(), ops.begin() + done);
+    if (drain_wanted_.load() && buffered_bytes_.load() <= drain_limit_.load() &&
+        drain_wanted_.exchange(false) && callbacks_.on_drained) {
+      callbacks_.on_drained();
+    }
     const auto now = std::chrono::steady_clock::now();
     const AofFsync policy = AofFsyncPolicy();
     const bool sync = sync_ticket > sync_done_seen_ || stopping;

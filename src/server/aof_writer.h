@@ -10,6 +10,11 @@
 // then hears how many of the bytes appended so far are on disk (everything appended
 // while one fsync runs shares the next: group commit).
 //
+// Backlog. Appends are never refused, but WaitForDrain lets a caller hear (on_drained)
+// when no more than some bytes are still to write: aof.cc holds writers' replies
+// meanwhile, so that a disk slower than the writes slows them down instead of growing
+// the buffer (as redis-server's write() blocks its main thread).
+//
 // Failures. An operation that fails is retried a second later, with the ones after it
 // waiting; `on_error` hears the errno, then 0 once an operation succeeds again (aof.cc
 // refuses writes with MISCONF meanwhile, as Redis does). With always, a failed write or
@@ -46,6 +51,7 @@ class AofWriter {
   struct Callbacks {
     std::function<void(uint64_t appended_on_disk)> on_durable;  // policy always only
     std::function<void(int error_number)> on_error;             // 0: recovered
+    std::function<void()> on_drained;  // after WaitForDrain returned true
   };
   explicit AofWriter(Callbacks callbacks = {});
   // Does what was asked (but a failing operation), fsyncs, closes the file.
@@ -66,6 +72,10 @@ class AofWriter {
   // Returns once everything asked so far was done, or tried and failed (last_write_ok),
   // and the open file fsynced. Blocks the calling thread.
   void Sync();
+
+  // Whether more than `limit` bytes are still to write. If so, on_drained is called once
+  // (on the writer's thread) when no more than `limit` are.
+  bool WaitForDrain(uint64_t limit);
 
   bool last_write_ok() const { return last_write_ok_.load(std::memory_order_relaxed); }
   // Appended and not yet written (INFO's aof_buffer_length).
@@ -106,6 +116,8 @@ class AofWriter {
   std::atomic<uint64_t> buffered_bytes_{0};
   std::atomic<uint64_t> durable_{0};
   std::atomic<bool> last_write_ok_{true};
+  std::atomic<bool> drain_wanted_{false};  // WaitForDrain's, until on_drained
+  std::atomic<uint64_t> drain_limit_{0};
   std::thread thread_;  // last: started once the members above exist
 };
 

@@ -115,5 +115,26 @@ TEST_F(AofWriterTest, ASlowDiskBuffers) {
   EXPECT_EQ(ReadFile(Path("slow")), "x");
 }
 
+// WaitForDrain: true while more than the limit waits, and then on_drained comes once, when
+// no more than the limit does; false (and no call) when the backlog is under it already.
+TEST_F(AofWriterTest, DrainIsReportedOnceUnderTheLimit) {
+  std::atomic<int> drained{0};
+  AofWriter writer({.on_drained = [&] { ++drained; }});
+  writer.OpenFile(Path("f"));
+  writer.Sync();
+  EXPECT_FALSE(writer.WaitForDrain(0));
+  SetAofWriteDelayUs(50'000);
+  writer.Append(std::string(1000, 'a'));
+  writer.Append(std::string(1000, 'b'));
+  ASSERT_GE(writer.buffered_bytes(), 1000u);  // the writer sleeps 50 ms before writing
+  EXPECT_TRUE(writer.WaitForDrain(100));
+  writer.Sync();
+  EXPECT_EQ(writer.buffered_bytes(), 0u);
+  EXPECT_EQ(drained.load(), 1);
+  EXPECT_FALSE(writer.WaitForDrain(100));
+  writer.Sync();
+  EXPECT_EQ(drained.load(), 1);
+}
+
 }  // namespace
 }  // namespace damselfly

@@ -598,6 +598,13 @@ const std::vector<ConfigParam>& Params() {
        }},
       {"aof-load-truncated", [] { return std::string(AofLoadTruncated() ? "yes" : "no"); },
        YesNoSetter(SetAofLoadTruncated)},
+      {"aof-buffer-limit", [] { return helio::StrCat(AofBufferLimit()); },
+       [](std::string_view text, bool apply) -> std::string {
+         std::optional<uint64_t> bytes = ParseMemoryValue(text);
+         if (!bytes || *bytes > uint64_t(kMaxLong)) return "argument must be a memory value";
+         if (apply) SetAofBufferLimit(*bytes);
+         return "";
+       }},
       {"aof-write-delay", [] { return helio::StrCat(AofWriteDelayUs()); },
        IntegerSetter(0, 10'000'000, SetAofWriteDelayUs), /*hidden=*/true},
       // The base is always an RDB snapshot; no timestamp annotations.

@@ -42,6 +42,7 @@ bool IsText(std::string_view name) {
 // Parameters in bytes, which Redis writes in the largest unit that divides them.
 bool IsMemory(std::string_view name) {
   for (std::string_view memory : {"maxmemory", "client-query-buffer-limit", "proto-max-bulk-len",
+                                  "aof-buffer-limit",
                                   "auto-aof-rewrite-min-size", "repl-backlog-size",
                                   "hll-sparse-max-bytes", "stream-node-max-bytes"}) {
     if (name == memory) return true;

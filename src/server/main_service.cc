@@ -183,7 +183,7 @@ Service::Route Service::RouteOf(const CommandId* cid, CmdArgList args) {
 }
 
 void Service::DispatchMany(absl::Span<const CmdArgList> commands, ConnectionContext* cntx) {
-  if (AofAlways() && !cntx->aof_loading) [[unlikely]] return DispatchDurably(commands, cntx);
+  if (AofHoldsReplies() && !cntx->aof_loading) [[unlikely]] return DispatchDurably(commands, cntx);
   DispatchBatch(commands, cntx, false);
 }
 
@@ -199,7 +199,7 @@ void Service::DispatchDurably(absl::Span<const CmdArgList> commands, ConnectionC
     }
   }
   DispatchBatch(commands, cntx, may_write);
-  if (may_write) AwaitAofDurable();
+  if (may_write) AwaitAofWrites();
 }
 
 void Service::DispatchBatch(absl::Span<const CmdArgList> commands, ConnectionContext* cntx,
@@ -294,7 +294,7 @@ void Service::DispatchBatch(absl::Span<const CmdArgList> commands, ConnectionCon
     }
     cntx->FinishReply(output_before);
     if (cntx->reply_builder()->output_size() > facade::ClientConnection::kFlushThresholdBytes) {
-      if (durable) AwaitAofDurable();
+      if (durable) AwaitAofWrites();
       if (!cntx->Flush()) return;
     }
   }

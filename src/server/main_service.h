@@ -61,12 +61,13 @@ class Service final : public facade::ServiceInterface {
   // Step 1; nullptr after replying with an error.
   const facade::CommandId* Validate(facade::CmdArgList args, facade::ConnectionContext* cntx);
   static Route RouteOf(const facade::CommandId* cid, facade::CmdArgList args);
-  // DispatchMany's body. `durable` (appendfsync always, for a batch that may write):
+  // DispatchMany's body. `durable` (the AOF holds replies, for a batch that may write):
   // replies flushed before the batch ends wait for the AOF first.
   void DispatchBatch(absl::Span<const facade::CmdArgList> commands,
                      facade::ConnectionContext* cntx, bool durable);
-  // appendfsync always (aof.h): the batch's replies leave once what it may have written
-  // is on disk.
+  // While the AOF holds replies (aof.h: appendfsync always, or a writer behind by more
+  // than aof-buffer-limit): the batch's replies leave once the AOF caught up with what it
+  // may have written.
   void DispatchDurably(absl::Span<const facade::CmdArgList> commands,
                        facade::ConnectionContext* cntx);
   // Runs commands [first, last) of `run` (all for `shard`) on the shard's thread;

@@ -67,16 +67,17 @@ void MemcacheService::DispatchMemcache(absl::Span<const MemcacheCommand> command
   // Counted for INFO total_commands_processed and /metrics, as RESP commands are: every
   // command of the batch, whether it succeeds or not.
   ServerState::tlocal()->stats.commands_processed += commands.size();
-  // appendfsync always (aof.h): the replies of a batch that may have written leave once
-  // the AOF has its writes on disk. Any command but get and gets may write.
+  // While the AOF holds replies (aof.h: appendfsync always, or a backlog), those of a
+  // batch that may have written leave once the AOF caught up. Any command but get and
+  // gets may write.
   bool may_have_written = false;
-  if (AofAlways()) [[unlikely]] {
+  if (AofHoldsReplies()) [[unlikely]] {
     for (const MemcacheCommand& command : commands) {
       if (command.type != Type::kGet && command.type != Type::kGets) may_have_written = true;
     }
   }
   absl::Cleanup durable = [&] {
-    if (may_have_written) AwaitAofDurable();
+    if (may_have_written) AwaitAofWrites();
   };
   size_t i = 0;
   while (i < commands.size() && !cntx->close_after_reply) {
@@ -114,7 +115,7 @@ void MemcacheService::DispatchMemcache(absl::Span<const MemcacheCommand> command
       ++i;
     }
     if (cntx->out().size() > facade::ClientConnection::kFlushThresholdBytes) {
-      if (may_have_written) AwaitAofDurable();
+      if (may_have_written) AwaitAofWrites();
       if (!cntx->Flush()) return;
     }
   }
