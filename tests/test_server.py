@@ -406,3 +406,55 @@ def test_memory_usage(debug_server):
     assert 0 < small < 200
     assert 10000 <= big < 12000
     assert c("MEMORY", "FOO") == err("ERR unknown subcommand 'FOO'. Try MEMORY HELP.")
+
+
+MEMORY_STATS_FIELDS = [
+    b"peak.allocated", b"total.allocated", b"startup.allocated", b"replication.backlog",
+    b"clients.slaves", b"clients.normal", b"cluster.links", b"aof.buffer", b"lua.caches",
+    b"functions.caches", b"overhead.total", b"keys.count", b"keys.bytes-per-key",
+    b"dataset.bytes", b"dataset.percentage", b"peak.percentage", b"allocator.allocated",
+    b"allocator.active", b"allocator.resident", b"allocator-fragmentation.ratio",
+    b"allocator-fragmentation.bytes", b"allocator-rss.ratio", b"allocator-rss.bytes",
+    b"rss-overhead.ratio", b"rss-overhead.bytes", b"fragmentation", b"fragmentation.bytes"]
+
+
+def test_memory_stats(server):
+    """MEMORY STATS: Redis 7.0's fields in its order, a db.N map for each database with keys
+    (after functions.caches), integers for bytes and counts."""
+    c = server.raw()
+    stats = c("MEMORY", "STATS")
+    assert stats[0::2] == MEMORY_STATS_FIELDS
+    values = dict(zip(stats[0::2], stats[1::2]))
+    assert values[b"keys.count"] == 0 and values[b"total.allocated"] > 0
+    assert values[b"peak.allocated"] >= values[b"total.allocated"]
+    c("SET", "a", "v")
+    c("SELECT", 2)
+    c("SET", "b", "v")
+    c("EXPIRE", "b", 100)
+    stats = c("MEMORY", "STATS")
+    names = stats[0::2]
+    assert names[10:12] == [b"db.0", b"db.2"] and names[12:] == MEMORY_STATS_FIELDS[10:]
+    db2 = stats[stats.index(b"db.2") + 1]
+    assert db2[0::2] == [b"overhead.hashtable.main", b"overhead.hashtable.expires",
+                         b"overhead.hashtable.slot-to-keys"]
+    assert all(isinstance(v, int) and v > 0 for v in db2[1:4:2])
+    assert dict(zip(names, stats[1::2]))[b"keys.count"] == 2
+    c("HELLO", "3")
+    assert set(c("MEMORY", "STATS")) >= {b"keys.count", b"db.0"}  # a map under RESP3
+    assert c("MEMORY", "STATS", "x") == err(
+        "ERR wrong number of arguments for 'memory|stats' command")
+
+
+def test_memory_doctor_purge_and_malloc_stats(server):
+    c = server.raw()
+    assert c("MEMORY", "DOCTOR") == (
+        b"Hi Sam, this instance is empty or is using very little memory, my issues detector "
+        b"can't be used in these conditions. Please, leave for your mission on Earth and fill "
+        b"it with some data. The new Sam and I will be back to our programming as soon as I "
+        b"finished rebooting.\n")
+    assert c("MEMORY", "PURGE") == "OK"
+    assert isinstance(c("MEMORY", "MALLOC-STATS"), bytes)
+    assert c("MEMORY", "HELP")[:2] == ["MEMORY <subcommand> [<arg> [value] [opt] ...]. "
+                                      "Subcommands are:", "DOCTOR"]
+    assert c("MEMORY", "DOCTOR", "x") == err(
+        "ERR wrong number of arguments for 'memory|doctor' command")

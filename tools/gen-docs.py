@@ -30,6 +30,10 @@ NOTES = {
     "acl|setuser": "skip-sanitize-payload and sanitize-payload are kept and shown; RESTORE "
                    "checks every payload whatever the user. The memcached port's clients "
                    "authenticate with requirepass, not as ACL users.",
+    "memory|stats": "allocator.allocated and .active are used_memory (what the shards hold), "
+                    ".resident the RSS; startup.allocated and clients.normal are 0 (client "
+                    "buffers show in RSS only, as in INFO).",
+    "memory|malloc-stats": "mimalloc's statistics report.",
     "replicaof": "Follows a redis-server or damselfly master; the replica expires keys and "
                  "evicts on its own (docs/architecture.md, \"Following a master\").",
     "slaveof": "As REPLICAOF.",

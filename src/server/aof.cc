@@ -131,6 +131,8 @@ class Aof final : public StreamFollower {
     drain_waiters_.push_back(done);
     return true;
   }
+  uint64_t BufferedBytes() const { return writer_ ? writer_->buffered_bytes() : 0; }
+
   // The writer's report that its backlog is back under the limit (a task on proactor 0).
   void OnDrained() {
     aof_internal::backlogged.store(false, std::memory_order_relaxed);
@@ -773,6 +775,10 @@ std::string AppendDirname() { return FLAGS_appenddirname; }
 
 std::string AofInfo() {
   return OnAof([](Aof& a) { return a.Info(); });
+}
+
+uint64_t AofBufferedBytes() {
+  return OnAof([](Aof& a) { return a.BufferedBytes(); });
 }
 
 void AofFamily::Register(facade::CommandRegistry* registry) {

@@ -118,5 +118,7 @@ void SetAofBufferLimit(uint64_t bytes);
 
 // INFO persistence's aof_* lines.
 std::string AofInfo();
+// Bytes of the stream waiting for the AOF's writer (0 when the AOF is off). Fiber context.
+uint64_t AofBufferedBytes();
 
 }  // namespace damselfly

@@ -552,6 +552,10 @@ constexpr CommandDoc kDebugDocs[] = {
     {"DEBUG", "server", "A container for debugging commands", "1.0.0", ""},
     {"MEMORY", "server", "A container for memory diagnostics commands", "4.0.0", ""},
     {.name = "MEMORY|USAGE", .syntax = "key [SAMPLES count]"},
+    {.name = "MEMORY|STATS"},
+    {.name = "MEMORY|DOCTOR"},
+    {.name = "MEMORY|PURGE"},
+    {.name = "MEMORY|MALLOC-STATS"},
     {.name = "MEMORY|HELP"},
 };
 

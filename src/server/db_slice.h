@@ -222,6 +222,8 @@ class DbSlice {
   uint64_t UsedBytes() const;
   // The bytes of the slice and its tables (not what keys and values point to).
   size_t TableBytes() const;
+  // Database `db`'s main and expire tables' bytes (0, 0 for one never made).
+  std::pair<size_t, size_t> DbTableBytes(DbIndex db) const;
   // Evicts keys of any database, at most `max_keys`, while UsedBytes() is over the limit;
   // returns how many (the shard's housekeeping cycle).
   size_t EvictOverLimit(size_t max_keys);

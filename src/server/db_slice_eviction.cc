@@ -59,6 +59,12 @@ size_t DbSlice::TableBytes() const {
   return bytes + sketch_.bytes() + ghosts_.bytes() + cache_clock_.bytes();
 }
 
+std::pair<size_t, size_t> DbSlice::DbTableBytes(DbIndex db) const {
+  const Db* d = db < dbs_.size() ? dbs_[db].get() : nullptr;
+  return d ? std::pair<size_t, size_t>(d->main.mem_usage(), d->expire.mem_usage())
+           : std::pair<size_t, size_t>(0, 0);
+}
+
 void DbSlice::EvictBeforeWrite(Db& d, uint64_t hash) {
   // Erasing never shrinks a table, so its bytes hold for the whole loop.
   const uint64_t tables = TableBytes();

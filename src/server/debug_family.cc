@@ -372,29 +372,6 @@ void CmdDebug(CmdArgList args, ConnectionContext* cntx) {
                               facade::AsCString(sub), "'. Try DEBUG HELP."));
 }
 
-// MEMORY USAGE key [SAMPLES count] (runs on the key's shard) and MEMORY HELP.
-void CmdMemory(CmdArgList args, ConnectionContext* cntx) {
-  ReplyBuilder* rb = cntx->reply_builder();
-  if (ArgIs(args[1], "HELP")) {
-    static constexpr std::string_view kHelp[] = {
-        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "USAGE <key> [SAMPLES <count>]",
-        "    Return memory in bytes used by <key> and its value. Nested values are",
-        "    sampled up to <count> times (default: 5, 0 means sample all).",
-        "HELP",
-        "    Prints this help.",
-    };
-    rb->SendSimpleStringArray(kHelp);
-    return;
-  }
-  if (args.size() != 3 && !(args.size() == 5 && ArgIs(args[3], "SAMPLES"))) {
-    return rb->SendError(facade::kSyntaxErr);
-  }
-  if (args.size() == 5 && !ParseInt64(args[4])) return rb->SendError(facade::kInvalidIntErr);
-  size_t bytes = EngineShard::tlocal()->db_slice().MemoryUsage(cntx->db_index, args[2]);
-  bytes ? rb->SendLong(bytes) : rb->SendNull();
-}
-
 }  // namespace
 
 void DebugFamily::Register(facade::CommandRegistry* registry) {
@@ -403,8 +380,6 @@ void DebugFamily::Register(facade::CommandRegistry* registry) {
   r.Add("DEBUG", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, kNoKeys,
         kAclAdmin | kAclSlow | kAclDangerous, CmdDebug)
       .whole_shard_if = IsDebugDigest;
-  r.Add("MEMORY", -2, kCmdReadOnly, Keys(2), kAclSlow, CmdMemory,
-        {{"USAGE", -3, kAclRead | kAclSlow}, {"HELP", 2, kAclSlow}});
 }
 
 }  // namespace damselfly

@@ -1,10 +1,9 @@
 // Introspection and test-support commands: DEBUG (POPULATE, OBJECT, DIGEST, DIGEST-VALUE,
-// KEYSHARD, PROTOCOL, SLEEP, HELP...) and MEMORY (USAGE, HELP). DEBUG runs on the
+// KEYSHARD, PROTOCOL, SLEEP, HELP...). DEBUG runs on the
 // connection's fiber: POPULATE launches a fiber on every shard and waits for them;
 // DIGEST sums every shard's keys in one whole-shard transaction (dataset_digest.h);
 // OBJECT and DIGEST-VALUE read each key in one hop to its shard, outside any
-// transaction (a debugging view, not atomic with multi-key commands). MEMORY USAGE runs
-// on the key's shard thread.
+// transaction (a debugging view, not atomic with multi-key commands).
 #pragma once
 
 #include "src/facade/command_registry.h"

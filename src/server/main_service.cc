@@ -13,6 +13,7 @@
 #include "src/server/config_family.h"
 #include "src/server/connection_family.h"
 #include "src/server/debug_family.h"
+#include "src/server/memory_family.h"
 #include "src/server/dump_family.h"
 #include "src/server/engine_shard_set.h"
 #include "src/server/function_family.h"
@@ -86,6 +87,7 @@ void Service::RegisterCommands() {
   HllFamily::Register(&registry_);
   BitopsFamily::Register(&registry_);
   DebugFamily::Register(&registry_);
+  MemoryFamily::Register(&registry_);
   MultiExec::Register(&registry_);
   PubSubFamily::Register(&registry_);
   ScriptFamily::Register(&registry_);

@@ -65,7 +65,7 @@ StatsSnapshot GatherStats() {
   helio::io::ProactorPool* pool = shard_set->pool();
   struct PerThread {
     ThreadSnapshot snapshot;
-    std::vector<std::pair<uint64_t, uint64_t>> keyspace;
+    std::vector<std::pair<uint64_t, uint64_t>> keyspace, db_tables;
     std::vector<CommandCounters> commands;
     std::vector<std::pair<std::string, uint64_t>> errors;
     McStats memcache;
@@ -117,12 +117,14 @@ StatsSnapshot GatherStats() {
     s.compressed_block_bytes = compressed.block_bytes;
     for (DbIndex db = 0; db < slice.dbnum(); ++db) {
       mine.keyspace.emplace_back(slice.DbSize(db), slice.ExpireSize(db));
+      mine.db_tables.push_back(slice.DbTableBytes(db));
       s.keys += slice.DbSize(db);
     }
   });
 
   StatsSnapshot out;
   out.keyspace.assign(FLAGS_dbnum, {0, 0});
+  out.db_tables.assign(FLAGS_dbnum, {0, 0});
   out.commands.resize(facade::CommandRegistry::kMaxCommands);
   std::vector<std::pair<std::string, uint64_t>> errors;
   for (PerThread& t : per_thread) {
@@ -132,6 +134,8 @@ StatsSnapshot GatherStats() {
     for (size_t db = 0; db < t.keyspace.size() && db < out.keyspace.size(); ++db) {
       out.keyspace[db].first += t.keyspace[db].first;
       out.keyspace[db].second += t.keyspace[db].second;
+      out.db_tables[db].first += t.db_tables[db].first;
+      out.db_tables[db].second += t.db_tables[db].second;
     }
     for (size_t i = 0; i < t.commands.size(); ++i) {
       CommandCounters& sum = out.commands[i];

@@ -45,6 +45,7 @@ struct StatsSnapshot {
   ThreadSnapshot total;
   std::vector<ThreadSnapshot> threads;                 // by proactor index
   std::vector<std::pair<uint64_t, uint64_t>> keyspace;  // per db: keys, keys with a TTL
+  std::vector<std::pair<uint64_t, uint64_t>> db_tables;  // per db: main, expire table bytes
   std::vector<CommandCounters> commands;               // by CommandId::index, summed
   std::vector<std::pair<std::string, uint64_t>> errors_by_code;  // sorted by code
   McStats memcache;                                            // summed over the threads
