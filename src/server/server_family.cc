@@ -185,11 +185,12 @@ void CmdInfo(Service* service, CmdArgList args, ConnectionContext* cntx) {
     field("maxmemory_policy", MaxMemoryPolicy());
     field("mem_fragmentation_ratio", FormatDouble("%.2f", used ? double(rss) / used : 0.0));
     field("mem_fragmentation_bytes", int64_t(rss) - int64_t(used));
-    // No AOF buffers: 0 rather than absent, so that tools reading them work.
+    // Nothing outside used_memory is spared from eviction: 0 rather than absent, so that
+    // tools reading it work.
     field("mem_not_counted_for_evict", 0);
     field("mem_replication_backlog", replication().backlog_histlen);
     field("mem_clients_slaves", 0);
-    field("mem_aof_buffer", 0);
+    field("mem_aof_buffer", AofBufferedBytes());  // the stream waiting for the AOF's disk
     field("mem_allocator", "mimalloc");
     field("active_defrag_running", 0);
     field("lazyfree_pending_objects", totals.lazyfree_pending);
