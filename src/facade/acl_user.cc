@@ -47,6 +47,16 @@ bool IsValidHash(std::string_view hash) {
          });
 }
 
+// The hash a password rule names: of the plain text after '>' or '<', or the hex after
+// '#' or '!' (nullopt with Redis's reason when that is not a hash).
+std::optional<std::string> PasswordHashOf(std::string_view op, std::string_view* error) {
+  const std::string_view rest = op.substr(1);
+  if (op[0] == '>' || op[0] == '<') return AclPasswordHash(rest);
+  if (IsValidHash(rest)) return std::string(rest);
+  *error = kBadHash;
+  return std::nullopt;
+}
+
 // Constant time for equal lengths (all hashes have one length).
 bool SameHash(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -496,30 +506,16 @@ bool AclUser::Apply(std::string_view op, const AclRuleContext& context, std::str
     nopass_ = false;
     passwords_.clear();
   } else if (op[0] == '>' || op[0] == '#') {
-    std::string hash;
-    if (op[0] == '>') {
-      hash = AclPasswordHash(op.substr(1));
-    } else if (IsValidHash(op.substr(1))) {
-      hash = std::string(op.substr(1));
-    } else {
-      *error = kBadHash;
-      return false;
-    }
-    if (std::find(passwords_.begin(), passwords_.end(), hash) == passwords_.end()) {
-      passwords_.push_back(std::move(hash));
+    std::optional<std::string> hash = PasswordHashOf(op, error);
+    if (!hash) return false;
+    if (std::find(passwords_.begin(), passwords_.end(), *hash) == passwords_.end()) {
+      passwords_.push_back(std::move(*hash));
     }
     nopass_ = false;
   } else if (op[0] == '<' || op[0] == '!') {
-    std::string hash;
-    if (op[0] == '<') {
-      hash = AclPasswordHash(op.substr(1));
-    } else if (IsValidHash(op.substr(1))) {
-      hash = std::string(op.substr(1));
-    } else {
-      *error = kBadHash;
-      return false;
-    }
-    auto it = std::find(passwords_.begin(), passwords_.end(), hash);
+    std::optional<std::string> hash = PasswordHashOf(op, error);
+    if (!hash) return false;
+    auto it = std::find(passwords_.begin(), passwords_.end(), *hash);
     if (it == passwords_.end()) {
       *error = kNoSuchPassword;
       return false;
