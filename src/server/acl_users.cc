@@ -18,13 +18,14 @@ namespace damselfly {
 namespace {
 
 using facade::AclUser;
+using UserMap = std::map<std::string, AclUserPtr, std::less<>>;
 
 struct AclState {
   std::mutex mu;
   const facade::CommandRegistry* registry = nullptr;
   bool pubsub_all_channels = false;  // acl-pubsub-default: Redis 7.0's is resetchannels
   // Sorted by name, as Redis lists users. Replaced whole, never changed in place.
-  std::shared_ptr<const std::map<std::string, AclUserPtr, std::less<>>> users;
+  std::shared_ptr<const UserMap> users;
   std::atomic<bool> default_needs_auth{false};
   std::atomic<bool> default_nopass{true};
 };
@@ -33,8 +34,6 @@ AclState& State() {
   static AclState* state = new AclState;  // never destroyed: connections read it until exit
   return *state;
 }
-
-using UserMap = std::map<std::string, AclUserPtr, std::less<>>;
 
 // Publishes `users` (REQUIRES: State().mu held).
 void Publish(AclState& state, UserMap users) {
@@ -57,7 +56,7 @@ void CloseConnections(const facade::ConnectionContext* caller,
     for (facade::RespConnection* conn : ServerState::tlocal()->connections) {
       facade::ConnectionContext* cntx = conn->context();
       if (!doomed(cntx)) continue;
-      if (caller != nullptr && cntx == caller) {
+      if (cntx == caller) {
         cntx->close_after_reply = true;
       } else {
         conn->Kill();
@@ -69,11 +68,12 @@ void CloseConnections(const facade::ConnectionContext* caller,
 }
 
 bool IsUserOf(const facade::ConnectionContext* cntx, std::string_view name) {
-  return cntx->acl_user != nullptr && cntx->acl_user->name() == name;
+  return AclUserName(cntx) == name;
 }
 
 // Whether `after` may refuse a channel `before` allowed (Redis's test before it looks at
-// the subscribers): it allows them all, or every pattern `before` had.
+// the subscribers): not when `after` allows every channel, nor when it keeps every
+// pattern of a `before` that did not allow them all.
 bool LostChannels(const AclUser& before, const AclUser& after) {
   std::vector<std::string_view> kept;
   for (const facade::AclSelector& selector : after.selectors()) {
