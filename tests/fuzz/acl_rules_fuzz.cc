@@ -8,6 +8,9 @@
 //    with the same descriptions, which allow exactly the same calls;
 //  - every input line's words, applied to a user one by one as ACL SETUSER applies them,
 //    describe a user whose description, applied again, describes itself.
+// (Both but for users whose selectors have words that make their parentheses ambiguous,
+// which Redis's lines have too: see Ambiguous.)
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -95,6 +98,20 @@ void CheckSameVerdicts(const AclUser& a, const AclUser& b) {
   }
 }
 
+// Whether the user's description cannot be read back, as in Redis: a word of a selector
+// (a key or channel pattern, a first argument) that starts with '(' or ends with ')'
+// makes the selector's parentheses ambiguous ("(~a) -@all)"). Redis accepts such rules
+// and writes such lines; the oracles leave these users out.
+bool Ambiguous(const AclUser& user) {
+  for (size_t i = 1; i < user.selectors().size(); ++i) {
+    const std::string words = user.selectors()[i].Describe(Registry());
+    for (std::string_view word : helio::SplitAny(words, " ")) {
+      if (!word.empty() && (word.front() == '(' || word.back() == ')')) return true;
+    }
+  }
+  return false;
+}
+
 // The user `description` (an ACL LIST line's rules) builds.
 AclUser Rebuild(const std::string& description, const AclRuleContext& context) {
   AclUser user("again", context);
@@ -116,7 +133,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const AclRuleContext context{&Registry(), size % 2 == 1};
 
   std::vector<AclUser> users;
-  if (damselfly::ParseAclFile(text, "fuzz.acl", context, &users).empty()) {
+  if (damselfly::ParseAclFile(text, "fuzz.acl", context, &users).empty() &&
+      std::none_of(users.begin(), users.end(), Ambiguous)) {
     std::string saved;
     for (const AclUser& user : users) {
       helio::StrAppend(&saved, "user ", user.name(), " ", user.Describe(Registry()), "\n");
@@ -140,6 +158,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::string_view error;
       user.Apply(rule, context, &error);  // ACL SETUSER stops at an error; go on instead
     }
+    if (Ambiguous(user)) continue;
     const std::string description = user.Describe(Registry());
     AclUser again = Rebuild(description, context);
     Check(again.Describe(Registry()) == description);
