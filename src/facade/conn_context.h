@@ -75,8 +75,9 @@ class ConnectionContext {
 
   DbIndex db_index = 0;
   bool authenticated = false;
-  // The ACL user (acl_user.h) the connection is authenticated as, null for the default
-  // one, and the users' epoch it was read at: server/acl_users.h keeps them current.
+  // The ACL user (acl_user.h) the connection is authenticated as (null until its first
+  // command reads the default one), and the users' epoch it was read at:
+  // server/acl_users.h keeps them current.
   std::shared_ptr<const AclUser> acl_user;
   uint64_t acl_epoch = 0;
   bool close_after_reply = false;  // QUIT, protocol errors, CLIENT KILL of itself
