@@ -34,13 +34,6 @@ constexpr size_t kHashLength = 64;
 
 bool Is(std::string_view op, std::string_view word) { return helio::EqualsIgnoreCase(op, word); }
 
-// Spaces and NULs are refused in user names and patterns, as Redis refuses them.
-bool HasSpaces(std::string_view s) {
-  return std::any_of(s.begin(), s.end(), [](char c) {
-    return c == 0 || c == ' ' || (c >= '\t' && c <= '\r');
-  });
-}
-
 bool IsValidHash(std::string_view hash) {
   return hash.size() == kHashLength && std::all_of(hash.begin(), hash.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -122,6 +115,12 @@ ChannelArgs ChannelsOf(const CommandId& cid, CmdArgList args) {
 }
 
 }  // namespace
+
+bool AclHasSpaces(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    return c == 0 || c == ' ' || (c >= '\t' && c <= '\r');
+  });
+}
 
 std::string AclPasswordHash(std::string_view text) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -229,7 +228,7 @@ bool AclSelector::Apply(std::string_view op, const AclRuleContext& context,
       }
     }
     const std::string_view pattern = op.substr(offset);
-    if (HasSpaces(pattern)) {
+    if (AclHasSpaces(pattern)) {
       *error = kSyntaxError;
       return false;
     }
@@ -246,7 +245,7 @@ bool AclSelector::Apply(std::string_view op, const AclRuleContext& context,
       return false;
     }
     const std::string_view pattern = op.substr(1);
-    if (HasSpaces(pattern)) {
+    if (AclHasSpaces(pattern)) {
       *error = kSyntaxError;
       return false;
     }

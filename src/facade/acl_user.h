@@ -148,6 +148,10 @@ class AclUser {
   std::vector<AclSelector> selectors_;  // the root one first
 };
 
+// Whether `s` has a space (any ASCII blank) or a NUL, which Redis refuses in user names
+// and in key and channel patterns.
+bool AclHasSpaces(std::string_view s);
+
 // SHA-256 of `text`, as 64 lower-case hex digits (how ACL keeps passwords).
 std::string AclPasswordHash(std::string_view text);
 

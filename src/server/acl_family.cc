@@ -178,8 +178,7 @@ void AclCat(const CommandRegistry& registry, CmdArgList args, ReplyBuilder* rb) 
 void AclSetUser(CmdArgList args, ConnectionContext* cntx) {
   ReplyBuilder* rb = cntx->reply_builder();
   const std::string_view name = args[2];
-  if (std::any_of(name.begin(), name.end(),
-                  [](char c) { return c == 0 || c == ' ' || (c >= '\t' && c <= '\r'); })) {
+  if (facade::AclHasSpaces(name)) {
     return rb->SendError("ERR Usernames can't contain spaces or null characters");
   }
   size_t unmatched = 0;

@@ -1,11 +1,13 @@
 #include "src/server/acl_file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "helio/base/strings.h"
+#include "src/core/redis_args.h"
 #include "src/core/replace_file.h"
 
 namespace damselfly {
@@ -13,18 +15,6 @@ namespace damselfly {
 namespace {
 
 using facade::AclUser;
-
-bool HasSpaces(std::string_view s) {
-  return std::any_of(s.begin(), s.end(), [](char c) {
-    return c == 0 || c == ' ' || (c >= '\t' && c <= '\r');
-  });
-}
-
-std::string_view Trim(std::string_view s, std::string_view chars) {
-  const size_t first = s.find_first_not_of(chars);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(chars) - first + 1);
-}
 
 // `text` cut at every `separator`: runs give empty pieces, as sdssplitlen's do.
 std::vector<std::string_view> Split(std::string_view text, char separator) {
@@ -36,6 +26,12 @@ std::vector<std::string_view> Split(std::string_view text, char separator) {
   }
   pieces.push_back(text.substr(start));
   return pieces;
+}
+
+// Redis names a bad rule of a `user` line by its index among the rules, read as an index
+// into the whole line ("user", the name, the rules...): the word it names, kept so.
+std::string_view LineWord(const std::vector<std::string>& args, size_t index) {
+  return index == 0 ? std::string_view("user") : std::string_view(args[index - 1]);
 }
 
 // The `user` lines of the configuration file, checked, in order (start-up only).
@@ -63,7 +59,7 @@ std::string ParseAclFile(std::string_view text, std::string_view path,
   int line_number = 0;
   for (std::string_view line : Split(text, '\n')) {
     ++line_number;
-    line = Trim(line, " \t\r\n");
+    line = core::TrimBlanks(line);
     if (line.empty()) continue;
     // Split on single spaces, as Redis does: no quoting, and runs of spaces give empty
     // words, which are no-ops.
@@ -74,7 +70,7 @@ std::string ParseAclFile(std::string_view text, std::string_view path,
       continue;
     }
     const std::string_view name = words[1];
-    if (HasSpaces(name)) {
+    if (facade::AclHasSpaces(name)) {
       helio::StrAppend(&errors, "'", path, ":", line_number, ": username '", name,
                        "' contains invalid characters. ");
       continue;
@@ -97,7 +93,7 @@ std::string ParseAclFile(std::string_view text, std::string_view path,
     }
     bool reported = false;
     for (const std::string& rule : *rules) {
-      const std::string_view op = Trim(rule, "\t\r\n");
+      const std::string_view op = core::TrimBlanks(rule);  // words hold no spaces
       std::string_view error;
       if (user.Apply(op, context, &error)) continue;
       if (error == "Unknown command or category name in ACL") {
@@ -146,18 +142,14 @@ std::string AddConfiguredUser(const std::vector<std::string>& args,
   std::optional<std::vector<std::string>> rules = AclUser::MergeSelectorArgs(
       std::vector<std::string_view>(args.begin() + 1, args.end()), &unmatched);
   if (!rules) {
-    const std::string& named = unmatched == 0 ? std::string("user") : args[unmatched - 1];
-    return helio::StrCat("Error in user declaration '", named,
+    return helio::StrCat("Error in user declaration '", LineWord(args, unmatched),
                          "': Unmatched parenthesis in selector definition");
   }
   AclUser trial{name, context};
   for (size_t j = 0; j < rules->size(); ++j) {
     std::string_view error;
     if (!trial.Apply((*rules)[j], context, &error)) {
-      // Redis names the j-th word of the whole line ("user", the name, the rules...),
-      // which is the rule's only when j counts from "user": kept, as its text.
-      const std::string& named = j == 0 ? std::string("user") : args[j - 1];
-      return helio::StrCat("Error in user declaration '", named, "': ", error);
+      return helio::StrCat("Error in user declaration '", LineWord(args, j), "': ", error);
     }
   }
   std::vector<std::string> user = {name};
@@ -172,7 +164,7 @@ std::string ApplyConfiguredUsers(const facade::AclRuleContext& context,
                                  std::vector<AclUser>* users) {
   for (const std::vector<std::string>& rules : ConfiguredUsers()) {
     const std::string& name = rules[0];
-    if (HasSpaces(name)) return "Spaces not allowed in ACL usernames";
+    if (facade::AclHasSpaces(name)) return "Spaces not allowed in ACL usernames";
     auto existing = std::find_if(users->begin(), users->end(),
                                  [&](const AclUser& user) { return user.name() == name; });
     AclUser user{name, context};

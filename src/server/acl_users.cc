@@ -67,6 +67,15 @@ void CloseConnections(const facade::ConnectionContext* caller,
   });
 }
 
+// requirepass as the default user's password: all its passwords replaced, nopass for "".
+void ApplyRequirePass(std::string_view password, const facade::AclRuleContext& context,
+                      AclUser* def) {
+  std::string_view ignored;
+  def->Apply("resetpass", context, &ignored);
+  def->Apply(password.empty() ? std::string("nopass") : helio::StrCat(">", password), context,
+             &ignored);
+}
+
 bool IsUserOf(const facade::ConnectionContext* cntx, std::string_view name) {
   return AclUserName(cntx) == name;
 }
@@ -95,13 +104,9 @@ void InitAclUsers(const facade::CommandRegistry* registry) {
   AclState& state = State();
   std::lock_guard lock(state.mu);
   state.registry = registry;
-  AclUser def = AclUser::Default({registry, state.pubsub_all_channels});
-  std::string password = RequirePass();
-  if (!password.empty()) {
-    std::string_view ignored;
-    def.Apply("resetpass", {registry, false}, &ignored);
-    def.Apply(helio::StrCat(">", password), {registry, false}, &ignored);
-  }
+  const facade::AclRuleContext context{registry, state.pubsub_all_channels};
+  AclUser def = AclUser::Default(context);
+  ApplyRequirePass(RequirePass(), context, &def);
   UserMap users;
   users.emplace("default", std::make_shared<const AclUser>(std::move(def)));
   Publish(state, std::move(users));
@@ -195,11 +200,11 @@ void ReplaceAclUsers(std::vector<AclUser> replacement, const facade::ConnectionC
   }
   {
     std::lock_guard lock(state.mu);
-    Publish(state, users);
+    Publish(state, std::move(users));
   }
   // Redis frees every old user, closing their connections, but keeps the default one's.
-  CloseConnections(caller, [&](const facade::ConnectionContext* cntx) {
-    return cntx->acl_user != nullptr && cntx->acl_user->name() != "default";
+  CloseConnections(caller, [](const facade::ConnectionContext* cntx) {
+    return !IsUserOf(cntx, "default");
   });
 }
 
@@ -209,10 +214,7 @@ void SetDefaultUserPassword(std::string_view password) {
   if (state.users == nullptr) return;  // before InitAclUsers, which reads requirepass
   const facade::AclRuleContext context{state.registry, state.pubsub_all_channels};
   AclUser def = *state.users->at("default");
-  std::string_view ignored;
-  def.Apply("resetpass", context, &ignored);
-  def.Apply(password.empty() ? std::string("nopass") : helio::StrCat(">", password), context,
-            &ignored);
+  ApplyRequirePass(password, context, &def);
   UserMap users = *state.users;
   users["default"] = std::make_shared<const AclUser>(std::move(def));
   Publish(state, std::move(users));

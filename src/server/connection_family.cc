@@ -88,9 +88,7 @@ std::string DescribeClient(RespConnection* conn, RespConnection* me);
 
 // WRONGPASS, and the failure in ACL LOG.
 void RefuseAuth(std::string_view command, std::string_view user, ConnectionContext* cntx) {
-  RespConnection* conn = cntx->owner();
-  LogAuthFailure(command, user, MultiExec::InMulti(cntx),
-                 conn ? DescribeClient(conn, conn) : std::string());
+  LogAuthFailure(command, user, MultiExec::InMulti(cntx), ClientInfoLine(cntx));
   cntx->reply_builder()->SendError(facade::kWrongPassErr);
 }
 
